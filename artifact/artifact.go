@@ -1,0 +1,134 @@
+package artifact
+
+// Artifact is anything a model produces or a tool returns. Kind names the
+// artifact's type in storage and on the wire; it never changes for a type.
+type Artifact interface {
+	Kind() string
+}
+
+// Delta is a fragment of an artifact still being streamed. Deltas go to
+// observers as they arrive; they are never stored in a ledger.
+type Delta interface {
+	Artifact
+	isDelta()
+}
+
+// The kinds of the artifacts this package defines.
+const (
+	KindText           = "text"
+	KindReasoning      = "reasoning"
+	KindToolCall       = "tool_call"
+	KindToolResult     = "tool_result"
+	KindUsage          = "usage"
+	KindImage          = "image"
+	KindFinish         = "finish"
+	KindTextDelta      = "text_delta"
+	KindReasoningDelta = "reasoning_delta"
+	KindToolCallDelta  = "tool_call_delta"
+)
+
+// Text is plain text from a user, a system prompt or the model.
+type Text struct {
+	Content string `json:"content"`
+}
+
+// Reasoning is the model's visible chain of thought, where a server sends it.
+// Signature is an opaque token some servers require back with the reasoning.
+type Reasoning struct {
+	Content   string `json:"content"`
+	Signature string `json:"signature,omitempty"`
+}
+
+// ToolCall is the model's request to run a tool. Arguments is the JSON text
+// exactly as the model produced it: it may be invalid, and it is kept as it
+// came so that the error the model is shown can quote it.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolResult answers one ToolCall. Content is what the model is shown; it may
+// be cut to a budget, in which case Truncated is set and Full holds the whole
+// rendering. Value is the Go value the tool returned, for the application; it
+// is not persisted.
+type ToolResult struct {
+	ToolCallID string `json:"tool_call_id"`
+	Name       string `json:"name"`
+	Content    string `json:"content"`
+	IsError    bool   `json:"is_error,omitempty"`
+	Truncated  bool   `json:"truncated,omitempty"`
+	Full       string `json:"full,omitempty"`
+	// Parts carries non-text content a tool returned (images, audio,
+	// embedded resources), in the order the tool gave it.
+	Parts List `json:"parts,omitempty"`
+	Value any  `json:"-"`
+}
+
+// Usage reports the tokens one model invocation consumed.
+type Usage struct {
+	InputTokens       int64 `json:"input_tokens"`
+	OutputTokens      int64 `json:"output_tokens"`
+	CachedInputTokens int64 `json:"cached_input_tokens,omitempty"`
+	ReasoningTokens   int64 `json:"reasoning_tokens,omitempty"`
+}
+
+// Total is the sum of input and output tokens.
+func (u Usage) Total() int64 { return u.InputTokens + u.OutputTokens }
+
+// Image is a picture given to or produced by a model: by URL, or inline as
+// Data with its MIME type.
+type Image struct {
+	URL      string `json:"url,omitempty"`
+	MIMEType string `json:"mime_type,omitempty"`
+	Data     []byte `json:"data,omitempty"`
+	// Detail is a fidelity hint some APIs take ("low", "high", "auto").
+	Detail string `json:"detail,omitempty"`
+}
+
+// Finish records why the model stopped ("stop", "tool_calls", "length",
+// "content_filter", or whatever the server said).
+type Finish struct {
+	Reason string `json:"reason"`
+}
+
+// TextDelta is a fragment of a Text being streamed.
+type TextDelta struct {
+	Content string `json:"content"`
+}
+
+// ReasoningDelta is a fragment of a Reasoning being streamed.
+type ReasoningDelta struct {
+	Content string `json:"content"`
+}
+
+// ToolCallDelta is a fragment of a tool call being streamed. Index tells the
+// calls of one response apart; ID and Name usually come in the first
+// fragment of a call and Arguments grows across fragments.
+type ToolCallDelta struct {
+	Index     int    `json:"index"`
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments,omitempty"`
+}
+
+func (Text) Kind() string           { return KindText }
+func (Reasoning) Kind() string      { return KindReasoning }
+func (ToolCall) Kind() string       { return KindToolCall }
+func (ToolResult) Kind() string     { return KindToolResult }
+func (Usage) Kind() string          { return KindUsage }
+func (Image) Kind() string          { return KindImage }
+func (Finish) Kind() string         { return KindFinish }
+func (TextDelta) Kind() string      { return KindTextDelta }
+func (ReasoningDelta) Kind() string { return KindReasoningDelta }
+func (ToolCallDelta) Kind() string  { return KindToolCallDelta }
+
+func (TextDelta) isDelta()      {}
+func (ReasoningDelta) isDelta() {}
+func (ToolCallDelta) isDelta()  {}
+
+// IsDelta reports whether a is a stream fragment rather than a whole artifact.
+func IsDelta(a Artifact) bool {
+	_, ok := a.(Delta)
+	return ok
+}

@@ -1,0 +1,133 @@
+package artifact
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Unknown is an artifact of a kind this version of lode does not know, read
+// from storage. Raw is the whole encoded artifact, kind included; Marshal
+// writes it back byte for byte.
+type Unknown struct {
+	Type string
+	Raw  json.RawMessage
+}
+
+// Kind returns the kind recorded in storage.
+func (u Unknown) Kind() string { return u.Type }
+
+// Marshal encodes a as a JSON object whose "kind" member names its type,
+// followed by the artifact's own fields.
+func Marshal(a Artifact) ([]byte, error) {
+	if a == nil {
+		return nil, errors.New("artifact: marshal nil artifact")
+	}
+	if u, ok := a.(Unknown); ok {
+		if !json.Valid(u.Raw) {
+			return nil, fmt.Errorf("artifact: unknown kind %q holds invalid JSON", u.Type)
+		}
+		return append([]byte(nil), u.Raw...), nil
+	}
+	body, err := json.Marshal(a)
+	if err != nil {
+		return nil, fmt.Errorf("artifact: marshal %s: %w", a.Kind(), err)
+	}
+	if len(body) < 2 || body[0] != '{' {
+		return nil, fmt.Errorf("artifact: %s does not encode as a JSON object", a.Kind())
+	}
+	kind, _ := json.Marshal(a.Kind())
+	out := make([]byte, 0, len(body)+len(kind)+10)
+	out = append(out, `{"kind":`...)
+	out = append(out, kind...)
+	if len(body) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, body[1:]...), nil
+}
+
+// Unmarshal decodes an artifact written by Marshal. A kind it does not know
+// becomes an Unknown holding data unchanged.
+func Unmarshal(data []byte) (Artifact, error) {
+	var head struct {
+		Kind *string `json:"kind"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("artifact: %w", err)
+	}
+	if head.Kind == nil {
+		return nil, errors.New(`artifact: object has no "kind"`)
+	}
+	switch *head.Kind {
+	case KindText:
+		return decode[Text](data)
+	case KindReasoning:
+		return decode[Reasoning](data)
+	case KindToolCall:
+		return decode[ToolCall](data)
+	case KindToolResult:
+		return decode[ToolResult](data)
+	case KindUsage:
+		return decode[Usage](data)
+	case KindImage:
+		return decode[Image](data)
+	case KindFinish:
+		return decode[Finish](data)
+	case KindTextDelta:
+		return decode[TextDelta](data)
+	case KindReasoningDelta:
+		return decode[ReasoningDelta](data)
+	case KindToolCallDelta:
+		return decode[ToolCallDelta](data)
+	}
+	return Unknown{Type: *head.Kind, Raw: bytes.Clone(data)}, nil
+}
+
+func decode[T Artifact](data []byte) (Artifact, error) {
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("artifact: decode %s: %w", v.Kind(), err)
+	}
+	return v, nil
+}
+
+// List is a sequence of artifacts that encodes as a JSON array of
+// kind-tagged objects.
+type List []Artifact
+
+// MarshalJSON encodes each artifact with Marshal.
+func (l List) MarshalJSON() ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, 64*len(l)+2))
+	buf.WriteByte('[')
+	for i, a := range l {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		b, err := Marshal(a)
+		if err != nil {
+			return nil, err
+		}
+		buf.Write(b)
+	}
+	buf.WriteByte(']')
+	return buf.Bytes(), nil
+}
+
+// UnmarshalJSON decodes each element with Unmarshal.
+func (l *List) UnmarshalJSON(data []byte) error {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(data, &raws); err != nil {
+		return fmt.Errorf("artifact: list: %w", err)
+	}
+	out := make(List, len(raws))
+	for i, r := range raws {
+		a, err := Unmarshal(r)
+		if err != nil {
+			return fmt.Errorf("artifact: list element %d: %w", i, err)
+		}
+		out[i] = a
+	}
+	*l = out
+	return nil
+}

@@ -1,0 +1,9 @@
+// Package ledger holds a conversation: Roles, Turns and State, the history
+// of one thread plus its metadata (the caller's role, a tenant, anything a
+// tool filter or handler needs to read).
+//
+// NewThread is the in-memory State. Appending a turn is O(1); readers may
+// run concurrently with one another and with a writer. Turns returns a view
+// that later appends never change, so a provider can read the history while
+// handlers append results.
+package ledger

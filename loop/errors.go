@@ -1,0 +1,93 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/lodeworks/lode/artifact"
+)
+
+// ProviderError reports that the provider failed, before or during the
+// stream. Partial holds the whole artifacts received before the failure;
+// they are not appended to the ledger.
+type ProviderError struct {
+	Err     error
+	Partial []artifact.Artifact
+}
+
+func (e *ProviderError) Error() string { return "loop: provider: " + e.Err.Error() }
+func (e *ProviderError) Unwrap() error { return e.Err }
+
+// HandlerError reports that a handler returned an error or panicked while
+// handling Artifact. Panic holds the recovered value and Stack the stack
+// when it panicked.
+type HandlerError struct {
+	Handler  int
+	Artifact artifact.Artifact
+	Err      error
+	Panic    any
+	Stack    []byte
+}
+
+func (e *HandlerError) Error() string {
+	if e.Panic != nil {
+		return fmt.Sprintf("loop: handler %d panicked on %s: %v", e.Handler, e.Artifact.Kind(), e.Panic)
+	}
+	return fmt.Sprintf("loop: handler %d on %s: %v", e.Handler, e.Artifact.Kind(), e.Err)
+}
+func (e *HandlerError) Unwrap() error { return e.Err }
+
+// LedgerError reports that appending a turn failed.
+type LedgerError struct {
+	Err error
+}
+
+func (e *LedgerError) Error() string { return "loop: ledger: " + e.Err.Error() }
+func (e *LedgerError) Unwrap() error { return e.Err }
+
+// Limit names what stopped a run.
+type Limit string
+
+// The limits a Run enforces.
+const (
+	LimitTurns  Limit = "turns"
+	LimitTokens Limit = "tokens"
+	LimitTime   Limit = "time"
+)
+
+// ErrLimit matches every *LimitError with errors.Is.
+var ErrLimit = errors.New("loop: limit reached")
+
+// LimitError reports that Run stopped at a limit while the model still had
+// work to do. Used and Max are in the limit's unit (turns, tokens,
+// milliseconds).
+type LimitError struct {
+	Limit Limit
+	Used  int64
+	Max   int64
+	// Err is the cause, e.g. context.DeadlineExceeded for LimitTime.
+	Err error
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("loop: %s limit reached (%d of %d)", e.Limit, e.Used, e.Max)
+}
+
+// Unwrap returns the cause and ErrLimit.
+func (e *LimitError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{ErrLimit, e.Err}
+	}
+	return []error{ErrLimit}
+}
+
+// wrapCause turns a cancellation caused by a run's time limit into that
+// *LimitError, keeping the original error reachable.
+func wrapCause(ctx context.Context, err error) error {
+	var le *LimitError
+	if errors.As(context.Cause(ctx), &le) && !errors.As(err, new(*LimitError)) {
+		return &LimitError{Limit: le.Limit, Used: le.Used, Max: le.Max, Err: err}
+	}
+	return err
+}

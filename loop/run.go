@@ -1,0 +1,67 @@
+package loop
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/provider"
+)
+
+// Run takes turns on st until the model answers without calling a tool, and
+// returns st. A limit set with WithMaxTurns, WithMaxTokens or WithTimeLimit
+// stops it with a *LimitError when the model still has tool calls to make;
+// any other failure ends it with the error of the turn that failed.
+func (s *Step) Run(ctx context.Context, st ledger.State, prov provider.Provider, opts ...provider.InvokeOption) (_ ledger.State, err error) {
+	if s.timeLimit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, s.timeLimit, &LimitError{
+			Limit: LimitTime, Used: s.timeLimit.Milliseconds(), Max: s.timeLimit.Milliseconds(),
+			Err: context.DeadlineExceeded,
+		})
+		defer cancel()
+	}
+	var turns int
+	var tokens int64
+	if s.tracer != nil {
+		var span trace.Span
+		ctx, span = s.tracer.Start(ctx, "invoke_agent lode", trace.WithAttributes(
+			attribute.String("gen_ai.operation.name", "invoke_agent"),
+			attribute.String("gen_ai.agent.name", "lode"),
+			attribute.String("gen_ai.conversation.id", st.ID()),
+		))
+		defer func() {
+			span.SetAttributes(attribute.Int("lode.turns", turns), attribute.Int64("lode.tokens", tokens))
+			if err != nil {
+				span.RecordError(err)
+				span.SetStatus(codes.Error, err.Error())
+			}
+			span.End()
+		}()
+	}
+	start := time.Now()
+	for {
+		out, err := s.turn(ctx, st, prov, opts)
+		turns++
+		tokens += out.usage.Total()
+		if err != nil {
+			return st, err
+		}
+		if out.calls == 0 {
+			return st, nil
+		}
+		if s.maxTurns > 0 && turns >= s.maxTurns {
+			return st, &LimitError{Limit: LimitTurns, Used: int64(turns), Max: int64(s.maxTurns)}
+		}
+		if s.maxTokens > 0 && tokens >= s.maxTokens {
+			return st, &LimitError{Limit: LimitTokens, Used: tokens, Max: s.maxTokens}
+		}
+		if s.timeLimit > 0 && ctx.Err() != nil {
+			return st, &LimitError{Limit: LimitTime, Used: time.Since(start).Milliseconds(), Max: s.timeLimit.Milliseconds(), Err: ctx.Err()}
+		}
+	}
+}

@@ -1,0 +1,45 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Tool describes a tool to a model: its name, what it does and the JSON
+// Schema of its arguments, plus hints and limits for the handler.
+type Tool struct {
+	// Name matches ^[a-zA-Z0-9_-]{1,64}$, which every major model API accepts.
+	Name        string
+	Description string
+	// Schema is the JSON Schema of the arguments object. Empty means an
+	// object with no declared properties.
+	Schema json.RawMessage
+	// Hints describe the tool's effects; the handler's approval hook reads
+	// Destructive.
+	Hints Hints
+	// Timeout overrides the handler's default per-call timeout when positive.
+	Timeout time.Duration
+	// Budget overrides the handler's default result budget when non-zero.
+	Budget Budget
+}
+
+// Hints describe what a tool does to the world, after MCP's tool annotations.
+type Hints struct {
+	ReadOnly    bool
+	Destructive bool
+	Idempotent  bool
+	OpenWorld   bool
+}
+
+// Budget bounds what the model sees of one result. Zero fields mean "the
+// handler's default"; a negative field means "no limit".
+type Budget struct {
+	Bytes int
+	Lines int
+}
+
+// ToolFunc runs a tool. args has been checked against the tool's schema.
+// sb is the sandbox the application assigned to this call; a tool that needs
+// one must refuse to run when sb does not provide what it needs.
+type ToolFunc func(ctx context.Context, sb Sandbox, args map[string]any) (any, error)
