@@ -1,0 +1,18 @@
+// Package tool holds lode's tool contracts: Tool (what a model is told),
+// ToolFunc (what runs), Sandbox (where it may act), RemoteSource (a named
+// set of tools served elsewhere: a pack, an MCP server) and Registry, the one
+// flat namespace all of them meet in.
+//
+// Registration is strict: a name must match ^[a-zA-Z0-9_-]{1,64}$, a schema
+// must be a valid JSON Schema for an object, and a name is owned once — a
+// clash is an error naming both owners, never a silent overwrite. A mounted
+// source's tools appear as "<source>__<tool>" unless it is mounted Flat.
+//
+// Tools returns a sorted snapshot that changes only when the registry does;
+// it never calls a remote source. A source that implements Notifier has its
+// snapshot refreshed when it says its tools changed.
+//
+// Func builds a typed tool from func(ctx, In) (Out, error): its schema is
+// reflected from In, and arguments are validated against the schema
+// (compiled once, at registration) before the function runs.
+package tool

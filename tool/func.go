@@ -1,0 +1,102 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/invopop/jsonschema"
+)
+
+// FuncOption adjusts a typed tool.
+type FuncOption func(*Tool)
+
+// WithHints sets a typed tool's hints.
+func WithHints(h Hints) FuncOption { return func(t *Tool) { t.Hints = h } }
+
+// WithTimeout sets a typed tool's per-call timeout.
+func WithTimeout(d time.Duration) FuncOption { return func(t *Tool) { t.Timeout = d } }
+
+// WithBudget sets a typed tool's result budget.
+func WithBudget(b Budget) FuncOption { return func(t *Tool) { t.Budget = b } }
+
+// WithSchema replaces the reflected schema.
+func WithSchema(s json.RawMessage) FuncOption { return func(t *Tool) { t.Schema = s } }
+
+// SchemaFor reflects the JSON Schema of the arguments type In: an object
+// whose properties are In's exported fields, named by their json tags,
+// required unless tagged omitempty, and closed to other properties. The
+// jsonschema struct tag of invopop/jsonschema adds descriptions, enums and
+// bounds.
+func SchemaFor[In any]() (json.RawMessage, error) {
+	typ := reflect.TypeFor[In]()
+	for typ.Kind() == reflect.Pointer {
+		typ = typ.Elem()
+	}
+	if typ.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("tool: arguments type %s is not a struct", typ)
+	}
+	r := &jsonschema.Reflector{ExpandedStruct: true, DoNotReference: true, Anonymous: true}
+	s := r.ReflectFromType(typ)
+	s.Version = ""
+	if s.Properties == nil || s.Properties.Len() == 0 {
+		// An empty struct still takes an object, and says so to the model.
+		return json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`), nil
+	}
+	return json.Marshal(s)
+}
+
+// NewFunc builds a tool from a typed function. The schema is reflected from
+// In (see SchemaFor); the returned ToolFunc decodes validated arguments into
+// In. Prefer RegisterFunc, which skips the map and decodes the model's JSON
+// straight into In.
+func NewFunc[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts ...FuncOption) (Tool, ToolFunc, error) {
+	t, tf, _, err := typedTool(name, description, fn, opts)
+	return t, tf, err
+}
+
+// RegisterFunc builds a typed tool (see NewFunc) and registers it in reg.
+func RegisterFunc[In, Out any](reg Registry, name, description string, fn func(context.Context, In) (Out, error), opts ...FuncOption) error {
+	t, tf, typed, err := typedTool(name, description, fn, opts)
+	if err != nil {
+		return err
+	}
+	if r, ok := reg.(*registry); ok {
+		return r.registerTyped(t, tf, typed)
+	}
+	return reg.Register(t, tf)
+}
+
+func typedTool[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts []FuncOption) (Tool, ToolFunc, func(context.Context, []byte) (any, error), error) {
+	if fn == nil {
+		return Tool{}, nil, nil, fmt.Errorf("tool: %q: nil function", name)
+	}
+	t := Tool{Name: name, Description: description}
+	for _, o := range opts {
+		o(&t)
+	}
+	if t.Schema == nil {
+		s, err := SchemaFor[In]()
+		if err != nil {
+			return Tool{}, nil, nil, fmt.Errorf("tool: %q: %w", name, err)
+		}
+		t.Schema = s
+	}
+	typed := func(ctx context.Context, raw []byte) (any, error) {
+		var in In
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return nil, &ArgumentsError{Tool: name, Err: err}
+		}
+		return fn(ctx, in)
+	}
+	tf := func(ctx context.Context, _ Sandbox, args map[string]any) (any, error) {
+		raw, err := json.Marshal(args)
+		if err != nil {
+			return nil, err
+		}
+		return typed(ctx, raw)
+	}
+	return t, tf, typed, nil
+}

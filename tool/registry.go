@@ -1,0 +1,461 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Registry is the namespace every tool of an agent lives in.
+type Registry interface {
+	// Register adds a local tool.
+	Register(t Tool, fn ToolFunc) error
+	// Mount lists src's tools and adds them, all or none.
+	Mount(ctx context.Context, src RemoteSource, opts ...MountOption) error
+	// Tools returns every tool sorted by name. The slice is a shared
+	// snapshot: do not modify it.
+	Tools() []Tool
+	// Lookup finds the tool offered under name.
+	Lookup(name string) (*Binding, bool)
+	// Err reports the sources that failed to mount when the registry was
+	// built (see WithMCPServer); nil when all did.
+	Err() error
+}
+
+// LocalOwner is the owner named in errors for tools added with Register.
+const LocalOwner = "local"
+
+// Separator joins a source's name and its tool's name.
+const Separator = "__"
+
+// ErrNameTaken is matched by every name clash.
+var ErrNameTaken = errors.New("tool name already taken")
+
+// ClashError reports a name claimed by two owners.
+type ClashError struct {
+	Name          string
+	Owner, Claims string
+}
+
+func (e *ClashError) Error() string {
+	return fmt.Sprintf("tool: name %q is owned by %q and also claimed by %q", e.Name, e.Owner, e.Claims)
+}
+
+// Is matches ErrNameTaken.
+func (e *ClashError) Is(target error) bool { return target == ErrNameTaken }
+
+// Binding is a registered tool and how to run it.
+type Binding struct {
+	// Tool is the tool as offered, under its registry name.
+	Tool Tool
+	// Source is the owner: LocalOwner, or the name of the mounted source.
+	Source string
+	// Remote is true for tools of a mounted source.
+	Remote bool
+	// Original is the name the source knows the tool by.
+	Original string
+
+	schema *compiledSchema
+	fn     ToolFunc
+	typed  func(ctx context.Context, raw []byte) (any, error)
+	src    RemoteSource
+}
+
+// Option configures a registry built by NewRegistry.
+type Option func(*registry)
+
+// WithMCPServer mounts src (an MCP client, or any RemoteSource) when the
+// registry is built, namespaced as "<src.Name()>__<tool>". A source that
+// fails to mount is reported by Registry.Err and in the error result of any
+// call to one of its tools.
+func WithMCPServer(src RemoteSource) Option {
+	return WithSource(src)
+}
+
+// WithSource mounts src when the registry is built; see WithMCPServer.
+func WithSource(src RemoteSource, opts ...MountOption) Option {
+	return func(r *registry) { r.pending = append(r.pending, pendingMount{src, opts}) }
+}
+
+// WithMountTimeout bounds how long NewRegistry waits for each source given
+// by WithSource or WithMCPServer to list its tools (default 30s).
+func WithMountTimeout(d time.Duration) Option { return func(r *registry) { r.mountTimeout = d } }
+
+// WithLogger sets where refresh failures of changing sources are logged.
+func WithLogger(l *slog.Logger) Option { return func(r *registry) { r.logger = l } }
+
+// MountOption configures one mount.
+type MountOption func(*mountConfig)
+
+type mountConfig struct {
+	flat   bool
+	prefix string
+}
+
+// Flat mounts a source's tools under their own names, for sources that
+// already prefix them (packs whose tools are named local_*, jira_*).
+func Flat() MountOption { return func(c *mountConfig) { c.flat = true } }
+
+// WithPrefix namespaces a source's tools under prefix instead of its name.
+func WithPrefix(prefix string) MountOption { return func(c *mountConfig) { c.prefix = prefix } }
+
+type pendingMount struct {
+	src  RemoteSource
+	opts []MountOption
+}
+
+type mounted struct {
+	src   RemoteSource
+	cfg   mountConfig
+	names []string
+}
+
+type registry struct {
+	mu           sync.Mutex
+	entries      map[string]*Binding
+	sources      map[string]*mounted
+	snapshot     atomic.Pointer[[]Tool]
+	pending      []pendingMount
+	mountErrs    []error
+	failed       map[string]error
+	mountTimeout time.Duration
+	logger       *slog.Logger
+}
+
+// NewRegistry returns an empty registry, then mounts the sources given by
+// WithSource or WithMCPServer in order.
+func NewRegistry(opts ...Option) Registry {
+	r := &registry{
+		entries:      make(map[string]*Binding),
+		sources:      make(map[string]*mounted),
+		mountTimeout: 30 * time.Second,
+	}
+	empty := []Tool{}
+	r.snapshot.Store(&empty)
+	for _, o := range opts {
+		o(r)
+	}
+	for _, p := range r.pending {
+		ctx, cancel := context.WithTimeout(context.Background(), r.mountTimeout)
+		if err := r.Mount(ctx, p.src, p.opts...); err != nil {
+			r.mountErrs = append(r.mountErrs, err)
+			if r.failed == nil {
+				r.failed = make(map[string]error)
+			}
+			r.failed[p.src.Name()] = err
+		}
+		cancel()
+	}
+	r.pending = nil
+	return r
+}
+
+func (r *registry) Err() error { return errors.Join(r.mountErrs...) }
+
+// MountFailures returns the sources that failed to mount at construction,
+// by name. The handler quotes them when a call names an unknown tool.
+func MountFailures(reg Registry) map[string]error {
+	if r, ok := reg.(*registry); ok {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		out := make(map[string]error, len(r.failed))
+		for k, v := range r.failed {
+			out[k] = v
+		}
+		return out
+	}
+	return nil
+}
+
+func (r *registry) Tools() []Tool { return *r.snapshot.Load() }
+
+func (r *registry) Lookup(name string) (*Binding, bool) {
+	r.mu.Lock()
+	b, ok := r.entries[name]
+	r.mu.Unlock()
+	return b, ok
+}
+
+func (r *registry) Register(t Tool, fn ToolFunc) error {
+	if fn == nil {
+		return fmt.Errorf("tool: register %q: nil ToolFunc", t.Name)
+	}
+	b, err := newBinding(t, LocalOwner)
+	if err != nil {
+		return err
+	}
+	b.fn = fn
+	return r.add(b)
+}
+
+// registerTyped adds a typed tool with its fast path.
+func (r *registry) registerTyped(t Tool, fn ToolFunc, typed func(context.Context, []byte) (any, error)) error {
+	b, err := newBinding(t, LocalOwner)
+	if err != nil {
+		return err
+	}
+	b.fn, b.typed = fn, typed
+	return r.add(b)
+}
+
+func newBinding(t Tool, owner string) (*Binding, error) {
+	if err := ValidateName(t.Name); err != nil {
+		return nil, fmt.Errorf("tool: %s: %w", owner, err)
+	}
+	cs, err := compileSchema(t.Schema)
+	if err != nil {
+		return nil, fmt.Errorf("tool: %s: tool %q: %w", owner, t.Name, err)
+	}
+	t.Schema = cs.raw
+	return &Binding{Tool: t, Source: owner, Original: t.Name, schema: cs}, nil
+}
+
+func (r *registry) add(b *Binding) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old, ok := r.entries[b.Tool.Name]; ok {
+		return &ClashError{Name: b.Tool.Name, Owner: old.Source, Claims: b.Source}
+	}
+	r.entries[b.Tool.Name] = b
+	r.rebuild()
+	return nil
+}
+
+// rebuild publishes a new sorted snapshot; r.mu is held.
+func (r *registry) rebuild() {
+	tools := make([]Tool, 0, len(r.entries))
+	for _, b := range r.entries {
+		tools = append(tools, b.Tool)
+	}
+	slices.SortFunc(tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+	r.snapshot.Store(&tools)
+}
+
+func (r *registry) Mount(ctx context.Context, src RemoteSource, opts ...MountOption) error {
+	if src == nil {
+		return errors.New("tool: mount: nil source")
+	}
+	name := src.Name()
+	if err := ValidateName(name); err != nil {
+		return fmt.Errorf("tool: mount source: %w", err)
+	}
+	var cfg mountConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.prefix == "" && !cfg.flat {
+		cfg.prefix = name
+	}
+	r.mu.Lock()
+	if _, ok := r.sources[name]; ok {
+		r.mu.Unlock()
+		return fmt.Errorf("tool: source %q is already mounted", name)
+	}
+	r.mu.Unlock()
+
+	bindings, err := listSource(ctx, src, cfg)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.sources[name]; ok {
+		return fmt.Errorf("tool: source %q is already mounted", name)
+	}
+	if err := r.checkClashes(bindings, name); err != nil {
+		return err
+	}
+	m := &mounted{src: src, cfg: cfg}
+	for _, b := range bindings {
+		r.entries[b.Tool.Name] = b
+		m.names = append(m.names, b.Tool.Name)
+	}
+	r.sources[name] = m
+	delete(r.failed, name)
+	r.rebuild()
+	if n, ok := src.(Notifier); ok {
+		n.OnToolsChanged(func() { r.refresh(name) })
+	}
+	return nil
+}
+
+// checkClashes fails if a binding's name is owned by anyone but owner;
+// r.mu is held.
+func (r *registry) checkClashes(bindings []*Binding, owner string) error {
+	for _, b := range bindings {
+		if old, ok := r.entries[b.Tool.Name]; ok && old.Source != owner {
+			return &ClashError{Name: b.Tool.Name, Owner: old.Source, Claims: owner}
+		}
+	}
+	return nil
+}
+
+func listSource(ctx context.Context, src RemoteSource, cfg mountConfig) ([]*Binding, error) {
+	name := src.Name()
+	tools, err := src.Tools(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("tool: source %q: list tools: %w", name, err)
+	}
+	seen := make(map[string]bool, len(tools))
+	out := make([]*Binding, 0, len(tools))
+	for _, t := range tools {
+		orig := t.Name
+		if err := ValidateName(orig); err != nil {
+			return nil, fmt.Errorf("tool: source %q: %w", name, err)
+		}
+		if !cfg.flat {
+			t.Name = cfg.prefix + Separator + orig
+		}
+		if seen[t.Name] {
+			return nil, fmt.Errorf("tool: source %q lists tool %q twice", name, orig)
+		}
+		seen[t.Name] = true
+		b, err := newBinding(t, name)
+		if err != nil {
+			return nil, err
+		}
+		b.Remote, b.Original, b.src = true, orig, src
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// refresh re-lists a changed source. A new list that clashes or fails
+// keeps the old one, and is logged.
+func (r *registry) refresh(name string) {
+	r.mu.Lock()
+	m, ok := r.sources[name]
+	timeout := r.mountTimeout
+	r.mu.Unlock()
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	bindings, err := listSource(ctx, m.src, m.cfg)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err == nil {
+		err = r.checkClashes(bindings, name)
+	}
+	if err != nil {
+		l := r.logger
+		if l == nil {
+			l = slog.Default()
+		}
+		l.Warn("lode: tool source changed but its new tool list was refused; keeping the old one", "source", name, "error", err)
+		return
+	}
+	for _, n := range m.names {
+		delete(r.entries, n)
+	}
+	m.names = m.names[:0]
+	for _, b := range bindings {
+		r.entries[b.Tool.Name] = b
+		m.names = append(m.names, b.Tool.Name)
+	}
+	r.rebuild()
+}
+
+// ValidateName reports whether name is a tool name every major model API
+// accepts: 1 to 64 of a-z, A-Z, 0-9, '_' and '-'.
+func ValidateName(name string) error {
+	if name == "" {
+		return errors.New("tool name is empty")
+	}
+	if len(name) > 64 {
+		return fmt.Errorf("tool name %.20q... is %d bytes long; the limit is 64", name, len(name))
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return fmt.Errorf("tool name %q has %q at byte %d; only a-z, A-Z, 0-9, '_' and '-' are allowed", name, c, i)
+		}
+	}
+	return nil
+}
+
+// ArgumentsError reports arguments a model sent that cannot be used: not
+// JSON, not an object, or breaking the schema.
+type ArgumentsError struct {
+	Tool string
+	Err  error
+}
+
+func (e *ArgumentsError) Error() string {
+	return fmt.Sprintf("invalid arguments for %s: %v", e.Tool, e.Err)
+}
+func (e *ArgumentsError) Unwrap() error { return e.Err }
+
+// Decode parses and validates raw arguments as the model sent them. Empty
+// arguments mean an empty object, as several model servers send for tools
+// without parameters.
+func (b *Binding) Decode(raw string) (map[string]any, error) {
+	args, err := parseArgs(raw)
+	if err != nil {
+		return nil, &ArgumentsError{Tool: b.Tool.Name, Err: err}
+	}
+	if err := b.schema.validate(args); err != nil {
+		return nil, &ArgumentsError{Tool: b.Tool.Name, Err: err}
+	}
+	return args, nil
+}
+
+// Call decodes raw arguments, validates them and runs the tool with sb. An
+// *ArgumentsError means the tool did not run.
+func (b *Binding) Call(ctx context.Context, sb Sandbox, raw string) (any, error) {
+	args, err := b.Decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case b.typed != nil:
+		if strings.TrimSpace(raw) == "" {
+			raw = "{}"
+		}
+		return b.typed(ctx, []byte(raw))
+	case b.src != nil:
+		return b.src.Call(ctx, b.Original, args)
+	default:
+		return b.fn(ctx, sb, args)
+	}
+}
+
+func parseArgs(raw string) (map[string]any, error) {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return map[string]any{}, nil
+	}
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return nil, fmt.Errorf("arguments are not valid JSON (%v); send a JSON object", err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("arguments must be a JSON object, got %s", jsonKind(v))
+	}
+	return m, nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case float64:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	}
+	return fmt.Sprintf("%T", v)
+}
