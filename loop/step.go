@@ -225,13 +225,34 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 	if len(s.handlers) == 0 {
 		return out, nil
 	}
-	if err := s.handle(ctx, st, arts); err != nil {
+	hctx := context.WithValue(ctx, turnKey{}, &TurnInfo{State: st, Request: req, Answer: arts})
+	if err := s.handle(hctx, st, arts); err != nil {
 		return out, err
 	}
 	if err := ctx.Err(); err != nil {
 		return out, &ProviderError{Err: err}
 	}
 	return out, nil
+}
+
+// TurnInfo describes the turn a handler is called in.
+type TurnInfo struct {
+	// State is the thread the turn runs on.
+	State ledger.State
+	// Request is what the provider was sent, after every option: its Tools
+	// are exactly the tools this turn offered the model.
+	Request *provider.Request
+	// Answer is the assistant turn being handled.
+	Answer []artifact.Artifact
+}
+
+type turnKey struct{}
+
+// CurrentTurn returns the turn a handler is running in. Handlers use it to
+// refuse calls to tools the turn did not offer.
+func CurrentTurn(ctx context.Context) (*TurnInfo, bool) {
+	t, ok := ctx.Value(turnKey{}).(*TurnInfo)
+	return t, ok
 }
 
 // collector gathers what handlers emit for one artifact and forwards every

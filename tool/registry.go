@@ -415,6 +415,12 @@ func (b *Binding) Call(ctx context.Context, sb Sandbox, raw string) (any, error)
 	if err != nil {
 		return nil, err
 	}
+	return b.Run(ctx, sb, raw, args)
+}
+
+// Run runs the tool with arguments already checked by Decode; raw is the
+// text they were decoded from.
+func (b *Binding) Run(ctx context.Context, sb Sandbox, raw string, args map[string]any) (any, error) {
 	switch {
 	case b.typed != nil:
 		if strings.TrimSpace(raw) == "" {

@@ -1,0 +1,32 @@
+// Package tool bridges lode's tool registry to the loop. It is usually
+// imported as xtool, beside the core package tool:
+//
+//	import (
+//		"github.com/lodeworks/lode/tool"
+//		xtool "github.com/lodeworks/lode/x/tool"
+//	)
+//
+// A Handler is a loop.Handler: for each artifact.ToolCall it finds the tool
+// in its registry, checks that the turn offered it, validates the arguments
+// against the tool's schema, runs it under a timeout with panics recovered,
+// renders the result within a budget the model can afford, and emits a
+// loop.TurnCompleteEvent with ledger.RoleTool and one artifact.ToolResult.
+//
+// Failure is data. Every way a call can go wrong — unknown tool, tool not
+// offered this turn, arguments that are not JSON or break the schema, the
+// tool's own error, a panic, a timeout, cancellation, a result that cannot be
+// rendered, a remote source that fails — becomes a ToolResult with IsError
+// and a message the model can act on, and the loop goes on. Handle returns
+// an error only when it cannot emit at all.
+//
+// WithFilteredTools picks the tools of each turn with a ToolFilter that
+// sees the turn's context and ledger.State (a role in thread metadata, a
+// tenant, what was said). The filter also binds execution: the Handler
+// refuses a call to any tool the turn's request did not offer, so hiding a
+// tool from the model is also forbidding it.
+//
+// With WithTracer, every execution is a span "execute_tool {name}" following
+// the OpenTelemetry GenAI conventions (gen_ai.operation.name, gen_ai.tool.name,
+// gen_ai.tool.call.id, gen_ai.tool.type, error.type); with WithMeter, a
+// duration histogram. Without them, tracing costs nothing.
+package tool

@@ -1,0 +1,437 @@
+package tool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/loop"
+	toolpkg "github.com/lodeworks/lode/tool"
+)
+
+// DefaultTimeout bounds one call unless the handler or the tool says
+// otherwise.
+const DefaultTimeout = 2 * time.Minute
+
+// ErrDenied is what an Approver returns to refuse a call.
+var ErrDenied = errors.New("call denied")
+
+// Approver decides whether a destructive tool may run. Returning nil
+// approves; any error — ErrDenied or a failure of the approver itself —
+// refuses the call, and the model is told so.
+type Approver func(ctx context.Context, t toolpkg.Tool, call artifact.ToolCall) error
+
+// Handler executes tool calls. It is safe for concurrent use.
+type Handler struct {
+	registry    toolpkg.Registry
+	tracer      trace.Tracer
+	duration    metric.Float64Histogram
+	logger      *slog.Logger
+	timeout     time.Duration
+	budget      toolpkg.Budget
+	sem         chan struct{}
+	approver    Approver
+	sandbox     toolpkg.Sandbox
+	sandboxes   map[string]toolpkg.Sandbox
+	offeredList int
+}
+
+// HandlerOption configures a Handler.
+type HandlerOption func(*Handler)
+
+// WithTracer records a span per execution, after the OpenTelemetry GenAI
+// conventions.
+func WithTracer(tracer trace.Tracer) HandlerOption { return func(h *Handler) { h.tracer = tracer } }
+
+// WithMeter records the duration of every execution in the histogram
+// "lode.tool.duration" (seconds), by tool name, tool type and error type.
+func WithMeter(m metric.Meter) HandlerOption {
+	return func(h *Handler) {
+		hist, err := m.Float64Histogram("lode.tool.duration",
+			metric.WithUnit("s"), metric.WithDescription("Duration of tool executions"))
+		if err == nil {
+			h.duration = hist
+		}
+	}
+}
+
+// WithLogger sets where panics in tools are logged with their stacks;
+// nil means slog.Default.
+func WithLogger(l *slog.Logger) HandlerOption { return func(h *Handler) { h.logger = l } }
+
+// WithTimeout sets the per-call timeout for tools that set none; d <= 0
+// keeps DefaultTimeout.
+func WithTimeout(d time.Duration) HandlerOption { return func(h *Handler) { h.timeout = d } }
+
+// WithBudget bounds what the model sees of each result, for tools that set
+// no budget of their own. Zero fields keep DefaultBudget; negative ones
+// lift the limit.
+func WithBudget(b toolpkg.Budget) HandlerOption { return func(h *Handler) { h.budget = b } }
+
+// WithConcurrency bounds how many calls this handler runs at once, across
+// every turn and thread it serves; n < 1 means no bound beyond the loop's.
+func WithConcurrency(n int) HandlerOption {
+	return func(h *Handler) {
+		if n > 0 {
+			h.sem = make(chan struct{}, n)
+		} else {
+			h.sem = nil
+		}
+	}
+}
+
+// WithApprover gates tools whose hints say Destructive.
+func WithApprover(a Approver) HandlerOption { return func(h *Handler) { h.approver = a } }
+
+// WithSandbox assigns the sandbox local tools run in. Without it they get
+// tool.NoSandbox, which provides nothing: a tool that needs a sandbox
+// refuses to run rather than touch the host.
+func WithSandbox(sb toolpkg.Sandbox) HandlerOption { return func(h *Handler) { h.sandbox = sb } }
+
+// WithToolSandbox assigns a sandbox to one tool, overriding WithSandbox.
+func WithToolSandbox(name string, sb toolpkg.Sandbox) HandlerOption {
+	return func(h *Handler) {
+		if h.sandboxes == nil {
+			h.sandboxes = make(map[string]toolpkg.Sandbox)
+		}
+		h.sandboxes[name] = sb
+	}
+}
+
+// NewHandler returns a Handler that runs the tools of registry.
+func NewHandler(registry toolpkg.Registry, opts ...HandlerOption) *Handler {
+	h := &Handler{registry: registry, timeout: DefaultTimeout, offeredList: 40}
+	for _, o := range opts {
+		o(h)
+	}
+	if h.timeout <= 0 {
+		h.timeout = DefaultTimeout
+	}
+	if h.sandbox == nil {
+		h.sandbox = toolpkg.NoSandbox()
+	}
+	return h
+}
+
+// Handle executes art if it is a tool call and emits its result as a
+// RoleTool turn; other artifacts are ignored.
+func (h *Handler) Handle(ctx context.Context, art artifact.Artifact, e loop.Emitter) error {
+	call, ok := art.(artifact.ToolCall)
+	if !ok {
+		return nil
+	}
+	res := h.Execute(ctx, call)
+	e.Emit(ctx, loop.TurnCompleteEvent{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{res}})
+	return nil
+}
+
+type offeredKey struct{}
+
+// WithOffered marks ctx with the tools a caller may use, for servers that
+// execute calls outside a loop turn (an MCP server applying a per-request
+// filter). Inside a loop turn, the turn's request decides.
+func WithOffered(ctx context.Context, tools []toolpkg.Tool) context.Context {
+	return context.WithValue(ctx, offeredKey{}, tools)
+}
+
+// offered returns the tools this call may use and whether a restriction
+// applies at all.
+func offered(ctx context.Context) ([]toolpkg.Tool, bool) {
+	if tools, ok := ctx.Value(offeredKey{}).([]toolpkg.Tool); ok {
+		return tools, true
+	}
+	if t, ok := loop.CurrentTurn(ctx); ok && t.Request != nil {
+		return t.Request.Tools, true
+	}
+	return nil, false
+}
+
+// failure kinds, reported as error.type on spans and metrics.
+const (
+	errUnknown   = "tool_not_found"
+	errNotOffer  = "tool_not_offered"
+	errDuplicate = "duplicate_call_id"
+	errArgs      = "invalid_arguments"
+	errRefused   = "refused"
+	errTimeout   = "timeout"
+	errCanceled  = "canceled"
+	errPanic     = "panic"
+	errRender    = "unrenderable_result"
+	errTool      = "tool_error"
+	errRemote    = "remote_error"
+)
+
+// outcome is one execution, as the span and metric see it.
+type outcome struct {
+	errType string
+	err     error
+	stack   []byte
+	remote  bool
+}
+
+// Execute runs one call and returns its result; it never fails; every
+// failure is an error result. It is what Handle uses, exposed for servers
+// that execute calls outside a loop (an MCP server).
+func (h *Handler) Execute(ctx context.Context, call artifact.ToolCall) artifact.ToolResult {
+	start := time.Now()
+	ctx, span := h.startSpan(ctx, call)
+	res, out := h.execute(ctx, call)
+	h.finish(ctx, span, call, out, time.Since(start))
+	return res
+}
+
+func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact.ToolResult, outcome) {
+	fail := func(kind, msg string, err error) (artifact.ToolResult, outcome) {
+		return artifact.ToolResult{ToolCallID: call.ID, Name: call.Name, Content: msg, IsError: true},
+			outcome{errType: kind, err: err}
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(errCanceled, fmt.Sprintf("the call to %s was cancelled before it started", call.Name), err)
+	}
+	tools, restricted := offered(ctx)
+	b, found := h.registry.Lookup(call.Name)
+	if restricted && !offers(tools, call.Name) {
+		if found {
+			return fail(errNotOffer, fmt.Sprintf("tool %q is not available in this turn. %s", call.Name, listTools(tools, h.offeredList)), nil)
+		}
+		return fail(errUnknown, fmt.Sprintf("unknown tool %q. %s", call.Name, listTools(tools, h.offeredList)), nil)
+	}
+	if !found {
+		if !restricted {
+			tools = h.registry.Tools()
+		}
+		msg := fmt.Sprintf("unknown tool %q. %s", call.Name, listTools(tools, h.offeredList))
+		if err := h.registry.Err(); err != nil {
+			msg += " Some tool sources failed to load: " + err.Error()
+		}
+		return fail(errUnknown, msg, nil)
+	}
+	if t, ok := loop.CurrentTurn(ctx); ok && duplicateBefore(t.Answer, call) {
+		return fail(errDuplicate, fmt.Sprintf("another call in this answer already uses the id %q; this call to %s was not run — give every call its own id", call.ID, call.Name), nil)
+	}
+	remote := b.Remote
+	args, err := b.Decode(call.Arguments)
+	if err != nil {
+		o := outcome{errType: errArgs, err: err, remote: remote}
+		return artifact.ToolResult{ToolCallID: call.ID, Name: call.Name, IsError: true,
+			Content: fmt.Sprintf("%v. The arguments you sent were: %s", err, quoteArgs(call.Arguments))}, o
+	}
+	if b.Tool.Hints.Destructive && h.approver != nil {
+		if err := h.approve(ctx, b.Tool, call); err != nil {
+			r, o := fail(errRefused, fmt.Sprintf("the call to %s was not approved: %v", call.Name, err), err)
+			o.remote = remote
+			return r, o
+		}
+	}
+
+	if h.sem != nil {
+		select {
+		case h.sem <- struct{}{}:
+			defer func() { <-h.sem }()
+		case <-ctx.Done():
+			return fail(errCanceled, fmt.Sprintf("the call to %s was cancelled while waiting to run", call.Name), ctx.Err())
+		}
+	}
+	timeout := h.timeout
+	if b.Tool.Timeout > 0 {
+		timeout = b.Tool.Timeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v, err, stack := h.run(cctx, b, call, args)
+
+	res := artifact.ToolResult{ToolCallID: call.ID, Name: call.Name}
+	o := outcome{remote: remote}
+	switch {
+	case stack != nil:
+		h.log().ErrorContext(ctx, "lode: tool panicked", "tool", call.Name, "call_id", call.ID, "panic", err, "stack", string(stack))
+		res.IsError, res.Content = true, fmt.Sprintf("the tool %s crashed (%v); this is a fault in the tool, not in your arguments", call.Name, err)
+		o.errType, o.err, o.stack = errPanic, err, stack
+		return res, o
+	case err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+		res.IsError, res.Content = true, fmt.Sprintf("the call to %s timed out after %s and was abandoned; it may have partly taken effect", call.Name, timeout)
+		o.errType, o.err = errTimeout, err
+		return res, o
+	case err != nil && ctx.Err() != nil:
+		res.IsError, res.Content = true, fmt.Sprintf("the call to %s was cancelled before it finished", call.Name)
+		o.errType, o.err = errCanceled, err
+		return res, o
+	case err != nil:
+		var ae *toolpkg.ArgumentsError
+		switch {
+		case errors.As(err, &ae):
+			o.errType = errArgs
+			res.Content = fmt.Sprintf("%v. The arguments you sent were: %s", err, quoteArgs(call.Arguments))
+		case remote:
+			o.errType = errRemote
+			res.Content = fmt.Sprintf("the tool %s failed: %v", call.Name, err)
+		default:
+			o.errType = errTool
+			res.Content = err.Error()
+		}
+		res.IsError, o.err = true, err
+		return res, o
+	}
+	if err := h.fill(&res, b, v); err != nil {
+		res.IsError, res.Content, res.Value = true, fmt.Sprintf("the tool %s returned a result that cannot be shown: %v", call.Name, err), v
+		o.errType, o.err = errRender, err
+		return res, o
+	}
+	if res.IsError {
+		o.errType = errTool
+	}
+	return res, o
+}
+
+// run calls the tool on its own goroutine so that a tool that ignores its
+// context still cannot hold the turn past the timeout.
+func (h *Handler) run(ctx context.Context, b *toolpkg.Binding, call artifact.ToolCall, args map[string]any) (v any, err error, stack []byte) {
+	type ret struct {
+		v     any
+		err   error
+		stack []byte
+	}
+	done := make(chan ret, 1)
+	sb := h.sandbox
+	if s, ok := h.sandboxes[b.Tool.Name]; ok {
+		sb = s
+	}
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- ret{err: fmt.Errorf("panic: %v", p), stack: debug.Stack()}
+			}
+		}()
+		v, err := b.Run(ctx, sb, call.Arguments, args)
+		done <- ret{v: v, err: err}
+	}()
+	select {
+	case r := <-done:
+		if r.err == nil && ctx.Err() != nil {
+			// Finished, but after its deadline: the value may be whole; keep it.
+			return r.v, nil, nil
+		}
+		return r.v, r.err, r.stack
+	case <-ctx.Done():
+		return nil, ctx.Err(), nil
+	}
+}
+
+// fill renders v into res within the tool's budget.
+func (h *Handler) fill(res *artifact.ToolResult, b *toolpkg.Binding, v any) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("rendering panicked: %v", p)
+		}
+	}()
+	res.Value = v
+	text := ""
+	switch r := v.(type) {
+	case *toolpkg.Result:
+		if r == nil {
+			break
+		}
+		res.IsError, res.Parts = r.IsError, r.Parts
+		text = r.Content
+		if text == "" && r.Value != nil {
+			if text, err = render(r.Value); err != nil {
+				return err
+			}
+		}
+	case toolpkg.Result:
+		return h.fill(res, b, &r)
+	default:
+		if text, err = render(v); err != nil {
+			return err
+		}
+	}
+	maxBytes, maxLines := resolveBudget(b.Tool.Budget, h.budget)
+	res.Content, res.Truncated = bound(text, maxBytes, maxLines)
+	if res.Truncated {
+		res.Full = text
+	}
+	return nil
+}
+
+func (h *Handler) approve(ctx context.Context, t toolpkg.Tool, call artifact.ToolCall) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the approver failed: %v", p)
+		}
+	}()
+	if err := h.approver(ctx, t, call); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (h *Handler) log() *slog.Logger {
+	if h.logger != nil {
+		return h.logger
+	}
+	return slog.Default()
+}
+
+func offers(tools []toolpkg.Tool, name string) bool {
+	for i := range tools {
+		if tools[i].Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func duplicateBefore(answer []artifact.Artifact, call artifact.ToolCall) bool {
+	for _, a := range answer {
+		c, ok := a.(artifact.ToolCall)
+		if !ok {
+			continue
+		}
+		if c.ID == call.ID {
+			// The first call with this ID is the one that runs.
+			return c != call
+		}
+	}
+	return false
+}
+
+func listTools(tools []toolpkg.Tool, limit int) string {
+	if len(tools) == 0 {
+		return "No tools are available in this turn."
+	}
+	var sb strings.Builder
+	sb.WriteString("Tools available in this turn: ")
+	for i, t := range tools {
+		if i == limit {
+			fmt.Fprintf(&sb, ", and %d more", len(tools)-limit)
+			break
+		}
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(t.Name)
+	}
+	sb.WriteByte('.')
+	return sb.String()
+}
+
+// quoteArgs shows the model what it sent, bounded.
+func quoteArgs(raw string) string {
+	const limit = 300
+	if strings.TrimSpace(raw) == "" {
+		return "(nothing)"
+	}
+	if len(raw) > limit {
+		return fmt.Sprintf("%q… (%d bytes)", raw[:runeStart(raw, limit)], len(raw))
+	}
+	return fmt.Sprintf("%q", raw)
+}
