@@ -1,0 +1,104 @@
+package artifact_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/lodeworks/lode/artifact"
+)
+
+func TestRoundTrip(t *testing.T) {
+	cases := []artifact.Artifact{
+		artifact.Text{Content: "héllo\n<b>"},
+		artifact.Text{},
+		artifact.Reasoning{Content: "think", Signature: "sig"},
+		artifact.ToolCall{ID: "c1", Name: "add", Arguments: `{"a":1,`},
+		artifact.ToolResult{ToolCallID: "c1", Name: "add", Content: "3", IsError: true, Truncated: true, Full: "3333",
+			Parts: artifact.List{artifact.Image{MIMEType: "image/png", Data: []byte{0, 1, 2}}}},
+		artifact.Usage{InputTokens: 10, OutputTokens: 5, CachedInputTokens: 2, ReasoningTokens: 1},
+		artifact.Image{URL: "https://example.invalid/a.png", Detail: "low"},
+		artifact.Finish{Reason: "tool_calls"},
+		artifact.TextDelta{Content: "he"},
+		artifact.ReasoningDelta{Content: "th"},
+		artifact.ToolCallDelta{Index: 2, ID: "c", Name: "n", Arguments: "{"},
+	}
+	for _, a := range cases {
+		t.Run(a.Kind(), func(t *testing.T) {
+			b, err := artifact.Marshal(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(string(b), `{"kind":"`+a.Kind()+`"`) {
+				t.Errorf("encoding %s does not lead with its kind", b)
+			}
+			got, err := artifact.Unmarshal(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, a) {
+				t.Errorf("round trip:\n got %#v\nwant %#v", got, a)
+			}
+		})
+	}
+}
+
+func TestUnknownKindKeptVerbatim(t *testing.T) {
+	raw := `{"kind":"hologram","frames":[1,2,3],"meta":{"z":1,"a":"x"}}`
+	a, err := artifact.Unmarshal([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, ok := a.(artifact.Unknown)
+	if !ok || u.Kind() != "hologram" {
+		t.Fatalf("got %#v, want Unknown of kind hologram", a)
+	}
+	out, err := artifact.Marshal(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != raw {
+		t.Errorf("re-encoded as %s, want %s byte for byte", out, raw)
+	}
+	// Inside a list too.
+	var l artifact.List
+	if err := json.Unmarshal([]byte(`[{"kind":"text","content":"a"},`+raw+`]`), &l); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(l)
+	if want := `[{"kind":"text","content":"a"},` + raw + `]`; string(b) != want {
+		t.Errorf("list round trip: %s, want %s", b, want)
+	}
+}
+
+func TestUnmarshalErrors(t *testing.T) {
+	cases := map[string]string{
+		"not json":       `{"kind":`,
+		"no kind":        `{"content":"x"}`,
+		"not an object":  `[1]`,
+		"wrong field ty": `{"kind":"text","content":5}`,
+	}
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) {
+			if a, err := artifact.Unmarshal([]byte(in)); err == nil {
+				t.Fatalf("Unmarshal(%s) = %#v, want error", in, a)
+			}
+		})
+	}
+	if _, err := artifact.Marshal(nil); err == nil {
+		t.Error("Marshal(nil) succeeded")
+	}
+	if _, err := artifact.Marshal(artifact.Unknown{Type: "x", Raw: []byte("{")}); err == nil {
+		t.Error("Marshal of an Unknown with invalid JSON succeeded")
+	}
+}
+
+func TestIsDelta(t *testing.T) {
+	if !artifact.IsDelta(artifact.TextDelta{}) || !artifact.IsDelta(artifact.ToolCallDelta{}) || !artifact.IsDelta(artifact.ReasoningDelta{}) {
+		t.Error("deltas not recognised")
+	}
+	if artifact.IsDelta(artifact.Text{}) || artifact.IsDelta(artifact.ToolCall{}) {
+		t.Error("whole artifacts taken for deltas")
+	}
+}

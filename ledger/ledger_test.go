@@ -1,0 +1,126 @@
+package ledger_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+)
+
+func TestThreadAppendAndSnapshot(t *testing.T) {
+	th := ledger.NewThread(ledger.WithClock(nil))
+	if err := th.Append(ledger.RoleUser, artifact.Text{Content: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	snap := th.Turns()
+	if err := th.Append(ledger.RoleAssistant, artifact.Text{Content: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(snap) != 1 {
+		t.Fatalf("snapshot grew to %d turns after a later append", len(snap))
+	}
+	got := th.Turns()
+	want := []ledger.Turn{
+		{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{artifact.Text{Content: "hi"}}},
+		{Role: ledger.RoleAssistant, Artifacts: []artifact.Artifact{artifact.Text{Content: "hello"}}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("turns = %#v\nwant %#v", got, want)
+	}
+}
+
+func TestAppendCopiesArtifacts(t *testing.T) {
+	th := ledger.NewThread()
+	arts := []artifact.Artifact{artifact.Text{Content: "a"}}
+	_ = th.Append(ledger.RoleUser, arts...)
+	arts[0] = artifact.Text{Content: "changed"}
+	if got := th.Turns()[0].Artifacts[0]; got != (artifact.Text{Content: "a"}) {
+		t.Fatalf("ledger changed with the caller's slice: %#v", got)
+	}
+}
+
+func TestAppendInvalidRole(t *testing.T) {
+	th := ledger.NewThread()
+	if err := th.Append("robot", artifact.Text{}); err == nil {
+		t.Fatal("append with role robot succeeded")
+	}
+	if n := th.Len(); n != 0 {
+		t.Fatalf("failed append left %d turns", n)
+	}
+}
+
+func TestMetadata(t *testing.T) {
+	th := ledger.NewThread(ledger.WithID("t1"), ledger.WithMetadata(map[string]string{"role": "admin"}))
+	if th.ID() != "t1" {
+		t.Errorf("ID = %q", th.ID())
+	}
+	if v, ok := th.Metadata("role"); !ok || v != "admin" {
+		t.Errorf("role = %q, %v", v, ok)
+	}
+	if _, ok := th.Metadata("missing"); ok {
+		t.Error("missing key found")
+	}
+	_ = th.SetMetadata("tenant", "acme")
+	if m := th.AllMetadata(); !reflect.DeepEqual(m, map[string]string{"role": "admin", "tenant": "acme"}) {
+		t.Errorf("metadata = %v", m)
+	}
+	if a, b := ledger.NewThread().ID(), ledger.NewThread().ID(); a == b || len(a) != 32 {
+		t.Errorf("random IDs %q and %q", a, b)
+	}
+}
+
+func TestConcurrentReadersAndWriter(t *testing.T) {
+	th := ledger.NewThread()
+	var wg sync.WaitGroup
+	for r := 0; r < 4; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				turns := th.Turns()
+				for j, tu := range turns {
+					if tu.Artifacts[0] != (artifact.Text{Content: fmt.Sprint(j)}) {
+						t.Errorf("turn %d holds %#v", j, tu.Artifacts[0])
+						return
+					}
+				}
+				th.Metadata("k")
+			}
+		}()
+	}
+	for i := 0; i < 200; i++ {
+		_ = th.Append(ledger.RoleUser, artifact.Text{Content: fmt.Sprint(i)})
+		_ = th.SetMetadata("k", fmt.Sprint(i))
+	}
+	wg.Wait()
+	if th.Len() != 200 {
+		t.Fatalf("len = %d", th.Len())
+	}
+}
+
+func TestTurnJSON(t *testing.T) {
+	when := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	turn := ledger.Turn{Role: ledger.RoleTool, Time: when, Artifacts: []artifact.Artifact{
+		artifact.ToolResult{ToolCallID: "1", Name: "x", Content: "ok"},
+		artifact.Unknown{Type: "future", Raw: json.RawMessage(`{"kind":"future","x":1}`)},
+	}}
+	b, err := json.Marshal(turn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back ledger.Turn
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, turn) {
+		t.Fatalf("round trip:\n got %#v\nwant %#v", back, turn)
+	}
+	if err := json.Unmarshal([]byte(`{"role":"user","artifacts":[{"content":"no kind"}]}`), &back); err == nil {
+		t.Error("turn with a kindless artifact decoded")
+	}
+}

@@ -1,0 +1,59 @@
+package loop_test
+
+import (
+	"context"
+	"iter"
+	"testing"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/x/provider/script"
+)
+
+// replay answers every invocation with the same text, streamed as one delta
+// like the scripted provider does, so the benchmark measures the loop.
+type replay struct{ text string }
+
+func (r replay) Invoke(ctx context.Context, _ *provider.Request) iter.Seq2[artifact.Artifact, error] {
+	return func(yield func(artifact.Artifact, error) bool) {
+		if !yield(artifact.TextDelta{Content: r.text}, nil) {
+			return
+		}
+		yield(artifact.Text{Content: r.text}, nil)
+	}
+}
+
+// BenchmarkTurn is one turn's loop overhead: resolve options, stream one
+// text artifact, append it, offer it to a handler.
+func BenchmarkTurn(b *testing.B) {
+	step := loop.New(loop.WithHandlers(loop.HandlerFunc(func(context.Context, artifact.Artifact, loop.Emitter) error { return nil })))
+	prov := replay{text: "Hello there."}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		th := ledger.NewThread(ledger.WithID("bench"), ledger.WithClock(nil))
+		_ = th.Append(ledger.RoleUser, artifact.Text{Content: "Hi"})
+		if _, err := step.Turn(ctx, th, prov); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTurnScripted is the same turn through the scripted provider,
+// which also records every request; its own construction is counted.
+func BenchmarkTurnScripted(b *testing.B) {
+	step := loop.New()
+	ctx := context.Background()
+	reply := script.Text("Hello there.")
+	b.ReportAllocs()
+	for b.Loop() {
+		prov := script.Play(reply)
+		th := ledger.NewThread(ledger.WithID("bench"), ledger.WithClock(nil))
+		_ = th.Append(ledger.RoleUser, artifact.Text{Content: "Hi"})
+		if _, err := step.Turn(ctx, th, prov); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
