@@ -1,0 +1,33 @@
+// Package openai is lode's provider for the OpenAI chat-completions API and
+// every server that speaks it (vLLM, llama.cpp, Ollama, LiteLLM, ...), built
+// on github.com/sashabaranov/go-openai.
+//
+// New checks its configuration up front: a model is always required, and an
+// API key is required unless a base URL is set, since a local server usually
+// needs none. WithAPIKey and WithBaseURL fall back to OPENAI_API_KEY and
+// OPENAI_BASE_URL.
+//
+// Invoke turns the ledger into messages (system, user text and images,
+// assistant text, reasoning and tool calls, one tool message per result),
+// offers Request.Tools as functions (strict where CheckStrict allows) and
+// streams the answer: text, reasoning and tool-call deltas as they arrive,
+// then the whole artifacts in order — Reasoning, Text, ToolCalls by index,
+// Usage, Finish. Tool-call arguments are kept exactly as the model wrote
+// them, valid JSON or not.
+//
+// Failures are typed: *APIError for an HTTP refusal (errors.Is against
+// ErrUnauthorized, ErrNotFound, ...; 429 and 5xx are retried with bounded
+// backoff that honours Retry-After), *ResponseError for a response that
+// breaks the protocol (ErrIncomplete, ErrMalformed, ErrInvalidToolCall) and
+// *RequestError for a history or tool set that cannot be sent.
+//
+// Choices this adapter makes, for servers to agree with:
+//   - MaxTokens goes out as max_completion_tokens; WithLegacyMaxTokens sends
+//     max_tokens for servers that know only that.
+//   - A Temperature or TopP of 0 is sent as 0 (go-openai alone would drop it).
+//   - Reasoning from earlier answers is sent back as reasoning_content
+//     unless WithSendReasoning(false).
+//   - Usage and Finish in assistant turns, and the Parts of a ToolResult,
+//     are not sent; an empty tool result is sent as "(no output)".
+//   - A tool call the server sent without an ID gets a random one.
+package openai

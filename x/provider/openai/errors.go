@@ -1,0 +1,265 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	goopenai "github.com/sashabaranov/go-openai"
+)
+
+// Sentinels an *APIError matches with errors.Is, by status.
+var (
+	ErrUnauthorized = errors.New("openai: unauthorized (401)")
+	ErrForbidden    = errors.New("openai: forbidden (403)")
+	ErrNotFound     = errors.New("openai: not found (404)")
+	ErrRateLimited  = errors.New("openai: rate limited (429)")
+	ErrServer       = errors.New("openai: server error (5xx)")
+)
+
+// APIError is the server refusing a request, or an error event inside a
+// stream (StatusCode 0). Hint says what to fix where that is known.
+type APIError struct {
+	StatusCode int
+	// Code, Type and Param are the API's own error fields, when sent.
+	Code, Type, Param string
+	Message           string
+	Hint              string
+	// Attempts is how many times the request was sent; RetryAfter is the
+	// last wait the server asked for.
+	Attempts   int
+	RetryAfter time.Duration
+	// Err is go-openai's error.
+	Err error
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	b.WriteString("openai: ")
+	if e.StatusCode > 0 {
+		b.WriteString(strconv.Itoa(e.StatusCode))
+		if t := http.StatusText(e.StatusCode); t != "" {
+			b.WriteString(" " + t)
+		}
+	} else {
+		b.WriteString("error in stream")
+	}
+	if e.Message != "" {
+		b.WriteString(": " + e.Message)
+	}
+	if e.Attempts > 1 {
+		fmt.Fprintf(&b, " (after %d attempts)", e.Attempts)
+	}
+	if e.Hint != "" {
+		b.WriteString(" — " + e.Hint)
+	}
+	return b.String()
+}
+
+func (e *APIError) Unwrap() error { return e.Err }
+
+// Is matches the sentinel of e's status.
+func (e *APIError) Is(target error) bool {
+	switch target {
+	case ErrUnauthorized:
+		return e.StatusCode == http.StatusUnauthorized
+	case ErrForbidden:
+		return e.StatusCode == http.StatusForbidden
+	case ErrNotFound:
+		return e.StatusCode == http.StatusNotFound
+	case ErrRateLimited:
+		return e.StatusCode == http.StatusTooManyRequests
+	case ErrServer:
+		return e.StatusCode >= 500
+	}
+	return false
+}
+
+// Kinds of *ResponseError, matched with errors.Is.
+var (
+	// ErrIncomplete: the answer ended early — no "data: [DONE]", no finish
+	// reason, or the connection broke mid-stream.
+	ErrIncomplete = errors.New("openai: incomplete response")
+	// ErrMalformed: the server sent something that is not the protocol,
+	// such as a chunk that is not JSON.
+	ErrMalformed = errors.New("openai: malformed response")
+	// ErrInvalidToolCall: a tool call that cannot be run, such as one
+	// without a name. Invalid JSON arguments are not this: they are kept
+	// as they came, for the tool handler to report to the model.
+	ErrInvalidToolCall = errors.New("openai: invalid tool call")
+)
+
+// ResponseError reports a response that breaks the protocol. Data holds the
+// offending part of it, shortened.
+type ResponseError struct {
+	Kind   error
+	Detail string
+	Data   string
+	Err    error
+}
+
+func (e *ResponseError) Error() string {
+	s := e.Kind.Error() + ": " + e.Detail
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	if e.Data != "" {
+		s += " (data: " + strconv.Quote(e.Data) + ")"
+	}
+	return s
+}
+
+// Unwrap returns the kind and the cause.
+func (e *ResponseError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{e.Kind, e.Err}
+	}
+	return []error{e.Kind}
+}
+
+func respErr(kind error, detail string, data []byte, cause error) *ResponseError {
+	return &ResponseError{Kind: kind, Detail: detail, Data: shorten(string(data), 200), Err: cause}
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// callError turns what go-openai returned for a request into lode's error.
+func (p *Provider) callError(ctx context.Context, ct *callTransport, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("openai: %w", cerr)
+	}
+	var ae *goopenai.APIError
+	if errors.As(err, &ae) {
+		e := &APIError{
+			StatusCode: ae.HTTPStatusCode, Type: ae.Type, Message: ae.Message,
+			Attempts: ct.attempts, RetryAfter: ct.retryAfter, Err: err,
+		}
+		if ae.Code != nil {
+			e.Code = fmt.Sprint(ae.Code)
+		}
+		if ae.Param != nil {
+			e.Param = *ae.Param
+		}
+		e.Hint = p.hint(e)
+		return e
+	}
+	var re *goopenai.RequestError
+	if errors.As(err, &re) {
+		e := &APIError{
+			StatusCode: re.HTTPStatusCode, Message: messageFromBody(re.Body),
+			Attempts: ct.attempts, RetryAfter: ct.retryAfter, Err: err,
+		}
+		e.Hint = p.hint(e)
+		return e
+	}
+	if ct.attempts == 0 {
+		// go-openai refused to send it (its model checks, encoding).
+		return &RequestError{Turn: -1, Reason: "not sent", Err: err}
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return respErr(ErrIncomplete, "the connection closed before the response", nil, err)
+	}
+	return fmt.Errorf("openai: cannot reach the server at %s: %w", p.baseURL, err)
+}
+
+func (p *Provider) hint(e *APIError) string {
+	switch {
+	case e.StatusCode == http.StatusUnauthorized:
+		return "check the API key (WithAPIKey or " + EnvAPIKey + ")"
+	case e.StatusCode == http.StatusForbidden:
+		return fmt.Sprintf("the API key may not use model %q here: check the key's project, organization and permissions", p.model)
+	case e.StatusCode == http.StatusNotFound:
+		return fmt.Sprintf("check the model name %q and the base URL %q (servers usually expect it to end in /v1)", p.model, p.baseURL)
+	case e.StatusCode == http.StatusTooManyRequests && (e.Code == "insufficient_quota" || e.Type == "insufficient_quota"):
+		return "the account is out of quota: check its plan and billing"
+	case e.StatusCode == http.StatusTooManyRequests:
+		if e.RetryAfter > 0 {
+			return fmt.Sprintf("rate limited; the server asked to wait %s", e.RetryAfter)
+		}
+		return "rate limited: slow down or raise the limit"
+	case e.StatusCode >= 500:
+		return "the server failed; try again later"
+	}
+	return ""
+}
+
+// messageFromBody finds the message in an error body that go-openai could
+// not read: {"error":"..."} (Ollama, llama.cpp), {"message":"..."},
+// {"detail":"..."}, or else the body itself.
+func messageFromBody(body []byte) string {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Detail  any             `json:"detail"`
+	}
+	if json.Unmarshal(body, &v) == nil {
+		var s string
+		if json.Unmarshal(v.Error, &s) == nil && s != "" {
+			return s
+		}
+		var inner struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(v.Error, &inner) == nil && inner.Message != "" {
+			return inner.Message
+		}
+		if v.Message != "" {
+			return v.Message
+		}
+		if d, ok := v.Detail.(string); ok && d != "" {
+			return d
+		}
+		if v.Detail != nil {
+			b, _ := json.Marshal(v.Detail)
+			return shorten(string(b), 300)
+		}
+	}
+	return shorten(strings.TrimSpace(string(body)), 300)
+}
+
+// errorType names err for the span's error.type: the HTTP status, the
+// response error's kind, or the Go type.
+func errorType(err error) string {
+	var ae *APIError
+	var re *ResponseError
+	var qe *RequestError
+	switch {
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.As(err, &ae):
+		if ae.StatusCode > 0 {
+			return strconv.Itoa(ae.StatusCode)
+		}
+		return "stream_error"
+	case errors.As(err, &re):
+		switch re.Kind {
+		case ErrIncomplete:
+			return "incomplete_response"
+		case ErrMalformed:
+			return "malformed_response"
+		case ErrInvalidToolCall:
+			return "invalid_tool_call"
+		}
+	case errors.As(err, &qe):
+		return "invalid_request"
+	}
+	return fmt.Sprintf("%T", err)
+}

@@ -1,0 +1,305 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	goopenai "github.com/sashabaranov/go-openai"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/provider"
+)
+
+// Environment variables New reads when the matching option is not given.
+const (
+	EnvAPIKey  = "OPENAI_API_KEY"
+	EnvBaseURL = "OPENAI_BASE_URL"
+)
+
+// DefaultBaseURL is the OpenAI API.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// Retry defaults: like OpenAI's own SDKs, two retries starting at half a
+// second; a Retry-After longer than DefaultMaxRetryWait is not waited for.
+const (
+	DefaultMaxRetries   = 2
+	DefaultMaxRetryWait = time.Minute
+)
+
+const (
+	retryBase = 500 * time.Millisecond
+	retryCap  = 8 * time.Second
+	// streamEmptyLimit is how many non-data lines (keep-alive comments,
+	// blank lines) go-openai tolerates between two events. Its default of
+	// 300 fails streams from servers that ping while a model thinks.
+	streamEmptyLimit = 10000
+)
+
+// Construction errors, wrapped by New.
+var (
+	ErrNoModel  = errors.New("openai: no model: use WithModel")
+	ErrNoAPIKey = errors.New("openai: no API key: use WithAPIKey or set " + EnvAPIKey + " (a server given with WithBaseURL may need none)")
+)
+
+// Provider invokes a chat-completions model. It is safe for concurrent use.
+type Provider struct {
+	model        string
+	baseURL      string
+	cfg          goopenai.ClientConfig
+	httpc        *http.Client
+	headers      http.Header
+	tracer       trace.Tracer
+	serverAddr   string
+	serverPort   int
+	maxRetries   int
+	maxRetryWait time.Duration
+	stream       bool
+	legacyMax    bool
+	sendReason   bool
+	strict       bool
+	sleep        func(ctx context.Context, d time.Duration) error
+	now          func() time.Time
+}
+
+type settings struct {
+	apiKey, model, baseURL, org string
+	httpc                       *http.Client
+	headers                     http.Header
+	tracer                      trace.Tracer
+	maxRetries                  *int
+	maxRetryWait                time.Duration
+	noStream                    bool
+	legacyMax                   bool
+	noReason                    bool
+	noStrict                    bool
+	sleep                       func(ctx context.Context, d time.Duration) error
+	now                         func() time.Time
+}
+
+// Option configures a Provider.
+type Option func(*settings)
+
+// WithAPIKey sets the bearer token; empty means OPENAI_API_KEY.
+func WithAPIKey(key string) Option { return func(s *settings) { s.apiKey = key } }
+
+// WithModel sets the model every invocation asks for. It is required.
+func WithModel(model string) Option { return func(s *settings) { s.model = model } }
+
+// WithBaseURL points the provider at another server, e.g.
+// "http://127.0.0.1:11434/v1" for Ollama; empty means OPENAI_BASE_URL, then
+// DefaultBaseURL. With a base URL set, an API key is optional.
+func WithBaseURL(u string) Option { return func(s *settings) { s.baseURL = u } }
+
+// WithHTTPClient sets the HTTP client; nil means a new http.Client.
+func WithHTTPClient(c *http.Client) Option { return func(s *settings) { s.httpc = c } }
+
+// WithOrganization sends the OpenAI-Organization header.
+func WithOrganization(org string) Option { return func(s *settings) { s.org = org } }
+
+// WithHeader adds a header to every request (a project ID, a gateway's
+// routing key, ...).
+func WithHeader(name, value string) Option {
+	return func(s *settings) {
+		if s.headers == nil {
+			s.headers = make(http.Header)
+		}
+		s.headers.Add(name, value)
+	}
+}
+
+// WithMaxRetries sets how many times a 429 or 5xx answer is retried before
+// the error is returned; 0 disables retries. The default is
+// DefaultMaxRetries. A stream that fails after it has begun is never
+// retried: its deltas have already been yielded.
+func WithMaxRetries(n int) Option {
+	return func(s *settings) { n = max(n, 0); s.maxRetries = &n }
+}
+
+// WithMaxRetryWait caps the Retry-After a server may ask for: a longer wait
+// returns the *APIError at once (its RetryAfter says how long). Zero means
+// DefaultMaxRetryWait.
+func WithMaxRetryWait(d time.Duration) Option { return func(s *settings) { s.maxRetryWait = d } }
+
+// WithTracer records a "chat {model}" span per invocation, after the
+// OpenTelemetry GenAI conventions. Without one, tracing costs nothing.
+func WithTracer(t trace.Tracer) Option { return func(s *settings) { s.tracer = t } }
+
+// WithStreaming chooses between a streamed answer (the default) and one
+// whole response, for servers that cannot stream. Without streaming no
+// deltas are yielded.
+func WithStreaming(on bool) Option { return func(s *settings) { s.noStream = !on } }
+
+// WithLegacyMaxTokens sends Request.MaxTokens as max_tokens instead of
+// max_completion_tokens, for servers that know only the older field.
+func WithLegacyMaxTokens(on bool) Option { return func(s *settings) { s.legacyMax = on } }
+
+// WithSendReasoning says whether Reasoning in earlier assistant turns is
+// sent back as reasoning_content (the default), which servers that think
+// between tool calls need and some other servers reject.
+func WithSendReasoning(on bool) Option { return func(s *settings) { s.noReason = !on } }
+
+// WithStrictTools says whether a tool whose schema passes CheckStrict is
+// offered in strict mode (the default).
+func WithStrictTools(on bool) Option { return func(s *settings) { s.noStrict = !on } }
+
+// withSleep replaces the wait between retries, for tests.
+func withSleep(f func(ctx context.Context, d time.Duration) error) Option {
+	return func(s *settings) { s.sleep = f }
+}
+
+// withClock replaces the clock that reads HTTP-date Retry-After values.
+func withClock(now func() time.Time) Option { return func(s *settings) { s.now = now } }
+
+// New returns a Provider. It fails when no model is set, when no API key is
+// set for the default base URL, or when the base URL is not an http(s) URL.
+func New(opts ...Option) (*Provider, error) {
+	var s settings
+	for _, o := range opts {
+		if o != nil {
+			o(&s)
+		}
+	}
+	if s.apiKey == "" {
+		s.apiKey = os.Getenv(EnvAPIKey)
+	}
+	if s.baseURL == "" {
+		s.baseURL = os.Getenv(EnvBaseURL)
+	}
+	explicitURL := s.baseURL != ""
+	if !explicitURL {
+		s.baseURL = DefaultBaseURL
+	}
+	if strings.TrimSpace(s.model) == "" {
+		return nil, ErrNoModel
+	}
+	if s.apiKey == "" && !explicitURL {
+		return nil, ErrNoAPIKey
+	}
+	u, err := url.Parse(s.baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("openai: base URL %q is not an http(s) URL", s.baseURL)
+	}
+
+	p := &Provider{
+		model:        s.model,
+		baseURL:      strings.TrimRight(s.baseURL, "/"),
+		httpc:        s.httpc,
+		headers:      s.headers,
+		tracer:       s.tracer,
+		serverAddr:   u.Hostname(),
+		maxRetries:   DefaultMaxRetries,
+		maxRetryWait: s.maxRetryWait,
+		stream:       !s.noStream,
+		legacyMax:    s.legacyMax,
+		sendReason:   !s.noReason,
+		strict:       !s.noStrict,
+		sleep:        s.sleep,
+		now:          s.now,
+	}
+	p.serverPort = portOf(u)
+	if p.httpc == nil {
+		p.httpc = &http.Client{}
+	}
+	if s.maxRetries != nil {
+		p.maxRetries = *s.maxRetries
+	}
+	if p.maxRetryWait <= 0 {
+		p.maxRetryWait = DefaultMaxRetryWait
+	}
+	if p.sleep == nil {
+		p.sleep = sleepCtx
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	p.cfg = goopenai.DefaultConfig(s.apiKey)
+	p.cfg.BaseURL = p.baseURL
+	p.cfg.OrgID = s.org
+	p.cfg.EmptyMessagesLimit = streamEmptyLimit
+	return p, nil
+}
+
+func portOf(u *url.URL) int {
+	if n, err := strconv.Atoi(u.Port()); err == nil {
+		return n
+	}
+	if u.Scheme == "https" {
+		return 443
+	}
+	return 80
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Model returns the model the provider asks for.
+func (p *Provider) Model() string { return p.model }
+
+// BaseURL returns the server the provider talks to.
+func (p *Provider) BaseURL() string { return p.baseURL }
+
+// Invoke sends req and streams the answer; see the package documentation
+// for what is yielded. The sequence ends with the first error.
+func (p *Provider) Invoke(ctx context.Context, req *provider.Request) iter.Seq2[artifact.Artifact, error] {
+	return func(yield func(artifact.Artifact, error) bool) {
+		if req == nil {
+			req = &provider.Request{}
+		}
+		var sp *chatSpan
+		if p.tracer != nil {
+			ctx, sp = p.startSpan(ctx, req)
+		}
+		res, err := p.invoke(ctx, req, yield)
+		if sp != nil {
+			sp.end(res, err)
+		}
+		if err != nil && !errors.Is(err, errStopped) {
+			yield(nil, err)
+		}
+	}
+}
+
+// errStopped marks a consumer that stopped iterating; nothing more may be
+// yielded.
+var errStopped = errors.New("openai: consumer stopped")
+
+// result is what an invocation learned, for the span.
+type result struct {
+	model  string
+	id     string
+	finish string
+	usage  *artifact.Usage
+}
+
+func (p *Provider) invoke(ctx context.Context, req *provider.Request, yield func(artifact.Artifact, error) bool) (*result, error) {
+	res := &result{}
+	creq, patch, err := p.buildRequest(req)
+	if err != nil {
+		return res, err
+	}
+	ct := &callTransport{p: p, patch: patch, stream: p.stream}
+	cfg := p.cfg
+	cfg.HTTPClient = ct
+	client := goopenai.NewClientWithConfig(cfg)
+	if p.stream {
+		return res, p.runStream(ctx, client, ct, creq, res, yield)
+	}
+	return res, p.runWhole(ctx, client, ct, creq, res, yield)
+}

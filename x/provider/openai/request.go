@@ -1,0 +1,389 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+
+	goopenai "github.com/sashabaranov/go-openai"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/tool"
+)
+
+// WithTools offers tools to the model on one invocation. It sets
+// Request.Tools exactly as provider.WithTools does, so it composes with
+// every other option that sets the tools (the last one wins).
+func WithTools(tools []tool.Tool) provider.InvokeOption { return provider.WithTools(tools) }
+
+type extKey int
+
+const (
+	extReasoningEffort extKey = iota
+	extSeed
+	extUser
+)
+
+// WithReasoningEffort sets reasoning_effort ("low", "medium", "high", ...)
+// for models that think.
+func WithReasoningEffort(effort string) provider.InvokeOption {
+	return setExt(extReasoningEffort, effort)
+}
+
+// WithSeed asks for deterministic sampling with seed.
+func WithSeed(seed int) provider.InvokeOption { return setExt(extSeed, seed) }
+
+// WithUser sends a stable identifier of the end user, for abuse monitoring.
+func WithUser(user string) provider.InvokeOption { return setExt(extUser, user) }
+
+func setExt(k extKey, v any) provider.InvokeOption {
+	return provider.OptionFunc(func(_ context.Context, _ ledger.State, r *provider.Request) error {
+		r.SetExtension(k, v)
+		return nil
+	})
+}
+
+// RequestError reports a Request that cannot be sent: an artifact a role
+// cannot carry, a tool with a broken schema, a tool choice naming no offered
+// tool, a value out of range. Nothing was sent.
+type RequestError struct {
+	// Turn is the index in Request.Turns of the offending turn, or -1.
+	Turn int
+	Role ledger.Role
+	// Tool names the offending tool, if any.
+	Tool   string
+	Reason string
+	Err    error
+}
+
+func (e *RequestError) Error() string {
+	var b strings.Builder
+	b.WriteString("openai: request: ")
+	switch {
+	case e.Turn >= 0:
+		fmt.Fprintf(&b, "turn %d (%s): ", e.Turn, e.Role)
+	case e.Tool != "":
+		fmt.Fprintf(&b, "tool %q: ", e.Tool)
+	}
+	b.WriteString(e.Reason)
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+func (e *RequestError) Unwrap() error { return e.Err }
+
+func reqErr(reason string, args ...any) *RequestError {
+	return &RequestError{Turn: -1, Reason: fmt.Sprintf(reason, args...)}
+}
+
+func turnErr(i int, role ledger.Role, reason string, args ...any) *RequestError {
+	return &RequestError{Turn: i, Role: role, Reason: fmt.Sprintf(reason, args...)}
+}
+
+// defaultSchema is what an empty tool.Tool.Schema means.
+var defaultSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// emptyToolResult stands for a result with no content: the API refuses a
+// tool message without one.
+const emptyToolResult = "(no output)"
+
+// buildRequest maps req to go-openai's request. patch holds JSON members
+// go-openai cannot express (a zero temperature or top_p, which its
+// omitempty drops), for the transport to add to the body.
+func (p *Provider) buildRequest(req *provider.Request) (goopenai.ChatCompletionRequest, []byte, error) {
+	creq := goopenai.ChatCompletionRequest{Model: p.model}
+	msgs, err := p.messages(req.Turns)
+	if err != nil {
+		return creq, nil, err
+	}
+	creq.Messages = msgs
+
+	if len(req.Tools) > 0 {
+		if creq.Tools, err = p.tools(req.Tools); err != nil {
+			return creq, nil, err
+		}
+		if req.ParallelToolCalls != nil {
+			creq.ParallelToolCalls = *req.ParallelToolCalls
+		}
+	}
+	if creq.ToolChoice, err = toolChoice(req.ToolChoice, req.Tools); err != nil {
+		return creq, nil, err
+	}
+
+	switch {
+	case req.MaxTokens < 0:
+		return creq, nil, reqErr("MaxTokens is %d; it must not be negative", req.MaxTokens)
+	case p.legacyMax:
+		creq.MaxTokens = req.MaxTokens
+	default:
+		creq.MaxCompletionTokens = req.MaxTokens
+	}
+	var patch []byte
+	for _, f := range []struct {
+		name string
+		v    *float64
+		dst  *float32
+	}{{"temperature", req.Temperature, &creq.Temperature}, {"top_p", req.TopP, &creq.TopP}} {
+		if f.v == nil {
+			continue
+		}
+		if math.IsNaN(*f.v) || math.IsInf(*f.v, 0) {
+			return creq, nil, reqErr("%s is %v; it must be a finite number", f.name, *f.v)
+		}
+		if *f.v == 0 {
+			patch = append(patch, `"`+f.name+`":0,`...)
+			continue
+		}
+		*f.dst = float32(*f.v)
+	}
+	creq.Stop = req.Stop
+	if p.stream {
+		creq.StreamOptions = &goopenai.StreamOptions{IncludeUsage: true}
+	}
+	if v, ok := req.Extension(extReasoningEffort); ok {
+		creq.ReasoningEffort, _ = v.(string)
+	}
+	if v, ok := req.Extension(extSeed); ok {
+		if seed, ok := v.(int); ok {
+			creq.Seed = &seed
+		}
+	}
+	if v, ok := req.Extension(extUser); ok {
+		creq.User, _ = v.(string)
+	}
+	return creq, patch, nil
+}
+
+func toolChoice(c provider.ToolChoice, tools []tool.Tool) (any, error) {
+	switch c.Mode {
+	case "":
+		if c.Name != "" {
+			return nil, reqErr("tool choice names %q but its Mode is not %q", c.Name, provider.ToolChoiceTool)
+		}
+		return nil, nil
+	case provider.ToolChoiceAuto, provider.ToolChoiceNone:
+		// The API refuses a tool_choice without tools; with no tools, both
+		// modes already hold.
+		if len(tools) == 0 {
+			return nil, nil
+		}
+		return c.Mode, nil
+	case provider.ToolChoiceRequired:
+		if len(tools) == 0 {
+			return nil, reqErr("tool choice %q but no tools are offered", c.Mode)
+		}
+		return c.Mode, nil
+	case provider.ToolChoiceTool:
+		for _, t := range tools {
+			if t.Name == c.Name {
+				return goopenai.ToolChoice{Type: goopenai.ToolTypeFunction, Function: goopenai.ToolFunction{Name: c.Name}}, nil
+			}
+		}
+		return nil, reqErr("tool choice names %q, which is not among the %d tools offered", c.Name, len(tools))
+	}
+	return nil, reqErr("unknown tool choice mode %q", c.Mode)
+}
+
+func (p *Provider) tools(ts []tool.Tool) ([]goopenai.Tool, error) {
+	out := make([]goopenai.Tool, 0, len(ts))
+	seen := make(map[string]bool, len(ts))
+	for i, t := range ts {
+		if t.Name == "" {
+			return nil, reqErr("tool %d has no name", i)
+		}
+		if seen[t.Name] {
+			return nil, &RequestError{Turn: -1, Tool: t.Name, Reason: "offered twice"}
+		}
+		seen[t.Name] = true
+		schema := json.RawMessage(bytes.TrimSpace(t.Schema))
+		if len(schema) == 0 {
+			schema = defaultSchema
+		} else if !json.Valid(schema) {
+			return nil, &RequestError{Turn: -1, Tool: t.Name, Reason: "schema is not valid JSON"}
+		} else if schema[0] != '{' {
+			return nil, &RequestError{Turn: -1, Tool: t.Name, Reason: "schema is not a JSON object"}
+		}
+		out = append(out, goopenai.Tool{
+			Type: goopenai.ToolTypeFunction,
+			Function: &goopenai.FunctionDefinition{
+				Name:        t.Name,
+				Description: t.Description,
+				Strict:      p.strict && CheckStrict(schema) == nil,
+				Parameters:  schema,
+			},
+		})
+	}
+	return out, nil
+}
+
+func (p *Provider) messages(turns []ledger.Turn) ([]goopenai.ChatCompletionMessage, error) {
+	msgs := make([]goopenai.ChatCompletionMessage, 0, len(turns))
+	for i, t := range turns {
+		switch t.Role {
+		case ledger.RoleSystem, ledger.RoleUser:
+			m, ok, err := contentMessage(i, t)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				msgs = append(msgs, m)
+			}
+		case ledger.RoleAssistant:
+			m, ok, err := p.assistantMessage(i, t)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				msgs = append(msgs, m)
+			}
+		case ledger.RoleTool:
+			for _, a := range t.Artifacts {
+				r, ok := a.(artifact.ToolResult)
+				if !ok {
+					return nil, turnErr(i, t.Role, "a tool turn cannot carry %s", kindOf(a))
+				}
+				if r.ToolCallID == "" {
+					return nil, turnErr(i, t.Role, "tool result for %q has no tool call ID", r.Name)
+				}
+				content := r.Content
+				if content == "" {
+					content = emptyToolResult
+				}
+				msgs = append(msgs, goopenai.ChatCompletionMessage{
+					Role: goopenai.ChatMessageRoleTool, ToolCallID: r.ToolCallID, Content: content,
+				})
+			}
+		default:
+			return nil, turnErr(i, t.Role, "unknown role")
+		}
+	}
+	return msgs, nil
+}
+
+func kindOf(a artifact.Artifact) string {
+	if a == nil {
+		return "a nil artifact"
+	}
+	return a.Kind()
+}
+
+// contentMessage maps a system or user turn. One text goes out as a string,
+// anything more as content parts. A turn with nothing to say is skipped.
+func contentMessage(i int, t ledger.Turn) (goopenai.ChatCompletionMessage, bool, error) {
+	m := goopenai.ChatCompletionMessage{Role: string(t.Role)}
+	var parts []goopenai.ChatMessagePart
+	for _, a := range t.Artifacts {
+		switch a := a.(type) {
+		case artifact.Text:
+			if a.Content != "" {
+				parts = append(parts, goopenai.ChatMessagePart{Type: goopenai.ChatMessagePartTypeText, Text: a.Content})
+			}
+		case artifact.Image:
+			if t.Role != ledger.RoleUser {
+				return m, false, turnErr(i, t.Role, "a %s turn cannot carry an image", t.Role)
+			}
+			u, err := imageURL(a)
+			if err != nil {
+				return m, false, turnErr(i, t.Role, "%s", err)
+			}
+			parts = append(parts, goopenai.ChatMessagePart{
+				Type:     goopenai.ChatMessagePartTypeImageURL,
+				ImageURL: &goopenai.ChatMessageImageURL{URL: u, Detail: goopenai.ImageURLDetail(a.Detail)},
+			})
+		default:
+			return m, false, turnErr(i, t.Role, "a %s turn cannot carry %s", t.Role, kindOf(a))
+		}
+	}
+	switch {
+	case len(parts) == 0:
+		return m, false, nil
+	case len(parts) == 1 && parts[0].Type == goopenai.ChatMessagePartTypeText:
+		m.Content = parts[0].Text
+	default:
+		m.MultiContent = parts
+	}
+	return m, true, nil
+}
+
+// imageURL gives an image's URL, or its data as a data: URL. A URL wins
+// over data when both are set: it is what the application chose to share.
+func imageURL(img artifact.Image) (string, error) {
+	if img.URL != "" {
+		return img.URL, nil
+	}
+	if len(img.Data) == 0 {
+		return "", fmt.Errorf("image has neither URL nor data")
+	}
+	mime := img.MIMEType
+	if mime == "" {
+		mime = http.DetectContentType(img.Data)
+	}
+	if !strings.HasPrefix(mime, "image/") {
+		return "", fmt.Errorf("image data is %q, not an image type", mime)
+	}
+	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(img.Data), nil
+}
+
+// assistantMessage maps an assistant turn. Usage and Finish are records of
+// the answer, not part of it, and are not sent. A turn left with neither
+// content nor tool calls is skipped: the API refuses such a message.
+func (p *Provider) assistantMessage(i int, t ledger.Turn) (goopenai.ChatCompletionMessage, bool, error) {
+	m := goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleAssistant}
+	var (
+		parts     []goopenai.ChatMessagePart
+		reasoning strings.Builder
+	)
+	for _, a := range t.Artifacts {
+		switch a := a.(type) {
+		case artifact.Text:
+			if a.Content != "" {
+				parts = append(parts, goopenai.ChatMessagePart{Type: goopenai.ChatMessagePartTypeText, Text: a.Content})
+			}
+		case artifact.Reasoning:
+			reasoning.WriteString(a.Content)
+		case artifact.ToolCall:
+			if a.Name == "" {
+				return m, false, turnErr(i, t.Role, "tool call %q has no name", a.ID)
+			}
+			if a.ID == "" {
+				return m, false, turnErr(i, t.Role, "tool call to %q has no ID", a.Name)
+			}
+			args := a.Arguments
+			if strings.TrimSpace(args) == "" {
+				// Servers stream no arguments for a tool without
+				// parameters; the API wants a JSON text back.
+				args = "{}"
+			}
+			m.ToolCalls = append(m.ToolCalls, goopenai.ToolCall{
+				ID: a.ID, Type: goopenai.ToolTypeFunction,
+				Function: goopenai.FunctionCall{Name: a.Name, Arguments: args},
+			})
+		case artifact.Usage, artifact.Finish:
+		default:
+			return m, false, turnErr(i, t.Role, "an assistant turn cannot carry %s", kindOf(a))
+		}
+	}
+	switch {
+	case len(parts) == 1:
+		m.Content = parts[0].Text
+	case len(parts) > 1:
+		m.MultiContent = parts
+	}
+	if len(parts) == 0 && len(m.ToolCalls) == 0 {
+		return m, false, nil
+	}
+	if p.sendReason {
+		m.ReasoningContent = reasoning.String()
+	}
+	return m, true, nil
+}

@@ -1,0 +1,322 @@
+package openai
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	goopenai "github.com/sashabaranov/go-openai"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+)
+
+// The chunk as the wire has it, decoded here rather than into go-openai's
+// type so that both spellings of reasoning are read ("reasoning_content"
+// from DeepSeek and llama.cpp, "reasoning" from newer vLLM and OpenRouter).
+type wireChunk struct {
+	ID      string          `json:"id"`
+	Model   string          `json:"model"`
+	Choices []wireChoice    `json:"choices"`
+	Usage   *goopenai.Usage `json:"usage"`
+}
+
+type wireChoice struct {
+	Index        int       `json:"index"`
+	Delta        wireDelta `json:"delta"`
+	FinishReason string    `json:"finish_reason"`
+}
+
+type wireDelta struct {
+	Content          string              `json:"content"`
+	Refusal          string              `json:"refusal"`
+	ReasoningContent string              `json:"reasoning_content"`
+	Reasoning        string              `json:"reasoning"`
+	ToolCalls        []goopenai.ToolCall `json:"tool_calls"`
+}
+
+func (p *Provider) runStream(ctx context.Context, client *goopenai.Client, ct *callTransport,
+	creq goopenai.ChatCompletionRequest, res *result, yield func(artifact.Artifact, error) bool) error {
+	stream, err := client.CreateChatCompletionStream(ctx, creq)
+	if err != nil {
+		return p.callError(ctx, ct, err)
+	}
+	defer stream.Close()
+	var asm assembler
+	defer asm.report(res)
+	for {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("openai: %w", err)
+		}
+		raw, err := stream.RecvRaw()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return p.streamError(ctx, ct, err)
+		}
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue // "data:" with nothing after it: a keep-alive
+		}
+		var c wireChunk
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return respErr(ErrMalformed, fmt.Sprintf("chunk %d is not a valid chunk", asm.chunks+1), raw, err)
+		}
+		if err := asm.add(&c, yield); err != nil {
+			return err
+		}
+	}
+	if ct.watch == nil || !ct.watch.done {
+		detail := "the stream ended before data: [DONE]"
+		if asm.chunks == 0 && !strings.HasPrefix(ct.contentType, "text/event-stream") {
+			detail = fmt.Sprintf("the server answered with %q and no stream events; if it cannot stream, use WithStreaming(false)", ct.contentType)
+		}
+		return respErr(ErrIncomplete, detail, nil, nil)
+	}
+	return asm.end(yield)
+}
+
+func (p *Provider) streamError(ctx context.Context, ct *callTransport, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("openai: %w", cerr)
+	}
+	var ae *goopenai.APIError
+	if errors.As(err, &ae) {
+		return p.callError(ctx, ct, err)
+	}
+	if errors.Is(err, goopenai.ErrTooManyEmptyStreamMessages) {
+		return respErr(ErrMalformed, "too many lines that are not events", nil, err)
+	}
+	return respErr(ErrIncomplete, "the connection broke mid-stream", nil, err)
+}
+
+func (p *Provider) runWhole(ctx context.Context, client *goopenai.Client, ct *callTransport,
+	creq goopenai.ChatCompletionRequest, res *result, yield func(artifact.Artifact, error) bool) error {
+	resp, err := client.CreateChatCompletion(ctx, creq)
+	if err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		if ctx.Err() == nil && (errors.As(err, &se) || errors.As(err, &te)) {
+			return respErr(ErrMalformed, "the response is not a chat completion", nil, err)
+		}
+		return p.callError(ctx, ct, err)
+	}
+	asm := assembler{model: resp.Model, id: resp.ID}
+	defer asm.report(res)
+	if len(resp.Choices) == 0 {
+		return respErr(ErrIncomplete, "the response has no choices", nil, nil)
+	}
+	ch := resp.Choices[0]
+	msg := ch.Message
+	asm.reasoning.WriteString(msg.ReasoningContent)
+	asm.text.WriteString(msg.Content)
+	for _, part := range msg.MultiContent {
+		asm.text.WriteString(part.Text)
+	}
+	asm.text.WriteString(msg.Refusal)
+	for i, tc := range msg.ToolCalls {
+		asm.calls = append(asm.calls, &callAcc{index: i, id: tc.ID, name: tc.Function.Name})
+		asm.calls[i].args.WriteString(tc.Function.Arguments)
+	}
+	asm.finish = string(ch.FinishReason)
+	if u := resp.Usage; u.PromptTokens != 0 || u.CompletionTokens != 0 || u.TotalTokens != 0 {
+		asm.usage = usageOf(&u)
+	}
+	return asm.end(yield)
+}
+
+// assembler builds the whole artifacts of an answer from its chunks.
+type assembler struct {
+	text, reasoning strings.Builder
+	calls           []*callAcc
+	byIndex         map[int]*callAcc
+	finish          string
+	usage           *artifact.Usage
+	model, id       string
+	chunks          int
+}
+
+type callAcc struct {
+	index    int
+	id, name string
+	args     strings.Builder
+}
+
+func (a *assembler) report(res *result) {
+	res.model, res.id, res.finish, res.usage = a.model, a.id, a.finish, a.usage
+}
+
+// add takes one chunk, yielding its deltas. It returns errStopped when the
+// consumer stops.
+func (a *assembler) add(c *wireChunk, yield func(artifact.Artifact, error) bool) error {
+	a.chunks++
+	if c.Model != "" {
+		a.model = c.Model
+	}
+	if c.ID != "" {
+		a.id = c.ID
+	}
+	if c.Usage != nil {
+		a.usage = usageOf(c.Usage)
+	}
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		if ch.Index != 0 {
+			return respErr(ErrMalformed, fmt.Sprintf("chunk %d has choice %d; one choice was asked for", a.chunks, ch.Index), nil, nil)
+		}
+		d := &ch.Delta
+		r := d.ReasoningContent
+		if r == "" {
+			r = d.Reasoning
+		}
+		if r != "" {
+			a.reasoning.WriteString(r)
+			if !yield(artifact.ReasoningDelta{Content: r}, nil) {
+				return errStopped
+			}
+		}
+		for _, s := range [...]string{d.Content, d.Refusal} {
+			if s == "" {
+				continue
+			}
+			a.text.WriteString(s)
+			if !yield(artifact.TextDelta{Content: s}, nil) {
+				return errStopped
+			}
+		}
+		for j := range d.ToolCalls {
+			tc := &d.ToolCalls[j]
+			acc, err := a.call(tc)
+			if err != nil {
+				return err
+			}
+			if !yield(artifact.ToolCallDelta{
+				Index: acc.index, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments,
+			}, nil) {
+				return errStopped
+			}
+		}
+		if ch.FinishReason != "" {
+			a.finish = ch.FinishReason
+		}
+	}
+	return nil
+}
+
+// call finds the call a fragment belongs to. OpenAI numbers calls with
+// index and sends ID and name once; servers that omit the index send each
+// call whole, so a fragment without one starts a new call when it brings a
+// new ID and continues the last call otherwise.
+func (a *assembler) call(tc *goopenai.ToolCall) (*callAcc, error) {
+	var acc *callAcc
+	switch {
+	case tc.Index != nil:
+		acc = a.byIndex[*tc.Index]
+		if acc == nil {
+			acc = a.newCall(*tc.Index)
+		}
+	case tc.ID != "":
+		for _, c := range a.calls {
+			if c.id == tc.ID {
+				acc = c
+				break
+			}
+		}
+		if acc == nil {
+			next := 0
+			for _, c := range a.calls {
+				next = max(next, c.index+1)
+			}
+			acc = a.newCall(next)
+		}
+	case len(a.calls) > 0:
+		acc = a.calls[len(a.calls)-1]
+	default:
+		acc = a.newCall(0)
+	}
+	if tc.ID != "" {
+		switch acc.id {
+		case "":
+			acc.id = tc.ID
+		case tc.ID:
+		default:
+			return nil, respErr(ErrInvalidToolCall, fmt.Sprintf("tool call %d changed its ID from %q to %q", acc.index, acc.id, tc.ID), nil, nil)
+		}
+	}
+	// Some servers repeat the whole name in every fragment; a name is
+	// otherwise sent once.
+	if n := tc.Function.Name; n != "" && n != acc.name {
+		acc.name += n
+	}
+	acc.args.WriteString(tc.Function.Arguments)
+	return acc, nil
+}
+
+func (a *assembler) newCall(index int) *callAcc {
+	if a.byIndex == nil {
+		a.byIndex = make(map[int]*callAcc)
+	}
+	acc := &callAcc{index: index}
+	a.byIndex[index] = acc
+	a.calls = append(a.calls, acc)
+	return acc
+}
+
+// end checks the answer is whole and yields its artifacts in order:
+// Reasoning, Text, ToolCalls by index, Usage, Finish.
+func (a *assembler) end(yield func(artifact.Artifact, error) bool) error {
+	if a.finish == "" {
+		return respErr(ErrIncomplete, "the answer ended without a finish reason", nil, nil)
+	}
+	slices.SortStableFunc(a.calls, func(x, y *callAcc) int { return cmp.Compare(x.index, y.index) })
+	ids := make(map[string]int, len(a.calls))
+	for _, c := range a.calls {
+		if c.name == "" {
+			return respErr(ErrInvalidToolCall, fmt.Sprintf("tool call %d (ID %q) has no name", c.index, c.id), []byte(c.args.String()), nil)
+		}
+		if c.id == "" {
+			c.id = "call_" + ledger.NewID()[:24]
+		}
+		if prev, dup := ids[c.id]; dup {
+			return respErr(ErrInvalidToolCall, fmt.Sprintf("tool calls %d and %d share the ID %q", prev, c.index, c.id), nil, nil)
+		}
+		ids[c.id] = c.index
+	}
+	out := make([]artifact.Artifact, 0, len(a.calls)+4)
+	if a.reasoning.Len() > 0 {
+		out = append(out, artifact.Reasoning{Content: a.reasoning.String()})
+	}
+	if a.text.Len() > 0 {
+		out = append(out, artifact.Text{Content: a.text.String()})
+	}
+	for _, c := range a.calls {
+		out = append(out, artifact.ToolCall{ID: c.id, Name: c.name, Arguments: c.args.String()})
+	}
+	if a.usage != nil {
+		out = append(out, *a.usage)
+	}
+	out = append(out, artifact.Finish{Reason: a.finish})
+	for _, art := range out {
+		if !yield(art, nil) {
+			return errStopped
+		}
+	}
+	return nil
+}
+
+func usageOf(u *goopenai.Usage) *artifact.Usage {
+	out := &artifact.Usage{InputTokens: int64(u.PromptTokens), OutputTokens: int64(u.CompletionTokens)}
+	if d := u.PromptTokensDetails; d != nil {
+		out.CachedInputTokens = int64(d.CachedTokens)
+	}
+	if d := u.CompletionTokensDetails; d != nil {
+		out.ReasoningTokens = int64(d.ReasoningTokens)
+	}
+	return out
+}

@@ -1,0 +1,211 @@
+package openai
+
+import (
+	"bytes"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// callTransport is the go-openai HTTPDoer of one invocation. It adds what
+// go-openai cannot express to the body, retries 429 and 5xx answers, and
+// watches a stream for its closing "data: [DONE]", which go-openai reports
+// exactly like a connection that just ended.
+type callTransport struct {
+	p      *Provider
+	patch  []byte
+	stream bool
+
+	attempts    int
+	retryAfter  time.Duration
+	contentType string
+	watch       *doneWatcher
+}
+
+// maxErrorBody bounds what is read of a failed response.
+const maxErrorBody = 1 << 16
+
+func retryable(code int) bool { return code == http.StatusTooManyRequests || code >= 500 }
+
+func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	var body []byte
+	if req.Body != nil {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
+	if len(t.patch) > 0 && len(body) > 2 && body[0] == '{' {
+		// go-openai always writes "model" first, so a member followed by a
+		// comma can go right after the brace.
+		patched := make([]byte, 0, len(body)+len(t.patch))
+		patched = append(patched, '{')
+		patched = append(patched, t.patch...)
+		body = append(patched, body[1:]...)
+	}
+	for attempt := 0; ; attempt++ {
+		r := req.Clone(ctx)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		for k, vs := range t.p.headers {
+			r.Header[k] = vs
+		}
+		resp, err := t.p.httpc.Do(r)
+		t.attempts = attempt + 1
+		if err != nil {
+			return nil, err
+		}
+		if !retryable(resp.StatusCode) {
+			if t.stream && resp.StatusCode/100 == 2 {
+				t.contentType = resp.Header.Get("Content-Type")
+				t.watch = &doneWatcher{rc: resp.Body}
+				resp.Body = t.watch
+			}
+			return resp, nil
+		}
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(data))
+
+		wait, asked := retryDelay(resp.Header, t.p.now())
+		if asked {
+			t.retryAfter = wait
+		}
+		// Running out of quota is a 429 that no wait cures.
+		if attempt >= t.p.maxRetries || bytes.Contains(data, []byte("insufficient_quota")) {
+			return resp, nil
+		}
+		if !asked {
+			wait = backoff(attempt)
+		}
+		if wait > t.p.maxRetryWait {
+			return resp, nil
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+			return resp, nil
+		}
+		if t.p.tracer != nil {
+			trace.SpanFromContext(ctx).AddEvent("retry", trace.WithAttributes(
+				attribute.Int("http.response.status_code", resp.StatusCode),
+				attribute.Int("lode.retry.attempt", attempt+1),
+				attribute.Float64("lode.retry.wait_seconds", wait.Seconds()),
+			))
+		}
+		if err := t.p.sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// retryDelay reads how long the server asked to wait: retry-after-ms, then
+// Retry-After in seconds or as an HTTP date.
+func retryDelay(h http.Header, now time.Time) (time.Duration, bool) {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
+			return durationOf(f / 1000), true
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
+		return durationOf(f), true
+	}
+	if at, err := http.ParseTime(v); err == nil {
+		return max(at.Sub(now), 0), true
+	}
+	return 0, false
+}
+
+func durationOf(seconds float64) time.Duration {
+	if seconds*float64(time.Second) >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return time.Duration(seconds * float64(time.Second))
+}
+
+// backoff is the wait before retry attempt+1 when the server named none:
+// exponential from retryBase, capped at retryCap, with half of it jittered
+// so that many clients do not come back at once.
+func backoff(attempt int) time.Duration {
+	d := retryCap
+	if attempt < 5 {
+		d = min(retryBase<<attempt, retryCap)
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// doneLineMax is longer than any line "data: [DONE]" can be written as
+// that anyone sends; longer lines are not inspected.
+const doneLineMax = 32
+
+// doneWatcher passes a stream body through and notes whether a line
+// "data: [DONE]" went by. go-openai reads the body ahead of what it has
+// returned, but it stops at [DONE], so once it reports the end of the
+// stream, a [DONE] seen here is the one it stopped at.
+type doneWatcher struct {
+	rc   io.ReadCloser
+	line [doneLineMax]byte
+	n    int
+	long bool
+	done bool
+	read int64
+}
+
+func (w *doneWatcher) Read(p []byte) (int, error) {
+	n, err := w.rc.Read(p)
+	w.read += int64(n)
+	b := p[:n]
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			w.add(b)
+			break
+		}
+		w.add(b[:i])
+		w.endLine()
+		b = b[i+1:]
+	}
+	if err != nil {
+		w.endLine()
+	}
+	return n, err
+}
+
+func (w *doneWatcher) add(b []byte) {
+	if w.long {
+		return
+	}
+	if w.n+len(b) > doneLineMax {
+		w.long = true
+		return
+	}
+	w.n += copy(w.line[w.n:], b)
+}
+
+func (w *doneWatcher) endLine() {
+	if !w.long && isDoneLine(w.line[:w.n]) {
+		w.done = true
+	}
+	w.n, w.long = 0, false
+}
+
+func isDoneLine(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	rest, ok := bytes.CutPrefix(b, []byte("data:"))
+	return ok && string(bytes.TrimSpace(rest)) == "[DONE]"
+}
+
+func (w *doneWatcher) Close() error { return w.rc.Close() }
