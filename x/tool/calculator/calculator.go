@@ -1,0 +1,213 @@
+package calculator
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/lodeworks/lode/tool"
+)
+
+// Defaults of the limits; a zero option value means the default.
+const (
+	DefaultMaxInput = 4 << 10 // bytes of expression text
+	DefaultMaxBits  = 8192    // bits of an exact numerator or denominator
+	DefaultMaxDepth = 64      // nesting of parentheses, signs, powers and calls
+)
+
+// DefaultName is the name the calculator is mounted under.
+const DefaultName = "calculator"
+
+type limits struct {
+	maxInput, maxBits, maxDepth int
+}
+
+// Option configures a Calculator.
+type Option func(*Calculator)
+
+// WithName sets the source name (default "calculator"), which prefixes the
+// tool's name when mounted: "<name>__eval".
+func WithName(name string) Option { return func(c *Calculator) { c.name = name } }
+
+// WithMaxInput bounds the expression length in bytes (default 4 KiB).
+func WithMaxInput(n int) Option { return func(c *Calculator) { c.lim.maxInput = n } }
+
+// WithMaxBits bounds the bits of an exact result's numerator and
+// denominator (default 8192, about 2466 decimal digits). A larger exact
+// result falls back to float64, and fails if float64 cannot hold it.
+func WithMaxBits(n int) Option { return func(c *Calculator) { c.lim.maxBits = n } }
+
+// WithMaxDepth bounds the nesting depth (default 64).
+func WithMaxDepth(n int) Option { return func(c *Calculator) { c.lim.maxDepth = n } }
+
+// Calculator evaluates arithmetic expressions, as a Go API (Eval) and as a
+// tool source with one tool, "eval". It is safe for concurrent use.
+type Calculator struct {
+	name string
+	lim  limits
+}
+
+// New returns a calculator; zero or negative limits mean the defaults.
+func New(opts ...Option) *Calculator {
+	c := &Calculator{}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.name == "" {
+		c.name = DefaultName
+	}
+	if c.lim.maxInput <= 0 {
+		c.lim.maxInput = DefaultMaxInput
+	}
+	if c.lim.maxBits <= 0 {
+		c.lim.maxBits = DefaultMaxBits
+	}
+	if c.lim.maxDepth <= 0 {
+		c.lim.maxDepth = DefaultMaxDepth
+	}
+	return c
+}
+
+// Eval evaluates expr with the default limits. Every error is an *Error.
+func Eval(expr string) (Value, error) { return New().Eval(expr) }
+
+// Eval evaluates expr. Every error is an *Error matching one of the Err*
+// kinds.
+func (c *Calculator) Eval(expr string) (Value, error) {
+	p := &parser{src: expr, lim: c.lim}
+	return p.parse()
+}
+
+// Name returns the source name.
+func (c *Calculator) Name() string { return c.name }
+
+// EvalArgs are the arguments of the eval tool.
+type EvalArgs struct {
+	Expression string `json:"expression" jsonschema:"description=The arithmetic expression to evaluate, e.g. (1/3 + 1/6) * 2^10 or sqrt(2)"`
+}
+
+// Answer is the Value of a successful eval result.
+type Answer struct {
+	Expression string `json:"expression"`
+	// Result is the exact form ("1/3") or the float ("1.4142135623730951").
+	Result string `json:"result"`
+	// Decimal is the decimal form ("0.33333333333333333333").
+	Decimal string `json:"decimal"`
+	// Exact is false when the result is a float64 approximation.
+	Exact bool  `json:"exact"`
+	Value Value `json:"-"`
+}
+
+const evalDescription = "Evaluate an arithmetic expression exactly. " +
+	"Operators: + - * / (also × ÷ −), % (modulo, sign of the divisor), ^ or ** (power), parentheses, unary minus. " +
+	"Functions: sqrt, cbrt, abs, floor, ceil, trunc, round(x[, digits]), min, max, gcd, lcm, " +
+	"ln and log (natural; log(x, base)), log10, log2, exp, sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh. " +
+	"Constants: pi, e, tau. Fractions stay exact (1/3 + 1/6 = 1/2); irrational results are floats."
+
+// Tools lists the eval tool.
+func (c *Calculator) Tools(context.Context) ([]tool.Tool, error) {
+	schema, err := tool.SchemaFor[EvalArgs]()
+	if err != nil {
+		return nil, err
+	}
+	return []tool.Tool{{
+		Name:        "eval",
+		Description: evalDescription,
+		Schema:      schema,
+		Hints:       tool.Hints{ReadOnly: true, Idempotent: true},
+	}}, nil
+}
+
+// Call runs the eval tool. A bad expression is a *tool.Result with IsError
+// set and a message saying what is wrong and where.
+func (c *Calculator) Call(ctx context.Context, name string, args map[string]any) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if name != "eval" {
+		return &tool.Result{IsError: true, Content: fmt.Sprintf("the %s source has no tool %q; its only tool is eval", c.name, name)}, nil
+	}
+	expr, ok := args["expression"].(string)
+	if !ok {
+		return &tool.Result{IsError: true, Content: `eval needs "expression", a string such as "1/3 + 1/6"`}, nil
+	}
+	v, err := c.Eval(expr)
+	if err != nil {
+		return &tool.Result{IsError: true, Content: err.Error()}, nil
+	}
+	d, _ := v.decimal()
+	return &tool.Result{
+		Content: v.Text(),
+		Value:   Answer{Expression: expr, Result: v.String(), Decimal: d, Exact: v.Exact(), Value: v},
+	}, nil
+}
+
+// optionKeys are the pack options, as a workflow's tools.calculator map
+// gives them.
+var optionKeys = []string{"max_bits", "max_depth", "max_input"}
+
+// FromOptions builds a calculator from pack options: max_input (bytes),
+// max_bits and max_depth, each a positive integer.
+func FromOptions(options map[string]any) (*Calculator, error) {
+	opts, err := parseOptions(options)
+	if err != nil {
+		return nil, err
+	}
+	return New(opts...), nil
+}
+
+// ValidateOptions checks pack options without building anything.
+func (c *Calculator) ValidateOptions(options map[string]any) error {
+	_, err := parseOptions(options)
+	return err
+}
+
+func parseOptions(options map[string]any) ([]Option, error) {
+	keys := make([]string, 0, len(options))
+	for k := range options {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var opts []Option
+	for _, k := range keys {
+		var with func(int) Option
+		limit := 1 << 24
+		switch k {
+		case "max_input":
+			with = WithMaxInput
+		case "max_bits":
+			with = WithMaxBits
+		case "max_depth":
+			with, limit = WithMaxDepth, 10000
+		default:
+			return nil, fmt.Errorf("calculator: unknown option %q; the options are %s", k, strings.Join(optionKeys, ", "))
+		}
+		n, err := positiveInt(k, options[k], limit)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, with(n))
+	}
+	return opts, nil
+}
+
+func positiveInt(key string, v any, limit int) (int, error) {
+	var n float64
+	switch x := v.(type) {
+	case int:
+		n = float64(x)
+	case int64:
+		n = float64(x)
+	case uint64:
+		n = float64(x)
+	case float64:
+		n = x
+	default:
+		return 0, fmt.Errorf("calculator: option %s must be a positive integer, got %T", key, v)
+	}
+	if n != float64(int64(n)) || n <= 0 || n > float64(limit) {
+		return 0, fmt.Errorf("calculator: option %s must be an integer from 1 to %d, got %v", key, limit, v)
+	}
+	return int(n), nil
+}
