@@ -144,6 +144,16 @@ func (p *Provider) callError(ctx context.Context, ct *callTransport, err error) 
 	if cerr := ctx.Err(); cerr != nil {
 		return fmt.Errorf("openai: %w", cerr)
 	}
+	// A RequestError may wrap an empty APIError; the body is the truth.
+	var re *goopenai.RequestError
+	if errors.As(err, &re) {
+		e := &APIError{
+			StatusCode: re.HTTPStatusCode, Message: messageFromBody(re.Body),
+			Attempts: ct.attempts, RetryAfter: ct.retryAfter, Err: err,
+		}
+		e.Hint = p.hint(e)
+		return e
+	}
 	var ae *goopenai.APIError
 	if errors.As(err, &ae) {
 		e := &APIError{
@@ -155,15 +165,6 @@ func (p *Provider) callError(ctx context.Context, ct *callTransport, err error) 
 		}
 		if ae.Param != nil {
 			e.Param = *ae.Param
-		}
-		e.Hint = p.hint(e)
-		return e
-	}
-	var re *goopenai.RequestError
-	if errors.As(err, &re) {
-		e := &APIError{
-			StatusCode: re.HTTPStatusCode, Message: messageFromBody(re.Body),
-			Attempts: ct.attempts, RetryAfter: ct.retryAfter, Err: err,
 		}
 		e.Hint = p.hint(e)
 		return e

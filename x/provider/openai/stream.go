@@ -102,7 +102,9 @@ func (p *Provider) runWhole(ctx context.Context, client *goopenai.Client, ct *ca
 	if err != nil {
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
-		if ctx.Err() == nil && (errors.As(err, &se) || errors.As(err, &te)) {
+		var ae *goopenai.APIError
+		var re *goopenai.RequestError
+		if ctx.Err() == nil && !errors.As(err, &ae) && !errors.As(err, &re) && (errors.As(err, &se) || errors.As(err, &te)) {
 			return respErr(ErrMalformed, "the response is not a chat completion", nil, err)
 		}
 		return p.callError(ctx, ct, err)

@@ -79,12 +79,12 @@ func hasType(m map[string]any, want string) bool {
 }
 
 func (c *strictChecker) check(v any, path string, depth int) error {
-	if depth > strictMaxDepth {
-		return fmt.Errorf("%s: nested deeper than %d levels", path, strictMaxDepth)
-	}
 	m, ok := v.(map[string]any)
 	if !ok {
 		return fmt.Errorf("%s: a schema must be an object", path)
+	}
+	if depth > strictMaxDepth && hasType(m, "object") {
+		return fmt.Errorf("%s: objects nested deeper than %d levels", path, strictMaxDepth)
 	}
 	for _, k := range sortedKeys(m) { // sorted: the same complaint every time
 		if !strictKeywords[k] {
