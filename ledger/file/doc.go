@@ -1,0 +1,19 @@
+// Package file is the embedded ledger.Store: each thread is an append-only
+// journal file, <id>.journal, in one directory.
+//
+// A journal is JSON lines, each prefixed with its length and CRC-32C, so a
+// record torn by a crash or damaged on disk is told apart from a whole one.
+// Appending a turn writes one record at the end of the file: it never
+// rewrites or re-reads the journal, so its cost does not grow with the
+// thread. Metadata changes are records too.
+//
+// A crash (kill -9) loses at most the turn being written: Load cuts a torn
+// last record and reports it (WithRepairFunc). Damage before the end fails
+// Load with a *CorruptError naming the line and byte offset, unless the
+// store uses TruncateCorrupt. WithSync chooses between an fsync per turn
+// (the default) and batching; see SyncPolicy for the trade-off.
+//
+// Several stores, in one process or many, may share a directory: changes
+// take the journal's file lock and fail with ledger.ErrConflict when the
+// thread moved on since the State last saw it.
+package file
