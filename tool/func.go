@@ -69,7 +69,7 @@ func RegisterFunc[In, Out any](reg Registry, name, description string, fn func(c
 	return reg.Register(t, tf)
 }
 
-func typedTool[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts []FuncOption) (Tool, ToolFunc, func(context.Context, []byte) (any, error), error) {
+func typedTool[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts []FuncOption) (Tool, ToolFunc, typedDecoder, error) {
 	if fn == nil {
 		return Tool{}, nil, nil, fmt.Errorf("tool: %q: nil function", name)
 	}
@@ -84,19 +84,23 @@ func typedTool[In, Out any](name, description string, fn func(context.Context, I
 		}
 		t.Schema = s
 	}
-	typed := func(ctx context.Context, raw []byte) (any, error) {
+	typed := func(raw []byte) (Prepared, error) {
 		var in In
 		if err := json.Unmarshal(raw, &in); err != nil {
 			return nil, &ArgumentsError{Tool: name, Err: err}
 		}
-		return fn(ctx, in)
+		return func(ctx context.Context) (any, error) { return fn(ctx, in) }, nil
 	}
 	tf := func(ctx context.Context, _ Sandbox, args map[string]any) (any, error) {
 		raw, err := json.Marshal(args)
 		if err != nil {
 			return nil, err
 		}
-		return typed(ctx, raw)
+		run, err := typed(raw)
+		if err != nil {
+			return nil, err
+		}
+		return run(ctx)
 	}
 	return t, tf, typed, nil
 }

@@ -64,7 +64,7 @@ type Binding struct {
 
 	schema *compiledSchema
 	fn     ToolFunc
-	typed  func(ctx context.Context, raw []byte) (any, error)
+	typed  typedDecoder
 	src    RemoteSource
 }
 
@@ -196,7 +196,7 @@ func (r *registry) Register(t Tool, fn ToolFunc) error {
 }
 
 // registerTyped adds a typed tool with its fast path.
-func (r *registry) registerTyped(t Tool, fn ToolFunc, typed func(context.Context, []byte) (any, error)) error {
+func (r *registry) registerTyped(t Tool, fn ToolFunc, typed typedDecoder) error {
 	b, err := newBinding(t, LocalOwner)
 	if err != nil {
 		return err
@@ -408,30 +408,43 @@ func (b *Binding) Decode(raw string) (map[string]any, error) {
 	return args, nil
 }
 
-// Call decodes raw arguments, validates them and runs the tool with sb. An
-// *ArgumentsError means the tool did not run.
-func (b *Binding) Call(ctx context.Context, sb Sandbox, raw string) (any, error) {
+// Prepared is a call whose arguments have been decoded and checked,
+// ready to run.
+type Prepared func(ctx context.Context) (any, error)
+
+// typedDecoder decodes a typed tool's arguments straight into its Go type.
+type typedDecoder func(raw []byte) (Prepared, error)
+
+// Prepare decodes raw arguments, validates them against the schema and
+// binds them, with sb, to the tool. An *ArgumentsError means they cannot be
+// used and the tool must not run.
+func (b *Binding) Prepare(sb Sandbox, raw string) (Prepared, error) {
 	args, err := b.Decode(raw)
 	if err != nil {
 		return nil, err
 	}
-	return b.Run(ctx, sb, raw, args)
-}
-
-// Run runs the tool with arguments already checked by Decode; raw is the
-// text they were decoded from.
-func (b *Binding) Run(ctx context.Context, sb Sandbox, raw string, args map[string]any) (any, error) {
 	switch {
 	case b.typed != nil:
 		if strings.TrimSpace(raw) == "" {
 			raw = "{}"
 		}
-		return b.typed(ctx, []byte(raw))
+		return b.typed([]byte(raw))
 	case b.src != nil:
-		return b.src.Call(ctx, b.Original, args)
+		src, name := b.src, b.Original
+		return func(ctx context.Context) (any, error) { return src.Call(ctx, name, args) }, nil
 	default:
-		return b.fn(ctx, sb, args)
+		fn := b.fn
+		return func(ctx context.Context) (any, error) { return fn(ctx, sb, args) }, nil
 	}
+}
+
+// Call prepares the call (see Prepare) and runs it.
+func (b *Binding) Call(ctx context.Context, sb Sandbox, raw string) (any, error) {
+	run, err := b.Prepare(sb, raw)
+	if err != nil {
+		return nil, err
+	}
+	return run(ctx)
 }
 
 func parseArgs(raw string) (map[string]any, error) {

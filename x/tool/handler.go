@@ -219,7 +219,11 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		return fail(errDuplicate, fmt.Sprintf("another call in this answer already uses the id %q; this call to %s was not run — give every call its own id", call.ID, call.Name), nil)
 	}
 	remote := b.Remote
-	args, err := b.Decode(call.Arguments)
+	sb := h.sandbox
+	if s, ok := h.sandboxes[b.Tool.Name]; ok {
+		sb = s
+	}
+	prepared, err := b.Prepare(sb, call.Arguments)
 	if err != nil {
 		o := outcome{errType: errArgs, err: err, remote: remote}
 		return artifact.ToolResult{ToolCallID: call.ID, Name: call.Name, IsError: true,
@@ -247,7 +251,7 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	v, err, stack := h.run(cctx, b, call, args)
+	v, err, stack := h.run(cctx, prepared)
 
 	res := artifact.ToolResult{ToolCallID: call.ID, Name: call.Name}
 	o := outcome{remote: remote}
@@ -294,24 +298,20 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 
 // run calls the tool on its own goroutine so that a tool that ignores its
 // context still cannot hold the turn past the timeout.
-func (h *Handler) run(ctx context.Context, b *toolpkg.Binding, call artifact.ToolCall, args map[string]any) (v any, err error, stack []byte) {
+func (h *Handler) run(ctx context.Context, prepared toolpkg.Prepared) (v any, err error, stack []byte) {
 	type ret struct {
 		v     any
 		err   error
 		stack []byte
 	}
 	done := make(chan ret, 1)
-	sb := h.sandbox
-	if s, ok := h.sandboxes[b.Tool.Name]; ok {
-		sb = s
-	}
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
 				done <- ret{err: fmt.Errorf("panic: %v", p), stack: debug.Stack()}
 			}
 		}()
-		v, err := b.Run(ctx, sb, call.Arguments, args)
+		v, err := prepared(ctx)
 		done <- ret{v: v, err: err}
 	}()
 	select {
