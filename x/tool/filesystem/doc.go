@@ -1,0 +1,24 @@
+// Package filesystem is a tool source (pack) of file tools confined to one
+// root directory: read, write, edit, list, glob, search and stat, mounted as
+// "filesystem__read" and so on.
+//
+// The application assigns the root — New(root) — and there is no default:
+// an empty root is ErrNoRoot. Every path a model gives is checked by Clean
+// (no empty, absolute or escaping paths, no control characters or NUL, no
+// names over 255 bytes or paths over 4096) and then opened through an
+// os.Root, which refuses symbolic links that lead out of the root, whether
+// they are absolute or relative, and reports loops. Links that stay inside
+// the root are followed; walks (list, glob, search) never descend through a
+// link. Results name paths relative to the root and never show the host's
+// path to it.
+//
+// Reads and writes are bounded (WithMaxReadBytes, WithMaxWriteBytes); a
+// read too large for the limit returns whole lines and says where to go on
+// (offset=N). list, glob and search are bounded in results and in entries
+// visited. ReadOnly offers only the tools that change nothing, and refuses
+// write and edit if they are called anyway.
+//
+// Everything a model can get wrong comes back as a *tool.Result with
+// IsError set and a message that says what to do instead: an edit whose
+// old_string occurs twice, a path through a link leading out, a binary file.
+package filesystem

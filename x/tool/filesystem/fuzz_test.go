@@ -1,0 +1,81 @@
+package filesystem_test
+
+import (
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/tool/filesystem"
+)
+
+// FuzzPath feeds arbitrary paths (and glob patterns) to Clean and to every
+// tool on a root with links leading out, and checks that a cleaned path is
+// local and valid, that a refused path is refused by every tool with the
+// same message, and that nothing outside the root is ever read or changed.
+func FuzzPath(f *testing.F) {
+	for _, s := range []string{
+		"hello.txt", ".", "..", "../secret.txt", "/etc/passwd", "sub/../../secret.txt", "link_out",
+		"link_out_abs", "link_out_dir/file.txt", "link_dir_in/../link_out", "loop1", "self/x", "a\x00b",
+		"\xff", "sub//deep/./x.go", "fifo", "dangling", "new/dir/file", strings.Repeat("a", 256),
+		strings.Repeat("a/", 2049), "C:\\windows", "~/x", "\u202e", "link_out/..", "sub/deep/../../..",
+	} {
+		f.Add(s, "**/*")
+	}
+	tmp, root := fixture(f)
+	fsys, err := filesystem.New(root)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { fsys.Close() })
+	f.Fuzz(func(t *testing.T, p, pattern string) {
+		c, cerr := filesystem.Clean(p)
+		if cerr == nil {
+			if !fs.ValidPath(c) || !filepath.IsLocal(c) || len(c) > filesystem.MaxPathBytes || strings.ContainsFunc(c, unicode.IsControl) {
+				t.Fatalf("Clean(%q) = %q, which is not a valid local path", p, c)
+			}
+			if again, err := filesystem.Clean(c); err != nil || again != c {
+				t.Fatalf("Clean is not idempotent: %q -> %q -> %q, %v", p, c, again, err)
+			}
+		}
+		calls := []struct {
+			name string
+			args map[string]any
+		}{
+			{"read", map[string]any{"path": p}},
+			{"read", map[string]any{"path": p, "offset": 2, "line_numbers": true}},
+			{"stat", map[string]any{"path": p}},
+			{"list", map[string]any{"path": p, "depth": 3}},
+			{"glob", map[string]any{"path": p, "pattern": pattern}},
+			{"search", map[string]any{"path": p, "query": "T"}},
+			{"write", map[string]any{"path": p, "content": "fuzz"}},
+		}
+		for _, cl := range calls {
+			res := call(t, fsys, cl.name, cl.args)
+			if strings.Contains(res.Content, secret) {
+				t.Fatalf("%s(%q) revealed the secret: %q", cl.name, p, res.Content)
+			}
+			if strings.Contains(res.Content, tmp) {
+				t.Fatalf("%s(%q) revealed the host path: %q", cl.name, p, res.Content)
+			}
+			if cerr != nil && (!res.IsError || res.Content != cerr.Error()) {
+				t.Fatalf("%s(%q) = %q, want the refusal %q", cl.name, p, res.Content, cerr.Error())
+			}
+			if v, ok := res.Value.(filesystem.ListResult); ok {
+				for _, e := range v.Entries {
+					name, _, _ := strings.Cut(e, " (")
+					name = strings.TrimSuffix(name, "/")
+					if name, _, _ = strings.Cut(name, ":"); !filepath.IsLocal(name) {
+						t.Fatalf("%s(%q) listed %q, not a local path", cl.name, p, e)
+					}
+				}
+			}
+			if _, ok := res.Value.(*tool.Result); ok {
+				t.Fatal("nested result")
+			}
+		}
+		checkUnchanged(t, tmp)
+	})
+}
