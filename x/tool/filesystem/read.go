@@ -106,7 +106,6 @@ func (f *FS) readWhole(file *os.File, rel string, size int64) *tool.Result {
 	return &tool.Result{Content: content, Value: ReadResult{Path: rel, Offset: 1, Bytes: n}}
 }
 
-
 func binaryFile(rel string, size int64) *tool.Result {
 	return failf("%s looks like a binary file (%d bytes, containing NUL bytes); read handles text files only", quote(rel), size)
 }
