@@ -60,7 +60,7 @@ func (l Limits) withDefaults() Limits {
 type Option func(*config)
 
 type config struct {
-	limits Limits
+	limits  Limits
 	select_ []string
 }
 
@@ -127,8 +127,8 @@ type Predicate struct {
 	// CI makes contains case-insensitive.
 	CI bool
 
-	lower string              // Value lower-cased, for CI contains
-	set   map[scalarKey]bool  // Value as a set, for in and nin
+	lower string             // Value lower-cased, for CI contains
+	set   map[scalarKey]bool // Value as a set, for in and nin
 }
 
 func (*And) isFilter()       {}
