@@ -11,7 +11,8 @@
 // Tools: local_query (the query DSL of package query; default select id,
 // title, state, stateType, labels), local_get (one item with every field
 // and its body), and local_create, local_update_state, local_add_label,
-// local_comment, which change the board.
+// local_comment, which change the board. It ships one skill, local-board
+// (Skills), telling a model how to use them.
 //
 // Files are reached only through an os.Root on the folder, and an id is a
 // plain name (letters, digits, '.', '_', '-', starting with a letter or

@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,9 +22,22 @@ import (
 // Name is the pack's name, and its key in the tools: map.
 const Name = "local"
 
-// DefaultSelect is what local_query returns of each item when the query
+// defaultSelect is what local_query returns of each item when the query
 // has no select.
-var DefaultSelect = []string{"id", "title", "state", "stateType", "labels"}
+var defaultSelect = []string{"id", "title", "state", "stateType", "labels"}
+
+//go:embed skills
+var skillFiles embed.FS
+
+// Skills are the skills the pack ships: a folder per skill, each holding a
+// SKILL.md.
+func Skills() fs.FS {
+	sub, err := fs.Sub(skillFiles, "skills")
+	if err != nil {
+		panic(err) // the folder is embedded
+	}
+	return sub
+}
 
 // Option configures the pack.
 type Option func(*board)
@@ -52,6 +66,7 @@ func New(opts ...Option) *pack.Bundle {
 	qopts := []query.Option{query.WithLimits(b.limits)}
 	return pack.MustNew(Name,
 		pack.Validate(ValidateOptions),
+		pack.Skills(Skills()),
 		pack.Spec(tool.Tool{
 			Name: "local_query",
 			Description: "Find items on the local board: filter, select, sort and page them. " +
@@ -138,7 +153,7 @@ type QueryResult struct {
 }
 
 func (b *board) query(ctx context.Context, args map[string]any) (any, error) {
-	q, err := query.Parse(args, query.WithLimits(b.limits), query.DefaultSelect(DefaultSelect...))
+	q, err := query.Parse(args, query.WithLimits(b.limits), query.DefaultSelect(defaultSelect...))
 	if err != nil {
 		return pack.Failure(err.Error()), nil
 	}

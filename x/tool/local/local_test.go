@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -17,6 +18,7 @@ import (
 	"github.com/lodeworks/lode/tool"
 	"github.com/lodeworks/lode/x/tool/local"
 	"github.com/lodeworks/lode/x/tool/pack"
+	"github.com/lodeworks/lode/x/tool/query"
 )
 
 var fixed = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -446,5 +448,41 @@ func TestConcurrentCreates(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 10 {
 		t.Errorf("%d files, want 10", len(entries))
+	}
+}
+
+func TestSkills(t *testing.T) {
+	catalog, _ := pack.NewCatalog(local.New())
+	r, err := catalog.Router(context.Background(), pack.Settings{Tools: pack.ToolsMap{{Name: "local", Options: map[string]any{"path": t.TempDir()}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk := r.Skills()
+	if len(sk) != 1 || sk[0].Pack != "local" {
+		t.Fatalf("Skills = %+v", sk)
+	}
+	data, err := fs.ReadFile(sk[0].FS, "local-board/SKILL.md")
+	if err != nil || !strings.HasPrefix(string(data), "---\nname: local-board\n") {
+		t.Errorf("SKILL.md = %q, %v", data, err)
+	}
+}
+
+func TestQueryLimits(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 3 {
+		writeFile(t, dir, fmt.Sprintf("%d.md", i), "---\ntitle: t\n---\n")
+	}
+	p := local.New(local.WithQueryLimits(query.Limits{MaxPageSize: 2}))
+	ctx := pack.WithSettings(context.Background(), pack.Settings{Tools: pack.ToolsMap{{Name: "local", Options: map[string]any{"path": dir}}}})
+	out, err := p.Call(ctx, "local_query", map[string]any{"limit": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := out.(*tool.Result); !res.IsError || !strings.Contains(res.Content, "invalid arguments for local_query") || !strings.Contains(res.Content, "/properties/limit") {
+		t.Errorf("limit over the pack's maximum = %+v", res)
+	}
+	out, _ = p.Call(ctx, "local_query", map[string]any{})
+	if v := out.(*tool.Result).Value.(local.QueryResult); len(v.Items) != 2 || v.Total != 3 || v.NextCursor == "" {
+		t.Errorf("default page = %+v", v)
 	}
 }

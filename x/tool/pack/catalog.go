@@ -127,7 +127,9 @@ func (c *Catalog) Router(ctx context.Context, settings Settings) (*Router, error
 }
 
 // Mount builds the Router for settings and mounts it flat into reg, all or
-// nothing: on any error reg is left as it was.
+// nothing: on any error reg is left as it was. The router is the source
+// named RouterName, so a registry takes one Mount; a tool name already in
+// reg fails with the registry's clash error.
 func (c *Catalog) Mount(ctx context.Context, reg tool.Registry, settings Settings) (*Router, error) {
 	r, err := c.Router(ctx, settings)
 	if err != nil {

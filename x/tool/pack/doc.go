@@ -7,7 +7,8 @@
 // Go functions in a few lines. A tool-level failure is data — return
 // Failure, not an error — and a pack reaches the network only through
 // HTTPClient(ctx), which refuses every request unless the application gave
-// a client with WithHTTPClient.
+// a client: with WithHTTPClient on the call's context, or in
+// Settings.HTTPClient, which the router hands to every call.
 //
 // A Catalog holds packs by name. Settings (the tools: map of a YAML
 // configuration, read by ParseConfig, plus defaults) choose which mount:

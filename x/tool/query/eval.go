@@ -244,17 +244,17 @@ type Page struct {
 // them: the page holds new maps. Its cost is O(records × filter nodes) to
 // filter plus, with Sort, O(matches × log(offset+limit)) to order.
 func (q *Query) Run(records []map[string]any) Page {
-	limit := q.Limit
+	limit, offset := q.Limit, max(q.Offset, 0)
 	if limit <= 0 {
 		limit = DefaultPageSize
 	}
-	page := Page{Offset: q.Offset, Records: []map[string]any{}}
+	page := Page{Offset: offset, Records: []map[string]any{}}
 	if len(q.Sort) == 0 {
 		for _, r := range records {
 			if q.Filter != nil && !q.Filter.Match(r) {
 				continue
 			}
-			if page.Total >= q.Offset && len(page.Records) < limit {
+			if page.Total >= offset && len(page.Records) < limit {
 				page.Records = append(page.Records, q.project(r))
 			}
 			page.Total++
@@ -262,7 +262,7 @@ func (q *Query) Run(records []map[string]any) Page {
 	} else {
 		// Keep the offset+limit first matches in a max-heap as the filter
 		// runs: O(matches × log(offset+limit)), and no list of all matches.
-		k := q.Offset + limit
+		k := offset + limit
 		less := func(a, b int) int { return q.order(records, a, b) }
 		h := make([]int, 0, min(k, 1024))
 		for i, r := range records {
@@ -279,13 +279,13 @@ func (q *Query) Run(records []map[string]any) Page {
 			}
 		}
 		slices.SortFunc(h, less)
-		if q.Offset < len(h) {
-			for _, i := range h[q.Offset:] {
+		if offset < len(h) {
+			for _, i := range h[offset:] {
 				page.Records = append(page.Records, q.project(records[i]))
 			}
 		}
 	}
-	if next := q.Offset + len(page.Records); next < page.Total && len(page.Records) > 0 {
+	if next := offset + len(page.Records); next < page.Total && len(page.Records) > 0 {
 		page.NextCursor = q.makeCursor(next)
 	}
 	return page

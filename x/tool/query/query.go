@@ -61,7 +61,7 @@ type Option func(*config)
 
 type config struct {
 	limits  Limits
-	select_ []string
+	fields []string
 }
 
 // WithLimits replaces the default limits; zero fields keep their default.
@@ -70,7 +70,7 @@ func WithLimits(l Limits) Option { return func(c *config) { c.limits = l } }
 // DefaultSelect is the projection of a query that gives no select: the
 // calling tool decides it. Without it, such a query returns whole records.
 func DefaultSelect(fields ...string) Option {
-	return func(c *config) { c.select_ = fields }
+	return func(c *config) { c.fields = fields }
 }
 
 func newConfig(opts []Option) config {
@@ -197,11 +197,11 @@ func Parse(args map[string]any, opts ...Option) (*Query, error) {
 		}
 	}
 	if v, ok := args["select"]; ok && v != nil {
-		if q.Select, err = p.select_(v); err != nil {
+		if q.Select, err = p.selection(v); err != nil {
 			return nil, err
 		}
-	} else if c.select_ != nil {
-		q.Select = append([]string(nil), c.select_...)
+	} else if c.fields != nil {
+		q.Select = append([]string(nil), c.fields...)
 	}
 	if v, ok := args["sort"]; ok && v != nil {
 		if q.Sort, err = p.sort(v); err != nil {
@@ -426,7 +426,7 @@ func (p *parser) scalar(v any, path string) (any, error) {
 	return nil, errf(path, "value must be a string, number, boolean or null, got %s", kind(v))
 }
 
-func (p *parser) select_(v any) ([]string, error) {
+func (p *parser) selection(v any) ([]string, error) {
 	list, ok := v.([]any)
 	if !ok {
 		return nil, errf("select", "must be an array of field names, got %s", kind(v))

@@ -487,3 +487,25 @@ func TestFilterJSONRoundTrip(t *testing.T) {
 		t.Errorf("Marshal = %s\nwant      %s", out, src)
 	}
 }
+
+// A Query built by hand, with zero or out-of-range paging, still runs.
+func TestRunHandBuiltQuery(t *testing.T) {
+	data := recs(map[string]any{"id": 2}, map[string]any{"id": 1})
+	for _, q := range []*query.Query{
+		{Offset: -5, Sort: []query.SortKey{{Field: "id"}}},
+		{Offset: -5},
+		{Limit: -1, Sort: []query.SortKey{{Field: "id"}}},
+	} {
+		p := q.Run(data)
+		if len(p.Records) != 2 || p.Total != 2 || p.Offset != 0 {
+			t.Errorf("%+v: %+v", q, p)
+		}
+	}
+	q := &query.Query{Sort: []query.SortKey{{Field: "id"}}, Limit: 1}
+	if p := q.Run(data); !reflect.DeepEqual(ids(p), []any{1}) || p.NextCursor == "" {
+		t.Errorf("hand-built page = %+v", p)
+	}
+	if p := (&query.Query{}).Run(nil); p.Records == nil || len(p.Records) != 0 || p.Total != 0 {
+		t.Errorf("no records = %+v", p)
+	}
+}
