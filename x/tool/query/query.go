@@ -60,7 +60,7 @@ func (l Limits) withDefaults() Limits {
 type Option func(*config)
 
 type config struct {
-	limits  Limits
+	limits Limits
 	fields []string
 }
 
