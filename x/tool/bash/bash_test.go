@@ -1,0 +1,394 @@
+package bash_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/tool/bash"
+)
+
+func newBash(t *testing.T, opts ...bash.Option) (*bash.Bash, string) {
+	t.Helper()
+	dir := t.TempDir()
+	b, err := bash.New(bash.Sandbox{Dir: dir}, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, dir
+}
+
+// run calls Run and fails the test if it does not return within a minute
+// (a hang guard, not a speed check).
+func run(t *testing.T, b *bash.Bash, command string, timeout time.Duration) *bash.Outcome {
+	t.Helper()
+	type result struct {
+		out *bash.Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := b.Run(context.Background(), command, timeout)
+		done <- result{out, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			t.Fatalf("Run(%q): %v", command, r.err)
+		}
+		return r.out
+	case <-time.After(time.Minute):
+		t.Fatalf("Run(%q) did not return", command)
+		return nil
+	}
+}
+
+func TestNew(t *testing.T) {
+	if _, err := bash.New(bash.Sandbox{}); !errors.Is(err, bash.ErrNoSandbox) || !errors.Is(err, tool.ErrNoSandbox) {
+		t.Errorf("no dir: %v", err)
+	}
+	dir := t.TempDir()
+	if _, err := bash.New(bash.Sandbox{Dir: filepath.Join(dir, "missing")}); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing dir: %v", err)
+	}
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bash.New(bash.Sandbox{Dir: file}); err == nil || !strings.Contains(err.Error(), "is not a directory") {
+		t.Errorf("file as dir: %v", err)
+	}
+	for _, env := range []map[string]string{{"": "x"}, {"A=B": "x"}, {"A": "x\x00y"}} {
+		if _, err := bash.New(bash.Sandbox{Dir: dir, Env: env}); err == nil || !strings.Contains(err.Error(), "invalid variable") {
+			t.Errorf("env %q: %v", env, err)
+		}
+	}
+	if _, err := bash.New(bash.Sandbox{Dir: dir}, bash.WithShell("/no/such/shell")); err == nil {
+		t.Error("a missing shell was accepted")
+	}
+	if _, err := bash.New(bash.Sandbox{Dir: dir}, bash.WithName("a b")); err == nil {
+		t.Error("an invalid name was accepted")
+	}
+	b, err := bash.New(bash.Sandbox{Dir: "."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wd, _ := os.Getwd(); b.Sandbox().Dir != wd {
+		t.Errorf("relative dir not made absolute: %s", b.Sandbox().Dir)
+	}
+}
+
+func TestRun(t *testing.T) {
+	b, dir := newBash(t)
+	shell, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		command string
+		exit    int
+		stdout  string
+		stderr  string
+		signal  string
+	}{
+		{"echo hello", 0, "hello\n", "", ""},
+		{"echo oops >&2; exit 3", 3, "", "oops\n", ""},
+		{"pwd", 0, dir + "\n", "", ""},
+		{"echo $HOME", 0, dir + "\n", "", ""},
+		{"cat", 0, "", "", ""}, // stdin is empty, not the test's
+		{"printf 'a\\xffb'", 0, "a\uFFFDb", "", ""},
+		{"kill -TERM $$", -1, "", "", "terminated"},
+		{"no-such-command-xyz", 127, "", shell + ": line 1: no-such-command-xyz: command not found\n", ""},
+	}
+	for _, tc := range tests {
+		out := run(t, b, tc.command, 0)
+		if out.ExitCode != tc.exit || out.Stdout != tc.stdout || out.Stderr != tc.stderr || out.Signal != tc.signal {
+			t.Errorf("%q: exit %d signal %q stdout %q stderr %q; want %d %q %q %q",
+				tc.command, out.ExitCode, out.Signal, out.Stdout, out.Stderr, tc.exit, tc.signal, tc.stdout, tc.stderr)
+		}
+		if out.Failed() != (tc.exit != 0) {
+			t.Errorf("%q: Failed() = %v", tc.command, out.Failed())
+		}
+	}
+}
+
+// TestEnvironment: nothing of the host's environment leaks by default;
+// what the application passes does.
+func TestEnvironment(t *testing.T) {
+	t.Setenv("LODE_TEST_SECRET", "hunter2")
+	dir := t.TempDir()
+	b, err := bash.New(bash.Sandbox{Dir: dir, Env: map[string]string{"GREETING": "hi", "LANG": "en_US.UTF-8"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := run(t, b, "env | grep -v '^_=' | grep -v '^SHLVL=' | sort", 0)
+	want := "GREETING=hi\nHOME=" + dir + "\nLANG=en_US.UTF-8\nPATH=" + bash.DefaultPath + "\nPWD=" + dir + "\n"
+	if out.Stdout != want {
+		t.Errorf("environment:\n%s\nwant:\n%s", out.Stdout, want)
+	}
+	if strings.Contains(out.Stdout, "hunter2") {
+		t.Error("the host's secret leaked")
+	}
+}
+
+// childPIDs reads the PIDs a command printed, one a line.
+func childPIDs(t *testing.T, stdout string) []int {
+	t.Helper()
+	var pids []int
+	for _, f := range strings.Fields(stdout) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("not a PID: %q in %q", f, stdout)
+		}
+		pids = append(pids, pid)
+	}
+	if len(pids) == 0 {
+		t.Fatalf("no PIDs in %q", stdout)
+	}
+	return pids
+}
+
+// dead reports whether pid is gone or a zombie: a killed child whose
+// parent died is reaped by init, which may take a moment (or never, when
+// PID 1 does not reap).
+func dead(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// The state follows the parenthesised command name.
+	s := string(stat)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] == 'Z' || s[i+2] == 'X'
+	}
+	return false
+}
+
+// waitDead polls until every pid is dead; the kernel reaps asynchronously.
+func waitDead(t *testing.T, pids []int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for !dead(pid) {
+			if time.Now().After(deadline) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("process %d is still alive", pid)
+			}
+			runtime.Gosched()
+		}
+	}
+}
+
+func TestTimeoutKillsTheProcessGroup(t *testing.T) {
+	b, _ := newBash(t)
+	// Two children in the background holding stdout, a grandchild, and a
+	// foreground sleep: all must die at the timeout.
+	cmd := `sleep 1000 & echo $!; (sleep 1000 & echo $!; wait) & sleep 1000`
+	out := run(t, b, cmd, 500*time.Millisecond)
+	if !out.TimedOut || !out.Failed() || out.ExitCode != -1 || out.Escaped {
+		t.Errorf("outcome: %+v", out)
+	}
+	if !strings.HasPrefix(out.Text(), "timed out after 500ms; the command and every process it started were killed\n--- stdout ---\n") {
+		t.Errorf("text: %q", out.Text())
+	}
+	pids := childPIDs(t, out.Stdout)
+	if len(pids) != 2 {
+		t.Fatalf("pids: %v", pids)
+	}
+	waitDead(t, pids)
+}
+
+// TestBackgroundChildrenDoNotOutliveTheCall: a command that exits at once
+// but leaves children running returns at once, and the children are killed.
+func TestBackgroundChildrenDoNotOutliveTheCall(t *testing.T) {
+	b, _ := newBash(t, bash.WithTimeout(time.Minute))
+	out := run(t, b, `sleep 1000 & echo $!; nohup sleep 1000 >/dev/null 2>&1 & echo $!`, 0)
+	if out.TimedOut || out.ExitCode != 0 || out.Escaped {
+		t.Errorf("outcome: %+v", out)
+	}
+	waitDead(t, childPIDs(t, out.Stdout))
+}
+
+// TestEscapedProcessDoesNotBlock: a process that leaves the group (bash
+// job control gives a background job a group of its own) still holds
+// stdout; the call returns after the grace period instead of waiting.
+func TestEscapedProcessDoesNotBlock(t *testing.T) {
+	b, _ := newBash(t)
+	out := run(t, b, `set -m; sleep 1000 & echo $!`, 0)
+	pids := childPIDs(t, out.Stdout)
+	t.Cleanup(func() {
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	if !out.Escaped || out.ExitCode != 0 {
+		t.Errorf("outcome: %+v", out)
+	}
+	if !strings.Contains(out.Text(), "(processes that left the command's process group still held its output; it was not waited for)") {
+		t.Errorf("text: %q", out.Text())
+	}
+}
+
+func TestContextCancelStops(t *testing.T) {
+	b, dir := newBash(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan *bash.Outcome, 1)
+	go func() {
+		out, err := b.Run(ctx, `sleep 1000 & echo $! > pids; touch started; sleep 1000`, time.Minute)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- out
+	}()
+	// Cancel once the command is under way, which it says with a file.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command did not start")
+		}
+		runtime.Gosched()
+	}
+	cancel()
+	out := <-done
+	if out == nil || !out.Stopped || !out.Failed() || out.ExitCode != -1 {
+		t.Fatalf("outcome: %+v", out)
+	}
+	if !strings.HasPrefix(out.Text(), "stopped before it finished; the command and every process it started were killed") {
+		t.Errorf("text: %q", out.Text())
+	}
+	pids, err := os.ReadFile(filepath.Join(dir, "pids"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDead(t, childPIDs(t, string(pids)))
+	if _, err := b.Run(ctx, "echo late", 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("Run with a done context: %v", err)
+	}
+}
+
+// TestHugeOutputIsBounded: 300 MB of output cost a bounded result and
+// bounded memory, and the call finishes.
+func TestHugeOutputIsBounded(t *testing.T) {
+	b, _ := newBash(t, bash.WithMaxOutput(1000))
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	out := run(t, b, `head -c 300000000 /dev/zero; echo -n end >&2`, time.Minute)
+	runtime.ReadMemStats(&after)
+	if out.ExitCode != 0 || out.StdoutBytes != 300_000_000 || out.StderrBytes != 3 {
+		t.Fatalf("outcome: exit %d, %d/%d bytes", out.ExitCode, out.StdoutBytes, out.StderrBytes)
+	}
+	want := strings.Repeat("\x00", 500) + "\n[... 299999000 bytes cut ...]\n" + strings.Repeat("\x00", 500)
+	if out.Stdout != want {
+		t.Errorf("stdout is %d bytes, want %d", len(out.Stdout), len(want))
+	}
+	if out.Stderr != "end" {
+		t.Errorf("stderr: %q", out.Stderr)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Errorf("allocated %d bytes for 300 MB of output", alloc)
+	}
+}
+
+func TestOutputCutOnCharacterBoundaries(t *testing.T) {
+	b, _ := newBash(t, bash.WithMaxOutput(11))
+	// 20 two-byte characters: the head keeps 5 bytes (2 characters and a
+	// half, cut back to 2), the tail 6 (3 characters); 40-4-6 are cut.
+	out := run(t, b, `for i in $(seq 20); do printf 'é'; done`, 0)
+	want := "éé\n[... 30 bytes cut ...]\nééé"
+	if out.Stdout != want {
+		t.Errorf("stdout %q, want %q", out.Stdout, want)
+	}
+}
+
+func mount(t *testing.T, b *bash.Bash) *tool.Binding {
+	t.Helper()
+	reg := tool.NewRegistry()
+	if err := reg.Mount(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	bind, ok := reg.Lookup("bash__run")
+	if !ok {
+		t.Fatalf("bash__run missing: %v", reg.Tools())
+	}
+	return bind
+}
+
+func TestTool(t *testing.T) {
+	b, _ := newBash(t, bash.WithMaxTimeout(time.Second), bash.WithTimeout(time.Second))
+	bind := mount(t, b)
+	if bind.Tool.Timeout <= time.Second || !bind.Tool.Hints.Destructive {
+		t.Errorf("tool: %+v", bind.Tool)
+	}
+	tests := []struct {
+		args    string
+		content string
+		isError bool
+	}{
+		{`{"command":"echo hi"}`, "exit code: 0\n--- stdout ---\nhi\n", false},
+		{`{"command":"true"}`, "exit code: 0\n(no output)", false},
+		{`{"command":"echo no >&2; exit 2"}`, "exit code: 2\n--- stderr ---\nno\n", true},
+		{`{"command":"sleep 1000","timeout_seconds":0.2}`, "timed out after 200ms; the command and every process it started were killed\n(no output)", true},
+		{`{"command":"echo ok","timeout_seconds":99999999999}`, "exit code: 0\n(the timeout asked for was above the maximum and was lowered to 1s)\n--- stdout ---\nok\n", false},
+	}
+	for _, tc := range tests {
+		out, err := bind.Call(context.Background(), tool.NoSandbox(), tc.args)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.args, err)
+		}
+		res := out.(*tool.Result)
+		if res.Content != tc.content || res.IsError != tc.isError {
+			t.Errorf("%s:\n got %v %q\nwant %v %q", tc.args, res.IsError, res.Content, tc.isError, tc.content)
+		}
+	}
+	for _, args := range []string{`{}`, `{"command":""}`, `{"command":"x","timeout_seconds":0}`, `{"command":"x","timeout_seconds":-1}`, `{"command":"x","shell":"sh"}`} {
+		if _, err := bind.Call(context.Background(), tool.NoSandbox(), args); !errors.As(err, new(*tool.ArgumentsError)) {
+			t.Errorf("%s: %v, want an ArgumentsError", args, err)
+		}
+	}
+}
+
+func TestCallDirect(t *testing.T) {
+	b, _ := newBash(t)
+	tests := []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"run", map[string]any{}, `run needs "command", a non-empty string`},
+		{"run", map[string]any{"command": "  "}, `run needs "command", a non-empty string`},
+		{"run", map[string]any{"command": "true", "timeout_seconds": "5"}, `"timeout_seconds" must be a positive number`},
+		{"run", map[string]any{"command": "true", "env": 1, "cwd": "/"}, `run takes no argument "cwd"; its arguments are command, timeout_seconds`},
+		{"exec", map[string]any{"command": "true"}, `the bash source has no tool "exec"; its only tool is run`},
+	}
+	for _, tc := range tests {
+		out, err := b.Call(context.Background(), tc.name, tc.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := out.(*tool.Result); !res.IsError || res.Content != tc.want {
+			t.Errorf("%s %v = %+v, want %q", tc.name, tc.args, res, tc.want)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := b.Call(ctx, "run", map[string]any{"command": "true"}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}
