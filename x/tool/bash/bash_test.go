@@ -392,3 +392,41 @@ func TestCallDirect(t *testing.T) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
+
+func TestOptions(t *testing.T) {
+	dir := t.TempDir()
+	b, err := bash.FromOptions(map[string]any{
+		"dir": dir, "env": map[string]any{"A": "1"}, "timeout": "2s", "max_timeout": 5.0, "max_output": 100,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := run(t, b, "echo $A; sleep 1000", 0)
+	if !out.TimedOut || out.Timeout != 2*time.Second || out.Stdout != "1\n" {
+		t.Errorf("outcome: %+v", out)
+	}
+	if out := run(t, b, "true", time.Hour); !out.Clamped || out.Timeout != 5*time.Second {
+		t.Errorf("max_timeout: %+v", out)
+	}
+	bad := []struct {
+		opts map[string]any
+		want string
+	}{
+		{map[string]any{}, "bash: option dir is required: the sandbox directory commands run in"},
+		{map[string]any{"dir": 3}, "bash: option dir must be a path, got 3"},
+		{map[string]any{"dir": dir, "cwd": "/"}, `bash: unknown option "cwd"; the options are dir, env, max_output, max_timeout, shell, timeout`},
+		{map[string]any{"dir": dir, "env": []any{"A=1"}}, "bash: option env must be a map of names to strings, got []interface {}"},
+		{map[string]any{"dir": dir, "env": map[string]any{"A": 1}}, "bash: option env.A must be a string, got int"},
+		{map[string]any{"dir": dir, "timeout": "soon"}, `bash: option timeout must be a positive duration such as "30s", got "soon"`},
+		{map[string]any{"dir": dir, "max_timeout": -1}, `bash: option max_timeout must be a duration such as "30s" or a number of seconds up to a day, got -1`},
+		{map[string]any{"dir": dir, "max_output": 1.5}, "bash: option max_output must be an integer from 1 to 1073741824, got 1.5"},
+	}
+	for _, tc := range bad {
+		if err := b.ValidateOptions(tc.opts); err == nil || err.Error() != tc.want {
+			t.Errorf("ValidateOptions(%v) = %v, want %q", tc.opts, err, tc.want)
+		}
+	}
+	if _, err := bash.FromOptions(map[string]any{"dir": filepath.Join(dir, "missing")}); err == nil {
+		t.Error("FromOptions with a missing dir succeeded")
+	}
+}
