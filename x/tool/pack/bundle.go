@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/lodeworks/lode/tool"
@@ -37,6 +38,9 @@ func (f partFunc) apply(b *Bundle) error { return f(b) }
 // has no transport to fail.
 func Tool[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error), opts ...tool.FuncOption) Part {
 	return partFunc(func(b *Bundle) error {
+		if err := b.checkName(name); err != nil {
+			return err
+		}
 		if err := tool.RegisterFunc(b.reg, name, description, fn, opts...); err != nil {
 			return err
 		}
@@ -50,8 +54,14 @@ func Tool[In, Out any](name, description string, fn func(ctx context.Context, in
 // not a Go struct. Arguments are checked against t.Schema before fn runs.
 func Spec(t tool.Tool, fn func(ctx context.Context, args map[string]any) (any, error)) Part {
 	return partFunc(func(b *Bundle) error {
+		if err := b.checkName(t.Name); err != nil {
+			return err
+		}
 		if fn == nil {
-			return fmt.Errorf("tool: %q: nil function", t.Name)
+			return fmt.Errorf("tool %q: nil function", t.Name)
+		}
+		if err := tool.ValidateSchema(t.Schema); err != nil {
+			return fmt.Errorf("tool %q: %w", t.Name, err)
 		}
 		err := b.reg.Register(t, func(ctx context.Context, _ tool.Sandbox, args map[string]any) (any, error) {
 			return fn(ctx, args)
@@ -62,6 +72,18 @@ func Spec(t tool.Tool, fn func(ctx context.Context, args map[string]any) (any, e
 		b.order = append(b.order, t.Name)
 		return nil
 	})
+}
+
+// checkName refuses a name no model API accepts, or one the pack already
+// has, with an error about the pack (not the registry inside it).
+func (b *Bundle) checkName(name string) error {
+	if err := tool.ValidateName(name); err != nil {
+		return err
+	}
+	if slices.Contains(b.order, name) {
+		return fmt.Errorf("tool %q is given twice", name)
+	}
+	return nil
 }
 
 // Skills ships fsys with the pack: folders each holding a SKILL.md.

@@ -591,10 +591,12 @@ func TestNewErrors(t *testing.T) {
 		wantErr string
 	}{
 		{"blank pack name", "", nil, "pack: tool provider name is blank"},
-		{"bad tool name", "p", []pack.Part{pack.Tool("has space", "", noop)}, `pack "p": tool: local: tool name "has space" has ' ' at byte 3; only a-z, A-Z, 0-9, '_' and '-' are allowed`},
-		{"tool twice", "p", []pack.Part{pack.Tool("p_x", "", noop), pack.Tool("p_x", "", noop)}, `pack "p": tool: name "p_x" is owned by "local" and also claimed by "local"`},
-		{"nil spec func", "p", []pack.Part{pack.Spec(tool.Tool{Name: "p_x"}, nil)}, `pack "p": tool: "p_x": nil function`},
-		{"bad schema", "p", []pack.Part{pack.Spec(tool.Tool{Name: "p_x", Schema: []byte(`{"type":"string"}`)}, func(context.Context, map[string]any) (any, error) { return nil, nil })}, `pack "p": tool: local: tool "p_x": schema must have "type": "object" (tool arguments are a JSON object), got type "string"`},
+		{"bad tool name", "p", []pack.Part{pack.Tool("has space", "", noop)}, `pack "p": tool name "has space" has ' ' at byte 3; only a-z, A-Z, 0-9, '_' and '-' are allowed`},
+		{"tool twice", "p", []pack.Part{pack.Tool("p_x", "", noop), pack.Tool("p_x", "", noop)}, `pack "p": tool "p_x" is given twice`},
+		{"spec given twice", "p", []pack.Part{pack.Tool("p_x", "", noop), pack.Spec(tool.Tool{Name: "p_x"}, func(context.Context, map[string]any) (any, error) { return nil, nil })}, `pack "p": tool "p_x" is given twice`},
+		{"typed args not a struct", "p", []pack.Part{pack.Tool("p_x", "", func(ctx context.Context, a int) (int, error) { return a, nil })}, `pack "p": tool: "p_x": tool: arguments type int is not a struct`},
+		{"nil spec func", "p", []pack.Part{pack.Spec(tool.Tool{Name: "p_x"}, nil)}, `pack "p": tool "p_x": nil function`},
+		{"bad schema", "p", []pack.Part{pack.Spec(tool.Tool{Name: "p_x", Schema: []byte(`{"type":"string"}`)}, func(context.Context, map[string]any) (any, error) { return nil, nil })}, `pack "p": tool "p_x": schema must have "type": "object" (tool arguments are a JSON object), got type "string"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
