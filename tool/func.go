@@ -80,7 +80,7 @@ func typedTool[In, Out any](name, description string, fn func(context.Context, I
 	if t.Schema == nil {
 		s, err := SchemaFor[In]()
 		if err != nil {
-			return Tool{}, nil, nil, fmt.Errorf("tool: %q: %w", name, err)
+			return Tool{}, nil, nil, fmt.Errorf("registering %q: %w", name, err)
 		}
 		t.Schema = s
 	}
