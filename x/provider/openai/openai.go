@@ -50,6 +50,8 @@ var (
 	ErrNoAPIKey = errors.New("openai: no API key: use WithAPIKey or set " + EnvAPIKey + " (a server given with WithBaseURL may need none)")
 )
 
+var _ provider.Provider = (*Provider)(nil)
+
 // Provider invokes a chat-completions model. It is safe for concurrent use.
 type Provider struct {
 	model        string

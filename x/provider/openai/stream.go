@@ -48,6 +48,10 @@ func (p *Provider) runStream(ctx context.Context, client *goopenai.Client, ct *c
 		return p.callError(ctx, ct, err)
 	}
 	defer stream.Close()
+	// Closing the body unblocks a read at once, even through a transport
+	// that ignores the request's context.
+	stop := context.AfterFunc(ctx, func() { stream.Close() })
+	defer stop()
 	var asm assembler
 	defer asm.report(res)
 	for {
@@ -137,7 +141,9 @@ func (p *Provider) runWhole(ctx context.Context, client *goopenai.Client, ct *ca
 type assembler struct {
 	text, reasoning strings.Builder
 	calls           []*callAcc
-	byIndex         map[int]*callAcc
+	byIndex         map[int]*callAcc // by the index calls are ordered by
+	byWire          map[int]*callAcc // by the index fragments carry
+	next            int              // the lowest index above all taken
 	finish          string
 	usage           *artifact.Usage
 	model, id       string
@@ -212,18 +218,20 @@ func (a *assembler) add(c *wireChunk, yield func(artifact.Artifact, error) bool)
 }
 
 // call finds the call a fragment belongs to. OpenAI numbers calls with
-// index and sends ID and name once; servers that omit the index send each
-// call whole, so a fragment without one starts a new call when it brings a
-// new ID and continues the last call otherwise.
+// index and sends ID and name once. Other servers omit the index and send
+// each call whole, or reuse one index for every call; so a fragment that
+// brings an ID not seen before starts a new call unless its index is new
+// or still unclaimed, and a fragment with neither index nor ID continues
+// the last call.
 func (a *assembler) call(tc *goopenai.ToolCall) (*callAcc, error) {
 	var acc *callAcc
-	switch {
-	case tc.Index != nil:
-		acc = a.byIndex[*tc.Index]
-		if acc == nil {
-			acc = a.newCall(*tc.Index)
-		}
-	case tc.ID != "":
+	if tc.Index != nil {
+		acc = a.byWire[*tc.Index]
+	} else if len(a.calls) > 0 {
+		acc = a.calls[len(a.calls)-1]
+	}
+	if tc.ID != "" && acc != nil && acc.id != "" && acc.id != tc.ID {
+		acc = nil
 		for _, c := range a.calls {
 			if c.id == tc.ID {
 				acc = c
@@ -231,25 +239,24 @@ func (a *assembler) call(tc *goopenai.ToolCall) (*callAcc, error) {
 			}
 		}
 		if acc == nil {
-			next := 0
-			for _, c := range a.calls {
-				next = max(next, c.index+1)
-			}
-			acc = a.newCall(next)
+			acc = a.newCall(a.nextIndex())
 		}
-	case len(a.calls) > 0:
-		acc = a.calls[len(a.calls)-1]
-	default:
-		acc = a.newCall(0)
 	}
-	if tc.ID != "" {
-		switch acc.id {
-		case "":
-			acc.id = tc.ID
-		case tc.ID:
-		default:
-			return nil, respErr(ErrInvalidToolCall, fmt.Sprintf("tool call %d changed its ID from %q to %q", acc.index, acc.id, tc.ID), nil, nil)
+	if acc == nil {
+		i := a.nextIndex()
+		if tc.Index != nil {
+			i = *tc.Index
+			if _, taken := a.byIndex[i]; taken {
+				i = a.nextIndex()
+			}
 		}
+		acc = a.newCall(i)
+	}
+	if tc.Index != nil {
+		a.byWire[*tc.Index] = acc
+	}
+	if acc.id == "" {
+		acc.id = tc.ID
 	}
 	// Some servers repeat the whole name in every fragment; a name is
 	// otherwise sent once.
@@ -260,12 +267,16 @@ func (a *assembler) call(tc *goopenai.ToolCall) (*callAcc, error) {
 	return acc, nil
 }
 
+func (a *assembler) nextIndex() int { return a.next }
+
 func (a *assembler) newCall(index int) *callAcc {
 	if a.byIndex == nil {
 		a.byIndex = make(map[int]*callAcc)
+		a.byWire = make(map[int]*callAcc)
 	}
 	acc := &callAcc{index: index}
 	a.byIndex[index] = acc
+	a.next = max(a.next, index+1)
 	a.calls = append(a.calls, acc)
 	return acc
 }

@@ -139,6 +139,19 @@ func TestStreamToolCallShapes(t *testing.T) {
 		},
 		want: []artifact.ToolCall{{ID: "c1", Name: "a", Arguments: `{"x":1}`}},
 	}, {
+		name: "one index reused for every call, each with a new ID",
+		chunks: []string{
+			toolChunk(0, "c1", "a", `{"x"`),
+			toolChunk(0, "", "", `:1}`),
+			toolChunk(0, "c2", "b", `{"y"`),
+			toolChunk(0, "", "", `:2}`),
+			toolChunk(1, "c3", "c", `{}`),
+			finishChunk("tool_calls"),
+		},
+		want: []artifact.ToolCall{
+			{ID: "c1", Name: "a", Arguments: `{"x":1}`}, {ID: "c2", Name: "b", Arguments: `{"y":2}`}, {ID: "c3", Name: "c", Arguments: `{}`},
+		},
+	}, {
 		name: "name and id repeated in every fragment",
 		chunks: []string{
 			toolChunk(0, "c1", "lookup", `{"q":`),
