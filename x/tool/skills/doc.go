@@ -1,0 +1,19 @@
+// Package skills discovers skills — folders holding a SKILL.md whose YAML
+// front matter gives a name and a description, and whose Markdown body
+// tells a model how to do a task — and offers them as a tool source (pack):
+// list (names and descriptions), load (a skill's instructions and the files
+// in its folder) and read (one of those files), mounted as "skills__list"
+// and so on. Prompt renders the list for a system prompt.
+//
+// Skills come from directories (FromDir, confined with os.Root) and from any
+// fs.FS (FromFS: the embed.FS a pack ships its skills in, under the pack's
+// name), in one namespace: a name defined twice is an error at New naming
+// both files, as is a SKILL.md without a valid name and description.
+//
+// A read cannot leave the skill's folder: the path must be relative, clean,
+// free of control characters and within length limits; on disk the folder
+// is opened as an os.Root of its own, so a symbolic link leading out of it
+// — to the secret next door or to a sibling skill — is refused, and a file
+// system that can tell links apart (fs.ReadLinkFS, as os.DirFS) is read
+// without following any link at all.
+package skills
