@@ -12,8 +12,9 @@
 // offers Request.Tools as functions (strict where CheckStrict allows) and
 // streams the answer: text, reasoning and tool-call deltas as they arrive,
 // then the whole artifacts in order — Reasoning, Text, ToolCalls by index,
-// Usage, Finish. Tool-call arguments are kept exactly as the model wrote
-// them, valid JSON or not.
+// Usage, Finish. Tool-call fragments are joined by index, however they
+// interleave; arguments are kept exactly as the model wrote them, valid
+// JSON or not. Cancelling the context ends the stream at once.
 //
 // Failures are typed: *APIError for an HTTP refusal (errors.Is against
 // ErrUnauthorized, ErrNotFound, ...; 429 and 5xx are retried with bounded
@@ -29,5 +30,7 @@
 //     unless WithSendReasoning(false).
 //   - Usage and Finish in assistant turns, and the Parts of a ToolResult,
 //     are not sent; an empty tool result is sent as "(no output)".
+//   - A stream counts as whole only with a finish reason and a closing
+//     "data: [DONE]"; anything less is ErrIncomplete, never a short answer.
 //   - A tool call the server sent without an ID gets a random one.
 package openai

@@ -120,8 +120,9 @@ func WithHeader(name, value string) Option {
 
 // WithMaxRetries sets how many times a 429 or 5xx answer is retried before
 // the error is returned; 0 disables retries. The default is
-// DefaultMaxRetries. A stream that fails after it has begun is never
-// retried: its deltas have already been yielded.
+// DefaultMaxRetries. A request that cannot reach the server, and a stream
+// that fails after it has begun (its deltas are already yielded), are not
+// retried.
 func WithMaxRetries(n int) Option {
 	return func(s *settings) { n = max(n, 0); s.maxRetries = &n }
 }
