@@ -27,7 +27,7 @@ func FuzzReadFile(f *testing.F) {
 		if err == nil && text == "" {
 			t.Fatalf("ReadFile(%q): no text and no error", p)
 		}
-		if err != nil && strings.Contains(err.Error(), dir) {
+		if err != nil && strings.Contains(err.Error(), dir) && !strings.Contains(p, dir) {
 			t.Fatalf("ReadFile(%q): the error shows the host path: %v", p, err)
 		}
 	})
