@@ -57,6 +57,10 @@ type Option func(*Bash)
 // WithName sets the source name (default "bash"): the tool is "<name>__run".
 func WithName(name string) Option { return func(b *Bash) { b.name = name } }
 
+// WithToolPrefix declares the tool as prefix+"run" (say "sh_run"), for a
+// flat mount beside other packs, as a pack catalog does.
+func WithToolPrefix(prefix string) Option { return func(b *Bash) { b.prefix = prefix } }
+
 // WithShell sets the shell, run as `shell -c command` (default: bash from
 // PATH, else sh).
 func WithShell(path string) Option { return func(b *Bash) { b.shell = path } }
@@ -79,6 +83,7 @@ func WithMaxOutput(n int) Option { return func(b *Bash) { b.maxOutput = n } }
 // for concurrent use.
 type Bash struct {
 	name       string
+	prefix     string
 	sb         Sandbox
 	shell      string
 	timeout    time.Duration
@@ -328,7 +333,7 @@ func (b *Bash) Tools(context.Context) ([]tool.Tool, error) {
 		"started is killed, and nothing it leaves in the background survives the call.",
 		filepath.Base(b.sb.Dir), b.maxOutput, b.timeout, b.maxTimeout)
 	return []tool.Tool{{
-		Name:        "run",
+		Name:        b.prefix + "run",
 		Description: desc,
 		Schema:      schema,
 		Hints:       tool.Hints{Destructive: true, OpenWorld: true},
@@ -345,8 +350,8 @@ func (b *Bash) Call(ctx context.Context, name string, args map[string]any) (any,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if name != "run" {
-		return &tool.Result{IsError: true, Content: fmt.Sprintf("the %s source has no tool %q; its only tool is run", b.name, name)}, nil
+	if name != b.prefix+"run" {
+		return &tool.Result{IsError: true, Content: fmt.Sprintf("the %s source has no tool %q; its only tool is %srun", b.name, name, b.prefix)}, nil
 	}
 	command, ok := args["command"].(string)
 	if !ok || strings.TrimSpace(command) == "" {

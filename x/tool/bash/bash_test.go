@@ -364,6 +364,25 @@ func TestTool(t *testing.T) {
 	}
 }
 
+func TestToolPrefixFlat(t *testing.T) {
+	b, err := bash.FromOptions(map[string]any{"dir": t.TempDir(), "tool_prefix": "sh_"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tool.NewRegistry()
+	if err := reg.Mount(context.Background(), b, tool.Flat()); err != nil {
+		t.Fatal(err)
+	}
+	bind, ok := reg.Lookup("sh_run")
+	if !ok {
+		t.Fatalf("sh_run missing: %v", reg.Tools())
+	}
+	out, err := bind.Call(context.Background(), tool.NoSandbox(), `{"command":"echo hi"}`)
+	if err != nil || out.(*tool.Result).Content != "exit code: 0\n--- stdout ---\nhi\n" {
+		t.Errorf("sh_run: %v %v", out, err)
+	}
+}
+
 func TestCallDirect(t *testing.T) {
 	b, _ := newBash(t)
 	tests := []struct {
@@ -414,7 +433,8 @@ func TestOptions(t *testing.T) {
 	}{
 		{map[string]any{}, "bash: option dir is required: the sandbox directory commands run in"},
 		{map[string]any{"dir": 3}, "bash: option dir must be a path, got 3"},
-		{map[string]any{"dir": dir, "cwd": "/"}, `bash: unknown option "cwd"; the options are dir, env, max_output, max_timeout, shell, timeout`},
+		{map[string]any{"dir": dir, "cwd": "/"}, `bash: unknown option "cwd"; the options are dir, env, max_output, max_timeout, shell, timeout, tool_prefix`},
+		{map[string]any{"dir": dir, "tool_prefix": 1}, "bash: option tool_prefix must be a string, got int"},
 		{map[string]any{"dir": dir, "env": []any{"A=1"}}, "bash: option env must be a map of names to strings, got []interface {}"},
 		{map[string]any{"dir": dir, "env": map[string]any{"A": 1}}, "bash: option env.A must be a string, got int"},
 		{map[string]any{"dir": dir, "timeout": "soon"}, `bash: option timeout must be a positive duration such as "30s", got "soon"`},

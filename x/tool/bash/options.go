@@ -8,11 +8,12 @@ import (
 	"time"
 )
 
-var optionKeys = []string{"dir", "env", "max_output", "max_timeout", "shell", "timeout"}
+var optionKeys = []string{"dir", "env", "max_output", "max_timeout", "shell", "timeout", "tool_prefix"}
 
 // FromOptions builds a Bash from pack options: dir (required: the sandbox
 // directory), env (a map of strings), timeout and max_timeout (a duration
-// such as "30s", or a number of seconds), max_output (bytes) and shell.
+// such as "30s", or a number of seconds), max_output (bytes), shell and
+// tool_prefix.
 func FromOptions(options map[string]any) (*Bash, error) {
 	sb, opts, err := parseOptions(options)
 	if err != nil {
@@ -35,6 +36,12 @@ func parseOptions(options map[string]any) (Sandbox, []Option, error) {
 	for _, k := range slices.Sorted(maps.Keys(options)) {
 		v := options[k]
 		switch k {
+		case "tool_prefix":
+			p, ok := v.(string)
+			if !ok {
+				return sb, nil, fmt.Errorf("bash: option tool_prefix must be a string, got %T", v)
+			}
+			opts = append(opts, WithToolPrefix(p))
 		case "dir", "shell":
 			s, ok := v.(string)
 			if !ok || s == "" {

@@ -30,6 +30,10 @@ type Option func(*Calculator)
 // tool's name when mounted: "<name>__eval".
 func WithName(name string) Option { return func(c *Calculator) { c.name = name } }
 
+// WithToolPrefix declares the tool as prefix+"eval" (say "calc_eval"), for
+// a flat mount beside other packs, as a pack catalog does.
+func WithToolPrefix(prefix string) Option { return func(c *Calculator) { c.prefix = prefix } }
+
 // WithMaxInput bounds the expression length in bytes (default 4 KiB).
 func WithMaxInput(n int) Option { return func(c *Calculator) { c.lim.maxInput = n } }
 
@@ -44,8 +48,9 @@ func WithMaxDepth(n int) Option { return func(c *Calculator) { c.lim.maxDepth = 
 // Calculator evaluates arithmetic expressions, as a Go API (Eval) and as a
 // tool source with one tool, "eval". It is safe for concurrent use.
 type Calculator struct {
-	name string
-	lim  limits
+	name   string
+	prefix string
+	lim    limits
 }
 
 // New returns a calculator; zero or negative limits mean the defaults.
@@ -112,7 +117,7 @@ func (c *Calculator) Tools(context.Context) ([]tool.Tool, error) {
 		return nil, err
 	}
 	return []tool.Tool{{
-		Name:        "eval",
+		Name:        c.prefix + "eval",
 		Description: evalDescription,
 		Schema:      schema,
 		Hints:       tool.Hints{ReadOnly: true, Idempotent: true},
@@ -125,8 +130,8 @@ func (c *Calculator) Call(ctx context.Context, name string, args map[string]any)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if name != "eval" {
-		return &tool.Result{IsError: true, Content: fmt.Sprintf("the %s source has no tool %q; its only tool is eval", c.name, name)}, nil
+	if name != c.prefix+"eval" {
+		return &tool.Result{IsError: true, Content: fmt.Sprintf("the %s source has no tool %q; its only tool is %seval", c.name, name, c.prefix)}, nil
 	}
 	expr, ok := args["expression"].(string)
 	if !ok {
@@ -145,10 +150,10 @@ func (c *Calculator) Call(ctx context.Context, name string, args map[string]any)
 
 // optionKeys are the pack options, as a workflow's tools.calculator map
 // gives them.
-var optionKeys = []string{"max_bits", "max_depth", "max_input"}
+var optionKeys = []string{"max_bits", "max_depth", "max_input", "tool_prefix"}
 
 // FromOptions builds a calculator from pack options: max_input (bytes),
-// max_bits and max_depth, each a positive integer.
+// max_bits and max_depth, each a positive integer, and tool_prefix.
 func FromOptions(options map[string]any) (*Calculator, error) {
 	opts, err := parseOptions(options)
 	if err != nil {
@@ -174,6 +179,13 @@ func parseOptions(options map[string]any) ([]Option, error) {
 		var with func(int) Option
 		limit := 1 << 24
 		switch k {
+		case "tool_prefix":
+			p, ok := options[k].(string)
+			if !ok {
+				return nil, fmt.Errorf("calculator: option tool_prefix must be a string, got %T", options[k])
+			}
+			opts = append(opts, WithToolPrefix(p))
+			continue
 		case "max_input":
 			with = WithMaxInput
 		case "max_bits":

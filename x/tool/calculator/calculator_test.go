@@ -353,7 +353,8 @@ func TestOptions(t *testing.T) {
 		opts map[string]any
 		want string
 	}{
-		{map[string]any{"precision": 3}, `calculator: unknown option "precision"; the options are max_bits, max_depth, max_input`},
+		{map[string]any{"precision": 3}, `calculator: unknown option "precision"; the options are max_bits, max_depth, max_input, tool_prefix`},
+		{map[string]any{"tool_prefix": 1}, "calculator: option tool_prefix must be a string, got int"},
 		{map[string]any{"max_bits": "lots"}, "calculator: option max_bits must be a positive integer, got string"},
 		{map[string]any{"max_bits": -1}, "calculator: option max_bits must be an integer from 1 to 16777216, got -1"},
 		{map[string]any{"max_input": 1.5}, "calculator: option max_input must be an integer from 1 to 16777216, got 1.5"},
@@ -367,6 +368,29 @@ func TestOptions(t *testing.T) {
 		if _, err := calculator.FromOptions(tc.opts); err == nil {
 			t.Errorf("FromOptions(%v) accepted", tc.opts)
 		}
+	}
+}
+
+func TestToolPrefixFlat(t *testing.T) {
+	c, err := calculator.FromOptions(map[string]any{"tool_prefix": "calc_"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tool.NewRegistry()
+	if err := reg.Mount(context.Background(), c, tool.Flat()); err != nil {
+		t.Fatal(err)
+	}
+	b, ok := reg.Lookup("calc_eval")
+	if !ok {
+		t.Fatalf("calc_eval missing: %v", reg.Tools())
+	}
+	out, err := b.Call(context.Background(), tool.NoSandbox(), `{"expression":"6*7"}`)
+	if err != nil || out.(*tool.Result).Content != "42" {
+		t.Errorf("calc_eval: %v %v", out, err)
+	}
+	res, _ := c.Call(context.Background(), "eval", map[string]any{"expression": "1"})
+	if r := res.(*tool.Result); !r.IsError || r.Content != `the calculator source has no tool "eval"; its only tool is calc_eval` {
+		t.Errorf("unprefixed call: %+v", r)
 	}
 }
 

@@ -35,6 +35,10 @@ type Option func(*FS)
 // tools' names when mounted: "<name>__read".
 func WithName(name string) Option { return func(f *FS) { f.name = name } }
 
+// WithToolPrefix declares the tools as prefix+"read" and so on (say
+// "fs_read"), for a flat mount beside other packs, as a pack catalog does.
+func WithToolPrefix(prefix string) Option { return func(f *FS) { f.prefix = prefix } }
+
 // ReadOnly offers only the tools that do not change anything (read, list,
 // glob, search, stat); write and edit are refused if called anyway.
 func ReadOnly() Option { return func(f *FS) { f.readOnly = true } }
@@ -60,6 +64,7 @@ func WithMaxVisit(n int) Option { return func(f *FS) { f.maxVisit = n } }
 // concurrent use; Close releases the root.
 type FS struct {
 	name       string
+	prefix     string
 	root       *os.Root
 	readOnly   bool
 	maxRead    int64
@@ -210,7 +215,7 @@ func (f *FS) Tools(context.Context) ([]tool.Tool, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, tool.Tool{Name: s.name, Description: s.description, Schema: schema, Hints: s.hints})
+		out = append(out, tool.Tool{Name: f.prefix + s.name, Description: s.description, Schema: schema, Hints: s.hints})
 	}
 	return out, nil
 }
@@ -224,14 +229,18 @@ func (f *FS) Call(ctx context.Context, name string, args map[string]any) (any, e
 	}
 	a := argReader{args: args}
 	var res *tool.Result
-	switch name {
+	base, ok := strings.CutPrefix(name, f.prefix)
+	if !ok {
+		base = ""
+	}
+	switch base {
 	case "read":
 		res = f.read(ctx, &a)
 	case "write", "edit":
 		if f.readOnly {
 			return failf("%s is not available: this filesystem is read-only", name), nil
 		}
-		if name == "write" {
+		if base == "write" {
 			res = f.write(&a)
 		} else {
 			res = f.edit(&a)
@@ -347,11 +356,11 @@ func (a *argReader) done(tool string, known ...string) *tool.Result {
 	return nil
 }
 
-var optionKeys = []string{"max_read_bytes", "max_results", "max_visit", "max_write_bytes", "read_only", "root"}
+var optionKeys = []string{"max_read_bytes", "max_results", "max_visit", "max_write_bytes", "read_only", "root", "tool_prefix"}
 
 // FromOptions builds a filesystem from pack options: root (required, the
 // directory to confine the tools to), read_only, max_read_bytes,
-// max_write_bytes, max_results and max_visit.
+// max_write_bytes, max_results, max_visit and tool_prefix.
 func FromOptions(options map[string]any) (*FS, error) {
 	root, opts, err := parseOptions(options)
 	if err != nil {
@@ -385,6 +394,12 @@ func parseOptions(options map[string]any) (string, []Option, error) {
 				return "", nil, fmt.Errorf("filesystem: option root must be a directory path, got %v", v)
 			}
 			root = s
+		case "tool_prefix":
+			p, ok := v.(string)
+			if !ok {
+				return "", nil, fmt.Errorf("filesystem: option tool_prefix must be a string, got %T", v)
+			}
+			opts = append(opts, WithToolPrefix(p))
 		case "read_only":
 			b, ok := v.(bool)
 			if !ok {

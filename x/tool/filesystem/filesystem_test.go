@@ -67,6 +67,27 @@ func TestToolsAndReadOnly(t *testing.T) {
 	}
 }
 
+func TestToolPrefixFlat(t *testing.T) {
+	_, root := fixture(t)
+	f, err := filesystem.FromOptions(map[string]any{"root": root, "read_only": true, "tool_prefix": "fs_"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if got := toolNames(t, f); got != "fs_glob fs_list fs_read fs_search fs_stat" {
+		t.Errorf("prefixed tools: %s", got)
+	}
+	if res := call(t, f, "fs_read", map[string]any{"path": "hello.txt", "limit": 1}); res.IsError || !strings.HasPrefix(res.Content, "line one\n") {
+		t.Errorf("fs_read: %+v", res)
+	}
+	if res := call(t, f, "fs_write", map[string]any{"path": "x", "content": "y"}); res.Content != "fs_write is not available: this filesystem is read-only" {
+		t.Errorf("fs_write: %+v", res)
+	}
+	if res := call(t, f, "read", map[string]any{"path": "hello.txt"}); !res.IsError || res.Content != `the filesystem source has no tool "read"; its tools are fs_glob, fs_list, fs_read, fs_search, fs_stat` {
+		t.Errorf("unprefixed read: %+v", res)
+	}
+}
+
 func TestMountAndValidate(t *testing.T) {
 	_, root := fixture(t)
 	reg := tool.NewRegistry()
@@ -450,7 +471,8 @@ func TestOptions(t *testing.T) {
 	}{
 		{map[string]any{}, "filesystem: option root is required: the directory the tools are confined to"},
 		{map[string]any{"root": ""}, "filesystem: option root must be a directory path, got "},
-		{map[string]any{"root": root, "writable": true}, `filesystem: unknown option "writable"; the options are max_read_bytes, max_results, max_visit, max_write_bytes, read_only, root`},
+		{map[string]any{"root": root, "writable": true}, `filesystem: unknown option "writable"; the options are max_read_bytes, max_results, max_visit, max_write_bytes, read_only, root, tool_prefix`},
+		{map[string]any{"root": root, "tool_prefix": true}, "filesystem: option tool_prefix must be a string, got bool"},
 		{map[string]any{"root": root, "read_only": "yes"}, "filesystem: option read_only must be true or false, got yes"},
 		{map[string]any{"root": root, "max_read_bytes": 0}, "filesystem: option max_read_bytes must be an integer from 1 to 1099511627776, got 0"},
 		{map[string]any{"root": root, "max_results": "9"}, "filesystem: option max_results must be a positive integer, got string"},

@@ -24,12 +24,20 @@ func FuzzPath(f *testing.F) {
 	} {
 		f.Add(s, "**/*")
 	}
+	// Writes go to a root of their own, so the trees the read tools walk
+	// stay the same size however long the fuzzer runs.
 	tmp, root := fixture(f)
-	fsys, err := filesystem.New(root)
+	fsys, err := filesystem.New(root, filesystem.ReadOnly())
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { fsys.Close() })
+	wtmp, wroot := fixture(f)
+	wfs, err := filesystem.New(wroot)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { wfs.Close() })
 	f.Fuzz(func(t *testing.T, p, pattern string) {
 		c, cerr := filesystem.Clean(p)
 		if cerr == nil {
@@ -41,23 +49,26 @@ func FuzzPath(f *testing.F) {
 			}
 		}
 		calls := []struct {
+			fs   *filesystem.FS
 			name string
 			args map[string]any
 		}{
-			{"read", map[string]any{"path": p}},
-			{"read", map[string]any{"path": p, "offset": 2, "line_numbers": true}},
-			{"stat", map[string]any{"path": p}},
-			{"list", map[string]any{"path": p, "depth": 3}},
-			{"glob", map[string]any{"path": p, "pattern": pattern}},
-			{"search", map[string]any{"path": p, "query": "T"}},
-			{"write", map[string]any{"path": p, "content": "fuzz"}},
+			{fsys, "read", map[string]any{"path": p}},
+			{fsys, "read", map[string]any{"path": p, "offset": 2, "line_numbers": true}},
+			{fsys, "stat", map[string]any{"path": p}},
+			{fsys, "list", map[string]any{"path": p, "depth": 3}},
+			{fsys, "glob", map[string]any{"path": p, "pattern": pattern}},
+			{fsys, "search", map[string]any{"path": p, "query": "T"}},
+			{wfs, "write", map[string]any{"path": p, "content": "fuzz"}},
+			{wfs, "edit", map[string]any{"path": p, "old_string": secret, "new_string": "fuzz"}},
+			{wfs, "read", map[string]any{"path": p}},
 		}
 		for _, cl := range calls {
-			res := call(t, fsys, cl.name, cl.args)
+			res := call(t, cl.fs, cl.name, cl.args)
 			if strings.Contains(res.Content, secret) {
 				t.Fatalf("%s(%q) revealed the secret: %q", cl.name, p, res.Content)
 			}
-			if strings.Contains(res.Content, tmp) {
+			if strings.Contains(res.Content, tmp) || strings.Contains(res.Content, wtmp) {
 				t.Fatalf("%s(%q) revealed the host path: %q", cl.name, p, res.Content)
 			}
 			if cerr != nil && (!res.IsError || res.Content != cerr.Error()) {
@@ -77,5 +88,6 @@ func FuzzPath(f *testing.F) {
 			}
 		}
 		checkUnchanged(t, tmp)
+		checkUnchanged(t, wtmp)
 	})
 }

@@ -20,6 +20,10 @@ import (
 // maxSearchBytes bounds the file content one search reads.
 const maxSearchBytes = 256 << 20
 
+// MaxWalkDepth bounds how deep glob and search descend: every level costs
+// a confined lookup of the whole path, and deeper trees are rarely meant.
+const MaxWalkDepth = 64
+
 // maxDirEntries bounds the entries read from one directory (more when the
 // visit limit is higher).
 const maxDirEntries = 100_000
@@ -65,6 +69,7 @@ type walker struct {
 	full       bool // the visit limit was reached
 	unreadable int  // directories that could not be read
 	truncated  int  // directories with more entries than could be read
+	tooDeep    bool // a directory was not entered for MaxWalkDepth
 }
 
 // visit is called for each entry; it returns whether to descend into a
@@ -97,6 +102,10 @@ func (w *walker) walk(dir string, depth, maxDepth int, fn visit) bool {
 			return false
 		}
 		if descend && d.IsDir() && depth < maxDepth {
+			if depth >= MaxWalkDepth {
+				w.tooDeep = true
+				continue
+			}
 			if !w.walk(rel, depth+1, maxDepth, fn) {
 				return false
 			}
@@ -112,6 +121,9 @@ func (w *walker) notes() []string {
 	}
 	if w.truncated > 0 {
 		notes = append(notes, fmt.Sprintf("[%d directories hold more entries than could be read]", w.truncated))
+	}
+	if w.tooDeep {
+		notes = append(notes, fmt.Sprintf("[directories more than %d levels deep were not entered; search from a deeper path]", MaxWalkDepth))
 	}
 	if w.unreadable > 0 {
 		notes = append(notes, fmt.Sprintf("[%d directories could not be read]", w.unreadable))
@@ -327,7 +339,7 @@ func (f *FS) glob(ctx context.Context, a *argReader) *tool.Result {
 	}
 	maxDepth := len(pat)
 	if slices.Contains(pat, "**") {
-		maxDepth = MaxPathBytes / 2 // every level takes at least "x/"
+		maxDepth = MaxWalkDepth
 	}
 	w := &walker{f: f, ctx: ctx}
 	var lines []string
@@ -388,7 +400,7 @@ func (f *FS) search(ctx context.Context, a *argReader) *tool.Result {
 	case info.Mode().IsRegular():
 		s.file(rel)
 	case info.IsDir():
-		w.walk(rel, 1, MaxPathBytes/2, func(p string, d fs.DirEntry, _ int) (bool, bool) {
+		w.walk(rel, 1, MaxWalkDepth, func(p string, d fs.DirEntry, _ int) (bool, bool) {
 			if d.Type().IsRegular() && (pat == nil || matchSegs(pat, relTo(rel, p))) {
 				s.file(p)
 			}

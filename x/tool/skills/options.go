@@ -7,10 +7,10 @@ import (
 	"strings"
 )
 
-var optionKeys = []string{"dir", "dirs", "max_file_bytes"}
+var optionKeys = []string{"dir", "dirs", "max_file_bytes", "tool_prefix"}
 
 // FromOptions builds a skills source from pack options: dir (a directory
-// of skills) and/or dirs (a list of them), and max_file_bytes. Extra
+// of skills) and/or dirs (a list of them), max_file_bytes and tool_prefix. Extra
 // sources — the skills packs ship — are added with more options.
 func FromOptions(options map[string]any, more ...Option) (*Skills, error) {
 	opts, err := parseOptions(options)
@@ -57,6 +57,12 @@ func parseOptions(options map[string]any) ([]Option, error) {
 				}
 				opts = append(opts, FromDir(s))
 			}
+		case "tool_prefix":
+			p, ok := v.(string)
+			if !ok {
+				return nil, fmt.Errorf("skills: option tool_prefix must be a string, got %T", v)
+			}
+			opts = append(opts, WithToolPrefix(p))
 		case "max_file_bytes":
 			var n float64
 			switch x := v.(type) {

@@ -77,6 +77,7 @@ type Option func(*config)
 
 type config struct {
 	name     string
+	prefix   string
 	sources  []*source
 	maxBytes int64
 	errs     []error
@@ -112,6 +113,11 @@ func FromFS(label string, fsys fs.FS) Option {
 // "<name>__list", "<name>__load" and "<name>__read".
 func WithName(name string) Option { return func(c *config) { c.name = name } }
 
+// WithToolPrefix declares the tools as prefix+"list", prefix+"load" and
+// prefix+"read" (say "skill_load"), for a flat mount beside other packs, as
+// a pack catalog does.
+func WithToolPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
+
 // WithMaxFileBytes bounds the size of a SKILL.md and of a file read from a
 // skill (default 1 MiB).
 func WithMaxFileBytes(n int64) Option { return func(c *config) { c.maxBytes = n } }
@@ -122,6 +128,7 @@ func WithMaxFileBytes(n int64) Option { return func(c *config) { c.maxBytes = n 
 // Close releases the directories.
 type Skills struct {
 	name     string
+	prefix   string
 	maxBytes int64
 	sources  []*source
 	list     []*entry // sorted by name
@@ -154,7 +161,7 @@ func New(opts ...Option) (*Skills, error) {
 	if c.maxBytes <= 0 {
 		c.maxBytes = DefaultMaxFileBytes
 	}
-	s := &Skills{name: c.name, maxBytes: c.maxBytes, sources: c.sources, byName: map[string]*entry{}}
+	s := &Skills{name: c.name, prefix: c.prefix, maxBytes: c.maxBytes, sources: c.sources, byName: map[string]*entry{}}
 	for _, src := range c.sources {
 		if src.dir != "" {
 			r, err := os.OpenRoot(src.dir)
@@ -331,17 +338,26 @@ func (s *Skills) listing() string {
 	return sb.String()
 }
 
+// toolName is what a tool is called once mounted: "<name>__load" by
+// default, prefix+"load" with WithToolPrefix (mounted flat).
+func (s *Skills) toolName(base string) string {
+	if s.prefix != "" {
+		return s.prefix + base
+	}
+	return s.name + tool.Separator + base
+}
+
 // Prompt renders the skills for a system prompt: what they are, how to use
-// them (through the tools as mounted under the default prefix,
-// "<name>__load"), and one line per skill. It is empty when there are no
+// them (naming the tools as mounted by default, "<name>__load", or with
+// the tool prefix), and one line per skill. It is empty when there are no
 // skills.
 func (s *Skills) Prompt() string {
 	if len(s.list) == 0 {
 		return ""
 	}
 	return fmt.Sprintf("You have skills: instructions for particular tasks, with files they may refer to. "+
-		"When a task matches a skill's description, call %s__load with its name before you start, and follow it; "+
-		"read the files it mentions with %s__read.\n\nSkills:\n%s", s.name, s.name, s.listing())
+		"When a task matches a skill's description, call %s with its name before you start, and follow it; "+
+		"read the files it mentions with %s.\n\nSkills:\n%s", s.toolName("load"), s.toolName("read"), s.listing())
 }
 
 func (s *Skills) lookup(name string) (*entry, error) {
@@ -590,9 +606,9 @@ func (s *Skills) Tools(context.Context) ([]tool.Tool, error) {
 	}
 	ro := tool.Hints{ReadOnly: true, Idempotent: true}
 	return []tool.Tool{
-		{Name: "list", Description: "List the skills: instructions for particular tasks, one line each with when to use it.", Schema: listSchema, Hints: ro},
-		{Name: "load", Description: "Load a skill's instructions by name, and see the files in its folder. Load a skill before doing the task it describes.", Schema: loadSchema, Hints: ro},
-		{Name: "read", Description: "Read a file from a skill's folder, by a path relative to it.", Schema: readSchema, Hints: ro},
+		{Name: s.prefix + "list", Description: "List the skills: instructions for particular tasks, one line each with when to use it.", Schema: listSchema, Hints: ro},
+		{Name: s.prefix + "load", Description: "Load a skill's instructions by name, and see the files in its folder. Load a skill before doing the task it describes.", Schema: loadSchema, Hints: ro},
+		{Name: s.prefix + "read", Description: "Read a file from a skill's folder, by a path relative to it.", Schema: readSchema, Hints: ro},
 	}, nil
 }
 
@@ -609,7 +625,11 @@ func (s *Skills) Call(ctx context.Context, name string, args map[string]any) (an
 		v, ok := args[key].(string)
 		return v, ok && v != ""
 	}
-	switch name {
+	base, ok := strings.CutPrefix(name, s.prefix)
+	if !ok {
+		base = ""
+	}
+	switch base {
 	case "list":
 		if len(s.list) == 0 {
 			return &tool.Result{Content: "(no skills are installed)", Value: []Skill{}}, nil
@@ -634,7 +654,7 @@ func (s *Skills) Call(ctx context.Context, name string, args map[string]any) (an
 			if !strings.HasSuffix(e.body, "\n") {
 				sb.WriteByte('\n')
 			}
-			fmt.Fprintf(&sb, "\nFiles in this skill's folder (read them with %s__read and the path):\n", s.name)
+			fmt.Fprintf(&sb, "\nFiles in this skill's folder (read them with %s and the path):\n", s.toolName("read"))
 			for _, f := range files {
 				fmt.Fprintf(&sb, "- %s\n", f)
 			}
@@ -658,5 +678,5 @@ func (s *Skills) Call(ctx context.Context, name string, args map[string]any) (an
 		}
 		return &tool.Result{Content: text}, nil
 	}
-	return fail("the %s source has no tool %q; its tools are list, load and read", s.name, name)
+	return fail("the %s source has no tool %q; its tools are %slist, %sload and %sread", s.name, name, s.prefix, s.prefix, s.prefix)
 }

@@ -343,6 +343,36 @@ func TestTools(t *testing.T) {
 	}
 }
 
+func TestToolPrefixFlat(t *testing.T) {
+	mem := fstest.MapFS{"a/SKILL.md": {Data: []byte(skillMD("a", "first", "body\n"))}, "a/x.md": {Data: []byte("x\n")}}
+	s, err := skills.FromOptions(map[string]any{"tool_prefix": "skill_"}, skills.FromFS("mem", mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	reg := tool.NewRegistry()
+	if err := reg.Mount(context.Background(), s, tool.Flat()); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range reg.Tools() {
+		names = append(names, tl.Name)
+	}
+	if strings.Join(names, " ") != "skill_list skill_load skill_read" {
+		t.Errorf("tools: %v", names)
+	}
+	if !strings.Contains(s.Prompt(), "call skill_load with its name") || !strings.Contains(s.Prompt(), "with skill_read.") {
+		t.Errorf("prompt: %q", s.Prompt())
+	}
+	if res := callTool(t, reg, "skill_load", `{"name":"a"}`); res.Content != "# Skill: a\n\nbody\n\nFiles in this skill's folder (read them with skill_read and the path):\n- x.md\n" {
+		t.Errorf("skill_load: %q", res.Content)
+	}
+	out, _ := s.Call(context.Background(), "load", map[string]any{"name": "a"})
+	if r := out.(*tool.Result); r.Content != `the skills source has no tool "load"; its tools are skill_list, skill_load and skill_read` {
+		t.Errorf("unprefixed: %q", r.Content)
+	}
+}
+
 func TestCallDirect(t *testing.T) {
 	s := newSkills(t, skills.FromFS("mem", fstest.MapFS{"a/SKILL.md": {Data: []byte(skillMD("a", "x", "body"))}}))
 	for _, tc := range []struct {
@@ -387,7 +417,8 @@ func TestOptions(t *testing.T) {
 		opts map[string]any
 		want string
 	}{
-		{map[string]any{"path": "x"}, `skills: unknown option "path"; the options are dir, dirs, max_file_bytes`},
+		{map[string]any{"path": "x"}, `skills: unknown option "path"; the options are dir, dirs, max_file_bytes, tool_prefix`},
+		{map[string]any{"tool_prefix": 1}, "skills: option tool_prefix must be a string, got int"},
 		{map[string]any{"dir": 1}, "skills: option dir must be a directory path, got 1"},
 		{map[string]any{"dirs": "a"}, "skills: option dirs must be a list of directory paths, got string"},
 		{map[string]any{"dirs": []any{"a", ""}}, "skills: option dirs[1] must be a directory path, got "},
