@@ -431,7 +431,7 @@ func TestOptions(t *testing.T) {
 		opts map[string]any
 		want string
 	}{
-		{map[string]any{}, "bash: option dir is required: the sandbox directory commands run in"},
+		{map[string]any{"timeout": "1s"}, "bash: option dir is required: the sandbox directory commands run in"},
 		{map[string]any{"dir": 3}, "bash: option dir must be a path, got 3"},
 		{map[string]any{"dir": dir, "cwd": "/"}, `bash: unknown option "cwd"; the options are dir, env, max_output, max_timeout, shell, timeout, tool_prefix`},
 		{map[string]any{"dir": dir, "tool_prefix": 1}, "bash: option tool_prefix must be a string, got int"},
@@ -445,6 +445,12 @@ func TestOptions(t *testing.T) {
 		if err := b.ValidateOptions(tc.opts); err == nil || err.Error() != tc.want {
 			t.Errorf("ValidateOptions(%v) = %v, want %q", tc.opts, err, tc.want)
 		}
+	}
+	if err := b.ValidateOptions(nil); err != nil {
+		t.Errorf("empty options: %v", err)
+	}
+	if _, err := bash.FromOptions(nil); err == nil || err.Error() != "bash: option dir is required: the sandbox directory commands run in" {
+		t.Errorf("FromOptions without dir: %v", err)
 	}
 	if _, err := bash.FromOptions(map[string]any{"dir": filepath.Join(dir, "missing")}); err == nil {
 		t.Error("FromOptions with a missing dir succeeded")

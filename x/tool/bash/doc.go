@@ -25,4 +25,8 @@
 // The sandbox is a working directory and an environment, not an isolation
 // boundary: commands run with the host's user and see its file system.
 // Run this pack inside a container or a VM for untrusted models.
+//
+// As a pack, it is built from a tools: map by FromOptions (dir, env,
+// timeout, max_timeout, max_output, shell, tool_prefix), and WithToolPrefix
+// names the tool for a flat mount beside other packs ("sh_run").
 package bash

@@ -22,8 +22,13 @@ func FromOptions(options map[string]any) (*Bash, error) {
 	return New(sb, opts...)
 }
 
-// ValidateOptions checks pack options without building anything.
+// ValidateOptions checks pack options, in the shape FromOptions takes,
+// without building anything. Empty options are valid: the shell is then
+// used as it was built.
 func (b *Bash) ValidateOptions(options map[string]any) error {
+	if len(options) == 0 {
+		return nil
+	}
 	_, _, err := parseOptions(options)
 	return err
 }

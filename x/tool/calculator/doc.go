@@ -21,4 +21,9 @@
 // Every failure is an *Error with a kind (ErrSyntax, ErrDivisionByZero, …),
 // a message a model can act on, and a column; through the tool it becomes a
 // *tool.Result with IsError set.
+//
+// As a pack, it takes options from a tools: map (FromOptions, and
+// ValidateOptions on an instance: max_input, max_bits, max_depth,
+// tool_prefix); WithToolPrefix names the tool for a flat mount beside other
+// packs ("calc_eval").
 package calculator

@@ -21,4 +21,8 @@
 // Everything a model can get wrong comes back as a *tool.Result with
 // IsError set and a message that says what to do instead: an edit whose
 // old_string occurs twice, a path through a link leading out, a binary file.
+//
+// As a pack, it is built from a tools: map by FromOptions (root, read_only,
+// the limits, tool_prefix), and WithToolPrefix names the tools for a flat
+// mount beside other packs ("fs_read").
 package filesystem

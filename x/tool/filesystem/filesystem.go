@@ -369,8 +369,13 @@ func FromOptions(options map[string]any) (*FS, error) {
 	return New(root, opts...)
 }
 
-// ValidateOptions checks pack options without opening anything.
+// ValidateOptions checks pack options, in the shape FromOptions takes,
+// without opening anything. Empty options are valid: the filesystem is
+// then used as it was built.
 func (f *FS) ValidateOptions(options map[string]any) error {
+	if len(options) == 0 {
+		return nil
+	}
 	_, _, err := parseOptions(options)
 	return err
 }

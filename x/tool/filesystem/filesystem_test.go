@@ -469,7 +469,7 @@ func TestOptions(t *testing.T) {
 		opts map[string]any
 		want string
 	}{
-		{map[string]any{}, "filesystem: option root is required: the directory the tools are confined to"},
+		{map[string]any{"read_only": true}, "filesystem: option root is required: the directory the tools are confined to"},
 		{map[string]any{"root": ""}, "filesystem: option root must be a directory path, got "},
 		{map[string]any{"root": root, "writable": true}, `filesystem: unknown option "writable"; the options are max_read_bytes, max_results, max_visit, max_write_bytes, read_only, root, tool_prefix`},
 		{map[string]any{"root": root, "tool_prefix": true}, "filesystem: option tool_prefix must be a string, got bool"},
@@ -481,6 +481,12 @@ func TestOptions(t *testing.T) {
 		if err := f.ValidateOptions(tc.opts); err == nil || err.Error() != tc.want {
 			t.Errorf("ValidateOptions(%v) = %v, want %q", tc.opts, err, tc.want)
 		}
+	}
+	if err := f.ValidateOptions(nil); err != nil {
+		t.Errorf("empty options: %v", err)
+	}
+	if _, err := filesystem.FromOptions(nil); err == nil || err.Error() != "filesystem: option root is required: the directory the tools are confined to" {
+		t.Errorf("FromOptions without root: %v", err)
 	}
 	if _, err := filesystem.FromOptions(map[string]any{"root": filepath.Join(root, "missing")}); err == nil {
 		t.Error("FromOptions with a missing root succeeded")

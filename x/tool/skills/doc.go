@@ -16,4 +16,9 @@
 // — to the secret next door or to a sibling skill — is refused, and a file
 // system that can tell links apart (fs.ReadLinkFS, as os.DirFS) is read
 // without following any link at all.
+//
+// As a pack, it is built from a tools: map by FromOptions (dir, dirs,
+// max_file_bytes, tool_prefix) plus the FromFS sources of the packs that
+// ship skills; WithToolPrefix names the tools for a flat mount beside other
+// packs ("skill_load"), and Prompt then names them so.
 package skills
