@@ -131,7 +131,7 @@ func TestBadArgumentsDirect(t *testing.T) {
 	}{
 		{"read", map[string]any{}, `invalid arguments for read: "path" is required`},
 		{"read", map[string]any{"path": 1.0}, `invalid arguments for read: "path" must be a string`},
-		{"read", map[string]any{"path": "a", "offset": 1.5}, `invalid arguments for read: "offset" must be an integer from 1 to 4611686018427387904, got 1.5`},
+		{"read", map[string]any{"path": "a", "offset": 1.5}, `invalid arguments for read: "offset" must be an integer from 1 to 2147483647, got 1.5`},
 		{"read", map[string]any{"path": "a", "line_numbers": "yes"}, `invalid arguments for read: "line_numbers" must be true or false`},
 		{"read", map[string]any{"path": "a", "b": 1, "a": 2}, `invalid arguments for read: read takes no argument "a"; its arguments are path, offset, limit, line_numbers`},
 		{"write", map[string]any{"path": "a"}, `invalid arguments for write: "content" is required`},

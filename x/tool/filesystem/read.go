@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"syscall"
 	"unicode/utf8"
@@ -56,8 +57,8 @@ func (f *FS) openRegular(rel string) (*os.File, fs.FileInfo, *tool.Result) {
 
 func (f *FS) read(ctx context.Context, a *argReader) *tool.Result {
 	rel, perr := a.path("path", "")
-	offset := a.int("offset", 1, 1<<62)
-	limit := a.int("limit", 1, 1<<62)
+	offset := a.int("offset", 1, math.MaxInt32)
+	limit := a.int("limit", 1, math.MaxInt32)
 	numbers := a.bool("line_numbers")
 	if res := a.done("read", "path", "offset", "limit", "line_numbers"); res != nil {
 		return res
@@ -73,14 +74,14 @@ func (f *FS) read(ctx context.Context, a *argReader) *tool.Result {
 	defer file.Close()
 	size := info.Size()
 	if offset == 1 && limit == 0 && !numbers && size > 0 && size <= f.maxRead {
-		return f.readWhole(file, rel, size)
+		return f.readWhole(ctx, file, rel, size)
 	}
 	return f.readLines(ctx, file, rel, offset, limit, numbers)
 }
 
 // readWhole is the common case: the whole of a file within the limit, in
 // one read and without copying.
-func (f *FS) readWhole(file *os.File, rel string, size int64) *tool.Result {
+func (f *FS) readWhole(ctx context.Context, file *os.File, rel string, size int64) *tool.Result {
 	// One byte more than the size, to see whether the file grew.
 	buf := make([]byte, size+1)
 	n, err := io.ReadFull(file, buf)
@@ -93,7 +94,7 @@ func (f *FS) readWhole(file *os.File, rel string, size int64) *tool.Result {
 		if _, err := file.Seek(0, io.SeekStart); err != nil {
 			return failf("%s", f.describe(rel, err))
 		}
-		return f.readLines(context.Background(), file, rel, 1, 0, false)
+		return f.readLines(ctx, file, rel, 1, 0, false)
 	}
 	if bytes.IndexByte(buf[:min(n, binaryProbe)], 0) >= 0 {
 		return binaryFile(rel, int64(n))
