@@ -217,17 +217,26 @@ func validAfter(data []byte, off int) bool {
 
 func (p *parsed) apply(payload []byte, lenient bool) error {
 	var r anyRec
-	if rest, ok := bytes.CutPrefix(payload, []byte(`{"t":"turn","n":`)); lenient && ok && p.lines > 0 {
+	if n, _, ok := turnRecord(payload); lenient && ok && p.lines > 0 {
 		// Listing needs no history: count the turn without decoding it.
-		i := 0
-		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
-			i++
-		}
-		n, err := strconv.ParseInt(string(rest[:i]), 10, 64)
-		if err != nil || n != p.snap.Version+1 {
-			return fmt.Errorf("record number %q out of sequence (want %d)", rest[:i], p.snap.Version+1)
+		if n != p.snap.Version+1 {
+			return fmt.Errorf("record number %d out of sequence (want %d)", n, p.snap.Version+1)
 		}
 		p.snap.Turns = append(p.snap.Turns, ledger.Turn{})
+		p.snap.Version = n
+		return nil
+	}
+	if n, turn, ok := turnRecord(payload); ok && p.lines > 0 {
+		// The layout encodeRecord writes: decode the turn alone, skipping
+		// one whole pass of the JSON decoder over the record.
+		if n != p.snap.Version+1 {
+			return fmt.Errorf("record number %d out of sequence (want %d)", n, p.snap.Version+1)
+		}
+		var t ledger.Turn
+		if err := t.UnmarshalJSON(turn); err != nil {
+			return fmt.Errorf("record does not decode: %v", err)
+		}
+		p.snap.Turns = append(p.snap.Turns, t)
 		p.snap.Version = n
 		return nil
 	}
@@ -263,4 +272,26 @@ func (p *parsed) apply(payload []byte, lenient bool) error {
 	}
 	p.snap.Version = r.N
 	return nil
+}
+
+// turnRecord splits a turn record laid out as encodeRecord writes it,
+// {"t":"turn","n":N,"turn":TURN}, into N and TURN.
+func turnRecord(payload []byte) (int64, []byte, bool) {
+	rest, ok := bytes.CutPrefix(payload, []byte(`{"t":"turn","n":`))
+	if !ok {
+		return 0, nil, false
+	}
+	i := 0
+	for i < len(rest) && i < 19 && rest[i] >= '0' && rest[i] <= '9' {
+		i++
+	}
+	n, err := strconv.ParseInt(string(rest[:i]), 10, 64)
+	if err != nil {
+		return 0, nil, false
+	}
+	turn, ok := bytes.CutPrefix(rest[i:], []byte(`,"turn":`))
+	if !ok || len(turn) < 2 || turn[len(turn)-1] != '}' {
+		return 0, nil, false
+	}
+	return n, turn[:len(turn)-1], true
 }

@@ -1,0 +1,43 @@
+package file_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/lodeworks/lode/ledger/file"
+	"github.com/lodeworks/lode/ledger/internal/storetest"
+)
+
+var benchPolicies = []struct {
+	name   string
+	policy file.SyncPolicy
+}{
+	{"sync=turn", file.SyncPolicy{}},
+	{"sync=batch64", file.SyncPolicy{Count: 64, Interval: 50 * time.Millisecond}},
+	{"sync=none", file.SyncPolicy{None: true}},
+}
+
+func BenchmarkAppend(b *testing.B) {
+	for _, p := range benchPolicies {
+		for _, size := range []int{10, 10_000} {
+			b.Run(fmt.Sprintf("%s/turns=%d", p.name, size), func(b *testing.B) {
+				s, err := file.Open(b.TempDir(), file.WithSync(p.policy))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer s.Close()
+				storetest.BenchAppend(b, s, size)
+			})
+		}
+	}
+}
+
+func BenchmarkLoad(b *testing.B) {
+	s, err := file.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	storetest.BenchLoad(b, s, 10_000)
+}

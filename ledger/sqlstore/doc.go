@@ -1,0 +1,18 @@
+// Package sqlstore is a ledger.Store over database/sql that runs on SQLite
+// and on PostgreSQL. It compiles no driver: the subpackages sqlite (pure Go,
+// modernc.org/sqlite) and postgres (pgx) open a database and hand it here,
+// or pass any *sql.DB to Open with its Dialect.
+//
+// Open creates or migrates three tables, lode_threads, lode_turns and
+// lode_metadata, recording the schema version in lode_schema. Every change
+// is one transaction: a compare-and-swap on the thread's version column,
+// then the turn row (unique on thread and sequence number) or the metadata
+// row. Writers in different processes are therefore ordered, never
+// interleaved or lost; a State that was overtaken fails with
+// ledger.ErrConflict and can Reload.
+//
+// A database that goes away fails the change with its error, and the State
+// stays as it was. When the commit's outcome is unknown (the connection
+// broke during COMMIT), the turn may have landed: the next change then
+// fails with ErrConflict and Reload shows it.
+package sqlstore

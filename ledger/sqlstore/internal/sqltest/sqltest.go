@@ -1,0 +1,194 @@
+// Package sqltest holds the tests every dialect of ledger/sqlstore passes
+// beyond the store contract: schema migration, damaged rows, a database
+// that goes away.
+package sqltest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/ledger/sqlstore"
+)
+
+// Backend is one fresh, empty database.
+type Backend struct {
+	// Open returns a new Store instance over the database; the test
+	// closes it.
+	Open func(t testing.TB) *sqlstore.Store
+	// Raw is a separate handle on the database, for tampering.
+	Raw *sql.DB
+	// Dialect is the database's dialect.
+	Dialect sqlstore.Dialect
+}
+
+// Run runs the tests; newBackend is called once per subtest.
+func Run(t *testing.T, newBackend func(t testing.TB) Backend) {
+	for _, c := range []struct {
+		name string
+		fn   func(t *testing.T, b Backend)
+	}{
+		{"SchemaCreatedOnce", testSchema},
+		{"SchemaFromTheFuture", testFutureSchema},
+		{"ConcurrentOpen", testConcurrentOpen},
+		{"DamagedTurnRow", testDamagedTurn},
+		{"MissingTurnRow", testMissingTurn},
+		{"DatabaseClosedUnderneath", testDBClosed},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, newBackend(t)) })
+	}
+}
+
+func q(b Backend, s string) string {
+	if b.Dialect != sqlstore.Postgres {
+		return s
+	}
+	n := 0
+	var out strings.Builder
+	for _, c := range s {
+		if c == '?' {
+			n++
+			out.WriteString("$")
+			out.WriteByte(byte('0' + n))
+			continue
+		}
+		out.WriteRune(c)
+	}
+	return out.String()
+}
+
+func schemaVersion(t *testing.T, b Backend) int {
+	t.Helper()
+	var v, n int
+	if err := b.Raw.QueryRow(`SELECT COUNT(*), MAX(version) FROM lode_schema`).Scan(&n, &v); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("lode_schema has %d rows", n)
+	}
+	return v
+}
+
+func testSchema(t *testing.T, b Backend) {
+	s := b.Open(t)
+	st, err := s.Create(context.Background(), ledger.WithID("kept"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Append(ledger.RoleUser, artifact.Text{Content: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if v := schemaVersion(t, b); v != sqlstore.SchemaVersion {
+		t.Fatalf("schema version %d, want %d", v, sqlstore.SchemaVersion)
+	}
+	again := b.Open(t) // migrating an up-to-date schema changes nothing
+	if v := schemaVersion(t, b); v != sqlstore.SchemaVersion {
+		t.Fatalf("schema version %d after reopening", v)
+	}
+	got, err := again.Load(context.Background(), "kept")
+	if err != nil || got.Len() != 1 {
+		t.Fatalf("after reopening: %v", err)
+	}
+}
+
+func testFutureSchema(t *testing.T, b Backend) {
+	b.Open(t)
+	if _, err := b.Raw.Exec(`UPDATE lode_schema SET version = 99`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := sqlstore.Open(context.Background(), b.Raw, b.Dialect)
+	if err == nil || !strings.Contains(err.Error(), "schema version 99, newer than the 1 this version of lode knows: upgrade lode") {
+		t.Fatalf("open: %v", err)
+	}
+}
+
+func testConcurrentOpen(t *testing.T, b Backend) {
+	var wg sync.WaitGroup
+	stores := make([]*sqlstore.Store, 4)
+	for i := range stores {
+		wg.Go(func() { stores[i] = b.Open(t) })
+	}
+	wg.Wait()
+	if v := schemaVersion(t, b); v != sqlstore.SchemaVersion {
+		t.Fatalf("schema version %d", v)
+	}
+	if _, err := stores[0].Create(context.Background(), ledger.WithID("x")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func damaged(t *testing.T, b Backend, tamper string, args []any, want ...string) {
+	t.Helper()
+	s := b.Open(t)
+	st, err := s.Create(context.Background(), ledger.WithID("d"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"a", "b", "c"} {
+		if err := st.Append(ledger.RoleUser, artifact.Text{Content: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.Raw.Exec(q(b, tamper), args...); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Load(context.Background(), "d")
+	if !errors.Is(err, ledger.ErrCorrupt) {
+		t.Fatalf("load: %v, want ErrCorrupt", err)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Fatalf("error %q does not say %q", err, w)
+		}
+	}
+	if err := st.Reload(context.Background()); !errors.Is(err, ledger.ErrCorrupt) || st.Len() != 3 {
+		t.Fatalf("reload: %v; %d turns in memory", err, st.Len())
+	}
+}
+
+func testDamagedTurn(t *testing.T, b Backend) {
+	damaged(t, b, `UPDATE lode_turns SET turn = ? WHERE thread_id = 'd' AND seq = 1`, []any{`{"role":"user","artifacts":[{"content":"no kind"}]}`},
+		"load d", "turn 1 does not decode", `no "kind"`)
+}
+
+func testMissingTurn(t *testing.T, b Backend) {
+	damaged(t, b, `DELETE FROM lode_turns WHERE thread_id = 'd' AND seq = ?`, []any{1}, "turn 1 missing (found 2 next)")
+}
+
+func testDBClosed(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := b.Open(t)
+	st, err := s.Create(ctx, ledger.WithID("gone"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Append(ledger.RoleUser, artifact.Text{Content: "kept"}); err != nil {
+		t.Fatal(err)
+	}
+	s.DB().Close()
+	err = st.Append(ledger.RoleUser, artifact.Text{Content: "lost"})
+	if err == nil || !strings.Contains(err.Error(), "sql: database is closed") || !strings.Contains(err.Error(), "append turn 1 to thread gone") {
+		t.Fatalf("append: %v", err)
+	}
+	if err := st.SetMetadata("k", "v"); err == nil || !strings.Contains(err.Error(), "database is closed") {
+		t.Fatalf("set metadata: %v", err)
+	}
+	if st.Len() != 1 {
+		t.Fatalf("%d turns in memory", st.Len())
+	}
+	got, err := b.Open(t).Load(ctx, "gone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Len() != 1 || got.Turns()[0].Artifacts[0] != (artifact.Text{Content: "kept"}) {
+		t.Fatalf("stored %d turns", got.Len())
+	}
+	if _, ok := got.Metadata("k"); ok {
+		t.Fatal("a failed metadata change was stored")
+	}
+}

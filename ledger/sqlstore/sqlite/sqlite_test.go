@@ -1,0 +1,62 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/ledger/internal/storetest"
+	"github.com/lodeworks/lode/ledger/sqlstore"
+	"github.com/lodeworks/lode/ledger/sqlstore/internal/sqltest"
+	"github.com/lodeworks/lode/ledger/sqlstore/sqlite"
+)
+
+func open(t testing.TB, path string) *sqlstore.Store {
+	s, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(t testing.TB) storetest.Opener {
+		path := filepath.Join(t.TempDir(), "ledger.db")
+		return func(t testing.TB) ledger.Store { return open(t, path) }
+	})
+}
+
+func TestSQL(t *testing.T) {
+	sqltest.Run(t, func(t testing.TB) sqltest.Backend {
+		path := filepath.Join(t.TempDir(), "ledger.db")
+		raw, err := sql.Open("sqlite", sqlite.DSN(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { raw.Close() })
+		return sqltest.Backend{Open: func(t testing.TB) *sqlstore.Store { return open(t, path) }, Raw: raw, Dialect: sqlstore.SQLite}
+	})
+}
+
+func TestCrash(t *testing.T) {
+	storetest.Crash(t, "TestCrash", func(dir string) (ledger.Store, error) {
+		return sqlite.Open(context.Background(), filepath.Join(dir, "ledger.db"))
+	}, 1, 12, 3, 40)
+}
+
+func TestOpenRejectsBadPaths(t *testing.T) {
+	for _, p := range []string{"", "a.db?mode=ro", "a#b"} {
+		_, err := sqlite.Open(context.Background(), p)
+		if err == nil || !strings.Contains(err.Error(), "want a file path without '?' or '#'") {
+			t.Errorf("open %q: %v", p, err)
+		}
+	}
+	_, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "no", "such", "dir", "x.db"))
+	if err == nil || !strings.Contains(err.Error(), "ledger/sqlstore/sqlite") {
+		t.Fatalf("open in a missing folder: %v", err)
+	}
+}
