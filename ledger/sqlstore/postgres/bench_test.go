@@ -1,0 +1,24 @@
+package postgres_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/lodeworks/lode/ledger/internal/pgtest"
+	"github.com/lodeworks/lode/ledger/internal/storetest"
+)
+
+// The server runs with fsync on when benchmarks run (see pgtest.Shared).
+func BenchmarkAppend(b *testing.B) {
+	srv := pgtest.Shared(b)
+	for _, size := range []int{10, 10_000} {
+		b.Run(fmt.Sprintf("turns=%d", size), func(b *testing.B) {
+			storetest.BenchAppend(b, open(b, srv.NewDatabase(b)), size)
+		})
+	}
+}
+
+func BenchmarkLoad(b *testing.B) {
+	srv := pgtest.Shared(b)
+	storetest.BenchLoad(b, open(b, srv.NewDatabase(b)), 10_000)
+}

@@ -1,0 +1,21 @@
+package sqlite_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/lodeworks/lode/ledger/internal/storetest"
+)
+
+func BenchmarkAppend(b *testing.B) {
+	for _, size := range []int{10, 10_000} {
+		b.Run(fmt.Sprintf("turns=%d", size), func(b *testing.B) {
+			storetest.BenchAppend(b, open(b, filepath.Join(b.TempDir(), "ledger.db")), size)
+		})
+	}
+}
+
+func BenchmarkLoad(b *testing.B) {
+	storetest.BenchLoad(b, open(b, filepath.Join(b.TempDir(), "ledger.db")), 10_000)
+}
