@@ -1,0 +1,622 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lodeworks/lode/tool"
+)
+
+// Errors a Client reports; match them with errors.Is.
+var (
+	// ErrOption is wrapped by every error NewClient and NewServer return for
+	// options that cannot work together or hold bad values.
+	ErrOption = errors.New("mcp: invalid option")
+	// ErrClosed is returned by a Client used after Close.
+	ErrClosed = errors.New("mcp: client is closed")
+	// ErrTimeout is wrapped when a server does not answer within the call
+	// timeout (WithCallTimeout).
+	ErrTimeout = errors.New("mcp: server did not answer in time")
+	// ErrConnectionLost is wrapped when the connection to a server broke
+	// during a request (the process died, the HTTP server went away). The
+	// next request reconnects.
+	ErrConnectionLost = errors.New("mcp: connection to the server was lost")
+)
+
+// DefaultStopTimeout is how long Close waits for a stdio server to exit
+// after its stdin is closed, before it is signalled (SIGTERM, then SIGKILL).
+const DefaultStopTimeout = 2 * time.Second
+
+// Option configures a Client.
+type Option func(*config)
+
+type config struct {
+	name string
+
+	command  string
+	args     []string
+	env      []string
+	dir      string
+	stderr   io.Writer
+	stdioSet bool
+
+	url        string
+	header     http.Header
+	httpClient *http.Client
+
+	transport func(context.Context) (sdk.Transport, error)
+
+	callTimeout     time.Duration
+	stopTimeout     time.Duration
+	protocolVersion string
+
+	errs []error
+}
+
+func (c *config) fail(format string, a ...any) {
+	c.errs = append(c.errs, fmt.Errorf("%w: "+format, append([]any{ErrOption}, a...)...))
+}
+
+// WithName names the server. The name prefixes its tools in a registry
+// ("<name>__<tool>") and appears in every error; it is required and must
+// be a valid tool name.
+func WithName(name string) Option { return func(c *config) { c.name = name } }
+
+// WithStdio runs the server as a child process speaking MCP over its stdin
+// and stdout. The process starts on first use and is stopped by Close; if
+// it dies, the next request starts it again.
+func WithStdio(command string, args ...string) Option {
+	return func(c *config) {
+		c.stdioSet = true
+		c.command, c.args = command, append([]string(nil), args...)
+	}
+}
+
+// WithEnv adds "KEY=value" entries to the environment of a stdio server,
+// on top of the current process's environment.
+func WithEnv(kv ...string) Option {
+	return func(c *config) {
+		for _, e := range kv {
+			if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
+				c.fail("WithEnv: %q is not KEY=value", e)
+				continue
+			}
+			c.env = append(c.env, e)
+		}
+	}
+}
+
+// WithDir sets the working directory of a stdio server.
+func WithDir(dir string) Option { return func(c *config) { c.dir = dir } }
+
+// WithStderr sends a stdio server's stderr to w; by default it is
+// discarded.
+func WithStderr(w io.Writer) Option { return func(c *config) { c.stderr = w } }
+
+// WithHTTP connects to a server over streamable HTTP at url (for example
+// "http://127.0.0.1:8080/mcp").
+func WithHTTP(url string) Option { return func(c *config) { c.url = url } }
+
+// WithHeader adds a header to every HTTP request (an Authorization token,
+// a tenant). It may be given several times.
+func WithHeader(key, value string) Option {
+	return func(c *config) {
+		if c.header == nil {
+			c.header = make(http.Header)
+		}
+		c.header.Add(key, value)
+	}
+}
+
+// WithHTTPClient sets the HTTP client used with WithHTTP (TLS settings, a
+// proxy, instrumentation). Headers from WithHeader are added on top of it.
+func WithHTTPClient(hc *http.Client) Option { return func(c *config) { c.httpClient = hc } }
+
+// WithTransport connects with transports made by newTransport, one per
+// connection: an in-memory pair, a custom transport. It is called again
+// when the client reconnects.
+func WithTransport(newTransport func(ctx context.Context) (sdk.Transport, error)) Option {
+	return func(c *config) { c.transport = newTransport }
+}
+
+// WithInProcess connects to srv in this process over an in-memory
+// transport: no process, no socket. Useful in tests and examples.
+func WithInProcess(srv *Server) Option {
+	return WithTransport(func(ctx context.Context) (sdk.Transport, error) {
+		if srv == nil {
+			return nil, errors.New("mcp: WithInProcess: nil server")
+		}
+		ct, st := sdk.NewInMemoryTransports()
+		if _, err := srv.Connect(ctx, st); err != nil {
+			return nil, err
+		}
+		return ct, nil
+	})
+}
+
+// WithCallTimeout bounds each request to the server (tools/list,
+// tools/call). A call that gets no answer in time fails with ErrTimeout,
+// which a tool handler turns into an error result; the server is asked to
+// cancel it. Zero means no bound beyond the caller's context.
+func WithCallTimeout(d time.Duration) Option { return func(c *config) { c.callTimeout = d } }
+
+// WithStopTimeout sets how long Close waits for a stdio server to exit
+// after its stdin is closed before it is signalled (default
+// DefaultStopTimeout).
+func WithStopTimeout(d time.Duration) Option { return func(c *config) { c.stopTimeout = d } }
+
+// WithProtocolVersion asks for an MCP protocol version ("2025-11-25")
+// instead of the newest the SDK speaks; the server may still negotiate
+// another.
+func WithProtocolVersion(v string) Option { return func(c *config) { c.protocolVersion = v } }
+
+// Client is an MCP server seen as a tool.RemoteSource: mount it with
+// tool.WithMCPServer. It is safe for concurrent use.
+//
+// A Client connects lazily: NewClient only checks its options, and the
+// first Tools or Call (or an explicit Connect) starts the process or opens
+// the HTTP session, under that call's context. The tool list is cached
+// until the server says it changed (notifications/tools/list_changed) or
+// the client reconnects; then functions given to OnToolsChanged are
+// called, so a registry re-lists the tools.
+type Client struct {
+	cfg config
+	sdk *sdk.Client
+
+	// connecting serialises connection attempts; a waiter can give up
+	// with its context.
+	connecting chan struct{}
+
+	mu        sync.Mutex
+	sess      *sdk.ClientSession
+	connected bool
+	closed    bool
+	tools     []tool.Tool
+	toolsOK   bool
+	listeners []func()
+	refresher bool
+
+	changed chan struct{}
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+var (
+	_ tool.RemoteSource = (*Client)(nil)
+	_ tool.Notifier     = (*Client)(nil)
+)
+
+// NewClient checks the options and returns a Client that connects on
+// first use. WithName and exactly one of WithStdio, WithHTTP and
+// WithTransport are required; every error wraps ErrOption.
+func NewClient(opts ...Option) (*Client, error) {
+	cfg := config{stopTimeout: DefaultStopTimeout}
+	for _, o := range opts {
+		if o == nil {
+			cfg.fail("nil Option")
+			continue
+		}
+		o(&cfg)
+	}
+	cfg.check()
+	if len(cfg.errs) > 0 {
+		return nil, errors.Join(cfg.errs...)
+	}
+	c := &Client{
+		cfg:        cfg,
+		connecting: make(chan struct{}, 1),
+		changed:    make(chan struct{}, 1),
+		done:       make(chan struct{}),
+	}
+	c.sdk = sdk.NewClient(&sdk.Implementation{Name: "lode", Version: Version}, &sdk.ClientOptions{
+		// Advertise nothing we do not serve (the SDK's default offers roots).
+		Capabilities:           &sdk.ClientCapabilities{},
+		ToolListChangedHandler: c.onListChanged,
+	})
+	return c, nil
+}
+
+func (c *config) check() {
+	if c.name == "" {
+		c.fail("WithName is required")
+	} else if err := tool.ValidateName(c.name); err != nil {
+		c.fail("WithName: %v", err)
+	}
+	n := 0
+	if c.stdioSet {
+		n++
+		if strings.TrimSpace(c.command) == "" {
+			c.fail("WithStdio: empty command")
+		}
+	}
+	if c.url != "" {
+		n++
+		u, err := url.Parse(c.url)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			c.fail("WithHTTP: %q is not an absolute http(s) URL", c.url)
+		}
+	}
+	if c.transport != nil {
+		n++
+	}
+	switch {
+	case n == 0:
+		c.fail("no transport: give one of WithStdio, WithHTTP, WithTransport or WithInProcess")
+	case n > 1:
+		c.fail("more than one transport: give only one of WithStdio, WithHTTP, WithTransport or WithInProcess")
+	}
+	if !c.stdioSet && (len(c.env) > 0 || c.dir != "" || c.stderr != nil) {
+		c.fail("WithEnv, WithDir and WithStderr apply only to WithStdio")
+	}
+	if c.url == "" && (c.header != nil || c.httpClient != nil) {
+		c.fail("WithHeader and WithHTTPClient apply only to WithHTTP")
+	}
+	if c.callTimeout < 0 {
+		c.fail("WithCallTimeout: negative duration %s", c.callTimeout)
+	}
+	if c.stopTimeout <= 0 {
+		c.fail("WithStopTimeout: %s is not positive", c.stopTimeout)
+	}
+}
+
+// Name returns the server's name, as given to WithName.
+func (c *Client) Name() string { return c.cfg.name }
+
+// OnToolsChanged registers fn to be called, on a goroutine of the
+// client's, each time the server's tool list may have changed. Calls are
+// sequential, in registration order.
+func (c *Client) OnToolsChanged(fn func()) {
+	if fn == nil {
+		return
+	}
+	c.mu.Lock()
+	c.listeners = append(c.listeners, fn)
+	c.mu.Unlock()
+}
+
+// Connect connects now rather than on first use: it starts the process or
+// opens the HTTP session and completes the MCP handshake. It does nothing
+// when already connected.
+func (c *Client) Connect(ctx context.Context) error {
+	_, err := c.session(ctx)
+	return err
+}
+
+// Tools lists the server's tools, from the cache when it is current.
+func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
+	c.mu.Lock()
+	if c.toolsOK && c.sess != nil {
+		out := append([]tool.Tool(nil), c.tools...)
+		c.mu.Unlock()
+		return out, nil
+	}
+	c.mu.Unlock()
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	sess, err := c.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var tools []tool.Tool
+	params := &sdk.ListToolsParams{}
+	for pages := 0; ; pages++ {
+		if pages == 1000 {
+			return nil, fmt.Errorf("mcp: server %q: tools/list did not end after %d pages", c.cfg.name, pages)
+		}
+		res, err := sess.ListTools(ctx, params)
+		if err != nil {
+			return nil, c.requestError(ctx, sess, "tools/list", err)
+		}
+		for _, t := range res.Tools {
+			lt, err := fromSDKTool(t)
+			if err != nil {
+				return nil, fmt.Errorf("mcp: server %q: %w", c.cfg.name, err)
+			}
+			tools = append(tools, lt)
+		}
+		if res.NextCursor == "" {
+			break
+		}
+		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
+	}
+	c.mu.Lock()
+	if c.sess == sess {
+		c.tools, c.toolsOK = tools, true
+	}
+	c.mu.Unlock()
+	return append([]tool.Tool(nil), tools...), nil
+}
+
+// Call runs the tool called name on the server. The result is a
+// *tool.Result: Content holds the text the server returned, Parts its
+// images, audio and binary resources (see the package doc), Value its
+// structured content, and IsError the server's isError. A call the server
+// could not take — it timed out, the connection broke, the server refused
+// the request — is an error instead.
+func (c *Client) Call(ctx context.Context, name string, args map[string]any) (any, error) {
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	sess, err := c.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	res, err := sess.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, c.requestError(ctx, sess, fmt.Sprintf("tools/call %q", name), err)
+	}
+	return toResult(res), nil
+}
+
+// Session returns the live go-sdk session, connecting if needed, for what
+// this package does not wrap (prompts, resources, completion).
+func (c *Client) Session(ctx context.Context) (*sdk.ClientSession, error) { return c.session(ctx) }
+
+// Close ends the session and stops everything the client started: the
+// server process (and any process it started), the HTTP session, the
+// client's goroutines. It waits for them, and is idempotent.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	sess := c.sess
+	c.sess = nil
+	close(c.done)
+	c.mu.Unlock()
+	var err error
+	if sess != nil {
+		err = sess.Close()
+	}
+	c.wg.Wait()
+	if err != nil && !isExitNoise(err) {
+		return fmt.Errorf("mcp: server %q: close: %w", c.cfg.name, err)
+	}
+	return nil
+}
+
+func (c *Client) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.cfg.callTimeout > 0 {
+		return context.WithTimeoutCause(ctx, c.cfg.callTimeout, ErrTimeout)
+	}
+	return ctx, func() {}
+}
+
+// session returns the live session, connecting if there is none.
+func (c *Client) session(ctx context.Context) (*sdk.ClientSession, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if s := c.sess; s != nil {
+		c.mu.Unlock()
+		return s, nil
+	}
+	c.mu.Unlock()
+
+	select {
+	case c.connecting <- struct{}{}:
+	case <-ctx.Done():
+		return nil, c.ctxError(ctx, "connect")
+	case <-c.done:
+		return nil, ErrClosed
+	}
+	defer func() { <-c.connecting }()
+
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if s := c.sess; s != nil {
+		c.mu.Unlock()
+		return s, nil
+	}
+	reconnect := c.connected
+	c.mu.Unlock()
+
+	t, stop, err := c.newTransport(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: server %q: %w", c.cfg.name, err)
+	}
+	var opts *sdk.ClientSessionOptions
+	if c.cfg.protocolVersion != "" {
+		opts = &sdk.ClientSessionOptions{ProtocolVersion: c.cfg.protocolVersion}
+	}
+	sess, err := c.sdk.Connect(ctx, t, opts)
+	if err != nil {
+		stop()
+		if ctx.Err() != nil {
+			return nil, c.ctxError(ctx, "connect")
+		}
+		return nil, fmt.Errorf("mcp: server %q: connect: %w", c.cfg.name, err)
+	}
+
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		_ = sess.Close()
+		stop()
+		return nil, ErrClosed
+	}
+	c.sess, c.connected, c.toolsOK = sess, true, false
+	c.wg.Add(1)
+	go c.watch(sess, stop)
+	if !c.refresher {
+		c.refresher = true
+		c.wg.Add(1)
+		go c.refresh()
+	}
+	c.mu.Unlock()
+	if reconnect {
+		// The new server may offer other tools than the old one.
+		c.signal()
+	}
+	return sess, nil
+}
+
+// watch waits for a session to end, by Close or because the server went
+// away, and cleans up after it.
+func (c *Client) watch(sess *sdk.ClientSession, stop func()) {
+	defer c.wg.Done()
+	_ = sess.Wait()
+	c.mu.Lock()
+	if c.sess == sess {
+		c.sess, c.toolsOK = nil, false
+	}
+	c.mu.Unlock()
+	_ = sess.Close()
+	stop()
+}
+
+// drop forgets a broken session so that the next request reconnects.
+func (c *Client) drop(sess *sdk.ClientSession) {
+	c.mu.Lock()
+	current := c.sess == sess
+	if current {
+		c.sess, c.toolsOK = nil, false
+	}
+	c.mu.Unlock()
+	if current {
+		// Closing may wait for a process to exit; the watcher reaps it.
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			_ = sess.Close()
+		}()
+	}
+}
+
+func (c *Client) onListChanged(context.Context, *sdk.ToolListChangedRequest) {
+	c.mu.Lock()
+	c.toolsOK = false
+	c.mu.Unlock()
+	c.signal()
+}
+
+func (c *Client) signal() {
+	select {
+	case c.changed <- struct{}{}:
+	default:
+	}
+}
+
+// refresh calls the listeners for each change signal; coalescing signals
+// that arrive while they run. Listeners run here, not in the SDK's
+// notification handler, because they call back into the server.
+func (c *Client) refresh() {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-c.changed:
+		}
+		c.mu.Lock()
+		ls := append([]func(){}, c.listeners...)
+		c.mu.Unlock()
+		for _, fn := range ls {
+			fn()
+		}
+	}
+}
+
+// requestError turns a failed request into an error a model can act on,
+// and drops the session when the connection broke.
+func (c *Client) requestError(ctx context.Context, sess *sdk.ClientSession, what string, err error) error {
+	if ctx.Err() != nil {
+		return c.ctxError(ctx, what)
+	}
+	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) {
+		return fmt.Errorf("mcp: server %q refused %s: %s (JSON-RPC error %d): %w", c.cfg.name, what, rpc.Message, rpc.Code, err)
+	}
+	c.drop(sess)
+	return fmt.Errorf("mcp: server %q: %s: %w (%w); it will be reconnected on the next call", c.cfg.name, what, ErrConnectionLost, err)
+}
+
+func (c *Client) ctxError(ctx context.Context, what string) error {
+	if errors.Is(context.Cause(ctx), ErrTimeout) {
+		return fmt.Errorf("mcp: server %q: %s: no answer within %s: %w", c.cfg.name, what, c.cfg.callTimeout, ErrTimeout)
+	}
+	return fmt.Errorf("mcp: server %q: %s: %w", c.cfg.name, what, context.Cause(ctx))
+}
+
+// newTransport makes the transport of one connection, and a function that
+// cleans up what it started once the session is closed.
+func (c *Client) newTransport(ctx context.Context) (sdk.Transport, func(), error) {
+	switch {
+	case c.cfg.transport != nil:
+		t, err := c.cfg.transport(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if t == nil {
+			return nil, nil, errors.New("WithTransport returned a nil transport")
+		}
+		return t, func() {}, nil
+	case c.cfg.url != "":
+		hc := c.cfg.httpClient
+		if hc == nil {
+			hc = http.DefaultClient
+		}
+		if c.cfg.header != nil {
+			cp := *hc
+			base := cp.Transport
+			if base == nil {
+				base = http.DefaultTransport
+			}
+			cp.Transport = &headerTransport{base: base, header: c.cfg.header}
+			hc = &cp
+		}
+		return &sdk.StreamableClientTransport{Endpoint: c.cfg.url, HTTPClient: hc}, func() {}, nil
+	default:
+		cmd := exec.Command(c.cfg.command, c.cfg.args...)
+		cmd.Dir = c.cfg.dir
+		if len(c.cfg.env) > 0 {
+			cmd.Env = append(os.Environ(), c.cfg.env...)
+		}
+		cmd.Stderr = c.cfg.stderr
+		ownGroup(cmd)
+		t := &sdk.CommandTransport{Command: cmd, TerminateDuration: c.cfg.stopTimeout}
+		return t, func() { killGroup(cmd) }, nil
+	}
+}
+
+// headerTransport adds fixed headers to every request.
+type headerTransport struct {
+	base   http.RoundTripper
+	header http.Header
+}
+
+func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, vs := range t.header {
+		r.Header[k] = append([]string(nil), vs...)
+	}
+	return t.base.RoundTrip(r)
+}
+
+// isExitNoise reports errors that only say a stdio server exited as it was
+// asked to.
+func isExitNoise(err error) bool {
+	var ee *exec.ExitError
+	return errors.As(err, &ee) || errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF)
+}

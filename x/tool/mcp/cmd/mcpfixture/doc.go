@@ -1,0 +1,14 @@
+// Command mcpfixture serves lode's MCP conformance fixture pack, and plays
+// the client side of the MCP conformance suite with lode's MCP client.
+//
+//	mcpfixture serve                  serve over stdin/stdout
+//	mcpfixture serve -http ADDR       serve streamable HTTP at http://ADDR/mcp;
+//	                                  prints "listening on http://HOST:PORT/mcp"
+//	mcpfixture client URL             connect to URL, list the tools, call
+//	                                  add_numbers when offered, and exit
+//
+// The conformance suite runs the client as
+// `conformance client --command "mcpfixture client" --scenario tools_call`,
+// appending the scenario server's URL; MCP_CONFORMANCE_SCENARIO names the
+// scenario.
+package main
