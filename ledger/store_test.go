@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -296,6 +297,38 @@ func TestCheckID(t *testing.T) {
 		err := ledger.CheckID(c.id)
 		if !errors.Is(err, ledger.ErrInvalidID) || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("CheckID(%q) = %v, want ErrInvalidID containing %q", c.id, err, c.msg)
+		}
+	}
+}
+
+// Importing the ledger or its file store must not compile a database
+// driver; only the sqlstore subpackages that name one do.
+func TestHeavyDependenciesStayInSubpackages(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to list dependencies: %v", err)
+	}
+	cases := []struct {
+		pkg       string
+		forbidden []string
+	}{
+		{"github.com/lodeworks/lode/ledger", []string{"modernc.org/sqlite", "github.com/jackc/pgx"}},
+		{"github.com/lodeworks/lode/ledger/file", []string{"modernc.org/sqlite", "github.com/jackc/pgx"}},
+		{"github.com/lodeworks/lode/ledger/sqlstore", []string{"modernc.org/sqlite", "github.com/jackc/pgx"}},
+		{"github.com/lodeworks/lode/ledger/sqlstore/sqlite", []string{"github.com/jackc/pgx"}},
+		{"github.com/lodeworks/lode/ledger/sqlstore/postgres", []string{"modernc.org/sqlite"}},
+	}
+	for _, c := range cases {
+		out, err := exec.Command(goBin, "list", "-deps", c.pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", c.pkg, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			for _, f := range c.forbidden {
+				if strings.HasPrefix(dep, f) {
+					t.Errorf("%s compiles %s", c.pkg, dep)
+				}
+			}
 		}
 	}
 }
