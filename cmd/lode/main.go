@@ -1,0 +1,107 @@
+// Command lode runs an agent on any OpenAI-compatible endpoint, serves packs
+// over MCP, lists the tools a configuration mounts, and plays an offline
+// demo that needs no model and no key.
+//
+//	lode demo                      a complete multi-turn run, offline
+//	lode run [flags] "prompt"      one agent run, streamed
+//	lode chat [flags]              an interactive conversation
+//	lode tools [flags]             the tools a configuration mounts
+//	lode serve [--http ADDR]       the configured packs over MCP (stdio by default)
+//
+// Configuration comes from lode.yaml (or --config), then the environment
+// (OPENAI_API_KEY, OPENAI_BASE_URL, LODE_MODEL), then flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+const usage = `lode — an LLM agent loop with tools, packs and MCP
+
+usage:
+  lode demo                      a complete multi-turn run with a scripted model, offline
+  lode run [flags] "prompt"      run an agent once on an OpenAI-compatible endpoint
+  lode chat [flags]              talk to the agent; Ctrl-C stops a turn, Ctrl-D quits
+  lode tools [flags]             list the tools the configuration mounts
+  lode serve [flags]             serve the configured packs over MCP (stdio, or --http ADDR)
+
+Run "lode <command> -h" for a command's flags.
+`
+
+// env is what a command reads and writes, so tests can run it in-process.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	// interrupts delivers Ctrl-C; nil means the process's own signals.
+	interrupts <-chan os.Signal
+}
+
+func main() {
+	e := env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, e, os.Args[1:]))
+}
+
+// usageError is a mistake in the command line: exit code 2.
+type usageError struct{ msg string }
+
+func (u usageError) Error() string { return u.msg }
+
+func run(ctx context.Context, e env, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, usage)
+		return 2
+	}
+	var err error
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "demo":
+		err = cmdDemo(ctx, e, rest)
+	case "run":
+		err = cmdRun(ctx, e, rest)
+	case "chat":
+		err = cmdChat(ctx, e, rest)
+	case "tools":
+		err = cmdTools(ctx, e, rest)
+	case "serve":
+		err = cmdServe(ctx, e, rest)
+	case "help", "-h", "--help":
+		fmt.Fprint(e.stdout, usage)
+		return 0
+	default:
+		err = usageError{fmt.Sprintf("unknown command %q (try lode demo, run, chat, tools or serve)", cmd)}
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(e.stderr, "lode: interrupted")
+		return 130
+	}
+	fmt.Fprintln(e.stderr, "lode: "+oneLine(err.Error()))
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+// oneLine keeps an error to one line, as a terminal user reads it.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	return s
+}

@@ -1,0 +1,303 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/x/provider/openai"
+	xtool "github.com/lodeworks/lode/x/tool"
+)
+
+const noEndpoint = "no model endpoint configured: set --base-url and --model (or model: in lode.yaml) for any OpenAI-compatible server, or OPENAI_API_KEY for OpenAI — or try `lode demo`, which needs neither"
+
+// newProvider builds the OpenAI-compatible provider a configuration names.
+func newProvider(cfg *Config, e env, tracer trace.Tracer) (*openai.Provider, error) {
+	key := e.getenv(cfg.Model.APIKeyEnv)
+	if cfg.Model.BaseURL == "" && key == "" {
+		return nil, errors.New(noEndpoint)
+	}
+	if cfg.Model.Name == "" {
+		return nil, errors.New("no model named: set --model, LODE_MODEL or model.name in lode.yaml")
+	}
+	opts := []openai.Option{openai.WithModel(cfg.Model.Name)}
+	if tracer != nil {
+		opts = append(opts, openai.WithTracer(tracer))
+	}
+	if cfg.Model.BaseURL != "" {
+		opts = append(opts, openai.WithBaseURL(cfg.Model.BaseURL))
+	}
+	if key != "" {
+		opts = append(opts, openai.WithAPIKey(key))
+	}
+	return openai.New(opts...)
+}
+
+// agent is a configured loop with its tools and model.
+type agent struct {
+	cfg      *Config
+	step     *loop.Step
+	prov     provider.Provider
+	tools    *toolbox
+	printer  *printer
+	shutdown func(context.Context) error
+}
+
+func newAgent(ctx context.Context, e env, o *options) (*agent, error) {
+	cfg, err := o.load(e)
+	if err != nil {
+		return nil, err
+	}
+	tracer, shutdown, err := setupTracing(ctx, e, o.trace)
+	if err != nil {
+		return nil, err
+	}
+	prov, err := newProvider(cfg, e, tracer)
+	if err != nil {
+		return nil, err
+	}
+	tb, err := mountTools(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	handlerOpts := []xtool.HandlerOption{}
+	loopOpts := []loop.Option{loop.WithMaxTurns(cfg.MaxTurns)}
+	if tracer != nil {
+		handlerOpts = append(handlerOpts, xtool.WithTracer(tracer))
+		loopOpts = append(loopOpts, loop.WithTracer(tracer))
+	}
+	pr := &printer{out: e.stdout, info: e.stderr}
+	invoke := []provider.InvokeOption{xtool.WithFilteredTools(tb.reg, nil)}
+	if cfg.System != "" {
+		invoke = append(invoke, provider.WithSystemPrompt(cfg.System))
+	}
+	loopOpts = append(loopOpts,
+		loop.WithHandlers(xtool.NewHandler(tb.reg, handlerOpts...)),
+		loop.WithInvokeOptions(invoke...),
+		loop.WithObserver(pr),
+	)
+	return &agent{cfg: cfg, step: loop.New(loopOpts...), prov: prov, tools: tb, printer: pr, shutdown: shutdown}, nil
+}
+
+func (a *agent) close() {
+	_ = a.tools.Close()
+	_ = a.shutdown(context.Background())
+}
+
+// ask runs the agent on thread with a new user message and waits for the
+// printer to catch up.
+func (a *agent) ask(ctx context.Context, thread ledger.State, prompt string) error {
+	if err := thread.Append(ledger.RoleUser, artifact.Text{Content: prompt}); err != nil {
+		return err
+	}
+	_, err := a.step.Run(ctx, thread, a.prov)
+	_ = a.step.Flush(context.WithoutCancel(ctx))
+	a.printer.endLine()
+	return explain(err, a.cfg)
+}
+
+// explain turns the errors a newcomer meets into one line saying what to do.
+func explain(err error, cfg *Config) error {
+	if err == nil {
+		return nil
+	}
+	var apiErr *openai.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) {
+		return fmt.Errorf("cannot reach the model endpoint %s: %v", cfg.Model.BaseURL, opErr.Err)
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return fmt.Errorf("cannot reach the model endpoint %s: %v", cfg.Model.BaseURL, dnsErr)
+	}
+	return err
+}
+
+func cmdRun(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("lode run", flag.ContinueOnError)
+	var o options
+	o.register(fs)
+	if err := parseFlags(fs, e, args); err != nil {
+		return err
+	}
+	prompt := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	if prompt == "" {
+		return usageError{`lode run needs a prompt: lode run "what is 2^64?"`}
+	}
+	a, err := newAgent(ctx, e, &o)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	ctx, stop := interruptible(ctx, e)
+	defer stop()
+	return a.ask(ctx, ledger.NewThread(), prompt)
+}
+
+// interruptible cancels ctx on Ctrl-C.
+func interruptible(ctx context.Context, e env) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	ch, release := interrupts(e)
+	go func() {
+		select {
+		case <-ch:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { release(); cancel() }
+}
+
+func interrupts(e env) (<-chan os.Signal, func()) {
+	if e.interrupts != nil {
+		return e.interrupts, func() {}
+	}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt)
+	return ch, func() { signal.Stop(ch) }
+}
+
+func cmdChat(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("lode chat", flag.ContinueOnError)
+	var o options
+	o.register(fs)
+	if err := parseFlags(fs, e, args); err != nil {
+		return err
+	}
+	a, err := newAgent(ctx, e, &o)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+
+	sigs, release := interrupts(e)
+	defer release()
+	var mu sync.Mutex
+	var cancelTurn context.CancelFunc
+	go func() {
+		for range sigs {
+			mu.Lock()
+			if cancelTurn != nil {
+				cancelTurn()
+			} else {
+				fmt.Fprintln(e.stderr, "\n(Ctrl-D quits)")
+			}
+			mu.Unlock()
+		}
+	}()
+
+	thread := ledger.NewThread()
+	in := bufio.NewScanner(e.stdin)
+	in.Buffer(make([]byte, 64<<10), 1<<20)
+	fmt.Fprintf(e.stderr, "lode chat with %s — Ctrl-C stops a turn, Ctrl-D quits\n", a.cfg.Model.Name)
+	for {
+		fmt.Fprint(e.stderr, "you> ")
+		if !in.Scan() {
+			fmt.Fprintln(e.stderr)
+			return in.Err()
+		}
+		line := strings.TrimSpace(in.Text())
+		if line == "" {
+			continue
+		}
+		turnCtx, cancel := context.WithCancel(ctx)
+		mu.Lock()
+		cancelTurn = cancel
+		mu.Unlock()
+		err := a.ask(turnCtx, thread, line)
+		mu.Lock()
+		cancelTurn = nil
+		mu.Unlock()
+		cancel()
+		switch {
+		case err == nil:
+		case errors.Is(err, context.Canceled) && ctx.Err() == nil:
+			fmt.Fprintln(e.stderr, "(turn stopped)")
+		default:
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			fmt.Fprintln(e.stderr, "lode: "+oneLine(err.Error()))
+		}
+	}
+}
+
+// printer shows a run as it happens: the answer streamed to out, each tool
+// call and its result to info.
+type printer struct {
+	mu       sync.Mutex
+	out      io.Writer
+	info     io.Writer
+	midLine  bool
+	maxShown int
+}
+
+func (p *printer) Emit(_ context.Context, ev loop.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch ev := ev.(type) {
+	case loop.DeltaEvent:
+		if d, ok := ev.Delta.(artifact.TextDelta); ok && d.Content != "" {
+			fmt.Fprint(p.out, d.Content)
+			p.midLine = !strings.HasSuffix(d.Content, "\n")
+		}
+	case loop.TurnCompleteEvent:
+		for _, a := range ev.Artifacts {
+			switch a := a.(type) {
+			case artifact.ToolCall:
+				p.breakLine()
+				fmt.Fprintf(p.info, "→ %s %s\n", a.Name, clip(a.Arguments, 200))
+			case artifact.ToolResult:
+				p.breakLine()
+				mark := "←"
+				if a.IsError {
+					mark = "✗"
+				}
+				fmt.Fprintf(p.info, "%s %s: %s\n", mark, a.Name, clip(a.Content, 300))
+			}
+		}
+	}
+}
+
+func (p *printer) breakLine() {
+	if p.midLine {
+		fmt.Fprintln(p.out)
+		p.midLine = false
+	}
+}
+
+func (p *printer) endLine() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.breakLine()
+}
+
+// clip shows s on one line, at most n bytes of it.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (%d bytes)", len(s))
+}
