@@ -30,7 +30,8 @@ const ext = ".journal"
 // crash for throughput; None leaves write-back to the operating system.
 type SyncPolicy struct {
 	// Count > 1 fsyncs once this many records were written since the last
-	// fsync.
+	// fsync. Alone, it leaves the last records of a thread that goes quiet
+	// unsynced until Close; Interval bounds that.
 	Count int
 	// Interval > 0 fsyncs at most this long after a record was written,
 	// in the background; a failure is returned by the thread's next change.

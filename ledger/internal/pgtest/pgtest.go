@@ -110,7 +110,7 @@ func (b *syncBuffer) String() string {
 
 // Start initialises a cluster in a new temporary folder and starts it.
 func Start(durable bool) (*Server, error) {
-	bin, err := findBin()
+	bin, err := findBin(debianBins)
 	if err != nil {
 		return nil, err
 	}
@@ -151,16 +151,19 @@ func (s *Server) setup() error {
 	return s.Restart()
 }
 
+// debianBins is where Debian's postgresql package puts the server binaries.
+const debianBins = "/usr/lib/postgresql/*/bin"
+
 // findBin finds the folder holding initdb and postgres: $PATH first, then
-// Debian's /usr/lib/postgresql/<version>/bin, newest version first.
-func findBin() (string, error) {
+// the folders matching pattern (Debian's, newest version first).
+func findBin(pattern string) (string, error) {
 	if p, err := exec.LookPath("initdb"); err == nil {
 		dir := filepath.Dir(p)
 		if _, err := os.Stat(filepath.Join(dir, "postgres")); err == nil {
 			return dir, nil
 		}
 	}
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	dirs, _ := filepath.Glob(pattern)
 	slices.SortFunc(dirs, func(a, b string) int {
 		va, _ := strconv.Atoi(filepath.Base(filepath.Dir(a)))
 		vb, _ := strconv.Atoi(filepath.Base(filepath.Dir(b)))
@@ -171,7 +174,7 @@ func findBin() (string, error) {
 			return d, nil
 		}
 	}
-	return "", errors.New("initdb and postgres not found on $PATH or in /usr/lib/postgresql/*/bin: install PostgreSQL (Debian: apt-get install -y postgresql), or set " + Env + "=off to skip these tests")
+	return "", errors.New("initdb and postgres not found on $PATH or in " + pattern + ": install PostgreSQL (Debian: apt-get install -y postgresql), or set " + Env + "=off to skip these tests")
 }
 
 // unprivileged returns the user the server runs as under root: postgres
