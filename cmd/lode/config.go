@@ -17,15 +17,7 @@ import (
 
 // Config is lode.yaml.
 type Config struct {
-	Model struct {
-		// BaseURL of an OpenAI-compatible API (OpenAI, vLLM, llama.cpp,
-		// Ollama, LiteLLM ...).
-		BaseURL string `yaml:"base_url"`
-		Name    string `yaml:"name"`
-		// APIKeyEnv names the environment variable holding the key
-		// (default OPENAI_API_KEY); the key itself never goes in the file.
-		APIKeyEnv string `yaml:"api_key_env"`
-	} `yaml:"model"`
+	Model ModelConfig `yaml:"model"`
 	// System is the system prompt.
 	System string `yaml:"system"`
 	// MaxTurns bounds one run (default 20).
@@ -35,6 +27,20 @@ type Config struct {
 	// MCP lists MCP servers to mount, each under its name.
 	MCP []MCPServer `yaml:"mcp"`
 }
+
+// ModelConfig is the model: section.
+type ModelConfig struct {
+	// BaseURL of an OpenAI-compatible API (OpenAI, vLLM, llama.cpp,
+	// Ollama, LiteLLM ...).
+	BaseURL string `yaml:"base_url"`
+	Name    string `yaml:"name"`
+	// APIKeyEnv names the environment variable holding the key (default
+	// OPENAI_API_KEY); the key itself never goes in the file.
+	APIKeyEnv string `yaml:"api_key_env"`
+}
+
+// sections names the YAML section each configuration type is read from.
+var sections = map[string]string{"main.ModelConfig": "model:", "main.MCPServer": "an mcp: server"}
 
 // MCPServer is one MCP server to mount: a command (stdio) or a URL
 // (streamable HTTP).
@@ -60,8 +66,8 @@ func parseConfig(name string, data []byte) (*Config, error) {
 		msg := err.Error()
 		if m := unknownField.FindStringSubmatch(msg); m != nil {
 			where := "at the top level"
-			if t := m[3]; !strings.HasSuffix(t, "main.Config") {
-				where = "in " + strings.TrimPrefix(strings.TrimPrefix(t, "struct "), "main.")
+			if sec, ok := sections[m[3]]; ok {
+				where = "in " + sec
 			}
 			return nil, fmt.Errorf("%s:%s: unknown key %q %s", name, m[1], m[2], where)
 		}

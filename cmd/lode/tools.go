@@ -128,6 +128,10 @@ func cmdTools(ctx context.Context, e env, args []string) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%d tools\n", len(tools))
+	if len(tools) == 1 {
+		fmt.Fprintln(e.stdout, "1 tool")
+	} else {
+		fmt.Fprintf(e.stdout, "%d tools\n", len(tools))
+	}
 	return nil
 }
