@@ -19,6 +19,8 @@ type Registry interface {
 	Register(t Tool, fn ToolFunc) error
 	// Mount lists src's tools and adds them, all or none.
 	Mount(ctx context.Context, src RemoteSource, opts ...MountOption) error
+	// Unmount removes the source mounted under name and its tools.
+	Unmount(name string) error
 	// Tools returns every tool sorted by name. The slice is a shared
 	// snapshot: do not modify it.
 	Tools() []Tool
@@ -286,6 +288,21 @@ func (r *registry) Mount(ctx context.Context, src RemoteSource, opts ...MountOpt
 	return nil
 }
 
+func (r *registry) Unmount(name string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m, ok := r.sources[name]
+	if !ok {
+		return fmt.Errorf("tool: no source %q is mounted", name)
+	}
+	for _, n := range m.names {
+		delete(r.entries, n)
+	}
+	delete(r.sources, name)
+	r.rebuild()
+	return nil
+}
+
 // checkClashes fails if a binding's name is owned by anyone but owner;
 // r.mu is held.
 func (r *registry) checkClashes(bindings []*Binding, owner string) error {
@@ -431,7 +448,7 @@ func (b *Binding) Prepare(sb Sandbox, raw string) (Prepared, error) {
 		return b.typed([]byte(raw))
 	case b.src != nil:
 		src, name := b.src, b.Original
-		return func(ctx context.Context) (any, error) { return src.Call(ctx, name, args) }, nil
+		return func(ctx context.Context) (any, error) { return src.Call(WithSandbox(ctx, sb), name, args) }, nil
 	default:
 		fn := b.fn
 		return func(ctx context.Context) (any, error) { return fn(ctx, sb, args) }, nil

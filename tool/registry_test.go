@@ -280,3 +280,52 @@ func TestDecodeArguments(t *testing.T) {
 		})
 	}
 }
+
+type sandboxSource struct{ fakeSource }
+
+func (s *sandboxSource) Call(ctx context.Context, name string, _ map[string]any) (any, error) {
+	return tool.SandboxFrom(ctx).Name(), nil
+}
+
+func TestSourcesSeeTheAssignedSandbox(t *testing.T) {
+	reg := tool.NewRegistry()
+	src := &sandboxSource{fakeSource{name: "pack", tools: []tool.Tool{{Name: "where"}}}}
+	if err := reg.Mount(context.Background(), src); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := reg.Lookup("pack__where")
+	if v, _ := b.Call(context.Background(), tool.NoSandbox(), "{}"); v != "none" {
+		t.Fatalf("no sandbox: %v", v)
+	}
+	if v, _ := b.Call(context.Background(), namedSandbox("box-1"), "{}"); v != "box-1" {
+		t.Fatalf("assigned sandbox: %v", v)
+	}
+	if got := tool.SandboxFrom(context.Background()).Name(); got != "none" {
+		t.Fatalf("SandboxFrom on a bare context = %q", got)
+	}
+}
+
+type namedSandbox string
+
+func (n namedSandbox) Name() string { return string(n) }
+
+func TestUnmount(t *testing.T) {
+	reg := tool.NewRegistry()
+	src := &fakeSource{name: "s", tools: []tool.Tool{{Name: "a"}}}
+	ctx := context.Background()
+	if err := reg.Mount(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Unmount("s"); err != nil {
+		t.Fatal(err)
+	}
+	if len(reg.Tools()) != 0 {
+		t.Fatalf("tools after unmount: %s", names(reg.Tools()))
+	}
+	if err := reg.Unmount("s"); err == nil || !strings.Contains(err.Error(), `no source "s"`) {
+		t.Fatalf("second unmount: %v", err)
+	}
+	if err := reg.Mount(ctx, src); err != nil {
+		t.Fatalf("remount: %v", err)
+	}
+}
