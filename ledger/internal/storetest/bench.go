@@ -31,7 +31,8 @@ func seedTurns(n int) []ledger.Turn {
 
 // BenchAppend measures one Append on a thread that holds size turns. For
 // small sizes the thread is replaced every size appends (outside the timer)
-// so that it stays small; a large thread only grows.
+// so that it stays small; a large thread only grows. A batching store
+// should batch fewer than size turns, or its fsyncs fall outside the timer.
 func BenchAppend(b *testing.B, s ledger.Store, size int) {
 	ctx := context.Background()
 	seed := seedTurns(size)
