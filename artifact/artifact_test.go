@@ -72,6 +72,22 @@ func TestUnknownKindKeptVerbatim(t *testing.T) {
 	}
 }
 
+func TestUnmarshalKindAnywhere(t *testing.T) {
+	for _, in := range []string{
+		`{"content":"x","kind":"text"}`,
+		`{ "kind" : "text", "content":"x"}`,
+		`{"kind":"te\u0078t","content":"x"}`,
+	} {
+		a, err := artifact.Unmarshal([]byte(in))
+		if err != nil || a != (artifact.Text{Content: "x"}) {
+			t.Errorf("Unmarshal(%s) = %#v, %v", in, a, err)
+		}
+	}
+	if _, err := artifact.Unmarshal([]byte(`{"kind":"future",`)); err == nil {
+		t.Error("truncated unknown kind accepted")
+	}
+}
+
 func TestUnmarshalErrors(t *testing.T) {
 	cases := map[string]string{
 		"not json":       `{"kind":`,

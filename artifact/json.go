@@ -50,16 +50,20 @@ func Marshal(a Artifact) ([]byte, error) {
 // Unmarshal decodes an artifact written by Marshal. A kind it does not know
 // becomes an Unknown holding data unchanged.
 func Unmarshal(data []byte) (Artifact, error) {
-	var head struct {
-		Kind *string `json:"kind"`
+	kind, ok := leadingKind(data)
+	if !ok {
+		var head struct {
+			Kind *string `json:"kind"`
+		}
+		if err := json.Unmarshal(data, &head); err != nil {
+			return nil, fmt.Errorf("artifact: %w", err)
+		}
+		if head.Kind == nil {
+			return nil, errors.New(`artifact: object has no "kind"`)
+		}
+		kind = *head.Kind
 	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("artifact: %w", err)
-	}
-	if head.Kind == nil {
-		return nil, errors.New(`artifact: object has no "kind"`)
-	}
-	switch *head.Kind {
+	switch kind {
 	case KindText:
 		return decode[Text](data)
 	case KindReasoning:
@@ -81,7 +85,26 @@ func Unmarshal(data []byte) (Artifact, error) {
 	case KindToolCallDelta:
 		return decode[ToolCallDelta](data)
 	}
-	return Unknown{Type: *head.Kind, Raw: bytes.Clone(data)}, nil
+	if ok && !json.Valid(data) {
+		return nil, errors.New("artifact: invalid JSON")
+	}
+	return Unknown{Type: kind, Raw: bytes.Clone(data)}, nil
+}
+
+// leadingKind reads the kind from data in the form Marshal writes, where
+// it leads the object, so that decoding takes one pass. It reports false
+// for any other form, which is then decoded in full.
+func leadingKind(data []byte) (string, bool) {
+	const prefix = `{"kind":"`
+	if !bytes.HasPrefix(data, []byte(prefix)) {
+		return "", false
+	}
+	rest := data[len(prefix):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return "", false
+	}
+	return string(rest[:end]), true
 }
 
 func decode[T Artifact](data []byte) (Artifact, error) {

@@ -6,4 +6,10 @@
 // run concurrently with one another and with a writer. Turns returns a view
 // that later appends never change, so a provider can read the history while
 // handlers append results.
+//
+// A Store keeps threads durably (ledger/file: an append-only journal per
+// thread; ledger/sqlstore: SQLite or PostgreSQL). Its Create and Load return
+// a *StoredThread whose Append persists each turn before it returns, so a
+// loop bound to it loses nothing that completed; a writer that fell behind
+// another gets ErrConflict and can Reload.
 package ledger
