@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -314,6 +315,15 @@ func (h *Handler) run(ctx context.Context, prepared toolpkg.Prepared) (v any, er
 		v, err := prepared(ctx)
 		done <- ret{v: v, err: err}
 	}()
+	// Most calls are quick: yield the processor to the call first, so that
+	// it runs here and its result is waiting, before parking on the
+	// channel, which costs a cross-thread wake-up.
+	for range 2 {
+		runtime.Gosched()
+		if len(done) > 0 {
+			break
+		}
+	}
 	select {
 	case r := <-done:
 		if r.err == nil && ctx.Err() != nil {
