@@ -1,0 +1,164 @@
+package mcp_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// helperEnv makes the test binary act as a fake MCP server (see fakeMain)
+// instead of running tests.
+const helperEnv = "LODE_MCP_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(helperEnv) {
+	case "":
+	case "fake":
+		fakeMain()
+		os.Exit(0)
+	case "sleep":
+		// A process a fake server started: it lives until killed.
+		select {}
+	default:
+		fmt.Fprintf(os.Stderr, "unknown %s=%q\n", helperEnv, os.Getenv(helperEnv))
+		os.Exit(2)
+	}
+	goleak.VerifyTestMain(m, leakOptions()...)
+}
+
+// leakOptions ignores the idle keep-alive connections of shared HTTP
+// transports, which outlive any one test by design.
+func leakOptions() []goleak.Option {
+	return []goleak.Option{
+		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
+	}
+}
+
+// helperRace spares helper processes of a -race test binary the race
+// detector's one-second pause at exit.
+const helperRace = "GORACE=atexit_sleep_ms=0"
+
+// fakeCommand returns the command line of a raw fake server with quirks
+// (comma-separated): "early" sends notifications before answering
+// initialize.
+func fakeCommand(t *testing.T, quirks ...string) (string, []string, []string) {
+	t.Helper()
+	return os.Args[0], []string{"-test.run=^$"}, []string{helperEnv + "=fake", "FAKE_QUIRKS=" + strings.Join(quirks, ","), helperRace}
+}
+
+type rpcMsg struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+}
+
+// fakeMain is an MCP server that writes JSON-RPC lines by hand, to
+// misbehave in ways the SDK's server never would. Tools:
+//
+//	echo {text}   answers text
+//	pair {n}      held until a second pair call arrives; both are then
+//	              answered, the later one first
+//	crash         exits without answering
+//	hang          never answers
+//	pid           answers the process ID
+//	spawn         starts a child that never exits; answers its PID
+func fakeMain() {
+	quirks := os.Getenv("FAKE_QUIRKS")
+	out := bufio.NewWriter(os.Stdout)
+	var mu sync.Mutex
+	send := func(v any) {
+		mu.Lock()
+		defer mu.Unlock()
+		b, _ := json.Marshal(v)
+		out.Write(b)
+		out.WriteByte('\n')
+		out.Flush()
+	}
+	reply := func(id json.RawMessage, result any) {
+		send(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+	}
+	text := func(s string) map[string]any {
+		return map[string]any{"content": []any{map[string]any{"type": "text", "text": s}}}
+	}
+	var held []json.RawMessage
+	var heldN []float64
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	for in.Scan() {
+		var m rpcMsg
+		if err := json.Unmarshal(in.Bytes(), &m); err != nil || m.ID == nil {
+			continue
+		}
+		switch m.Method {
+		case "initialize":
+			var p struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+			_ = json.Unmarshal(m.Params, &p)
+			if strings.Contains(quirks, "early") {
+				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
+					"params": map[string]any{"level": "info", "data": "starting up"}})
+				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+			}
+			reply(m.ID, map[string]any{
+				"protocolVersion": p.ProtocolVersion,
+				"capabilities":    map[string]any{"tools": map[string]any{"listChanged": true}},
+				"serverInfo":      map[string]any{"name": "fake", "version": "1"},
+			})
+		case "ping":
+			reply(m.ID, map[string]any{})
+		case "tools/list":
+			var tools []any
+			for _, n := range []string{"echo", "pair", "crash", "hang", "pid", "spawn"} {
+				tools = append(tools, map[string]any{"name": n, "description": "fake " + n,
+					"inputSchema": map[string]any{"type": "object"}})
+			}
+			reply(m.ID, map[string]any{"tools": tools})
+		case "tools/call":
+			var p struct {
+				Name      string         `json:"name"`
+				Arguments map[string]any `json:"arguments"`
+			}
+			_ = json.Unmarshal(m.Params, &p)
+			switch p.Name {
+			case "echo":
+				reply(m.ID, text(fmt.Sprint(p.Arguments["text"])))
+			case "pair":
+				n, _ := p.Arguments["n"].(float64)
+				held, heldN = append(held, m.ID), append(heldN, n)
+				if len(held) == 2 {
+					reply(held[1], text(fmt.Sprint(heldN[1])))
+					reply(held[0], text(fmt.Sprint(heldN[0])))
+					held, heldN = nil, nil
+				}
+			case "crash":
+				os.Exit(3)
+			case "hang":
+			case "pid":
+				reply(m.ID, text(fmt.Sprint(os.Getpid())))
+			case "spawn":
+				cmd := exec.Command(os.Args[0], "-test.run=^$")
+				cmd.Env = append(os.Environ(), helperEnv+"=sleep", helperRace)
+				cmd.Stderr = os.Stderr
+				if err := cmd.Start(); err != nil {
+					reply(m.ID, map[string]any{"isError": true, "content": []any{map[string]any{"type": "text", "text": err.Error()}}})
+					continue
+				}
+				reply(m.ID, text(fmt.Sprint(cmd.Process.Pid)))
+			default:
+				send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32602, "message": "unknown tool " + p.Name}})
+			}
+		default:
+			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "method not found: " + m.Method}})
+		}
+	}
+}

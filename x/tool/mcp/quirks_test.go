@@ -1,0 +1,206 @@
+package mcp_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/tool"
+	xtool "github.com/lodeworks/lode/x/tool"
+	"github.com/lodeworks/lode/x/tool/mcp"
+)
+
+// newFake returns a client of the raw fake server, closed with the test.
+func newFake(t *testing.T, extra []mcp.Option, quirks ...string) *mcp.Client {
+	t.Helper()
+	cmd, args, env := fakeCommand(t, quirks...)
+	opts := append([]mcp.Option{mcp.WithName("fake"), mcp.WithStdio(cmd, args...), mcp.WithEnv(env...)}, extra...)
+	c, err := mcp.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func callText(t *testing.T, c *mcp.Client, name string, args map[string]any) string {
+	t.Helper()
+	v, err := c.Call(context.Background(), name, args)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	r := v.(*tool.Result)
+	if r.IsError {
+		t.Fatalf("%s: error result %q", name, r.Content)
+	}
+	return r.Content
+}
+
+func TestFakeNotificationBeforeInitializeReply(t *testing.T) {
+	c := newFake(t, nil, "early")
+	if err := c.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := callText(t, c, "echo", map[string]any{"text": "hi"}); got != "hi" {
+		t.Fatalf("echo = %q", got)
+	}
+}
+
+func TestFakeResponsesOutOfOrder(t *testing.T) {
+	c := newFake(t, nil)
+	var wg sync.WaitGroup
+	got := make([]string, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := c.Call(context.Background(), "pair", map[string]any{"n": i + 1})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			got[i] = v.(*tool.Result).Content
+		}()
+	}
+	wg.Wait()
+	if got[0] != "1" || got[1] != "2" {
+		t.Fatalf("answers crossed: call 1 got %q, call 2 got %q", got[0], got[1])
+	}
+}
+
+func TestFakeExitMidCallThenReconnect(t *testing.T) {
+	c := newFake(t, nil)
+	reg := tool.NewRegistry(tool.WithMCPServer(c))
+	if err := reg.Err(); err != nil {
+		t.Fatal(err)
+	}
+	h := xtool.NewHandler(reg)
+	first := h.Execute(context.Background(), artifact.ToolCall{ID: "1", Name: "fake__pid"})
+	res := h.Execute(context.Background(), artifact.ToolCall{ID: "2", Name: "fake__crash"})
+	if !res.IsError || !strings.Contains(res.Content, "connection to the server was lost") {
+		t.Fatalf("crash: got %+v, want an error result saying the connection was lost", res)
+	}
+	second := h.Execute(context.Background(), artifact.ToolCall{ID: "3", Name: "fake__pid"})
+	if first.IsError || second.IsError {
+		t.Fatalf("pid calls failed: %q, %q", first.Content, second.Content)
+	}
+	if first.Content == second.Content {
+		t.Fatalf("the server was not restarted: pid %s both times", first.Content)
+	}
+	var direct error
+	if _, direct = c.Call(context.Background(), "crash", nil); !errors.Is(direct, mcp.ErrConnectionLost) {
+		t.Fatalf("Call(crash) error = %v, want ErrConnectionLost", direct)
+	}
+}
+
+func TestFakeHangTimesOut(t *testing.T) {
+	c := newFake(t, []mcp.Option{mcp.WithCallTimeout(200 * time.Millisecond)})
+	reg := tool.NewRegistry(tool.WithMCPServer(c))
+	h := xtool.NewHandler(reg)
+	res := h.Execute(context.Background(), artifact.ToolCall{ID: "1", Name: "fake__hang"})
+	want := `the tool fake__hang failed: mcp: server "fake": tools/call "hang": no answer within 200ms: mcp: server did not answer in time`
+	if !res.IsError || res.Content != want {
+		t.Fatalf("hang: got %q (error %v), want %q", res.Content, res.IsError, want)
+	}
+	// The server still answers other calls.
+	if got := callText(t, c, "echo", map[string]any{"text": "still here"}); got != "still here" {
+		t.Fatalf("echo after hang = %q", got)
+	}
+	_, err := c.Call(context.Background(), "hang", nil)
+	if !errors.Is(err, mcp.ErrTimeout) {
+		t.Fatalf("Call(hang) = %v, want ErrTimeout", err)
+	}
+}
+
+func TestFakeProtocolErrorKeepsSession(t *testing.T) {
+	c := newFake(t, nil)
+	pid := callText(t, c, "pid", nil)
+	_, err := c.Call(context.Background(), "nope", nil)
+	want := `mcp: server "fake" refused tools/call "nope": unknown tool nope (JSON-RPC error -32602)`
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("err = %v, want prefix %q", err, want)
+	}
+	if got := callText(t, c, "pid", nil); got != pid {
+		t.Fatalf("a refused call restarted the server: pid %s then %s", pid, got)
+	}
+}
+
+func TestStdioCommandMissing(t *testing.T) {
+	c, err := mcp.NewClient(mcp.WithName("ghost"), mcp.WithStdio("/nonexistent/mcp-server"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Tools(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `mcp: server "ghost"`) || !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("err = %v, want a not-exist error naming the server", err)
+	}
+	reg := tool.NewRegistry(tool.WithMCPServer(c))
+	if reg.Err() == nil || !strings.Contains(reg.Err().Error(), `source "ghost"`) {
+		t.Fatalf("registry error = %v", reg.Err())
+	}
+}
+
+func TestClientUseAfterClose(t *testing.T) {
+	c := newFake(t, nil)
+	callText(t, c, "pid", nil)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if _, err := c.Call(context.Background(), "pid", nil); !errors.Is(err, mcp.ErrClosed) {
+		t.Fatalf("Call after Close = %v, want ErrClosed", err)
+	}
+	if _, err := c.Tools(context.Background()); !errors.Is(err, mcp.ErrClosed) {
+		t.Fatalf("Tools after Close = %v, want ErrClosed", err)
+	}
+}
+
+// Close stops the server and every process it started, and the client's
+// goroutines. The fake and the child it spawns share a stderr pipe; the
+// pipe reaches EOF only once both are gone.
+func TestCloseEndsEverything(t *testing.T) {
+	defer goleak.VerifyNone(t, append(leakOptions(), goleak.IgnoreCurrent())...)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd, args, env := fakeCommand(t)
+	c, err := mcp.NewClient(mcp.WithName("fake"), mcp.WithStdio(cmd, args...), mcp.WithEnv(env...), mcp.WithStderr(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := strconv.Atoi(callText(t, c, "spawn", nil))
+	if err != nil || child <= 0 {
+		t.Fatalf("spawn answered %v", err)
+	}
+	w.Close() // the fake and its child hold their own copies
+	eof := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, r)
+		eof <- err
+	}()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-eof:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("process %d, started by the server, still runs after Close", child)
+	}
+}
