@@ -316,6 +316,13 @@ func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 			return nil, fmt.Errorf("mcp: server %q: tools/list did not end after %d pages", c.cfg.name, pages)
 		}
 		res, err := sess.ListTools(ctx, params)
+		if errors.Is(err, sdk.ErrSessionMissing) && pages == 0 {
+			c.drop(sess)
+			if sess, err = c.session(ctx); err != nil {
+				return nil, err
+			}
+			res, err = sess.ListTools(ctx, params)
+		}
 		if err != nil {
 			return nil, c.requestError(ctx, sess, "tools/list", err)
 		}
@@ -356,6 +363,15 @@ func (c *Client) Call(ctx context.Context, name string, args map[string]any) (an
 		args = map[string]any{}
 	}
 	res, err := sess.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	if errors.Is(err, sdk.ErrSessionMissing) {
+		// The server forgot the session (it restarted) and so never ran
+		// the call: start a new session and send it again.
+		c.drop(sess)
+		if sess, err = c.session(ctx); err != nil {
+			return nil, err
+		}
+		res, err = sess.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	}
 	if err != nil {
 		return nil, c.requestError(ctx, sess, fmt.Sprintf("tools/call %q", name), err)
 	}
@@ -538,6 +554,10 @@ func (c *Client) refresh() {
 	}
 }
 
+// codeRejected is the go-sdk's JSON-RPC code for a request its transport
+// could not deliver (the HTTP server is down or answered 5xx).
+const codeRejected = -32005
+
 // requestError turns a failed request into an error a model can act on,
 // and drops the session when the connection broke.
 func (c *Client) requestError(ctx context.Context, sess *sdk.ClientSession, what string, err error) error {
@@ -545,7 +565,7 @@ func (c *Client) requestError(ctx context.Context, sess *sdk.ClientSession, what
 		return c.ctxError(ctx, what)
 	}
 	var rpc *jsonrpc.Error
-	if errors.As(err, &rpc) {
+	if errors.As(err, &rpc) && rpc.Code != codeRejected {
 		return fmt.Errorf("mcp: server %q refused %s: %s (JSON-RPC error %d): %w", c.cfg.name, what, rpc.Message, rpc.Code, err)
 	}
 	c.drop(sess)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -30,7 +31,43 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "unknown %s=%q\n", helperEnv, os.Getenv(helperEnv))
 		os.Exit(2)
 	}
-	goleak.VerifyTestMain(m, leakOptions()...)
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	if code == 0 {
+		if err := goleak.Find(leakOptions()...); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: goroutines left after the tests: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+var (
+	buildDir  string
+	buildOnce sync.Once
+	buildBin  string
+	buildErr  error
+)
+
+// fixtureBinary builds cmd/mcpfixture once per test run.
+func fixtureBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if buildDir, buildErr = os.MkdirTemp("", "mcpfixture"); buildErr != nil {
+			return
+		}
+		buildBin = filepath.Join(buildDir, "mcpfixture")
+		out, err := exec.Command("go", "build", "-o", buildBin, "./cmd/mcpfixture").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/mcpfixture: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return buildBin
 }
 
 // leakOptions ignores the idle keep-alive connections of shared HTTP

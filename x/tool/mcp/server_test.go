@@ -564,3 +564,69 @@ func TestServerCallerState(t *testing.T) {
 		t.Fatalf("whoami with a forged header = %q", got)
 	}
 }
+
+func TestClientHTTPServerRestart(t *testing.T) {
+	srv, err := mcp.NewServer(demoRegistry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	start := func(ln net.Listener) (stop func()) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ctx, ln) }()
+		return func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	stop := start(ln)
+	c, err := mcp.NewClient(mcp.WithName("remote"), mcp.WithHTTP("http://"+addr+"/mcp"), mcp.WithCallTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	callText(t, c, "echo", map[string]any{"text": "before"})
+	stop()
+	_, err = c.Call(context.Background(), "echo", map[string]any{"text": "down"})
+	if !errors.Is(err, mcp.ErrConnectionLost) {
+		t.Fatalf("call while the server is down: %v, want ErrConnectionLost", err)
+	}
+	ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop = start(ln)
+	defer stop()
+	if got := callText(t, c, "echo", map[string]any{"text": "after"}); got != "after" {
+		t.Fatalf("echo after restart = %q", got)
+	}
+}
+
+// A server that restarts while the client is idle has forgotten the
+// session; the next call starts a new one and goes through.
+func TestClientHTTPSessionForgotten(t *testing.T) {
+	srv, err := mcp.NewServer(demoRegistry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := serveServer(t, srv)
+	c, err := mcp.NewClient(mcp.WithName("remote"), mcp.WithHTTP(url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	callText(t, c, "echo", map[string]any{"text": "one"})
+	for ss := range srv.SDK().Sessions() {
+		_ = ss.Close()
+	}
+	if got := callText(t, c, "echo", map[string]any{"text": "two"}); got != "two" {
+		t.Fatalf("echo after the session was dropped = %q", got)
+	}
+}
