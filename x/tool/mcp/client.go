@@ -189,8 +189,10 @@ type Client struct {
 	refresher bool
 
 	changed chan struct{}
-	done    chan struct{}
-	wg      sync.WaitGroup
+	// life ends at Close; it cancels a connection attempt in flight.
+	life context.Context
+	kill context.CancelFunc
+	wg   sync.WaitGroup
 }
 
 var (
@@ -218,8 +220,8 @@ func NewClient(opts ...Option) (*Client, error) {
 		cfg:        cfg,
 		connecting: make(chan struct{}, 1),
 		changed:    make(chan struct{}, 1),
-		done:       make(chan struct{}),
 	}
+	c.life, c.kill = context.WithCancel(context.Background())
 	c.sdk = sdk.NewClient(&sdk.Implementation{Name: "lode", Version: Version}, &sdk.ClientOptions{
 		// Advertise nothing we do not serve (the SDK's default offers roots).
 		Capabilities:           &sdk.ClientCapabilities{},
@@ -394,8 +396,12 @@ func (c *Client) Close() error {
 	c.closed = true
 	sess := c.sess
 	c.sess = nil
-	close(c.done)
 	c.mu.Unlock()
+	c.kill()
+	// Wait out a connection attempt in flight: cancelled, it closes what
+	// it started.
+	c.connecting <- struct{}{}
+	<-c.connecting
 	var err error
 	if sess != nil {
 		err = sess.Close()
@@ -431,7 +437,7 @@ func (c *Client) session(ctx context.Context) (*sdk.ClientSession, error) {
 	case c.connecting <- struct{}{}:
 	case <-ctx.Done():
 		return nil, c.ctxError(ctx, "connect")
-	case <-c.done:
+	case <-c.life.Done():
 		return nil, ErrClosed
 	}
 	defer func() { <-c.connecting }()
@@ -448,6 +454,9 @@ func (c *Client) session(ctx context.Context) (*sdk.ClientSession, error) {
 	reconnect := c.connected
 	c.mu.Unlock()
 
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(c.life, cancel)()
 	t, stop, err := c.newTransport(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: server %q: %w", c.cfg.name, err)
@@ -459,6 +468,9 @@ func (c *Client) session(ctx context.Context) (*sdk.ClientSession, error) {
 	sess, err := c.sdk.Connect(ctx, t, opts)
 	if err != nil {
 		stop()
+		if c.life.Err() != nil {
+			return nil, ErrClosed
+		}
 		if ctx.Err() != nil {
 			return nil, c.ctxError(ctx, "connect")
 		}
@@ -541,7 +553,7 @@ func (c *Client) refresh() {
 	defer c.wg.Done()
 	for {
 		select {
-		case <-c.done:
+		case <-c.life.Done():
 			return
 		case <-c.changed:
 		}

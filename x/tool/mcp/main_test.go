@@ -85,7 +85,7 @@ const helperRace = "GORACE=atexit_sleep_ms=0"
 
 // fakeCommand returns the command line of a raw fake server with quirks
 // (comma-separated): "early" sends notifications before answering
-// initialize.
+// initialize; "mute" never answers it.
 func fakeCommand(t *testing.T, quirks ...string) (string, []string, []string) {
 	t.Helper()
 	return os.Args[0], []string{"-test.run=^$"}, []string{helperEnv + "=fake", "FAKE_QUIRKS=" + strings.Join(quirks, ","), helperRace}
@@ -141,6 +141,10 @@ func fakeMain() {
 				ProtocolVersion string `json:"protocolVersion"`
 			}
 			_ = json.Unmarshal(m.Params, &p)
+			if strings.Contains(quirks, "mute") {
+				fmt.Fprintln(os.Stderr, "initialize received")
+				continue
+			}
 			if strings.Contains(quirks, "early") {
 				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
 					"params": map[string]any{"level": "info", "data": "starting up"}})

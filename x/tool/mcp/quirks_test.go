@@ -204,3 +204,34 @@ func TestCloseEndsEverything(t *testing.T) {
 		t.Fatalf("process %d, started by the server, still runs after Close", child)
 	}
 }
+
+// Close cancels a connection attempt in flight and stops the process it
+// started.
+func TestCloseDuringConnect(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd, args, env := fakeCommand(t, "mute")
+	c, err := mcp.NewClient(mcp.WithName("mute"), mcp.WithStdio(cmd, args...), mcp.WithEnv(env...), mcp.WithStderr(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	connected := make(chan error, 1)
+	go func() { connected <- c.Connect(context.Background()) }()
+	line := make([]byte, len("initialize received\n"))
+	if _, err := io.ReadFull(r, line); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-connected; !errors.Is(err, mcp.ErrClosed) {
+		t.Fatalf("Connect = %v, want ErrClosed", err)
+	}
+	if rest, err := io.ReadAll(r); err != nil || len(rest) != 0 {
+		t.Fatalf("after Close: %q, %v", rest, err)
+	}
+}
