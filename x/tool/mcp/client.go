@@ -185,6 +185,7 @@ type Client struct {
 	closed    bool
 	tools     []tool.Tool
 	toolsOK   bool
+	toolsGen  uint64 // counts invalidations, so a stale listing is not cached
 	listeners []func()
 	refresher bool
 
@@ -311,6 +312,9 @@ func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
+	gen := c.toolsGen
+	c.mu.Unlock()
 	var tools []tool.Tool
 	params := &sdk.ListToolsParams{}
 	for pages := 0; ; pages++ {
@@ -341,7 +345,7 @@ func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
 	}
 	c.mu.Lock()
-	if c.sess == sess {
+	if c.sess == sess && c.toolsGen == gen {
 		c.tools, c.toolsOK = tools, true
 	}
 	c.mu.Unlock()
@@ -413,11 +417,21 @@ func (c *Client) Close() error {
 	return nil
 }
 
+// withTimeout bounds one request by the call timeout, and ends it at
+// Close: the SDK's session Close waits for calls in flight, so a call to
+// a server that never answers must be cancelled first.
 func (c *Client) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	var cancel context.CancelFunc
 	if c.cfg.callTimeout > 0 {
-		return context.WithTimeoutCause(ctx, c.cfg.callTimeout, ErrTimeout)
+		ctx, cancel = context.WithTimeoutCause(ctx, c.cfg.callTimeout, ErrTimeout)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
 	}
-	return ctx, func() {}
+	stop := context.AfterFunc(c.life, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
 }
 
 // session returns the live session, connecting if there is none.
@@ -485,6 +499,7 @@ func (c *Client) session(ctx context.Context) (*sdk.ClientSession, error) {
 		return nil, ErrClosed
 	}
 	c.sess, c.connected, c.toolsOK = sess, true, false
+	c.toolsGen++
 	c.wg.Add(1)
 	go c.watch(sess, stop)
 	if !c.refresher {
@@ -535,6 +550,7 @@ func (c *Client) drop(sess *sdk.ClientSession) {
 func (c *Client) onListChanged(context.Context, *sdk.ToolListChangedRequest) {
 	c.mu.Lock()
 	c.toolsOK = false
+	c.toolsGen++
 	c.mu.Unlock()
 	c.signal()
 }
@@ -573,6 +589,9 @@ const codeRejected = -32005
 // requestError turns a failed request into an error a model can act on,
 // and drops the session when the connection broke.
 func (c *Client) requestError(ctx context.Context, sess *sdk.ClientSession, what string, err error) error {
+	if c.life.Err() != nil {
+		return fmt.Errorf("mcp: server %q: %s: %w", c.cfg.name, what, ErrClosed)
+	}
 	if ctx.Err() != nil {
 		return c.ctxError(ctx, what)
 	}

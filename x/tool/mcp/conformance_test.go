@@ -3,7 +3,6 @@ package mcp_test
 import (
 	"bytes"
 	"context"
-	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -69,9 +68,6 @@ func TestConformanceClient(t *testing.T) {
 
 // The fixture served over stdio by the command, mounted by lode's client.
 func TestFixtureOverStdio(t *testing.T) {
-	if os.Getenv("LODE_TEST_MCP") == "off" {
-		t.Skip("LODE_TEST_MCP=off")
-	}
 	reg := mount(t, mcp.WithName("fx"), mcp.WithStdio(fixtureBinary(t), "serve"))
 	if r := execute(t, reg, "fx__test_simple_text", ""); r.IsError || r.Content != "This is a simple text response for testing." {
 		t.Fatalf("test_simple_text: %+v", r)

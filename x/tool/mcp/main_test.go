@@ -184,6 +184,7 @@ func fakeMain() {
 			case "crash":
 				os.Exit(3)
 			case "hang":
+				fmt.Fprintln(os.Stderr, "hang received")
 			case "pid":
 				reply(m.ID, text(fmt.Sprint(os.Getpid())))
 			case "spawn":

@@ -235,3 +235,33 @@ func TestCloseDuringConnect(t *testing.T) {
 		t.Fatalf("after Close: %q, %v", rest, err)
 	}
 }
+
+// A call in flight when the client is closed ends with ErrClosed.
+func TestCloseDuringCall(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd, args, env := fakeCommand(t)
+	c, err := mcp.NewClient(mcp.WithName("fake"), mcp.WithStdio(cmd, args...), mcp.WithEnv(env...), mcp.WithStderr(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	called := make(chan error, 1)
+	go func() {
+		_, err := c.Call(context.Background(), "hang", nil)
+		called <- err
+	}()
+	line := make([]byte, len("hang received\n"))
+	if _, err := io.ReadFull(r, line); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-called; !errors.Is(err, mcp.ErrClosed) {
+		t.Fatalf("Call = %v, want ErrClosed", err)
+	}
+}
