@@ -594,7 +594,7 @@ func TestNewErrors(t *testing.T) {
 		{"bad tool name", "p", []pack.Part{pack.Tool("has space", "", noop)}, `pack "p": tool name "has space" has ' ' at byte 3; only a-z, A-Z, 0-9, '_' and '-' are allowed`},
 		{"tool twice", "p", []pack.Part{pack.Tool("p_x", "", noop), pack.Tool("p_x", "", noop)}, `pack "p": tool "p_x" is given twice`},
 		{"spec given twice", "p", []pack.Part{pack.Tool("p_x", "", noop), pack.Spec(tool.Tool{Name: "p_x"}, func(context.Context, map[string]any) (any, error) { return nil, nil })}, `pack "p": tool "p_x" is given twice`},
-		{"typed args not a struct", "p", []pack.Part{pack.Tool("p_x", "", func(ctx context.Context, a int) (int, error) { return a, nil })}, `pack "p": tool: "p_x": tool: arguments type int is not a struct`},
+		{"typed args not a struct", "p", []pack.Part{pack.Tool("p_x", "", func(ctx context.Context, a int) (int, error) { return a, nil })}, `pack "p": registering "p_x": tool: arguments type int is not a struct`},
 		{"nil spec func", "p", []pack.Part{pack.Spec(tool.Tool{Name: "p_x"}, nil)}, `pack "p": tool "p_x": nil function`},
 		{"bad schema", "p", []pack.Part{pack.Spec(tool.Tool{Name: "p_x", Schema: []byte(`{"type":"string"}`)}, func(context.Context, map[string]any) (any, error) { return nil, nil })}, `pack "p": tool "p_x": schema must have "type": "object" (tool arguments are a JSON object), got type "string"`},
 	}
