@@ -14,8 +14,10 @@
 // notifications/tools/list_changed, bounds each request (WithCallTimeout),
 // and reconnects on the next call after the server dies: the call that
 // was in flight fails with ErrConnectionLost, which the tool handler
-// turns into an error result, never a hang. Close stops everything the
-// client started.
+// turns into an error result, never a hang (a server that forgot an HTTP
+// session, having restarted, gets the call again on a new session, since
+// it never ran it). Close ends calls in flight and stops everything the
+// client started, including processes a stdio server started itself.
 //
 // Results map onto tool.Result: text, and the text of embedded resources,
 // become Content; images become artifact.Image parts; audio, binary
@@ -36,4 +38,8 @@
 // protection) and bodies are bounded. Tools that need the MCP session
 // (progress, logging, sampling, elicitation) find it with CallRequest.
 // Prompts and resources go straight onto the go-sdk server (SDK).
+//
+// The registry's tools are re-read whenever a request finds its snapshot
+// changed, or at Refresh; connected clients are then sent
+// notifications/tools/list_changed.
 package mcp

@@ -107,6 +107,7 @@ type rpcMsg struct {
 //	crash         exits without answering
 //	hang          never answers
 //	pid           answers the process ID
+//	cwd           answers its directory and $FAKE_EXTRA
 //	spawn         starts a child that never exits; answers its PID
 func fakeMain() {
 	quirks := os.Getenv("FAKE_QUIRKS")
@@ -159,7 +160,7 @@ func fakeMain() {
 			reply(m.ID, map[string]any{})
 		case "tools/list":
 			var tools []any
-			for _, n := range []string{"echo", "pair", "crash", "hang", "pid", "spawn"} {
+			for _, n := range []string{"echo", "pair", "crash", "hang", "pid", "spawn", "cwd"} {
 				tools = append(tools, map[string]any{"name": n, "description": "fake " + n,
 					"inputSchema": map[string]any{"type": "object"}})
 			}
@@ -185,6 +186,9 @@ func fakeMain() {
 				os.Exit(3)
 			case "hang":
 				fmt.Fprintln(os.Stderr, "hang received")
+			case "cwd":
+				wd, _ := os.Getwd()
+				reply(m.ID, text(wd+" "+os.Getenv("FAKE_EXTRA")))
 			case "pid":
 				reply(m.ID, text(fmt.Sprint(os.Getpid())))
 			case "spawn":

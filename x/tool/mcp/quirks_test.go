@@ -265,3 +265,11 @@ func TestCloseDuringCall(t *testing.T) {
 		t.Fatalf("Call = %v, want ErrClosed", err)
 	}
 }
+
+func TestStdioDirAndEnv(t *testing.T) {
+	dir := t.TempDir()
+	c := newFake(t, []mcp.Option{mcp.WithDir(dir), mcp.WithEnv("FAKE_EXTRA=set")})
+	if got := callText(t, c, "cwd", nil); got != dir+" set" {
+		t.Fatalf("cwd = %q, want %q", got, dir+" set")
+	}
+}

@@ -21,9 +21,10 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/tool"
-
+	xtool "github.com/lodeworks/lode/x/tool"
 	"github.com/lodeworks/lode/x/tool/mcp"
 )
 
@@ -628,5 +629,158 @@ func TestClientHTTPSessionForgotten(t *testing.T) {
 	}
 	if got := callText(t, c, "echo", map[string]any{"text": "two"}); got != "two" {
 		t.Fatalf("echo after the session was dropped = %q", got)
+	}
+}
+
+// Parts a tool returns become MCP content of the matching type.
+func TestServerMapsParts(t *testing.T) {
+	reg := tool.NewRegistry()
+	if err := reg.Register(tool.Tool{Name: "parts"}, func(context.Context, tool.Sandbox, map[string]any) (any, error) {
+		return &tool.Result{Value: map[string]any{"n": 1}, Parts: []artifact.Artifact{
+			artifact.Text{Content: "more text"},
+			artifact.Image{URL: "https://img.example/cat.png", MIMEType: "image/png"},
+			mcp.AudioPart("audio/wav", []byte{1}),
+			mcp.ResourcePart("file:///b.bin", "application/octet-stream", "", []byte{2}),
+			mcp.ResourceLinkPart("file:///a.txt", "a.txt", "text/plain"),
+			artifact.Unknown{Type: "video", Raw: json.RawMessage(`{"kind":"video","url":"v"}`)},
+			artifact.Reasoning{Content: "hm"},
+		}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mcp.NewServer(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := sdk.NewInMemoryTransports()
+	ss, err := srv.Connect(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "parts"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(res.Content)
+	want := `[{"type":"text","text":"{\"n\":1}"},{"type":"text","text":"more text"},` +
+		`{"type":"resource_link","mimeType":"image/png","uri":"https://img.example/cat.png","name":"image"},` +
+		`{"type":"audio","mimeType":"audio/wav","data":"AQ=="},` +
+		`{"type":"resource","resource":{"uri":"file:///b.bin","mimeType":"application/octet-stream","blob":"Ag=="}},` +
+		`{"type":"resource_link","mimeType":"text/plain","uri":"file:///a.txt","name":"a.txt"},` +
+		`{"type":"text","text":"{\"kind\":\"video\",\"url\":\"v\"}"},` +
+		`{"type":"text","text":"{\"kind\":\"reasoning\",\"content\":\"hm\"}"}]`
+	if string(got) != want {
+		t.Fatalf("content:\n%s\nwant\n%s", got, want)
+	}
+	if sc, _ := json.Marshal(res.StructuredContent); string(sc) != `{"n":1}` {
+		t.Fatalf("structured content = %s", sc)
+	}
+}
+
+func TestClientProtocolVersion(t *testing.T) {
+	srv, err := mcp.NewServer(demoRegistry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := mcp.NewClient(mcp.WithName("old"), mcp.WithInProcess(srv), mcp.WithProtocolVersion("2025-06-18"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sess, err := c.Session(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := sess.InitializeResult().ProtocolVersion; v != "2025-06-18" {
+		t.Fatalf("negotiated %q", v)
+	}
+	callText(t, c, "echo", map[string]any{"text": "old protocol"})
+}
+
+// WithState gives the filter its state where no HTTP identity exists, and
+// WithHandler's options (here a result budget) apply to served calls.
+func TestServerStateAndHandler(t *testing.T) {
+	reg := demoRegistry(t)
+	viewer := ledger.NewThread(ledger.WithMetadata(map[string]string{"role": "viewer"}))
+	srv, err := mcp.NewServer(reg, mcp.WithState(viewer), mcp.WithFilter(readOnlyForViewers),
+		mcp.WithHandler(xtool.NewHandler(reg, xtool.WithBudget(tool.Budget{Bytes: 40}))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := sdk.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- srv.Run(ctx, st) }()
+	c, err := mcp.NewClient(mcp.WithName("local"), mcp.WithTransport(func(context.Context) (sdk.Transport, error) { return ct, nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := c.Tools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) != 2 {
+		t.Fatalf("viewer tools = %v", tools)
+	}
+	got := callText(t, c, "echo", map[string]any{"text": strings.Repeat("long ", 40)})
+	if !strings.Contains(got, "lode cut") || len(got) > 400 {
+		t.Fatalf("budget not applied: %q", got)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-ran
+}
+
+func TestWithInProcessNil(t *testing.T) {
+	c, err := mcp.NewClient(mcp.WithName("none"), mcp.WithInProcess(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Connect(context.Background()); err == nil || err.Error() != `mcp: server "none": mcp: WithInProcess: nil server` {
+		t.Fatalf("Connect = %v", err)
+	}
+}
+
+// A registry tool the SDK refuses to list is still callable, and the rest
+// are served.
+func TestServerSkipsToolTheSDKRefuses(t *testing.T) {
+	reg := demoRegistry(t)
+	err := reg.Register(tool.Tool{Name: "odd", Schema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"bad header"}}}`)},
+		func(context.Context, tool.Sandbox, map[string]any) (any, error) { return "odd ran", nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mcp.NewServer(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := mcp.NewClient(mcp.WithName("local"), mcp.WithInProcess(srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tools, err := c.Tools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools {
+		if tl.Name == "odd" {
+			t.Fatal("odd was listed")
+		}
+	}
+	if len(tools) != 5 {
+		t.Fatalf("tools = %d, want 5", len(tools))
+	}
+	if got := callText(t, c, "odd", nil); got != "odd ran" {
+		t.Fatalf("odd = %q", got)
 	}
 }
