@@ -6,11 +6,15 @@
 // Registration is strict: a name must match ^[a-zA-Z0-9_-]{1,64}$, a schema
 // must be a valid JSON Schema for an object, and a name is owned once — a
 // clash is an error naming both owners, never a silent overwrite. A mounted
-// source's tools appear as "<source>__<tool>" unless it is mounted Flat.
+// source's tools appear as "<source>__<tool>" unless it is mounted Flat; a
+// name the source chose that no model API would accept (an MCP tool called
+// "files.read") is offered as SafeName makes it, and calls still reach the
+// source under its own name.
 //
 // Tools returns a sorted snapshot that changes only when the registry does;
 // it never calls a remote source. A source that implements Notifier has its
-// snapshot refreshed when it says its tools changed.
+// snapshot refreshed when it says its tools changed, and the registry is a
+// Notifier itself, for whoever serves it.
 //
 // Func builds a typed tool from func(ctx, In) (Out, error): its schema is
 // reflected from In, and arguments are validated against the schema

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"slices"
 	"strings"
@@ -129,6 +130,7 @@ type registry struct {
 	failed       map[string]error
 	mountTimeout time.Duration
 	logger       *slog.Logger
+	listeners    []func()
 }
 
 // NewRegistry returns an empty registry, then mounts the sources given by
@@ -230,7 +232,8 @@ func (r *registry) add(b *Binding) error {
 	return nil
 }
 
-// rebuild publishes a new sorted snapshot; r.mu is held.
+// rebuild publishes a new sorted snapshot and tells the listeners; r.mu is
+// held, so they run on their own goroutine and in order of changes.
 func (r *registry) rebuild() {
 	tools := make([]Tool, 0, len(r.entries))
 	for _, b := range r.entries {
@@ -238,6 +241,23 @@ func (r *registry) rebuild() {
 	}
 	slices.SortFunc(tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
 	r.snapshot.Store(&tools)
+	if len(r.listeners) > 0 {
+		fns := slices.Clone(r.listeners)
+		go func() {
+			for _, fn := range fns {
+				fn()
+			}
+		}()
+	}
+}
+
+// OnToolsChanged makes every registry a Notifier: fn is called, on a
+// goroutine of its own, after each change to the snapshot (an MCP server
+// serving the registry tells its clients).
+func (r *registry) OnToolsChanged(fn func()) {
+	r.mu.Lock()
+	r.listeners = append(r.listeners, fn)
+	r.mu.Unlock()
 }
 
 func (r *registry) Mount(ctx context.Context, src RemoteSource, opts ...MountOption) error {
@@ -320,20 +340,24 @@ func listSource(ctx context.Context, src RemoteSource, cfg mountConfig) ([]*Bind
 	if err != nil {
 		return nil, fmt.Errorf("tool: source %q: list tools: %w", name, err)
 	}
-	seen := make(map[string]bool, len(tools))
+	seen := make(map[string]string, len(tools))
 	out := make([]*Binding, 0, len(tools))
 	for _, t := range tools {
 		orig := t.Name
-		if err := ValidateName(orig); err != nil {
-			return nil, fmt.Errorf("tool: source %q: %w", name, err)
+		if orig == "" {
+			return nil, fmt.Errorf("tool: source %q lists a tool with no name", name)
 		}
+		t.Name = SafeName(orig)
 		if !cfg.flat {
-			t.Name = cfg.prefix + Separator + orig
+			t.Name = SafeName(cfg.prefix + Separator + orig)
 		}
-		if seen[t.Name] {
-			return nil, fmt.Errorf("tool: source %q lists tool %q twice", name, orig)
+		if first, dup := seen[t.Name]; dup {
+			if first == orig {
+				return nil, fmt.Errorf("tool: source %q lists tool %q twice", name, orig)
+			}
+			return nil, fmt.Errorf("tool: source %q: tools %q and %q would both be offered as %q", name, first, orig, t.Name)
 		}
-		seen[t.Name] = true
+		seen[t.Name] = orig
 		b, err := newBinding(t, name)
 		if err != nil {
 			return nil, err
@@ -397,6 +421,29 @@ func ValidateName(name string) error {
 		}
 	}
 	return nil
+}
+
+// SafeName turns a name a source chose (MCP allows 128 characters and
+// dots) into one every model API accepts: each byte outside a-z, A-Z, 0-9,
+// '_' and '-' becomes '_', and a name over 64 bytes keeps its first 55 and
+// ends with '_' and 8 hex digits of a hash of the whole, so that it stays
+// distinct and stable. A valid name is returned unchanged.
+func SafeName(name string) string {
+	if ValidateName(name) == nil {
+		return name
+	}
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 64 {
+		h := fnv.New32a()
+		h.Write([]byte(name))
+		b = fmt.Appendf(b[:55], "_%08x", h.Sum32())
+	}
+	return string(b)
 }
 
 // ArgumentsError reports arguments a model sent that cannot be used: not

@@ -168,8 +168,8 @@ func TestMountRefusesBadSources(t *testing.T) {
 		want string
 	}{
 		{"list fails", &fakeSource{name: "s", err: errors.New("refused")}, nil, `source "s": list tools: refused`},
-		{"bad tool name", &fakeSource{name: "s", tools: []tool.Tool{{Name: "a b"}}}, nil, `source "s"`},
-		{"prefixed name too long", &fakeSource{name: strings.Repeat("s", 40), tools: []tool.Tool{{Name: strings.Repeat("t", 30)}}}, nil, "the limit is 64"},
+		{"nameless tool", &fakeSource{name: "s", tools: []tool.Tool{{Name: ""}}}, nil, `source "s" lists a tool with no name`},
+		{"names that become one", &fakeSource{name: "s", tools: []tool.Tool{{Name: "a.b"}, {Name: "a_b"}}}, nil, `source "s": tools "a.b" and "a_b" would both be offered as "s__a_b"`},
 		{"duplicate tool", &fakeSource{name: "s", tools: []tool.Tool{{Name: "a"}, {Name: "a"}}}, nil, "twice"},
 		{"bad schema", &fakeSource{name: "s", tools: []tool.Tool{{Name: "a", Schema: json.RawMessage(`{"type":"array"}`)}}}, nil, `tool "s__a"`},
 		{"bad source name", &fakeSource{name: "my server"}, nil, "mount source"},
@@ -327,5 +327,47 @@ func TestUnmount(t *testing.T) {
 	}
 	if err := reg.Mount(ctx, src); err != nil {
 		t.Fatalf("remount: %v", err)
+	}
+}
+
+func TestSourceNamesMadeSafe(t *testing.T) {
+	long := strings.Repeat("t", 100)
+	src := &fakeSource{name: "srv", tools: []tool.Tool{{Name: "files.read"}, {Name: "ok"}, {Name: long}, {Name: "ünï"}}}
+	reg := tool.NewRegistry()
+	if err := reg.Mount(context.Background(), src); err != nil {
+		t.Fatal(err)
+	}
+	got := names(reg.Tools())
+	longName := tool.SafeName("srv__" + long)
+	if len(longName) != 64 || !strings.HasPrefix(longName, "srv__ttt") {
+		t.Fatalf("long name %q", longName)
+	}
+	want := strings.Join([]string{"srv____n__", "srv__files_read", "srv__ok", longName}, ",")
+	if got != want {
+		t.Fatalf("tools = %s\nwant    %s", got, want)
+	}
+	b, _ := reg.Lookup("srv__files_read")
+	if v, err := b.Call(context.Background(), tool.NoSandbox(), "{}"); err != nil || v != "srv:files.read got map[]" {
+		t.Fatalf("call reached %v, %v; want the source's own name", v, err)
+	}
+	if tool.SafeName("fine_name-1") != "fine_name-1" {
+		t.Fatal("a valid name changed")
+	}
+	if a, b := tool.SafeName(strings.Repeat("x", 70)+"a"), tool.SafeName(strings.Repeat("x", 70)+"b"); a == b {
+		t.Fatal("two long names collapsed into one")
+	}
+}
+
+func TestRegistryNotifiesChanges(t *testing.T) {
+	reg := tool.NewRegistry()
+	changed := make(chan int, 4)
+	reg.(tool.Notifier).OnToolsChanged(func() { changed <- len(reg.Tools()) })
+	_ = reg.Register(tool.Tool{Name: "a"}, add)
+	if n := <-changed; n != 1 {
+		t.Fatalf("listener saw %d tools", n)
+	}
+	_ = reg.Mount(context.Background(), &fakeSource{name: "s", tools: []tool.Tool{{Name: "b"}}})
+	if n := <-changed; n != 2 {
+		t.Fatalf("listener saw %d tools after mount", n)
 	}
 }
