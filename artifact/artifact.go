@@ -22,6 +22,9 @@ const (
 	KindUsage          = "usage"
 	KindImage          = "image"
 	KindFinish         = "finish"
+	KindAudio          = "audio"
+	KindResource       = "resource"
+	KindResourceLink   = "resource_link"
 	KindTextDelta      = "text_delta"
 	KindReasoningDelta = "reasoning_delta"
 	KindToolCallDelta  = "tool_call_delta"
@@ -86,6 +89,31 @@ type Image struct {
 	Detail string `json:"detail,omitempty"`
 }
 
+// Audio is sound given to or produced by a model or a tool, inline.
+type Audio struct {
+	MIMEType string `json:"mime_type,omitempty"`
+	Data     []byte `json:"data"`
+}
+
+// Resource is a document a tool returned whole, as MCP's embedded
+// resources are: Text for text, Blob otherwise.
+type Resource struct {
+	URI      string `json:"uri"`
+	MIMEType string `json:"mime_type,omitempty"`
+	Text     string `json:"text,omitempty"`
+	Blob     []byte `json:"blob,omitempty"`
+}
+
+// ResourceLink points at a document a tool did not return, by URI.
+type ResourceLink struct {
+	URI         string `json:"uri"`
+	Name        string `json:"name,omitempty"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	MIMEType    string `json:"mime_type,omitempty"`
+	Size        *int64 `json:"size,omitempty"`
+}
+
 // Finish records why the model stopped ("stop", "tool_calls", "length",
 // "content_filter", or whatever the server said).
 type Finish struct {
@@ -119,6 +147,9 @@ func (ToolResult) Kind() string     { return KindToolResult }
 func (Usage) Kind() string          { return KindUsage }
 func (Image) Kind() string          { return KindImage }
 func (Finish) Kind() string         { return KindFinish }
+func (Audio) Kind() string          { return KindAudio }
+func (Resource) Kind() string       { return KindResource }
+func (ResourceLink) Kind() string   { return KindResourceLink }
 func (TextDelta) Kind() string      { return KindTextDelta }
 func (ReasoningDelta) Kind() string { return KindReasoningDelta }
 func (ToolCallDelta) Kind() string  { return KindToolCallDelta }

@@ -1,5 +1,6 @@
 // Package artifact is lode's vocabulary: the things a model produces and a
-// tool returns (Text, Reasoning, ToolCall, ToolResult, Usage, Image, Finish)
+// tool returns (Text, Reasoning, ToolCall, ToolResult, Usage, Image, Audio,
+// Resource, ResourceLink, Finish)
 // and the stream deltas that announce them while they are being produced
 // (TextDelta, ReasoningDelta, ToolCallDelta).
 //

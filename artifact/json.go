@@ -78,6 +78,12 @@ func Unmarshal(data []byte) (Artifact, error) {
 		return decode[Image](data)
 	case KindFinish:
 		return decode[Finish](data)
+	case KindAudio:
+		return decode[Audio](data)
+	case KindResource:
+		return decode[Resource](data)
+	case KindResourceLink:
+		return decode[ResourceLink](data)
 	case KindTextDelta:
 		return decode[TextDelta](data)
 	case KindReasoningDelta:

@@ -82,7 +82,7 @@ func TestClientMapsEveryContentKind(t *testing.T) {
 	_, reg := mountFixture(t)
 	h := xtool.NewHandler(reg)
 	png, wav := fixture.PNG(), fixture.WAV()
-	audio := mcp.AudioPart("audio/wav", wav)
+	audio := artifact.Audio{MIMEType: "audio/wav", Data: wav}
 	cases := []struct {
 		tool    string
 		content string
@@ -181,7 +181,7 @@ func TestClientStructuredLinksAndBlobs(t *testing.T) {
 		t.Fatalf("parts JSON = %s\nwant %s", raw, want)
 	}
 	var back artifact.List
-	if err := json.Unmarshal(raw, &back); err != nil || back[0].Kind() != mcp.KindResourceLink || back[1].Kind() != mcp.KindResource {
+	if err := json.Unmarshal(raw, &back); err != nil || back[0].Kind() != artifact.KindResourceLink || back[1].Kind() != artifact.KindResource {
 		t.Fatalf("round trip: %v %#v", err, back)
 	}
 }

@@ -12,78 +12,12 @@ import (
 	"github.com/lodeworks/lode/tool"
 )
 
-// Kinds of the parts this package makes for MCP content that the artifact
-// package has no type for. Each is an artifact.Unknown whose Raw is a JSON
-// object tagged with its kind, so it survives a ledger unchanged:
-//
-//	audio          {"kind":"audio","mime_type":"audio/wav","data":"<base64>"}
-//	resource       {"kind":"resource","uri":"…","mime_type":"…","text":"…","blob":"<base64>"}
-//	resource_link  {"kind":"resource_link","uri":"…","name":"…","title":"…","description":"…","mime_type":"…","size":123}
-//
-// Images are artifact.Image.
-const (
-	KindAudio        = "audio"
-	KindResource     = "resource"
-	KindResourceLink = "resource_link"
-)
-
-type audioPart struct {
-	Kind     string `json:"kind"`
-	MIMEType string `json:"mime_type,omitempty"`
-	Data     []byte `json:"data"`
-}
-
-type resourcePart struct {
-	Kind     string `json:"kind"`
-	URI      string `json:"uri"`
-	MIMEType string `json:"mime_type,omitempty"`
-	Text     string `json:"text,omitempty"`
-	Blob     []byte `json:"blob,omitempty"`
-}
-
-type linkPart struct {
-	Kind        string `json:"kind"`
-	URI         string `json:"uri"`
-	Name        string `json:"name,omitempty"`
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	MIMEType    string `json:"mime_type,omitempty"`
-	Size        *int64 `json:"size,omitempty"`
-}
-
-func unknown(kind string, v any) artifact.Unknown {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		// The part types hold only strings, bytes and numbers.
-		panic(fmt.Sprintf("mcp: encode %s part: %v", kind, err))
-	}
-	return artifact.Unknown{Type: kind, Raw: raw}
-}
-
-// AudioPart returns audio as a result part (kind "audio"); a tool served
-// by Server puts it in tool.Result.Parts to answer with MCP audio content.
-func AudioPart(mimeType string, data []byte) artifact.Artifact {
-	return unknown(KindAudio, audioPart{Kind: KindAudio, MIMEType: mimeType, Data: data})
-}
-
-// ResourcePart returns an embedded resource as a result part (kind
-// "resource"), holding text or, when text is empty, blob.
-func ResourcePart(uri, mimeType, text string, blob []byte) artifact.Artifact {
-	return unknown(KindResource, resourcePart{Kind: KindResource, URI: uri, MIMEType: mimeType, Text: text, Blob: blob})
-}
-
-// ResourceLinkPart returns a link to a resource as a result part (kind
-// "resource_link").
-func ResourceLinkPart(uri, name, mimeType string) artifact.Artifact {
-	return unknown(KindResourceLink, linkPart{Kind: KindResourceLink, URI: uri, Name: name, MIMEType: mimeType})
-}
-
 // toResult maps an MCP tool result into a tool.Result. Text and the text
-// of embedded resources go to Content, in order; images become
-// artifact.Image parts, audio, binary resources and resource links
-// Unknown parts (see KindAudio), each also noted in Content in brackets so
-// that a model reading only text knows it is there. Structured content
-// becomes Value.
+// of embedded resources go to Content, in order; images, audio, binary
+// resources and resource links become artifact.Image, Audio, Resource and
+// ResourceLink parts, each also noted in Content in brackets so that a
+// model reading only text knows it is there. Structured content becomes
+// Value.
 func toResult(res *sdk.CallToolResult) *tool.Result {
 	out := &tool.Result{IsError: res.IsError}
 	var text []string
@@ -95,7 +29,7 @@ func toResult(res *sdk.CallToolResult) *tool.Result {
 			out.Parts = append(out.Parts, artifact.Image{MIMEType: c.MIMEType, Data: c.Data})
 			text = append(text, fmt.Sprintf("[image %s, %d bytes]", orUnknown(c.MIMEType), len(c.Data)))
 		case *sdk.AudioContent:
-			out.Parts = append(out.Parts, AudioPart(c.MIMEType, c.Data))
+			out.Parts = append(out.Parts, artifact.Audio{MIMEType: c.MIMEType, Data: c.Data})
 			text = append(text, fmt.Sprintf("[audio %s, %d bytes]", orUnknown(c.MIMEType), len(c.Data)))
 		case *sdk.EmbeddedResource:
 			r := c.Resource
@@ -104,12 +38,12 @@ func toResult(res *sdk.CallToolResult) *tool.Result {
 			case r.Blob == nil:
 				text = append(text, r.Text)
 			default:
-				out.Parts = append(out.Parts, ResourcePart(r.URI, r.MIMEType, "", r.Blob))
+				out.Parts = append(out.Parts, artifact.Resource{URI: r.URI, MIMEType: r.MIMEType, Blob: r.Blob})
 				text = append(text, fmt.Sprintf("[resource %s (%s), %d bytes]", r.URI, orUnknown(r.MIMEType), len(r.Blob)))
 			}
 		case *sdk.ResourceLink:
-			out.Parts = append(out.Parts, unknown(KindResourceLink, linkPart{Kind: KindResourceLink, URI: c.URI, Name: c.Name,
-				Title: c.Title, Description: c.Description, MIMEType: c.MIMEType, Size: c.Size}))
+			out.Parts = append(out.Parts, artifact.ResourceLink{URI: c.URI, Name: c.Name,
+				Title: c.Title, Description: c.Description, MIMEType: c.MIMEType, Size: c.Size})
 			note := "[resource link " + c.URI
 			if c.Name != "" {
 				note += " (" + c.Name + ")"
@@ -165,24 +99,13 @@ func partContent(p artifact.Artifact) sdk.Content {
 			return &sdk.ResourceLink{URI: p.URL, Name: "image", MIMEType: p.MIMEType}
 		}
 		return &sdk.ImageContent{MIMEType: p.MIMEType, Data: p.Data}
+	case artifact.Audio:
+		return &sdk.AudioContent{MIMEType: p.MIMEType, Data: p.Data}
+	case artifact.Resource:
+		return &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: p.URI, MIMEType: p.MIMEType, Text: p.Text, Blob: p.Blob}}
+	case artifact.ResourceLink:
+		return &sdk.ResourceLink{URI: p.URI, Name: p.Name, Title: p.Title, Description: p.Description, MIMEType: p.MIMEType, Size: p.Size}
 	case artifact.Unknown:
-		switch p.Type {
-		case KindAudio:
-			var a audioPart
-			if json.Unmarshal(p.Raw, &a) == nil {
-				return &sdk.AudioContent{MIMEType: a.MIMEType, Data: a.Data}
-			}
-		case KindResource:
-			var r resourcePart
-			if json.Unmarshal(p.Raw, &r) == nil {
-				return &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: r.URI, MIMEType: r.MIMEType, Text: r.Text, Blob: r.Blob}}
-			}
-		case KindResourceLink:
-			var l linkPart
-			if json.Unmarshal(p.Raw, &l) == nil {
-				return &sdk.ResourceLink{URI: l.URI, Name: l.Name, Title: l.Title, Description: l.Description, MIMEType: l.MIMEType, Size: l.Size}
-			}
-		}
 		return &sdk.TextContent{Text: string(p.Raw)}
 	case nil:
 		return nil

@@ -94,7 +94,7 @@ func checkEverything(t *testing.T, reg tool.Registry) {
 			return ok && v["temperature"] != nil && strings.Contains(r.Content, "temperature")
 		}},
 		{"get-resource-links", `{"count":2}`, func(r artifact.ToolResult) bool {
-			return len(r.Parts) == 2 && r.Parts[0].Kind() == mcp.KindResourceLink && strings.Count(r.Content, "[resource link ") == 2
+			return len(r.Parts) == 2 && r.Parts[0].Kind() == artifact.KindResourceLink && strings.Count(r.Content, "[resource link ") == 2
 		}},
 		{"get-sum", `{"a":"two"}`, func(r artifact.ToolResult) bool {
 			return r.IsError && strings.Contains(r.Content, "invalid arguments for everything__get-sum")

@@ -20,9 +20,8 @@
 // client started, including processes a stdio server started itself.
 //
 // Results map onto tool.Result: text, and the text of embedded resources,
-// become Content; images become artifact.Image parts; audio, binary
-// resources and resource links become artifact.Unknown parts of the kinds
-// KindAudio, KindResource and KindResourceLink (noted in Content in
+// become Content; images, audio, binary resources and resource links become
+// artifact.Image, Audio, Resource and ResourceLink parts (noted in Content in
 // brackets); structured content becomes Value; isError becomes IsError.
 // MCP's annotation defaults apply to hints: a tool that does not say it is
 // read-only or non-destructive is taken as Destructive.

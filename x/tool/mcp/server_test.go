@@ -639,9 +639,9 @@ func TestServerMapsParts(t *testing.T) {
 		return &tool.Result{Value: map[string]any{"n": 1}, Parts: []artifact.Artifact{
 			artifact.Text{Content: "more text"},
 			artifact.Image{URL: "https://img.example/cat.png", MIMEType: "image/png"},
-			mcp.AudioPart("audio/wav", []byte{1}),
-			mcp.ResourcePart("file:///b.bin", "application/octet-stream", "", []byte{2}),
-			mcp.ResourceLinkPart("file:///a.txt", "a.txt", "text/plain"),
+			artifact.Audio{MIMEType: "audio/wav", Data: []byte{1}},
+			artifact.Resource{URI: "file:///b.bin", MIMEType: "application/octet-stream", Blob: []byte{2}},
+			artifact.ResourceLink{URI: "file:///a.txt", Name: "a.txt", MIMEType: "text/plain"},
 			artifact.Unknown{Type: "video", Raw: json.RawMessage(`{"kind":"video","url":"v"}`)},
 			artifact.Reasoning{Content: "hm"},
 		}}, nil
