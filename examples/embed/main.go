@@ -15,8 +15,8 @@ import (
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/tool"
-	xtool "github.com/lodeworks/lode/x/tool"
 	"github.com/lodeworks/lode/x/provider/openai"
+	xtool "github.com/lodeworks/lode/x/tool"
 )
 
 type addArgs struct {

@@ -22,8 +22,8 @@ import (
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/tool"
-	xtool "github.com/lodeworks/lode/x/tool"
 	"github.com/lodeworks/lode/x/provider/script"
+	xtool "github.com/lodeworks/lode/x/tool"
 	"github.com/lodeworks/lode/x/tool/calculator"
 	"github.com/lodeworks/lode/x/tool/mcp"
 )
