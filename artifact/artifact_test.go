@@ -122,3 +122,89 @@ func TestIsDelta(t *testing.T) {
 		t.Error("whole artifacts taken for deltas")
 	}
 }
+
+// A nil artifact, typed or not, is refused with an error rather than a
+// panic; a pointer to an artifact encodes as the value it points to.
+func TestMarshalNilAndPointers(t *testing.T) {
+	cases := []struct {
+		name string
+		in   artifact.Artifact
+		want string // "" means an error
+	}{
+		{"nil", nil, ""},
+		{"nil *Text", (*artifact.Text)(nil), ""},
+		{"nil *ToolCall", (*artifact.ToolCall)(nil), ""},
+		{"*Text", &artifact.Text{Content: "x"}, `{"kind":"text","content":"x"}`},
+		{"*Unknown", &artifact.Unknown{Type: "future", Raw: []byte(`{"kind":"future","a":1}`)}, `{"kind":"future","a":1}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := artifact.Marshal(c.in)
+			if c.want == "" {
+				if err == nil || !strings.Contains(err.Error(), "nil artifact") {
+					t.Fatalf("Marshal = %s, %v; want the nil artifact error", got, err)
+				}
+				return
+			}
+			if err != nil || string(got) != c.want {
+				t.Fatalf("Marshal = %s, %v; want %s", got, err, c.want)
+			}
+		})
+	}
+	if _, err := json.Marshal(artifact.List{artifact.Text{}, (*artifact.Text)(nil)}); err == nil {
+		t.Fatal("a list holding a nil *Text encoded")
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	type custom struct{ artifact.Text }
+	c := &custom{}
+	cases := []struct {
+		name string
+		in   artifact.Artifact
+		want artifact.Artifact
+	}{
+		{"nil", nil, nil},
+		{"typed nil", (*artifact.ToolCall)(nil), nil},
+		{"value", artifact.Text{Content: "a"}, artifact.Text{Content: "a"}},
+		{"pointer", &artifact.ToolCall{ID: "1"}, artifact.ToolCall{ID: "1"}},
+		{"pointer to a custom type", c, custom{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := artifact.Normalize(tc.in); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("Normalize(%#v) = %#v, want %#v", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+// Empty byte fields and empty lists, which Marshal omits, decode as nil so
+// that a decoded value survives a second round trip unchanged.
+func TestEmptyFieldsDecodeAsNil(t *testing.T) {
+	cases := map[string]artifact.Artifact{
+		`{"kind":"image","data":""}`:                                  artifact.Image{},
+		`{"kind":"resource","uri":"u","blob":""}`:                     artifact.Resource{URI: "u"},
+		`{"kind":"tool_result","parts":[]}`:                           artifact.ToolResult{},
+		`{"kind":"tool_result","parts":null}`:                         artifact.ToolResult{},
+		`{"kind":"audio","data":""}`:                                  artifact.Audio{Data: []byte{}},
+		`{"kind":"audio","data":null}`:                                artifact.Audio{},
+		`{"kind":"tool_result","parts":[{"kind":"image","data":""}]}`: artifact.ToolResult{Parts: artifact.List{artifact.Image{}}},
+	}
+	for in, want := range cases {
+		t.Run(in, func(t *testing.T) {
+			got, err := artifact.Unmarshal([]byte(in))
+			if err != nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("Unmarshal = %#v, %v; want %#v", got, err, want)
+			}
+			b, err := artifact.Marshal(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := artifact.Unmarshal(b)
+			if err != nil || !reflect.DeepEqual(again, got) {
+				t.Fatalf("second round trip via %s = %#v, %v", b, again, err)
+			}
+		})
+	}
+}

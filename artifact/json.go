@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 )
 
 // Unknown is an artifact of a kind this version of lode does not know, read
 // from storage. Raw is the whole encoded artifact, kind included; Marshal
-// writes it back byte for byte.
+// writes it back byte for byte. Nested in a List that encoding/json
+// encodes (a ToolResult's Parts, a ledger turn), it comes out compacted and
+// with <, > and & escaped, as encoding/json writes every embedded JSON
+// value: the same JSON value, not the same bytes.
 type Unknown struct {
 	Type string
 	Raw  json.RawMessage
@@ -21,7 +25,7 @@ func (u Unknown) Kind() string { return u.Type }
 // Marshal encodes a as a JSON object whose "kind" member names its type,
 // followed by the artifact's own fields.
 func Marshal(a Artifact) ([]byte, error) {
-	if a == nil {
+	if a = Normalize(a); a == nil {
 		return nil, errors.New("artifact: marshal nil artifact")
 	}
 	if u, ok := a.(Unknown); ok {
@@ -118,7 +122,45 @@ func decode[T Artifact](data []byte) (Artifact, error) {
 	if err := json.Unmarshal(data, &v); err != nil {
 		return nil, fmt.Errorf("artifact: decode %s: %w", v.Kind(), err)
 	}
+	if n, ok := any(&v).(interface{ normalize() }); ok {
+		n.normalize()
+	}
 	return v, nil
+}
+
+// An empty byte field that Marshal omits decodes as nil, so that a value
+// decoded once survives any number of round trips unchanged.
+func (i *Image) normalize() {
+	if len(i.Data) == 0 {
+		i.Data = nil
+	}
+}
+
+func (r *Resource) normalize() {
+	if len(r.Blob) == 0 {
+		r.Blob = nil
+	}
+}
+
+// Normalize returns a as the loop, the ledger and Marshal expect it: nil
+// for a nil interface or a nil pointer, the value a points to when a is a
+// pointer to an artifact value type (a provider that yields
+// &artifact.ToolCall{...} means the ToolCall), and a itself otherwise.
+func Normalize(a Artifact) Artifact {
+	if a == nil {
+		return nil
+	}
+	v := reflect.ValueOf(a)
+	if v.Kind() != reflect.Pointer {
+		return a
+	}
+	if v.IsNil() {
+		return nil
+	}
+	if e, ok := v.Elem().Interface().(Artifact); ok {
+		return e
+	}
+	return a
 }
 
 // List is a sequence of artifacts that encodes as a JSON array of
@@ -148,6 +190,12 @@ func (l *List) UnmarshalJSON(data []byte) error {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(data, &raws); err != nil {
 		return fmt.Errorf("artifact: list: %w", err)
+	}
+	if len(raws) == 0 {
+		// Marshal omits an empty list where it can; reading one back as nil
+		// keeps round trips exact.
+		*l = nil
+		return nil
 	}
 	out := make(List, len(raws))
 	for i, r := range raws {
