@@ -3,10 +3,9 @@ package calculator
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/tool/internal/optparse"
 )
 
 // Defaults of the limits; a zero option value means the default.
@@ -148,9 +147,9 @@ func (c *Calculator) Call(ctx context.Context, name string, args map[string]any)
 	}, nil
 }
 
-// optionKeys are the pack options, as a workflow's tools.calculator map
+// optionSet is the pack options, as a workflow's tools.calculator map
 // gives them.
-var optionKeys = []string{"max_bits", "max_depth", "max_input", "tool_prefix"}
+var optionSet = optparse.Set{Pack: "calculator", Known: []string{"max_bits", "max_depth", "max_input", "tool_prefix"}}
 
 // FromOptions builds a calculator from pack options: max_input (bytes),
 // max_bits and max_depth, each a positive integer, and tool_prefix.
@@ -168,58 +167,27 @@ func (c *Calculator) ValidateOptions(options map[string]any) error {
 	return err
 }
 
-func parseOptions(options map[string]any) ([]Option, error) {
-	keys := make([]string, 0, len(options))
-	for k := range options {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var opts []Option
-	for _, k := range keys {
-		var with func(int) Option
-		limit := 1 << 24
+func parseOptions(opts map[string]any) ([]Option, error) {
+	var out []Option
+	err := optionSet.Each(opts, func(k string, v any) error {
+		if k == "tool_prefix" {
+			p, err := optionSet.String(k, v)
+			out = append(out, WithToolPrefix(p))
+			return err
+		}
+		with, limit := WithMaxInput, int64(1<<24) // max_input
 		switch k {
-		case "tool_prefix":
-			p, ok := options[k].(string)
-			if !ok {
-				return nil, fmt.Errorf("calculator: option tool_prefix must be a string, got %T", options[k])
-			}
-			opts = append(opts, WithToolPrefix(p))
-			continue
-		case "max_input":
-			with = WithMaxInput
 		case "max_bits":
 			with = WithMaxBits
 		case "max_depth":
 			with, limit = WithMaxDepth, 10000
-		default:
-			return nil, fmt.Errorf("calculator: unknown option %q; the options are %s", k, strings.Join(optionKeys, ", "))
 		}
-		n, err := positiveInt(k, options[k], limit)
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, with(n))
+		n, err := optionSet.PositiveInt(k, v, limit)
+		out = append(out, with(int(n)))
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	return opts, nil
-}
-
-func positiveInt(key string, v any, limit int) (int, error) {
-	var n float64
-	switch x := v.(type) {
-	case int:
-		n = float64(x)
-	case int64:
-		n = float64(x)
-	case uint64:
-		n = float64(x)
-	case float64:
-		n = x
-	default:
-		return 0, fmt.Errorf("calculator: option %s must be a positive integer, got %T", key, v)
-	}
-	if n != float64(int64(n)) || n <= 0 || n > float64(limit) {
-		return 0, fmt.Errorf("calculator: option %s must be an integer from 1 to %d, got %v", key, limit, v)
-	}
-	return int(n), nil
+	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/tool/internal/optparse"
 )
 
 // DefaultName is the name a filesystem is mounted under.
@@ -356,7 +357,7 @@ func (a *argReader) done(tool string, known ...string) *tool.Result {
 	return nil
 }
 
-var optionKeys = []string{"max_read_bytes", "max_results", "max_visit", "max_write_bytes", "read_only", "root", "tool_prefix"}
+var optionSet = optparse.Set{Pack: "filesystem", Known: []string{"max_read_bytes", "max_results", "max_visit", "max_write_bytes", "read_only", "root", "tool_prefix"}}
 
 // FromOptions builds a filesystem from pack options: root (required, the
 // directory to confine the tools to), read_only, max_read_bytes,
@@ -381,42 +382,28 @@ func (f *FS) ValidateOptions(options map[string]any) error {
 }
 
 func parseOptions(options map[string]any) (string, []Option, error) {
-	keys := make([]string, 0, len(options))
-	for k := range options {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	var (
 		root string
 		opts []Option
 	)
-	for _, k := range keys {
-		v := options[k]
+	err := optionSet.Each(options, func(k string, v any) error {
+		var err error
 		switch k {
 		case "root":
-			s, ok := v.(string)
-			if !ok || s == "" {
-				return "", nil, fmt.Errorf("filesystem: option root must be a directory path, got %v", v)
-			}
-			root = s
+			root, err = optionSet.Path(k, v, "a directory path")
 		case "tool_prefix":
-			p, ok := v.(string)
-			if !ok {
-				return "", nil, fmt.Errorf("filesystem: option tool_prefix must be a string, got %T", v)
-			}
+			var p string
+			p, err = optionSet.String(k, v)
 			opts = append(opts, WithToolPrefix(p))
 		case "read_only":
-			b, ok := v.(bool)
-			if !ok {
-				return "", nil, fmt.Errorf("filesystem: option read_only must be true or false, got %v", v)
-			}
-			if b {
+			var b bool
+			if b, err = optionSet.Bool(k, v); b {
 				opts = append(opts, ReadOnly())
 			}
 		case "max_read_bytes", "max_write_bytes", "max_results", "max_visit":
-			n, err := positiveInt(k, v)
-			if err != nil {
-				return "", nil, err
+			var n int64
+			if n, err = optionSet.PositiveInt(k, v, 1<<40); err != nil {
+				return err
 			}
 			switch k {
 			case "max_read_bytes":
@@ -428,33 +415,14 @@ func parseOptions(options map[string]any) (string, []Option, error) {
 			default:
 				opts = append(opts, WithMaxVisit(int(n)))
 			}
-		default:
-			return "", nil, fmt.Errorf("filesystem: unknown option %q; the options are %s", k, strings.Join(optionKeys, ", "))
 		}
+		return err
+	})
+	if err != nil {
+		return "", nil, err
 	}
 	if root == "" {
-		return "", nil, fmt.Errorf("filesystem: option root is required: the directory the tools are confined to")
+		return "", nil, optionSet.Required("root", "the directory the tools are confined to")
 	}
 	return root, opts, nil
-}
-
-func positiveInt(key string, v any) (int64, error) {
-	var n float64
-	switch x := v.(type) {
-	case int:
-		n = float64(x)
-	case int64:
-		n = float64(x)
-	case uint64:
-		n = float64(x)
-	case float64:
-		n = x
-	default:
-		return 0, fmt.Errorf("filesystem: option %s must be a positive integer, got %T", key, v)
-	}
-	const limit = 1 << 40
-	if n != float64(int64(n)) || n <= 0 || n > limit {
-		return 0, fmt.Errorf("filesystem: option %s must be an integer from 1 to %d, got %v", key, int64(limit), v)
-	}
-	return int64(n), nil
 }

@@ -1,13 +1,8 @@
 package skills
 
-import (
-	"fmt"
-	"maps"
-	"slices"
-	"strings"
-)
+import "github.com/lodeworks/lode/x/tool/internal/optparse"
 
-var optionKeys = []string{"dir", "dirs", "max_file_bytes", "tool_prefix"}
+var optionSet = optparse.Set{Pack: "skills", Known: []string{"dir", "dirs", "max_file_bytes", "tool_prefix"}}
 
 // FromOptions builds a skills source from pack options: dir (a directory
 // of skills) and/or dirs (a list of them), max_file_bytes and tool_prefix. Extra
@@ -28,60 +23,52 @@ func (s *Skills) ValidateOptions(options map[string]any) error {
 
 func parseOptions(options map[string]any) ([]Option, error) {
 	var opts []Option
-	for _, k := range slices.Sorted(maps.Keys(options)) {
-		v := options[k]
+	err := optionSet.Each(options, func(k string, v any) error {
 		switch k {
 		case "dir":
-			s, ok := v.(string)
-			if !ok || s == "" {
-				return nil, fmt.Errorf("skills: option dir must be a directory path, got %v", v)
-			}
+			s, err := optionSet.Path(k, v, "a directory path")
 			opts = append(opts, FromDir(s))
+			return err
 		case "dirs":
-			list, ok := v.([]any)
-			if !ok {
-				if ss, isStrings := v.([]string); isStrings {
-					for _, s := range ss {
-						list = append(list, s)
-					}
-					ok = true
-				}
+			dirs, err := dirList(v)
+			for _, d := range dirs {
+				opts = append(opts, FromDir(d))
 			}
-			if !ok {
-				return nil, fmt.Errorf("skills: option dirs must be a list of directory paths, got %T", v)
-			}
-			for i, item := range list {
-				s, ok := item.(string)
-				if !ok || s == "" {
-					return nil, fmt.Errorf("skills: option dirs[%d] must be a directory path, got %v", i, item)
-				}
-				opts = append(opts, FromDir(s))
-			}
+			return err
 		case "tool_prefix":
-			p, ok := v.(string)
-			if !ok {
-				return nil, fmt.Errorf("skills: option tool_prefix must be a string, got %T", v)
-			}
+			p, err := optionSet.String(k, v)
 			opts = append(opts, WithToolPrefix(p))
-		case "max_file_bytes":
-			var n float64
-			switch x := v.(type) {
-			case int:
-				n = float64(x)
-			case int64:
-				n = float64(x)
-			case float64:
-				n = x
-			default:
-				n = -1
-			}
-			if n != float64(int64(n)) || n <= 0 || n > 1<<30 {
-				return nil, fmt.Errorf("skills: option max_file_bytes must be an integer from 1 to %d, got %v", 1<<30, v)
-			}
-			opts = append(opts, WithMaxFileBytes(int64(n)))
-		default:
-			return nil, fmt.Errorf("skills: unknown option %q; the options are %s", k, strings.Join(optionKeys, ", "))
+			return err
 		}
+		n, err := optionSet.InRange(k, v, 1<<30) // max_file_bytes
+		opts = append(opts, WithMaxFileBytes(n))
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return opts, nil
+}
+
+func dirList(v any) ([]string, error) {
+	var list []any
+	switch x := v.(type) {
+	case []any:
+		list = x
+	case []string:
+		for _, s := range x {
+			list = append(list, s)
+		}
+	default:
+		return nil, optionSet.Errorf("option dirs must be a list of directory paths, got %T", v)
+	}
+	dirs := make([]string, len(list))
+	for i, item := range list {
+		s, ok := item.(string)
+		if !ok || s == "" {
+			return nil, optionSet.Errorf("option dirs[%d] must be a directory path, got %v", i, item)
+		}
+		dirs[i] = s
+	}
+	return dirs, nil
 }
