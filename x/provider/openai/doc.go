@@ -5,7 +5,7 @@
 // New checks its configuration up front: a model is always required, and an
 // API key is required unless a base URL is set, since a local server usually
 // needs none. WithAPIKey and WithBaseURL fall back to OPENAI_API_KEY and
-// OPENAI_BASE_URL.
+// OPENAI_BASE_URL (read through WithEnv's lookup when one is given).
 //
 // Invoke turns the ledger into messages (system, user text and images,
 // assistant text, reasoning and tool calls, one tool message per result),
@@ -28,8 +28,22 @@
 //   - A Temperature or TopP of 0 is sent as 0 (go-openai alone would drop it).
 //   - Reasoning from earlier answers is sent back as reasoning_content
 //     unless WithSendReasoning(false).
-//   - Usage and Finish in assistant turns, and the Parts of a ToolResult,
-//     are not sent; an empty tool result is sent as "(no output)".
+//   - Usage and Finish in assistant turns are not sent.
+//   - A tool message carries only text, so a ToolResult goes out as its
+//     Content, which is what the model is meant to see (x/tool/mcp notes
+//     each image, audio clip or binary resource there in brackets). Parts
+//     are not added to a Content that is set; a result with no Content
+//     sends the text of its text parts and text resources and a bracketed
+//     note for each part it cannot carry ("[image image/png, 812 bytes —
+//     not shown: ...]"), and a result with neither is "(no output)".
+//     Images are never moved into a user message instead: a tool's output
+//     would then speak with the user's authority.
+//   - In system and user turns a text Resource is sent as text under its
+//     URI and a ResourceLink as a line naming it; a user's image Resource
+//     is sent as an image. Audio, and any other binary resource, is a
+//     *RequestError: go-openai's messages carry only text and images.
+//   - A request is not sent on a context already cancelled, and an error
+//     response is read only up to 64 KiB and always closed.
 //   - A stream counts as whole only with a finish reason and a closing
 //     "data: [DONE]"; anything less is ErrIncomplete, never a short answer.
 //   - A tool call the server sent without an ID gets a random one.

@@ -316,30 +316,42 @@ func (b *stallBody) Close() error {
 }
 
 func TestCancelThroughTransportIgnoringContext(t *testing.T) {
-	body := &stallBody{first: []byte("data: " + textChunk("first") + "\n\n"), waiting: make(chan struct{}), closed: make(chan struct{})}
-	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: body, Request: r}, nil
-	})
-	p, err := New(WithModel("m"), WithBaseURL("http://127.0.0.1:1/v1"), WithHTTPClient(&http.Client{Transport: rt}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go func() {
-		<-body.waiting // cancel while the adapter is blocked reading
-		cancel()
-	}()
-	var got []artifact.Artifact
-	for a, e := range p.Invoke(ctx, userReq("hi")) {
-		if e != nil {
-			err = e
-			break
-		}
-		got = append(got, a)
-	}
-	if !errors.Is(err, context.Canceled) || len(got) != 1 {
-		t.Fatalf("err = %v, got %#v", err, got)
+	for _, streaming := range []bool{true, false} {
+		t.Run(map[bool]string{true: "stream", false: "whole"}[streaming], func(t *testing.T) {
+			first := "data: " + textChunk("first") + "\n\n"
+			if !streaming {
+				first = `{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"Hel`
+			}
+			body := &stallBody{first: []byte(first), waiting: make(chan struct{}), closed: make(chan struct{})}
+			rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: body, Request: r}, nil
+			})
+			p, err := New(WithModel("m"), WithBaseURL("http://127.0.0.1:1/v1"), WithHTTPClient(&http.Client{Transport: rt}), WithStreaming(streaming))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			go func() {
+				<-body.waiting // cancel while the adapter is blocked reading
+				cancel()
+			}()
+			var got []artifact.Artifact
+			for a, e := range p.Invoke(ctx, userReq("hi")) {
+				if e != nil {
+					err = e
+					break
+				}
+				got = append(got, a)
+			}
+			wantDeltas := 1
+			if !streaming {
+				wantDeltas = 0
+			}
+			if !errors.Is(err, context.Canceled) || len(got) != wantDeltas {
+				t.Fatalf("err = %v, got %#v", err, got)
+			}
+		})
 	}
 }
 

@@ -85,6 +85,7 @@ type settings struct {
 	noStrict                    bool
 	sleep                       func(ctx context.Context, d time.Duration) error
 	now                         func() time.Time
+	getenv                      func(string) string
 }
 
 // Option configures a Provider.
@@ -100,6 +101,12 @@ func WithModel(model string) Option { return func(s *settings) { s.model = model
 // "http://127.0.0.1:11434/v1" for Ollama; empty means OPENAI_BASE_URL, then
 // DefaultBaseURL. With a base URL set, an API key is optional.
 func WithBaseURL(u string) Option { return func(s *settings) { s.baseURL = u } }
+
+// WithEnv sets how New reads OPENAI_API_KEY and OPENAI_BASE_URL; nil
+// means os.Getenv. A program that takes the key from a variable of its own
+// choosing passes a lookup that answers "" for OPENAI_API_KEY, so that a key
+// meant for OpenAI is not sent to another server.
+func WithEnv(getenv func(string) string) Option { return func(s *settings) { s.getenv = getenv } }
 
 // WithHTTPClient sets the HTTP client; nil means a new http.Client.
 func WithHTTPClient(c *http.Client) Option { return func(s *settings) { s.httpc = c } }
@@ -171,11 +178,14 @@ func New(opts ...Option) (*Provider, error) {
 			o(&s)
 		}
 	}
+	if s.getenv == nil {
+		s.getenv = os.Getenv
+	}
 	if s.apiKey == "" {
-		s.apiKey = os.Getenv(EnvAPIKey)
+		s.apiKey = s.getenv(EnvAPIKey)
 	}
 	if s.baseURL == "" {
-		s.baseURL = os.Getenv(EnvBaseURL)
+		s.baseURL = s.getenv(EnvBaseURL)
 	}
 	explicitURL := s.baseURL != ""
 	if !explicitURL {

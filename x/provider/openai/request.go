@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -257,6 +258,9 @@ func (p *Provider) messages(turns []ledger.Turn) ([]goopenai.ChatCompletionMessa
 				}
 				content := r.Content
 				if content == "" {
+					content = describeParts(r.Parts)
+				}
+				if content == "" {
 					content = emptyToolResult
 				}
 				msgs = append(msgs, goopenai.ChatCompletionMessage{
@@ -300,6 +304,27 @@ func contentMessage(i int, t ledger.Turn) (goopenai.ChatCompletionMessage, bool,
 				Type:     goopenai.ChatMessagePartTypeImageURL,
 				ImageURL: &goopenai.ChatMessageImageURL{URL: u, Detail: goopenai.ImageURLDetail(a.Detail)},
 			})
+		case artifact.Resource:
+			if len(a.Blob) == 0 {
+				parts = append(parts, goopenai.ChatMessagePart{Type: goopenai.ChatMessagePartTypeText, Text: resourceText(a)})
+				continue
+			}
+			if t.Role != ledger.RoleUser || !strings.HasPrefix(a.MIMEType, "image/") {
+				return m, false, turnErr(i, t.Role, "a %s turn cannot carry resource %s (%s, %d bytes): only text and, from a user, images can be sent",
+					t.Role, a.URI, orUnknown(a.MIMEType), len(a.Blob))
+			}
+			u, err := imageURL(artifact.Image{MIMEType: a.MIMEType, Data: a.Blob})
+			if err != nil {
+				return m, false, turnErr(i, t.Role, "resource %s: %s", a.URI, err)
+			}
+			parts = append(parts, goopenai.ChatMessagePart{
+				Type: goopenai.ChatMessagePartTypeImageURL, ImageURL: &goopenai.ChatMessageImageURL{URL: u},
+			})
+		case artifact.ResourceLink:
+			parts = append(parts, goopenai.ChatMessagePart{Type: goopenai.ChatMessagePartTypeText, Text: linkText(a)})
+		case artifact.Audio:
+			return m, false, turnErr(i, t.Role, "a %s turn cannot carry audio (%s, %d bytes): go-openai's chat messages take only text and images",
+				t.Role, orUnknown(a.MIMEType), len(a.Data))
 		default:
 			return m, false, turnErr(i, t.Role, "a %s turn cannot carry %s", t.Role, kindOf(a))
 		}
@@ -313,6 +338,74 @@ func contentMessage(i int, t ledger.Turn) (goopenai.ChatCompletionMessage, bool,
 		m.MultiContent = parts
 	}
 	return m, true, nil
+}
+
+// notShown ends the note on a part of a tool result the API cannot carry.
+const notShown = "not shown: tool results reach the model as text only"
+
+// describeParts stands in for the Content of a tool result that has none
+// but returned parts: the text of text parts and text resources, and a
+// note in brackets for each part a tool message cannot carry, so that the
+// model neither sees "(no output)" nor takes the result for more than it
+// got.
+func describeParts(parts artifact.List) string {
+	var notes []string
+	for _, p := range parts {
+		switch p := p.(type) {
+		case artifact.Text:
+			if p.Content != "" {
+				notes = append(notes, p.Content)
+			}
+		case artifact.Resource:
+			if len(p.Blob) == 0 {
+				notes = append(notes, resourceText(p))
+			} else {
+				notes = append(notes, fmt.Sprintf("[resource %s (%s), %d bytes — %s]", p.URI, orUnknown(p.MIMEType), len(p.Blob), notShown))
+			}
+		case artifact.ResourceLink:
+			notes = append(notes, linkText(p))
+		case artifact.Image:
+			if p.URL != "" {
+				notes = append(notes, fmt.Sprintf("[image %s — %s]", p.URL, notShown))
+			} else {
+				notes = append(notes, fmt.Sprintf("[image %s, %d bytes — %s]", orUnknown(p.MIMEType), len(p.Data), notShown))
+			}
+		case artifact.Audio:
+			notes = append(notes, fmt.Sprintf("[audio %s, %d bytes — %s]", orUnknown(p.MIMEType), len(p.Data), notShown))
+		case nil:
+		default:
+			notes = append(notes, fmt.Sprintf("[%s — %s]", p.Kind(), notShown))
+		}
+	}
+	return strings.Join(notes, "\n")
+}
+
+// resourceText is a text resource as the model reads it: its URI, then
+// its text.
+func resourceText(r artifact.Resource) string {
+	if r.URI == "" {
+		return r.Text
+	}
+	return "[resource " + r.URI + "]\n" + r.Text
+}
+
+// linkText is a resource link as the model reads it.
+func linkText(l artifact.ResourceLink) string {
+	s := "[resource link " + l.URI
+	if name := cmp.Or(l.Title, l.Name); name != "" {
+		s += " (" + name + ")"
+	}
+	if l.Description != "" {
+		s += ": " + l.Description
+	}
+	return s + "]"
+}
+
+func orUnknown(mime string) string {
+	if mime == "" {
+		return "of unknown type"
+	}
+	return mime
 }
 
 // imageURL gives an image's URL, or its data as a data: URL. A URL wins

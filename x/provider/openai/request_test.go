@@ -326,6 +326,11 @@ func TestNew(t *testing.T) {
 		{name: "base URL without scheme", opts: []Option{WithModel("m"), WithBaseURL("127.0.0.1:8000/v1")}, wantErr: `openai: base URL "127.0.0.1:8000/v1" is not an http(s) URL`},
 		{name: "base URL of another scheme", opts: []Option{WithModel("m"), WithBaseURL("ftp://127.0.0.1/v1")}, wantErr: `openai: base URL "ftp://127.0.0.1/v1" is not an http(s) URL`},
 		{name: "nil option", opts: []Option{nil, WithModel("m"), WithAPIKey("k")}, wantURL: DefaultBaseURL},
+		{name: "a lookup of one's own instead of the environment", env: map[string]string{EnvAPIKey: "sk-env", EnvBaseURL: "http://127.0.0.1:8000/v1"},
+			opts: []Option{WithModel("m"), WithEnv(func(string) string { return "" })}, wantErr: ErrNoAPIKey.Error()},
+		{name: "a lookup of one's own that names a server", env: map[string]string{EnvAPIKey: "sk-env"},
+			opts: []Option{WithModel("m"), WithEnv(envMap{EnvBaseURL: "http://127.0.0.1:7000/v1"}.get)}, wantURL: "http://127.0.0.1:7000/v1"},
+		{name: "a nil lookup is the environment", env: map[string]string{EnvAPIKey: "sk-env"}, opts: []Option{WithModel("m"), WithEnv(nil)}, wantURL: DefaultBaseURL},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -389,6 +394,27 @@ func TestKeyHandling(t *testing.T) {
 			t.Errorf("Authorization = %q", h.Get("Authorization"))
 		}
 	})
+}
+
+type envMap map[string]string
+
+func (m envMap) get(k string) string { return m[k] }
+
+func TestWithEnvKeepsTheEnvironmentsKeyHome(t *testing.T) {
+	// A program that keeps its key under another name must not send the
+	// OpenAI key in the environment to the server it was given.
+	t.Setenv(EnvAPIKey, "sk-openai")
+	f := newFake(t, sse(textChunk("ok"), finishChunk("stop")))
+	p, err := New(WithModel("m"), WithBaseURL(f.srv.URL+"/v1"), WithHTTPClient(f.srv.Client()), WithEnv(envMap{}.get))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := drain(t.Context(), p, userReq("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.requests()[0].Header.Get("Authorization"); got != "" {
+		t.Errorf("Authorization = %q", got)
+	}
 }
 
 func TestWithToolsSetsRequestTools(t *testing.T) {

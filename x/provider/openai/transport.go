@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -54,6 +55,11 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 		body = append(patched, body[1:]...)
 	}
 	for attempt := 0; ; attempt++ {
+		// Not every HTTP client given to WithHTTPClient checks the context
+		// before it sends.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		r := req.Clone(ctx)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
@@ -66,17 +72,25 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !retryable(resp.StatusCode) {
-			if t.stream && resp.StatusCode/100 == 2 {
+		if resp.StatusCode/100 == 2 {
+			if t.stream {
 				t.contentType = resp.Header.Get("Content-Type")
 				t.watch = &doneWatcher{rc: resp.Body}
 				resp.Body = t.watch
+			} else {
+				// The stream path closes its body on cancellation itself.
+				resp.Body = closeOnDone(ctx, resp.Body)
 			}
 			return resp, nil
 		}
+		// A refusal is read here, bounded, and closed: go-openai reads an
+		// error body whole and, on the streaming path, never closes it.
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		resp.Body.Close()
 		resp.Body = io.NopCloser(bytes.NewReader(data))
+		if !retryable(resp.StatusCode) {
+			return resp, nil
+		}
 
 		wait, asked := retryDelay(resp.Header, t.p.now())
 		if asked {
@@ -209,3 +223,19 @@ func isDoneLine(b []byte) bool {
 }
 
 func (w *doneWatcher) Close() error { return w.rc.Close() }
+
+// ctxBody closes a response body when its context ends, which unblocks a
+// read at once even through an HTTP client that ignores the context.
+type ctxBody struct {
+	io.ReadCloser
+	stop func() bool
+}
+
+func closeOnDone(ctx context.Context, rc io.ReadCloser) io.ReadCloser {
+	return &ctxBody{ReadCloser: rc, stop: context.AfterFunc(ctx, func() { rc.Close() })}
+}
+
+func (b *ctxBody) Close() error {
+	b.stop()
+	return b.ReadCloser.Close()
+}
