@@ -144,12 +144,21 @@ func (t *Thread) Len() int {
 	return len(t.turns)
 }
 
-// Append adds a turn. It fails only for a role that is not one of the four.
+// Append adds a turn. It fails, adding nothing, for a role that is not one
+// of the four and for a nil artifact, which no store could encode. A
+// pointer to an artifact is stored as the value it points to (see
+// artifact.Normalize).
 func (t *Thread) Append(role Role, artifacts ...artifact.Artifact) error {
 	if !role.Valid() {
 		return fmt.Errorf("ledger: append: invalid role %q", role)
 	}
-	turn := Turn{Role: role, Artifacts: slices.Clip(slices.Clone(artifacts))}
+	arts := slices.Clip(slices.Clone(artifacts))
+	for i, a := range arts {
+		if arts[i] = artifact.Normalize(a); arts[i] == nil {
+			return fmt.Errorf("ledger: append: artifact %d of %d is nil", i+1, len(arts))
+		}
+	}
+	turn := Turn{Role: role, Artifacts: arts}
 	if t.now != nil {
 		turn.Time = t.now()
 	}

@@ -124,3 +124,36 @@ func TestTurnJSON(t *testing.T) {
 		t.Error("turn with a kindless artifact decoded")
 	}
 }
+
+// A turn that no store could encode is refused whole, and a pointer to an
+// artifact is kept as its value.
+func TestAppendRefusesNilArtifacts(t *testing.T) {
+	cases := []struct {
+		name string
+		role ledger.Role
+		arts []artifact.Artifact
+		err  string
+	}{
+		{"nil", ledger.RoleTool, []artifact.Artifact{artifact.Text{}, nil}, "ledger: append: artifact 2 of 2 is nil"},
+		{"typed nil", ledger.RoleTool, []artifact.Artifact{(*artifact.ToolResult)(nil)}, "ledger: append: artifact 1 of 1 is nil"},
+		{"empty role", "", []artifact.Artifact{artifact.Text{}}, `ledger: append: invalid role ""`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			th := ledger.NewThread()
+			if err := th.Append(c.role, c.arts...); err == nil || err.Error() != c.err {
+				t.Fatalf("err = %v, want %q", err, c.err)
+			}
+			if th.Len() != 0 {
+				t.Fatalf("a refused append left %d turns", th.Len())
+			}
+		})
+	}
+	th := ledger.NewThread()
+	if err := th.Append(ledger.RoleAssistant, &artifact.ToolCall{ID: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := th.Turns()[0].Artifacts[0]; got != (artifact.ToolCall{ID: "1"}) {
+		t.Fatalf("stored %#v, want the ToolCall value", got)
+	}
+}
