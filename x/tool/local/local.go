@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -320,7 +322,7 @@ func (b *board) create(ctx context.Context, in CreateArgs) (*tool.Result, error)
 	return pack.Failure("cannot find a free id; give one"), nil
 }
 
-// nextIDs returns n candidate ids after the largest numeric one.
+// nextIDs returns up to n candidate ids after the largest numeric one.
 func nextIDs(root *os.Root, n int) []string {
 	top := 0
 	if d, err := root.Open("."); err == nil {
@@ -334,9 +336,11 @@ func nextIDs(root *os.Root, n int) []string {
 			}
 		}
 	}
-	out := make([]string, n)
-	for i := range out {
-		out[i] = fmt.Sprint(top + 1 + i)
+	// Numbers past the largest int would wrap to negative ids, which are
+	// not valid: fewer candidates (or none) rather than those.
+	out := make([]string, 0, n)
+	for i := 1; i <= n && top <= math.MaxInt-i; i++ {
+		out = append(out, strconv.Itoa(top+i))
 	}
 	return out
 }

@@ -486,3 +486,29 @@ func TestQueryLimits(t *testing.T) {
 		t.Errorf("default page = %+v", v)
 	}
 }
+
+// TestNextIDAtTheTop: an item numbered with the largest int leaves no next
+// number; create without an id says so instead of writing an item whose
+// id wrapped round to a negative number no tool could name again.
+func TestNextIDAtTheTop(t *testing.T) {
+	reg, dir, _ := board(t)
+	value(t, call(t, reg, "local_create", `{"id": "9223372036854775806", "title": "Almost the top"}`))
+	if got := value(t, call(t, reg, "local_create", `{"title": "The top"}`))["id"]; got != "9223372036854775807" {
+		t.Fatalf("next id = %v, want 9223372036854775807", got)
+	}
+	failure(t, call(t, reg, "local_create", `{"title": "Past the top"}`), "cannot find a free id; give one")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range entries {
+		files = append(files, e.Name())
+	}
+	if want := []string{"9223372036854775806.md", "9223372036854775807.md"}; !reflect.DeepEqual(files, want) {
+		t.Errorf("board files = %v, want %v", files, want)
+	}
+	if q := value(t, call(t, reg, "local_query", `{}`)); q["total"] != 2.0 || q["skipped"] != nil {
+		t.Errorf("query = %v", q)
+	}
+}

@@ -3,6 +3,7 @@ package query
 import (
 	"bytes"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 )
@@ -263,6 +264,9 @@ func (q *Query) Run(records []map[string]any) Page {
 		// Keep the offset+limit first matches in a max-heap as the filter
 		// runs: O(matches × log(offset+limit)), and no list of all matches.
 		k := offset + limit
+		if k < offset { // a hand-built query near the largest int
+			k = math.MaxInt
+		}
 		less := func(a, b int) int { return q.order(records, a, b) }
 		h := make([]int, 0, min(k, 1024))
 		for i, r := range records {

@@ -503,7 +503,9 @@ func (p *parser) integer(v any, path string, lo, hi int, what string) (int, erro
 	if f < float64(lo) {
 		return 0, errf(path, "must be at least %d, got %v", lo, f)
 	}
-	if f > float64(hi) {
+	// float64(hi) may round above hi (it does for the largest int), so a
+	// number equal to it is checked to convert without wrapping round.
+	if f > float64(hi) || f >= math.MaxInt64 {
 		return 0, errf(path, "%v is over %s, %d", f, what, hi)
 	}
 	return int(f), nil

@@ -508,4 +508,37 @@ func TestRunHandBuiltQuery(t *testing.T) {
 	if p := (&query.Query{}).Run(nil); p.Records == nil || len(p.Records) != 0 || p.Total != 0 {
 		t.Errorf("no records = %+v", p)
 	}
+	// An offset and a limit whose sum overflows an int: an empty page.
+	for _, q := range []*query.Query{
+		{Offset: math.MaxInt, Limit: 10, Sort: []query.SortKey{{Field: "id"}}},
+		{Offset: math.MaxInt - 1, Limit: math.MaxInt, Sort: []query.SortKey{{Field: "id"}}},
+		{Offset: math.MaxInt, Limit: math.MaxInt},
+	} {
+		p := q.Run(data)
+		if len(p.Records) != 0 || p.Total != 2 || p.Offset != q.Offset || p.NextCursor != "" {
+			t.Errorf("offset %d limit %d: %+v", q.Offset, q.Limit, p)
+		}
+	}
+}
+
+// Limits a tool raises to the largest int still parse model-given numbers
+// into a usable query: a number at the top is refused, not wrapped round.
+func TestParseHugeLimits(t *testing.T) {
+	opt := query.WithLimits(query.Limits{MaxOffset: math.MaxInt, MaxPageSize: math.MaxInt})
+	data := recs(map[string]any{"id": 2}, map[string]any{"id": 1})
+	q, err := query.Parse(args(t, `{"offset": 9223372036854774784, "limit": 9223372036854774784, "sort": [{"field": "id"}]}`), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := q.Run(data); len(p.Records) != 0 || p.Total != 2 || p.Offset != 9223372036854774784 {
+		t.Errorf("page = %+v", p)
+	}
+	for _, tc := range []struct{ args, want string }{
+		{`{"offset": 9223372036854775807}`, "query: offset: 9.223372036854776e+18 is over the maximum offset, 9223372036854775807"},
+		{`{"limit": 1e19}`, "query: limit: 1e+19 is over the maximum page size, 9223372036854775807"},
+	} {
+		if _, err := query.Parse(args(t, tc.args), opt); err == nil || err.Error() != tc.want {
+			t.Errorf("%s: err = %v\nwant %s", tc.args, err, tc.want)
+		}
+	}
 }
