@@ -3,7 +3,10 @@
 // "bash__run", and a Go API, Run.
 //
 // There is no default sandbox: New(Sandbox{Dir: ...}) with an empty Dir is
-// ErrNoSandbox, so no sandbox means no execution. Commands run with
+// ErrNoSandbox, so no sandbox means no execution. The sandbox is fixed when
+// the Bash is built: the sandbox a registry hands a mounted source's call
+// (tool.SandboxFrom) is not consulted, so one Bash serves one sandbox, and
+// an application with several mounts a Bash for each. Commands run with
 // `bash -c` (or sh) in Dir, with stdin empty and a minimal environment —
 // PATH, HOME and PWD (the sandbox directory) and LANG, plus what Sandbox.Env
 // adds — so the host's secrets do not leak into them.

@@ -18,6 +18,9 @@
 // ln and log are natural logarithms (log(x, base) takes a base), as in
 // Python.
 //
+// The calculator touches nothing outside the expression, so it needs no
+// sandbox and ignores the one a call is given.
+//
 // Every failure is an *Error with a kind (ErrSyntax, ErrDivisionByZero, …),
 // a message a model can act on, and a column; through the tool it becomes a
 // *tool.Result with IsError set.

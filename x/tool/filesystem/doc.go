@@ -3,7 +3,10 @@
 // "filesystem__read" and so on.
 //
 // The application assigns the root — New(root) — and there is no default:
-// an empty root is ErrNoRoot. Every path a model gives is checked by Clean
+// an empty root is ErrNoRoot. The root is fixed when the FS is built: the
+// sandbox a registry hands a mounted source's call (tool.SandboxFrom) is
+// not consulted, so one FS serves one root, and an application with several
+// roots mounts an FS for each. Every path a model gives is checked by Clean
 // (no empty, absolute or escaping paths, no control characters or NUL, no
 // names over 255 bytes or paths over 4096) and then opened through an
 // os.Root, which refuses symbolic links that lead out of the root, whether

@@ -8,7 +8,9 @@
 // Skills come from directories (FromDir, confined with os.Root) and from any
 // fs.FS (FromFS: the embed.FS a pack ships its skills in, under the pack's
 // name), in one namespace: a name defined twice is an error at New naming
-// both files, as is a SKILL.md without a valid name and description.
+// both files, as is a SKILL.md without a valid name and description. The
+// sources are fixed when New builds the set; the sandbox a registry hands a
+// mounted source's call (tool.SandboxFrom) is not consulted.
 //
 // A read cannot leave the skill's folder: the path must be relative, clean,
 // free of control characters and within length limits; on disk the folder

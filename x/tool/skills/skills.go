@@ -185,13 +185,17 @@ func New(opts ...Option) (*Skills, error) {
 	return s, nil
 }
 
-// Close releases the directories of FromDir sources.
+// Close releases the directories of FromDir sources; reading a file of
+// one of their skills fails afterwards (errors.Is os.ErrClosed), while
+// List, Prompt and Load go on working from memory. Close may be called
+// more than once, and while calls are in flight.
 func (s *Skills) Close() error {
 	var errs []error
 	for _, src := range s.sources {
 		if src.root != nil {
+			// os.Root's Close is safe to repeat and to run beside its
+			// other methods, so the field is left as it is for them.
 			errs = append(errs, src.root.Close())
-			src.root = nil
 		}
 	}
 	return errors.Join(errs...)

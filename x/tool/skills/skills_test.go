@@ -430,3 +430,51 @@ func TestOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseWhileReading: Close may run beside calls (the race detector
+// watches), may be repeated, and afterwards a read of a directory skill
+// fails with os.ErrClosed while what is held in memory still works.
+func TestCloseWhileReading(t *testing.T) {
+	_, dir := fixture(t)
+	s, err := skills.New(skills.FromDir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := make(chan struct{})
+	done := make(chan error, 4)
+	for range 4 {
+		go func() {
+			<-start
+			for range 50 {
+				text, err := s.ReadFile("pdf", "reference.md")
+				if err != nil && !errors.Is(err, os.ErrClosed) {
+					done <- err
+					return
+				}
+				if err == nil && text != "pdftotext -layout in.pdf out.txt\n" {
+					done <- fmt.Errorf("read %q", text)
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	close(start)
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Errorf("a read beside Close: %v", err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := s.ReadFile("pdf", "reference.md"); !errors.Is(err, os.ErrClosed) || err.Error() != `the folder of skill "pdf" cannot be opened: openat pdf: file already closed` {
+		t.Errorf("ReadFile after Close: %v", err)
+	}
+	if body, err := s.Load("pdf"); err != nil || body != "# PDF\n\nSee reference.md.\n" {
+		t.Errorf("Load after Close: %q, %v", body, err)
+	}
+}
