@@ -19,5 +19,7 @@
 //
 // Failures are typed: *ProviderError, *HandlerError, *LedgerError and
 // *LimitError, each wrapping its cause. Every turn completed before a
-// failure stays in the ledger.
+// failure stays in the ledger. A provider or handler that panics, or that
+// breaks its contract (yields after being told to stop, emits after
+// returning), fails the turn or is ignored; it never takes the caller down.
 package loop

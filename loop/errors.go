@@ -8,20 +8,37 @@ import (
 	"github.com/lodeworks/lode/artifact"
 )
 
-// ProviderError reports that the provider failed, before or during the
-// stream. Partial holds the whole artifacts received before the failure;
-// they are not appended to the ledger.
+// ProviderError reports that the turn could not get a whole answer: an
+// invoke option failed, the provider failed (or panicked) before or during
+// the stream, or the turn's context ended, in which case Err is the
+// context's error. Partial holds the whole artifacts received before the
+// failure; they are not appended to the ledger.
 type ProviderError struct {
 	Err     error
 	Partial []artifact.Artifact
 }
 
-func (e *ProviderError) Error() string { return "loop: provider: " + e.Err.Error() }
+func (e *ProviderError) Error() string { return "loop: provider: " + errText(e.Err) }
 func (e *ProviderError) Unwrap() error { return e.Err }
 
-// HandlerError reports that a handler returned an error or panicked while
-// handling Artifact. Panic holds the recovered value and Stack the stack
-// when it panicked.
+func errText(err error) string {
+	if err == nil {
+		return "unknown error"
+	}
+	return err.Error()
+}
+
+func kindOf(a artifact.Artifact) string {
+	if a = artifact.Normalize(a); a == nil {
+		return "nil artifact"
+	}
+	return a.Kind()
+}
+
+// HandlerError reports that a handler returned an error, panicked, or
+// emitted a turn with an invalid role while handling Artifact. Handler is
+// its index in WithHandlers. Panic holds the recovered value and Stack the
+// stack when it panicked.
 type HandlerError struct {
 	Handler  int
 	Artifact artifact.Artifact
@@ -32,9 +49,9 @@ type HandlerError struct {
 
 func (e *HandlerError) Error() string {
 	if e.Panic != nil {
-		return fmt.Sprintf("loop: handler %d panicked on %s: %v", e.Handler, e.Artifact.Kind(), e.Panic)
+		return fmt.Sprintf("loop: handler %d panicked on %s: %v", e.Handler, kindOf(e.Artifact), e.Panic)
 	}
-	return fmt.Sprintf("loop: handler %d on %s: %v", e.Handler, e.Artifact.Kind(), e.Err)
+	return fmt.Sprintf("loop: handler %d on %s: %s", e.Handler, kindOf(e.Artifact), errText(e.Err))
 }
 func (e *HandlerError) Unwrap() error { return e.Err }
 
@@ -43,7 +60,7 @@ type LedgerError struct {
 	Err error
 }
 
-func (e *LedgerError) Error() string { return "loop: ledger: " + e.Err.Error() }
+func (e *LedgerError) Error() string { return "loop: ledger: " + errText(e.Err) }
 func (e *LedgerError) Unwrap() error { return e.Err }
 
 // Limit names what stopped a run.

@@ -2,10 +2,13 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -19,8 +22,11 @@ import (
 
 // Handler acts on the artifacts of an assistant turn. It is called once per
 // artifact, possibly concurrently for different artifacts of one turn, and
-// reports what it produced through the Emitter. Returning an error ends the
-// turn with a *HandlerError; a tool failure a model should read is not such
+// reports what it produced through the Emitter before it returns: an event
+// emitted after Handle has returned is dropped (and logged). A
+// TurnCompleteEvent it emits is appended to the ledger; one with an invalid
+// role ends the turn with a *HandlerError. Returning an error ends the turn
+// with a *HandlerError too; a tool failure a model should read is not such
 // an error but a result the handler emits.
 type Handler interface {
 	Handle(ctx context.Context, art artifact.Artifact, e Emitter) error
@@ -185,21 +191,9 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 		return out, &ProviderError{Err: fmt.Errorf("invoke option: %w", err)}
 	}
 
-	var arts []artifact.Artifact
-	for a, serr := range prov.Invoke(ctx, req) {
-		if serr != nil {
-			return out, &ProviderError{Err: serr, Partial: arts}
-		}
-		if a == nil {
-			continue
-		}
-		if d, ok := a.(artifact.Delta); ok {
-			if len(s.observers) > 0 {
-				s.notify(ctx, DeltaEvent{Delta: d})
-			}
-			continue
-		}
-		arts = append(arts, a)
+	arts, err := s.stream(ctx, prov, req)
+	if err != nil {
+		return out, err
 	}
 	// A provider that ends its stream on cancellation without saying so must
 	// not have its truncated answer taken for a whole one.
@@ -235,6 +229,47 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 	return out, nil
 }
 
+// stream collects the whole artifacts of one invocation and passes deltas
+// to the observers. A provider that panics fails the turn like one that
+// returns an error, and one that goes on yielding after it was told to stop
+// is not listened to: neither takes the program down.
+func (s *Step) stream(ctx context.Context, prov provider.Provider, req *provider.Request) (arts []artifact.Artifact, err error) {
+	var stopped atomic.Bool
+	defer func() {
+		stopped.Store(true)
+		if v := recover(); v != nil {
+			s.log().ErrorContext(ctx, "lode: provider panicked", "panic", v, "stack", string(debug.Stack()))
+			err = &ProviderError{Err: fmt.Errorf("panic: %v", v), Partial: arts}
+		}
+	}()
+	seq := prov.Invoke(ctx, req)
+	if seq == nil {
+		return nil, &ProviderError{Err: errors.New("the provider returned no stream")}
+	}
+	seq(func(a artifact.Artifact, serr error) bool {
+		if stopped.Load() {
+			return false
+		}
+		if serr != nil {
+			err = &ProviderError{Err: serr, Partial: arts}
+			stopped.Store(true)
+			return false
+		}
+		if a = artifact.Normalize(a); a == nil {
+			return true
+		}
+		if d, ok := a.(artifact.Delta); ok {
+			if len(s.observers) > 0 {
+				s.notify(ctx, DeltaEvent{Delta: d})
+			}
+			return true
+		}
+		arts = append(arts, a)
+		return true
+	})
+	return arts, err
+}
+
 // TurnInfo describes the turn a handler is called in.
 type TurnInfo struct {
 	// State is the thread the turn runs on.
@@ -255,21 +290,99 @@ func CurrentTurn(ctx context.Context) (*TurnInfo, bool) {
 	return t, ok
 }
 
+type indexKey struct{}
+
+// ArtifactIndex returns the position in TurnInfo.Answer of the artifact a
+// handler is handling, which tells apart two artifacts that are equal (a
+// model that sends the same tool call twice).
+func ArtifactIndex(ctx context.Context) (int, bool) {
+	i, ok := ctx.Value(indexKey{}).(int)
+	return i, ok
+}
+
 // collector gathers what handlers emit for one artifact and forwards every
-// event to the observers.
+// event to the observers. It is sealed when the artifact's handlers have
+// returned: an event emitted later cannot be put in its place in the
+// ledger, and is dropped.
 type collector struct {
-	step  *Step
-	mu    sync.Mutex
-	turns []TurnCompleteEvent
+	step    *Step
+	mu      sync.Mutex
+	handler int
+	sealed  bool
+	turns   []TurnCompleteEvent
+	err     *HandlerError
 }
 
 func (c *collector) Emit(ctx context.Context, ev Event) {
-	if tc, ok := ev.(TurnCompleteEvent); ok {
-		c.mu.Lock()
-		c.turns = append(c.turns, tc)
-		c.mu.Unlock()
+	if ev == nil {
+		return
 	}
+	tc, isTurn := ev.(TurnCompleteEvent)
+	if p, ok := ev.(*TurnCompleteEvent); ok {
+		// The pointer is an Event too; it means the same turn.
+		if p == nil {
+			return
+		}
+		tc, isTurn = *p, true
+	}
+	if isTurn {
+		tc = cleanTurn(tc)
+		ev = tc
+	}
+	c.mu.Lock()
+	if c.sealed {
+		c.mu.Unlock()
+		c.step.log().WarnContext(ctx, "lode: a handler emitted an event after it returned; dropped", "event", ev.EventName())
+		return
+	}
+	if isTurn {
+		if !tc.Role.Valid() {
+			if c.err == nil {
+				c.err = &HandlerError{Handler: c.handler, Err: fmt.Errorf("emitted a turn with invalid role %q", tc.Role)}
+			}
+			c.mu.Unlock()
+			return
+		}
+		if len(tc.Artifacts) > 0 {
+			c.turns = append(c.turns, tc)
+		}
+	}
+	c.mu.Unlock()
 	c.step.notify(ctx, ev)
+}
+
+// cleanTurn drops nil artifacts, which carry nothing and which no ledger
+// accepts, and stores pointers to artifacts as their values.
+func cleanTurn(tc TurnCompleteEvent) TurnCompleteEvent {
+	for i, a := range tc.Artifacts {
+		if a == nil || reflect.TypeOf(a).Kind() == reflect.Pointer {
+			out := make([]artifact.Artifact, 0, len(tc.Artifacts))
+			out = append(out, tc.Artifacts[:i]...)
+			for _, a := range tc.Artifacts[i:] {
+				if a = artifact.Normalize(a); a != nil {
+					out = append(out, a)
+				}
+			}
+			tc.Artifacts = out
+			break
+		}
+	}
+	return tc
+}
+
+func (c *collector) setHandler(i int) {
+	c.mu.Lock()
+	c.handler = i
+	c.mu.Unlock()
+}
+
+// seal stops the collector taking events and returns what it took, and
+// the first invalid event as an error.
+func (c *collector) seal() ([]TurnCompleteEvent, *HandlerError) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sealed = true
+	return c.turns, c.err
 }
 
 func (s *Step) handle(ctx context.Context, st ledger.State, arts []artifact.Artifact) error {
@@ -285,12 +398,12 @@ func (s *Step) handle(ctx context.Context, st ledger.State, arts []artifact.Arti
 			calls++
 			continue
 		}
-		errs[i] = s.handleOne(ctx, a, &cols[i])
+		errs[i] = s.handleOne(ctx, i, a, &cols[i])
 	}
 	if calls == 1 || (calls > 1 && s.concurrency == 1) {
 		for i, a := range arts {
 			if _, ok := a.(artifact.ToolCall); ok {
-				errs[i] = s.handleOne(ctx, a, &cols[i])
+				errs[i] = s.handleOne(ctx, i, a, &cols[i])
 			}
 		}
 	} else if calls > 1 {
@@ -304,7 +417,7 @@ func (s *Step) handle(ctx context.Context, st ledger.State, arts []artifact.Arti
 			wg.Add(1)
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				errs[i] = s.handleOne(ctx, a, &cols[i])
+				errs[i] = s.handleOne(ctx, i, a, &cols[i])
 			}()
 		}
 		wg.Wait()
@@ -327,7 +440,12 @@ func (s *Step) handle(ctx context.Context, st ledger.State, arts []artifact.Arti
 		pending = nil
 	}
 	for i := range cols {
-		for _, tc := range cols[i].turns {
+		turns, herr := cols[i].seal()
+		if herr != nil && errs[i] == nil {
+			herr.Artifact = arts[i]
+			errs[i] = herr
+		}
+		for _, tc := range turns {
 			if tc.Role != role {
 				flush()
 				role = tc.Role
@@ -344,9 +462,14 @@ func (s *Step) handle(ctx context.Context, st ledger.State, arts []artifact.Arti
 	return lerr
 }
 
-func (s *Step) handleOne(ctx context.Context, a artifact.Artifact, e Emitter) error {
-	for i, h := range s.handlers {
-		if err := s.callHandler(ctx, i, h, a, e); err != nil {
+// handleOne hands artifact i of the answer to every handler in turn, then
+// seals its collector.
+func (s *Step) handleOne(ctx context.Context, i int, a artifact.Artifact, c *collector) error {
+	ctx = context.WithValue(ctx, indexKey{}, i)
+	defer c.seal()
+	for h, hd := range s.handlers {
+		c.setHandler(h)
+		if err := s.callHandler(ctx, h, hd, a, c); err != nil {
 			return err
 		}
 	}
