@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -339,8 +340,25 @@ func (b *Bash) Tools(context.Context) ([]tool.Tool, error) {
 		Hints:       tool.Hints{Destructive: true, OpenWorld: true},
 		// The handler's per-call timeout must not cut a command short of
 		// the timeout it may ask for.
-		Timeout: b.maxTimeout + 2*drainGrace,
+		Timeout: addSaturating(b.maxTimeout, 2*drainGrace),
 	}}, nil
+}
+
+// seconds converts a positive number of seconds to a Duration, the largest
+// one for a number beyond it rather than a value wrapped round.
+func seconds(s float64) time.Duration {
+	if ns := s * float64(time.Second); ns < math.MaxInt64 {
+		return time.Duration(ns)
+	}
+	return math.MaxInt64
+}
+
+// addSaturating adds two positive durations, stopping at the largest one.
+func addSaturating(a, b time.Duration) time.Duration {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // Call runs the run tool. A command that fails, times out or cannot start
@@ -357,15 +375,18 @@ func (b *Bash) Call(ctx context.Context, name string, args map[string]any) (any,
 	if !ok || strings.TrimSpace(command) == "" {
 		return &tool.Result{IsError: true, Content: `run needs "command", a non-empty string`}, nil
 	}
+	if i := strings.IndexByte(command, 0); i >= 0 {
+		// The kernel takes arguments as C strings: it would refuse the
+		// command with a bare "invalid argument".
+		return &tool.Result{IsError: true, Content: fmt.Sprintf(`"command" holds a NUL byte (at byte %d); a shell command cannot contain one`, i)}, nil
+	}
 	var timeout time.Duration
 	if v, present := args["timeout_seconds"]; present && v != nil {
 		secs, ok := v.(float64)
-		if !ok || secs <= 0 {
+		if !ok || !(secs > 0) {
 			return &tool.Result{IsError: true, Content: `"timeout_seconds" must be a positive number`}, nil
 		}
-		// Anything beyond the maximum is clamped by Run; cap here so the
-		// conversion cannot overflow.
-		timeout = time.Duration(min(secs, b.maxTimeout.Seconds()+1) * float64(time.Second))
+		timeout = seconds(secs) // Run lowers one above the maximum
 	}
 	for _, k := range slices.Sorted(maps.Keys(args)) {
 		if k != "command" && k != "timeout_seconds" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -393,6 +394,7 @@ func TestCallDirect(t *testing.T) {
 		{"run", map[string]any{}, `run needs "command", a non-empty string`},
 		{"run", map[string]any{"command": "  "}, `run needs "command", a non-empty string`},
 		{"run", map[string]any{"command": "true", "timeout_seconds": "5"}, `"timeout_seconds" must be a positive number`},
+		{"run", map[string]any{"command": "echo a\x00b"}, `"command" holds a NUL byte (at byte 6); a shell command cannot contain one`},
 		{"run", map[string]any{"command": "true", "env": 1, "cwd": "/"}, `run takes no argument "cwd"; its arguments are command, timeout_seconds`},
 		{"exec", map[string]any{"command": "true"}, `the bash source has no tool "exec"; its only tool is run`},
 	}
@@ -439,6 +441,10 @@ func TestOptions(t *testing.T) {
 		{map[string]any{"dir": dir, "env": map[string]any{"A": 1}}, "bash: option env.A must be a string, got int"},
 		{map[string]any{"dir": dir, "timeout": "soon"}, `bash: option timeout must be a positive duration such as "30s", got "soon"`},
 		{map[string]any{"dir": dir, "max_timeout": -1}, `bash: option max_timeout must be a duration such as "30s" or a number of seconds up to a day, got -1`},
+		{map[string]any{"dir": dir, "max_timeout": 86401}, `bash: option max_timeout must be a duration such as "30s" or a number of seconds up to a day, got 86401`},
+		{map[string]any{"dir": dir, "max_timeout": "24h0m1s"}, `bash: option max_timeout must be a duration such as "30s" or a number of seconds up to a day, got 24h0m1s`},
+		{map[string]any{"dir": dir, "timeout": "2562047h"}, `bash: option timeout must be a duration such as "30s" or a number of seconds up to a day, got 2562047h`},
+		{map[string]any{"dir": dir, "timeout": 1e-12}, `bash: option timeout must be a duration such as "30s" or a number of seconds up to a day, got 1e-12`},
 		{map[string]any{"dir": dir, "max_output": 1.5}, "bash: option max_output must be an integer from 1 to 1073741824, got 1.5"},
 	}
 	for _, tc := range bad {
@@ -449,10 +455,54 @@ func TestOptions(t *testing.T) {
 	if err := b.ValidateOptions(nil); err != nil {
 		t.Errorf("empty options: %v", err)
 	}
+	for _, good := range []map[string]any{{"dir": dir, "max_timeout": "24h"}, {"dir": dir, "max_timeout": 86400}, {"dir": dir, "timeout": 0.5}} {
+		if err := b.ValidateOptions(good); err != nil {
+			t.Errorf("ValidateOptions(%v): %v", good, err)
+		}
+	}
 	if _, err := bash.FromOptions(nil); err == nil || err.Error() != "bash: option dir is required: the sandbox directory commands run in" {
 		t.Errorf("FromOptions without dir: %v", err)
 	}
 	if _, err := bash.FromOptions(map[string]any{"dir": filepath.Join(dir, "missing")}); err == nil {
 		t.Error("FromOptions with a missing dir succeeded")
+	}
+}
+
+// TestLargestMaxTimeout: a maximum at the largest Duration neither wraps
+// the tool's own timeout round to a negative one (which the handler would
+// replace by its short default) nor turns a model's huge timeout_seconds
+// into the default.
+func TestLargestMaxTimeout(t *testing.T) {
+	b, _ := newBash(t, bash.WithMaxTimeout(math.MaxInt64))
+	tools, err := b.Tools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tools[0].Timeout; got != math.MaxInt64 {
+		t.Errorf("tool timeout = %d, want %d", got, int64(math.MaxInt64))
+	}
+	for _, secs := range []float64{1e300, math.MaxInt64 / 1e9, math.Inf(1)} {
+		out, err := b.Call(context.Background(), "run", map[string]any{"command": "echo ok", "timeout_seconds": secs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := out.(*tool.Result)
+		o := res.Value.(bash.Outcome)
+		if res.IsError || o.Timeout != math.MaxInt64 || o.Clamped || o.Stdout != "ok\n" {
+			t.Errorf("timeout_seconds %g: %+v", secs, o)
+		}
+	}
+	// With the default maximum, the same ask is lowered to it and says so.
+	d, _ := newBash(t)
+	out, err := d.Call(context.Background(), "run", map[string]any{"command": "true", "timeout_seconds": 1e300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := out.(*tool.Result).Value.(bash.Outcome); !o.Clamped || o.Timeout != bash.DefaultMaxTimeout {
+		t.Errorf("default maximum: %+v", o)
+	}
+	out, _ = d.Call(context.Background(), "run", map[string]any{"command": "true", "timeout_seconds": math.NaN()})
+	if res := out.(*tool.Result); !res.IsError || res.Content != `"timeout_seconds" must be a positive number` {
+		t.Errorf("NaN timeout: %+v", res)
 	}
 }

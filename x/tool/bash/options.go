@@ -98,17 +98,21 @@ func environment(v any) (map[string]string, error) {
 	return env, nil
 }
 
+// maxOptionDuration bounds timeout and max_timeout, whichever way given.
+const maxOptionDuration = 24 * time.Hour
+
 func duration(key string, v any) (time.Duration, error) {
+	var d time.Duration
 	if s, ok := v.(string); ok {
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
+		var err error
+		if d, err = time.ParseDuration(s); err != nil || d <= 0 {
 			return 0, optionSet.Errorf("option %s must be a positive duration such as \"30s\", got %q", key, s)
 		}
-		return d, nil
+	} else if n, ok := optparse.Number(v); ok && n > 0 {
+		d = seconds(n)
 	}
-	n, ok := optparse.Number(v)
-	if !ok || n <= 0 || n > (24*time.Hour).Seconds() {
+	if d <= 0 || d > maxOptionDuration {
 		return 0, optionSet.Errorf("option %s must be a duration such as \"30s\" or a number of seconds up to a day, got %v", key, v)
 	}
-	return time.Duration(n * float64(time.Second)), nil
+	return d, nil
 }
