@@ -121,9 +121,12 @@ type mounted struct {
 }
 
 type registry struct {
-	mu           sync.Mutex
-	entries      map[string]*Binding
-	sources      map[string]*mounted
+	mu      sync.Mutex
+	entries map[string]*Binding
+	sources map[string]*mounted
+	// snapshot is the sorted tool list, nil when a change has made it stale;
+	// Tools rebuilds it on demand, so that registering n tools costs one
+	// sort, not n.
 	snapshot     atomic.Pointer[[]Tool]
 	pending      []pendingMount
 	mountErrs    []error
@@ -131,6 +134,8 @@ type registry struct {
 	mountTimeout time.Duration
 	logger       *slog.Logger
 	listeners    []func()
+	notifying    bool // a goroutine is calling the listeners
+	dirty        bool // a change the listeners have not been told of
 }
 
 // NewRegistry returns an empty registry, then mounts the sources given by
@@ -141,8 +146,6 @@ func NewRegistry(opts ...Option) Registry {
 		sources:      make(map[string]*mounted),
 		mountTimeout: 30 * time.Second,
 	}
-	empty := []Tool{}
-	r.snapshot.Store(&empty)
 	for _, o := range opts {
 		o(r)
 	}
@@ -153,7 +156,11 @@ func NewRegistry(opts ...Option) Registry {
 			if r.failed == nil {
 				r.failed = make(map[string]error)
 			}
-			r.failed[p.src.Name()] = err
+			name := "(nil source)"
+			if p.src != nil {
+				name = p.src.Name()
+			}
+			r.failed[name] = err
 		}
 		cancel()
 	}
@@ -178,7 +185,23 @@ func MountFailures(reg Registry) map[string]error {
 	return nil
 }
 
-func (r *registry) Tools() []Tool { return *r.snapshot.Load() }
+func (r *registry) Tools() []Tool {
+	if p := r.snapshot.Load(); p != nil {
+		return *p
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p := r.snapshot.Load(); p != nil {
+		return *p
+	}
+	tools := make([]Tool, 0, len(r.entries))
+	for _, b := range r.entries {
+		tools = append(tools, b.Tool)
+	}
+	slices.SortFunc(tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+	r.snapshot.Store(&tools)
+	return tools
+}
 
 func (r *registry) Lookup(name string) (*Binding, bool) {
 	r.mu.Lock()
@@ -232,28 +255,42 @@ func (r *registry) add(b *Binding) error {
 	return nil
 }
 
-// rebuild publishes a new sorted snapshot and tells the listeners; r.mu is
-// held, so they run on their own goroutine and in order of changes.
+// rebuild marks the snapshot stale and tells the listeners; r.mu is held.
+// One goroutine at a time calls them, and a burst of changes while it runs
+// is told once more after it, so every change is followed by a call.
 func (r *registry) rebuild() {
-	tools := make([]Tool, 0, len(r.entries))
-	for _, b := range r.entries {
-		tools = append(tools, b.Tool)
+	r.snapshot.Store(nil)
+	if len(r.listeners) == 0 {
+		return
 	}
-	slices.SortFunc(tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
-	r.snapshot.Store(&tools)
-	if len(r.listeners) > 0 {
+	r.dirty = true
+	if !r.notifying {
+		r.notifying = true
+		go r.notify()
+	}
+}
+
+func (r *registry) notify() {
+	for {
+		r.mu.Lock()
+		if !r.dirty {
+			r.notifying = false
+			r.mu.Unlock()
+			return
+		}
+		r.dirty = false
 		fns := slices.Clone(r.listeners)
-		go func() {
-			for _, fn := range fns {
-				fn()
-			}
-		}()
+		r.mu.Unlock()
+		for _, fn := range fns {
+			fn()
+		}
 	}
 }
 
 // OnToolsChanged makes every registry a Notifier: fn is called, on a
-// goroutine of its own, after each change to the snapshot (an MCP server
-// serving the registry tells its clients).
+// goroutine other than the one making the change, after each change to the
+// snapshot (an MCP server serving the registry tells its clients); changes
+// that come while it runs are reported together by one more call.
 func (r *registry) OnToolsChanged(fn func()) {
 	r.mu.Lock()
 	r.listeners = append(r.listeners, fn)
@@ -287,11 +324,12 @@ func (r *registry) Mount(ctx context.Context, src RemoteSource, opts ...MountOpt
 		return err
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if _, ok := r.sources[name]; ok {
+		r.mu.Unlock()
 		return fmt.Errorf("tool: source %q is already mounted", name)
 	}
 	if err := r.checkClashes(bindings, name); err != nil {
+		r.mu.Unlock()
 		return err
 	}
 	m := &mounted{src: src, cfg: cfg}
@@ -302,8 +340,10 @@ func (r *registry) Mount(ctx context.Context, src RemoteSource, opts ...MountOpt
 	r.sources[name] = m
 	delete(r.failed, name)
 	r.rebuild()
+	r.mu.Unlock()
+	// Outside the lock: a source may report a change from within.
 	if n, ok := src.(Notifier); ok {
-		n.OnToolsChanged(func() { r.refresh(name) })
+		n.OnToolsChanged(func() { r.refresh(name, m) })
 	}
 	return nil
 }
@@ -368,14 +408,16 @@ func listSource(ctx context.Context, src RemoteSource, cfg mountConfig) ([]*Bind
 	return out, nil
 }
 
-// refresh re-lists a changed source. A new list that clashes or fails
-// keeps the old one, and is logged.
-func (r *registry) refresh(name string) {
+// refresh re-lists a changed source, while the mount m is the one under
+// name (a source unmounted, or mounted again, leaves its old callbacks
+// harmless). A new list that clashes or fails keeps the old one, and is
+// logged.
+func (r *registry) refresh(name string, m *mounted) {
 	r.mu.Lock()
-	m, ok := r.sources[name]
+	cur := r.sources[name]
 	timeout := r.mountTimeout
 	r.mu.Unlock()
-	if !ok {
+	if cur != m {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -383,6 +425,9 @@ func (r *registry) refresh(name string) {
 	bindings, err := listSource(ctx, m.src, m.cfg)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.sources[name] != m {
+		return
+	}
 	if err == nil {
 		err = r.checkClashes(bindings, name)
 	}

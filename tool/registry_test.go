@@ -371,3 +371,24 @@ func TestRegistryNotifiesChanges(t *testing.T) {
 		t.Fatalf("listener saw %d tools after mount", n)
 	}
 }
+
+// BenchmarkRegister10k registers 10,000 tools and lists them once: the
+// snapshot is sorted once, not on every registration.
+func BenchmarkRegister10k(b *testing.B) {
+	nameList := make([]string, 10000)
+	for i := range nameList {
+		nameList[i] = fmt.Sprintf("tool_%05d", i)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		reg := tool.NewRegistry()
+		for _, n := range nameList {
+			if err := reg.Register(tool.Tool{Name: n}, add); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if len(reg.Tools()) != len(nameList) {
+			b.Fatal("tools lost")
+		}
+	}
+}
