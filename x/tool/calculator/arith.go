@@ -72,25 +72,65 @@ func (v Value) neg() Value {
 
 func bothExact(a, b Value) bool { return !a.approx && !b.approx }
 
+// beyond reports whether v is exact but has no float64 counterpart: it is
+// too large (10^400 would be +Inf) or too small (1/10^400 would be 0).
+func (v Value) beyond() bool {
+	if v.approx || v.isZero() {
+		return false
+	}
+	f := v.Float64()
+	return f == 0 || math.IsInf(f, 0)
+}
+
+// bigFloat returns v as a big.Float: exact values rounded to 64 bits of
+// mantissa, with an exponent float64 could not hold.
+func (v Value) bigFloat() *big.Float {
+	if v.approx {
+		return new(big.Float).SetFloat64(v.f)
+	}
+	return new(big.Float).SetPrec(64).SetRat(v.rat())
+}
+
+// asRat returns v as a rational: an approximation as the exact binary
+// value of its float64, which is always finite.
+func (v Value) asRat() *big.Rat {
+	if v.approx {
+		return new(big.Rat).SetFloat64(v.f)
+	}
+	return v.rat()
+}
+
+// mixed computes a binary operation when a or b is an approximation: in
+// float64 (f), unless an exact operand is beyond float64's range; then
+// exactly (r) on the float's binary value, rounding only the result, so
+// that 10^400 * (pi - pi) is 0 and 10^400 % pi a remainder below pi.
+func (p *parser) mixed(a, b Value, pos int, what string, f func(x, y float64) float64, r func(x, y *big.Rat) *big.Rat) (Value, error) {
+	if !a.beyond() && !b.beyond() {
+		return p.float(f(a.Float64(), b.Float64()), pos, what)
+	}
+	res, _ := r(a.asRat(), b.asRat()).Float64()
+	return p.float(res, pos, what)
+}
+
 func (p *parser) add(a, b Value, pos int) (Value, error) {
 	if bothExact(a, b) {
 		return p.exact(new(big.Rat).Add(a.rat(), b.rat()), pos)
 	}
-	return p.float(a.Float64()+b.Float64(), pos, "the sum")
+	return p.mixed(a, b, pos, "the sum", func(x, y float64) float64 { return x + y }, new(big.Rat).Add)
 }
 
 func (p *parser) sub(a, b Value, pos int) (Value, error) {
 	if bothExact(a, b) {
 		return p.exact(new(big.Rat).Sub(a.rat(), b.rat()), pos)
 	}
-	return p.float(a.Float64()-b.Float64(), pos, "the difference")
+	return p.mixed(a, b, pos, "the difference", func(x, y float64) float64 { return x - y }, new(big.Rat).Sub)
 }
 
 func (p *parser) mul(a, b Value, pos int) (Value, error) {
 	if bothExact(a, b) {
 		return p.exact(new(big.Rat).Mul(a.rat(), b.rat()), pos)
 	}
-	return p.float(a.Float64()*b.Float64(), pos, "the product")
+	return p.mixed(a, b, pos, "the product", func(x, y float64) float64 { return x * y }, new(big.Rat).Mul)
 }
 
 func (p *parser) div(a, b Value, pos int) (Value, error) {
@@ -100,7 +140,7 @@ func (p *parser) div(a, b Value, pos int) (Value, error) {
 	if bothExact(a, b) {
 		return p.exact(new(big.Rat).Quo(a.rat(), b.rat()), pos)
 	}
-	return p.float(a.Float64()/b.Float64(), pos, "the quotient")
+	return p.mixed(a, b, pos, "the quotient", func(x, y float64) float64 { return x / y }, new(big.Rat).Quo)
 }
 
 // mod is the floored modulo: the result has the sign of the divisor
@@ -110,17 +150,21 @@ func (p *parser) mod(a, b Value, pos int) (Value, error) {
 		return Value{}, p.errAt(ErrDivisionByZero, pos, "modulo by zero")
 	}
 	if bothExact(a, b) {
-		q := new(big.Rat).Quo(a.rat(), b.rat())
-		fl := floorRat(q)
-		r := new(big.Rat).Sub(a.rat(), new(big.Rat).Mul(b.rat(), fl))
-		return p.exact(r, pos)
+		return p.exact(modRat(a.rat(), b.rat()), pos)
 	}
-	x, y := a.Float64(), b.Float64()
-	r := math.Mod(x, y)
-	if r != 0 && (r < 0) != (y < 0) {
-		r += y
-	}
-	return p.float(r, pos, "the remainder")
+	return p.mixed(a, b, pos, "the remainder", func(x, y float64) float64 {
+		r := math.Mod(x, y)
+		if r != 0 && (r < 0) != (y < 0) {
+			r += y
+		}
+		return r
+	}, modRat)
+}
+
+// modRat is the floored modulo of rationals; y is not zero.
+func modRat(x, y *big.Rat) *big.Rat {
+	fl := floorRat(new(big.Rat).Quo(x, y))
+	return new(big.Rat).Sub(x, new(big.Rat).Mul(y, fl))
 }
 
 // floorRat returns the greatest integer <= r.
@@ -169,18 +213,32 @@ func (p *parser) pow(a, b Value, pos int) (Value, error) {
 			return v, err
 		}
 	}
-	if a.isZero() && b.sign() < 0 {
+	switch {
+	case a.isZero() && b.sign() < 0:
 		return Value{}, p.errAt(ErrDivisionByZero, pos, "0 to a negative power is a division by zero")
+	case a.isZero() && b.sign() > 0:
+		return floatValue(0), nil // even when b, like 1/10^400, is 0 as a float64
 	}
 	x, y := a.Float64(), b.Float64()
-	if x < 0 && y != math.Trunc(y) {
+	fractional := y != math.Trunc(y)
+	if !b.approx {
+		fractional = !b.IsInt() // 1/10^400 is 0 as a float64
+	}
+	if a.sign() < 0 && fractional {
 		return Value{}, p.errAt(ErrDomain, pos, "a negative number to a fractional power is not a real number")
 	}
-	f := math.Pow(x, y)
+	var f float64
+	if a.beyond() && a.sign() > 0 && !math.IsInf(y, 0) {
+		// x is +Inf or 0 in float64; through the logarithm, which exact
+		// values beyond float64 still have, (10^400)^0.001 is 2.5.
+		f = math.Exp(y * logValue(a))
+	} else {
+		f = math.Pow(x, y)
+	}
 	if math.IsInf(f, 0) {
 		return Value{}, p.errAt(ErrRange, pos, "the power is too large: it exceeds the %d-bit limit for exact results and overflows a float64", p.lim.maxBits)
 	}
-	if f == 0 && x != 0 {
+	if f == 0 && !a.isZero() {
 		return Value{}, p.errAt(ErrRange, pos, "the power is too small: it exceeds the %d-bit limit for exact results and underflows a float64", p.lim.maxBits)
 	}
 	return p.float(f, pos, "the power")
@@ -292,7 +350,7 @@ func (p *parser) sqrt(v Value, pos int) (Value, error) {
 			return exactValue(new(big.Rat).SetFrac(n, d)), nil
 		}
 	}
-	return p.float(math.Sqrt(v.Float64()), pos, "the square root")
+	return p.float(root(v, 2, math.Sqrt), pos, "the square root")
 }
 
 func (p *parser) cbrt(v Value, pos int) (Value, error) {
@@ -307,19 +365,23 @@ func (p *parser) cbrt(v Value, pos int) (Value, error) {
 			return exactValue(new(big.Rat).SetFrac(n, d)), nil
 		}
 	}
-	return p.float(math.Cbrt(v.Float64()), pos, "the cube root")
+	return p.float(root(v, 3, math.Cbrt), pos, "the cube root")
 }
 
-func cmpValues(a, b Value) int {
-	if bothExact(a, b) {
-		return a.rat().Cmp(b.rat())
+// root is the k-th root of v by fn (math.Sqrt or math.Cbrt). An exact v
+// is split as m·2^e first, so one beyond float64's range still has a root
+// where the root itself is within it: sqrt(2/10^400) is 1.4e-200, not 0.
+func root(v Value, k int, fn func(float64) float64) float64 {
+	if !v.beyond() {
+		return fn(v.Float64())
 	}
-	x, y := a.Float64(), b.Float64()
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
+	var m big.Float
+	e := v.bigFloat().MantExp(&m)
+	r := ((e % k) + k) % k // e-r is a multiple of k
+	mf, _ := m.Float64()
+	return math.Ldexp(fn(math.Ldexp(mf, r)), (e-r)/k)
 }
+
+// cmpValues orders two values exactly, an approximation by the binary
+// value of its float64: min(1/10^400, pi - pi) is the 0.
+func cmpValues(a, b Value) int { return a.asRat().Cmp(b.asRat()) }

@@ -403,3 +403,86 @@ func TestWithName(t *testing.T) {
 		t.Errorf("math__eval missing: %v", reg.Tools())
 	}
 }
+
+// TestBeyondFloat64: exact values float64 cannot hold (10^400, 1/10^400)
+// still give the right approximation when they meet a float or a float
+// function — not a NaN, a false 0, a false pi/4 or an error of the wrong
+// kind. Results are compared within a relative 1e-12.
+func TestBeyondFloat64(t *testing.T) {
+	// 10^400 mod the float64 nearest pi, computed exactly.
+	piRat := new(big.Rat).SetFloat64(math.Pi)
+	big400 := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(400), nil))
+	q := new(big.Int).Quo(new(big.Rat).Quo(big400, piRat).Num(), new(big.Rat).Quo(big400, piRat).Denom())
+	modPi, _ := new(big.Rat).Sub(big400, new(big.Rat).Mul(piRat, new(big.Rat).SetInt(q))).Float64()
+	tests := []struct {
+		expr string
+		want float64
+	}{
+		{"ln(10^400)", 400 * math.Ln10},
+		{"ln(1/10^400)", -400 * math.Ln10},
+		{"log(10^400)", 400 * math.Ln10},
+		{"sqrt(10^400 + 1)", 1e200},
+		{"sqrt(2/10^400)", math.Sqrt2 * 1e-200},
+		{"cbrt(10^400 + 1)", math.Pow(10, 400.0/3)},
+		{"cbrt(-10^400)", -math.Pow(10, 400.0/3)},
+		{"cbrt(2/10^400)", math.Cbrt(2) * math.Pow(10, -400.0/3)},
+		{"atan2(10^400, 10^401)", math.Atan(0.1)},
+		{"atan2(-1/10^400, -1/10^401)", math.Atan2(-10, -1)},
+		{"10^400 % pi", modPi},
+		{"-10^400 % pi", math.Pi - modPi},
+		{"10^400 * (pi - pi)", 0},
+		{"(pi - pi) * 10^400", 0},
+		{"(10^400)^0.001", math.Pow(10, 0.4)},
+		{"(10^400)^(sqrt(2)/1000)", math.Pow(10, 0.4*math.Sqrt2)},
+		{"(1/10^400)^(-sqrt(2)/1000)", math.Pow(10, 0.4*math.Sqrt2)},
+		{"min(1/10^400, pi - pi)", 0},
+		{"(pi - pi)^(1/10^400)", 0},
+		{"atan(10^400)", math.Pi / 2},
+	}
+	for _, tc := range tests {
+		v, err := calculator.Eval(tc.expr)
+		if err != nil {
+			t.Errorf("Eval(%q): %v", tc.expr, err)
+			continue
+		}
+		got := v.Float64()
+		if v.Exact() || math.Abs(got-tc.want) > 1e-12*math.Abs(tc.want) {
+			t.Errorf("Eval(%q) = %s, want %v (approximate)", tc.expr, v.Text(), tc.want)
+		}
+	}
+	// The exact operand wins a comparison with the float it is nearest.
+	if v, err := calculator.Eval("max(1/10^400, pi - pi)"); err != nil || !v.Exact() || v.String() != "1/1"+strings.Repeat("0", 400) {
+		t.Errorf("max(1/10^400, pi - pi) = %v, %v", v, err)
+	}
+}
+
+// TestHugeValuesInMessages: an error about a number of thousands of digits
+// names it by its first digits and its length, and says the right thing.
+func TestHugeValuesInMessages(t *testing.T) {
+	tests := []struct {
+		expr   string
+		kind   error
+		column int
+		msg    string
+	}{
+		{"sin(10^400)", calculator.ErrRange, 1, "sin(10000000000000000000… (401 characters)) cannot be computed: its argument is beyond the range of float64"},
+		{"cos(-10^400)", calculator.ErrRange, 1, "cos(-1000000000000000000… (402 characters)) cannot be computed: its argument is beyond the range of float64"},
+		{"exp(10^2000)", calculator.ErrRange, 1, "exp(10000000000000000000… (2001 characters)) is too large for a float64"},
+		{"asin(10^2000)", calculator.ErrDomain, 1, "asin is defined for -1 <= x <= 1, got 10000000000000000000… (2001 characters)"},
+		{"gcd(1/3^5000, 2)", calculator.ErrDomain, 1, "gcd takes integers, got 1/403899762978715533… (2388 characters)"},
+		{"round(1, 10^50)", calculator.ErrDomain, 1, "the digits of round must be an integer between -100 and 100, got 10000000000000000000… (51 characters)"},
+		{"log(2, -10^400)", calculator.ErrDomain, 1, "the base of a logarithm must be positive and not 1, got -1000000000000000000… (402 characters)"},
+		{"ln(-10^2000)", calculator.ErrDomain, 1, "the logarithm of -1000000000000000000… (2002 characters) is undefined: ln needs a positive number"},
+		{"10^400 + pi", calculator.ErrRange, 8, "the sum is too large for a float64"},
+		{"(-2)^(10^400)", calculator.ErrRange, 5, "the power is too large: it exceeds the 8192-bit limit for exact results and overflows a float64"},
+		{"(-1/2)^(10^400)", calculator.ErrRange, 7, "the power is too small: it exceeds the 8192-bit limit for exact results and underflows a float64"},
+		{"(-2)^(1/10^400)", calculator.ErrDomain, 5, "a negative number to a fractional power is not a real number"},
+	}
+	for _, tc := range tests {
+		_, err := calculator.Eval(tc.expr)
+		var ce *calculator.Error
+		if !errors.As(err, &ce) || !errors.Is(err, tc.kind) || ce.Column != tc.column || ce.Msg != tc.msg {
+			t.Errorf("Eval(%q) = %v\nwant %v at column %d: %q", tc.expr, err, tc.kind, tc.column, tc.msg)
+		}
+	}
+}

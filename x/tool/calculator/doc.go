@@ -15,8 +15,12 @@
 // numerator or denominator (8192). A power's size is estimated before it is
 // computed, so 2^999999999 fails at once with ErrRange; a larger exact
 // result falls back to float64 and fails if float64 cannot hold it.
-// ln and log are natural logarithms (log(x, base) takes a base), as in
-// Python.
+// An exact value beyond float64's range (10^400, 1/10^400) keeps its size
+// where it meets a float: arithmetic with a float works on the float's
+// exact binary value (10^400 % pi), roots and logarithms scale it first
+// (sqrt(2/10^400), ln(10^400)), and what float64 cannot compute at all is
+// ErrRange (sin(10^400)). ln and log are natural logarithms (log(x, base)
+// takes a base), as in Python.
 //
 // The calculator touches nothing outside the expression, so it needs no
 // sandbox and ignores the one a call is given.

@@ -134,17 +134,18 @@ func (p *parser) apply(t token, args []Value) (Value, error) {
 		if x.isZero() {
 			return exactValue(big.NewRat(1, 1)), nil
 		}
-		return p.float(math.Exp(x.Float64()), t.pos, "exp("+x.String()+")")
+		return p.float(math.Exp(x.Float64()), t.pos, "exp("+brief(x)+")")
 	case "asin", "acos":
 		if f := x.Float64(); f < -1 || f > 1 {
-			return Value{}, p.errAt(ErrDomain, t.pos, "%s is defined for -1 <= x <= 1, got %s", name, x.String())
+			return Value{}, p.errAt(ErrDomain, t.pos, "%s is defined for -1 <= x <= 1, got %s", name, brief(x))
 		}
 		if name == "asin" {
 			return p.float(math.Asin(x.Float64()), t.pos, name)
 		}
 		return p.float(math.Acos(x.Float64()), t.pos, name)
 	case "atan2":
-		return p.float(math.Atan2(x.Float64(), args[1].Float64()), t.pos, name)
+		y, x := scaled(x, args[1])
+		return p.float(math.Atan2(y, x), t.pos, name)
 	}
 	// The remaining functions are float functions of one argument; at 0
 	// each of them is exactly 0 (sin, tan, atan, sinh, tanh) or 1 (cos, cosh).
@@ -155,6 +156,9 @@ func (p *parser) apply(t token, args []Value) (Value, error) {
 		return exactValue(new(big.Rat)), nil
 	}
 	f := x.Float64()
+	if math.IsInf(f, 0) && (name == "sin" || name == "cos" || name == "tan") {
+		return Value{}, p.errAt(ErrRange, t.pos, "%s(%s) cannot be computed: its argument is beyond the range of float64", name, brief(x))
+	}
 	var r float64
 	switch name {
 	case "sin":
@@ -172,7 +176,29 @@ func (p *parser) apply(t token, args []Value) (Value, error) {
 	case "tanh":
 		r = math.Tanh(f)
 	}
-	return p.float(r, t.pos, name+"("+x.String()+")")
+	return p.float(r, t.pos, name+"("+brief(x)+")")
+}
+
+// brief is v as a message shows it: whole when short, otherwise its first
+// digits and its length, so an error about a 2,000-digit number stays one
+// line long.
+func brief(v Value) string {
+	s := v.String()
+	if len(s) <= 40 {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d characters)", s[:20], len(s))
+}
+
+// scaled returns a and b as float64s multiplied by one power of two that
+// brings the larger near 1, which keeps their ratio when an exact one is
+// beyond float64's range: atan2(10^400, 10^401) is atan(1/10), not pi/4.
+func scaled(a, b Value) (float64, float64) {
+	fa, fb := a.bigFloat(), b.bigFloat()
+	e := max(fa.MantExp(nil), fb.MantExp(nil))
+	sa, _ := fa.SetMantExp(fa, -e).Float64()
+	sb, _ := fb.SetMantExp(fb, -e).Float64()
+	return sa, sb
 }
 
 func (p *parser) integral(name string, x Value, pos int) (Value, error) {
@@ -205,7 +231,7 @@ func (p *parser) round(t token, args []Value) (Value, error) {
 	if len(args) == 2 {
 		d := args[1]
 		if !d.IsInt() || !d.rat().Num().IsInt64() || abs64(d.rat().Num().Int64()) > maxRoundDigits {
-			return Value{}, p.errAt(ErrDomain, t.pos, "the digits of round must be an integer between -%d and %d, got %s", maxRoundDigits, maxRoundDigits, d.String())
+			return Value{}, p.errAt(ErrDomain, t.pos, "the digits of round must be an integer between -%d and %d, got %s", maxRoundDigits, maxRoundDigits, brief(d))
 		}
 		digits = d.rat().Num().Int64()
 	}
@@ -240,7 +266,7 @@ func (p *parser) gcdLcm(t token, args []Value) (Value, error) {
 	acc := new(big.Int)
 	for i, v := range args {
 		if !v.IsInt() {
-			return Value{}, p.errAt(ErrDomain, t.pos, "%s takes integers, got %s", t.text, v.String())
+			return Value{}, p.errAt(ErrDomain, t.pos, "%s takes integers, got %s", t.text, brief(v))
 		}
 		n := new(big.Int).Abs(v.rat().Num())
 		if i == 0 {
@@ -269,17 +295,17 @@ func (p *parser) gcdLcm(t token, args []Value) (Value, error) {
 // log10(1000) = 3, log2(1/8) = -3.
 func (p *parser) log(t token, x Value, base *Value) (Value, error) {
 	if x.sign() <= 0 {
-		return Value{}, p.errAt(ErrDomain, t.pos, "the logarithm of %s is undefined: %s needs a positive number", x.String(), t.text)
+		return Value{}, p.errAt(ErrDomain, t.pos, "the logarithm of %s is undefined: %s needs a positive number", brief(x), t.text)
 	}
 	if base == nil {
 		if !x.approx && x.rat().Cmp(big.NewRat(1, 1)) == 0 {
 			return exactValue(new(big.Rat)), nil
 		}
-		return p.float(math.Log(x.Float64()), t.pos, t.text)
+		return p.float(logValue(x), t.pos, t.text)
 	}
 	b := *base
 	if b.sign() <= 0 || !b.approx && b.rat().Cmp(big.NewRat(1, 1)) == 0 || b.approx && b.f == 1 {
-		return Value{}, p.errAt(ErrDomain, t.pos, "the base of a logarithm must be positive and not 1, got %s", b.String())
+		return Value{}, p.errAt(ErrDomain, t.pos, "the base of a logarithm must be positive and not 1, got %s", brief(b))
 	}
 	lx, lb := logValue(x), logValue(b)
 	res := lx / lb
