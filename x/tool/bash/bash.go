@@ -330,7 +330,8 @@ func (b *Bash) Tools(context.Context) ([]tool.Tool, error) {
 		return nil, err
 	}
 	desc := fmt.Sprintf("Run a shell command in the working directory %s and return its exit code, stdout and stderr "+
-		"(the first and last %d bytes of each). Default timeout %s, maximum %s; on timeout every process the command "+
+		"(up to %d bytes of each: its beginning and its end, with a marker saying how much was cut between). "+
+		"Default timeout %s, maximum %s; on timeout every process the command "+
 		"started is killed, and nothing it leaves in the background survives the call.",
 		filepath.Base(b.sb.Dir), b.maxOutput, b.timeout, b.maxTimeout)
 	return []tool.Tool{{

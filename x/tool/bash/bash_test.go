@@ -337,6 +337,11 @@ func TestTool(t *testing.T) {
 	if bind.Tool.Timeout <= time.Second || !bind.Tool.Hints.Destructive {
 		t.Errorf("tool: %+v", bind.Tool)
 	}
+	// The description tells the model what it will get: the limit is on
+	// all that is kept of a stream, head and tail together.
+	if want := "(up to 32768 bytes of each: its beginning and its end, with a marker saying how much was cut between)"; !strings.Contains(bind.Tool.Description, want) {
+		t.Errorf("description %q does not say %q", bind.Tool.Description, want)
+	}
 	tests := []struct {
 		args    string
 		content string
