@@ -101,12 +101,22 @@ type options struct {
 	trace    bool
 }
 
+// register adds the flags of a command that runs the model (run, chat).
 func (o *options) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.config, "config", "", "configuration file (default ./lode.yaml when it exists)")
+	o.registerTools(fs)
 	fs.StringVar(&o.baseURL, "base-url", "", "OpenAI-compatible API base URL (env OPENAI_BASE_URL)")
 	fs.StringVar(&o.model, "model", "", "model name (env LODE_MODEL)")
 	fs.StringVar(&o.system, "system", "", "system prompt")
 	fs.IntVar(&o.maxTurns, "max-turns", 0, "most model turns per run (default 20)")
+	o.registerTrace(fs)
+}
+
+// registerTools adds the flags of a command that only mounts tools.
+func (o *options) registerTools(fs *flag.FlagSet) {
+	fs.StringVar(&o.config, "config", "", "configuration file (default ./lode.yaml when it exists)")
+}
+
+func (o *options) registerTrace(fs *flag.FlagSet) {
 	fs.BoolVar(&o.trace, "trace", false, "print spans to stderr (OTEL_EXPORTER_OTLP_* also export them)")
 }
 

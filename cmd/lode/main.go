@@ -8,6 +8,9 @@
 //	lode tools [flags]             the tools a configuration mounts
 //	lode serve [--http ADDR]       the configured packs over MCP (stdio by default)
 //
+// lode serve --http listens on loopback only unless --allow-host names the
+// Host clients use; the MCP server refuses requests for any other host.
+//
 // Configuration comes from lode.yaml (or --config), then the environment
 // (OPENAI_API_KEY, OPENAI_BASE_URL, LODE_MODEL), then flags.
 package main
@@ -21,7 +24,11 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
+
+	"go.opentelemetry.io/otel"
 )
 
 const usage = `lode — an LLM agent loop with tools, packs and MCP
@@ -33,6 +40,16 @@ usage:
   lode tools [flags]             list the tools the configuration mounts
   lode serve [flags]             serve the configured packs over MCP (stdio, or --http ADDR)
 
+Configuration comes from ./lode.yaml (or --config), then the environment
+(OPENAI_BASE_URL, LODE_MODEL; the key from OPENAI_API_KEY, or the variable
+model.api_key_env names), then flags. --trace prints spans to stderr;
+OTEL_EXPORTER_OTLP_ENDPOINT sends them to an OTLP/HTTP collector.
+
+lode serve --http takes a loopback address (127.0.0.1:8080, localhost:8080,
+[::1]:8080) and answers only requests that name a loopback host. The tools run
+for anyone who can reach the server, unauthenticated, so another address is
+refused unless --allow-host NAME says which Host the clients use ("*": any).
+
 Run "lode <command> -h" for a command's flags.
 `
 
@@ -43,10 +60,18 @@ type env struct {
 	getenv         func(string) string
 	// interrupts delivers Ctrl-C; nil means the process's own signals.
 	interrupts <-chan os.Signal
+	// flushWait bounds the wait for spans to reach a collector at exit;
+	// zero means defaultFlushWait.
+	flushWait time.Duration
 }
 
 func main() {
 	e := env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	// OpenTelemetry reports a failed export here; one line, like every
+	// other complaint of the command.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		fmt.Fprintln(os.Stderr, "lode: tracing: "+oneLine(err.Error()))
+	}))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, e, os.Args[1:]))
@@ -58,6 +83,9 @@ type usageError struct{ msg string }
 func (u usageError) Error() string { return u.msg }
 
 func run(ctx context.Context, e env, args []string) int {
+	// The answer, tool lines, span lines and the prompt come from several
+	// goroutines; each write goes out whole.
+	e.stdout, e.stderr = &lockedWriter{w: e.stdout}, &lockedWriter{w: e.stderr}
 	if len(args) == 0 {
 		fmt.Fprint(e.stderr, usage)
 		return 2
@@ -104,4 +132,16 @@ func oneLine(s string) string {
 		s = s[:i] + " …"
 	}
 	return s
+}
+
+// lockedWriter serialises the writes of several goroutines to one writer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -138,7 +138,7 @@ func TestBadInputsAreOneClearLine(t *testing.T) {
 		{"no endpoint", "", nil, []string{"run", "hi"}, 1, "lode: " + noEndpoint},
 		{"no model", "", map[string]string{"OPENAI_API_KEY": "k"}, []string{"run", "hi"}, 1, "lode: no model named: set --model, LODE_MODEL or model.name in lode.yaml"},
 		{"unreachable", "", nil, []string{"run", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "hi"}, 1, "lode: cannot reach the model endpoint http://127.0.0.1:1/v1: "},
-		{"wrong key", "", map[string]string{"OPENAI_API_KEY": "bad"}, []string{"run", "--base-url", unauthorized.URL, "--model", "m", "hi"}, 1, "lode: openai: 401 Unauthorized: Incorrect API key provided — check the API key"},
+		{"wrong key", "", map[string]string{"OPENAI_API_KEY": "bad"}, []string{"run", "--base-url", unauthorized.URL, "--model", "m", "hi"}, 1, "lode: openai: 401 Unauthorized: Incorrect API key provided — check the API key in $OPENAI_API_KEY (model.api_key_env in lode.yaml names the variable)"},
 		{"malformed config", "tools: [unclosed\n", nil, []string{"tools"}, 1, "lode: lode.yaml: line 1: did not find expected ',' or ']'"},
 		{"unknown key", "model:\n  name: m\nmodle: x\n", nil, []string{"tools"}, 1, `lode: lode.yaml:3: unknown key "modle" at the top level`},
 		{"unknown nested key", "model:\n  nam: m\n", nil, []string{"tools"}, 1, `lode: lode.yaml:2: unknown key "nam" in model:`},
@@ -151,6 +151,21 @@ func TestBadInputsAreOneClearLine(t *testing.T) {
 		{"unknown command", "", nil, []string{"fly"}, 2, `lode: unknown command "fly"`},
 		{"run without prompt", "", nil, []string{"run"}, 2, "lode: lode run needs a prompt"},
 		{"bad flag", "", nil, []string{"run", "--nope"}, 2, "lode: flag provided but not defined: -nope"},
+		{"a flag of another command", "", nil, []string{"tools", "--model", "m"}, 2, "lode: flag provided but not defined: -model"},
+		{"malformed base URL", "", nil, []string{"run", "--base-url", "127.0.0.1:8000/v1", "--model", "m", "hi"}, 1, `lode: openai: base URL "127.0.0.1:8000/v1" is not an http(s) URL`},
+		{"unknown key in an mcp server", "mcp:\n  - name: x\n    cmd: [x]\n", nil, []string{"tools"}, 1, `lode: lode.yaml:3: unknown key "cmd" in an mcp: server`},
+		{"negative max_turns", "max_turns: -1\n", nil, []string{"tools"}, 1, "lode: lode.yaml: max_turns must not be negative"},
+		{"a config that is not a mapping", "- a\n- b\n", nil, []string{"tools"}, 1, "lode: lode.yaml: line 1: cannot unmarshal !!seq into main.Config"},
+		{"OTLP over gRPC", "", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, []string{"serve"}, 1,
+			"lode: OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported; lode exports http/protobuf or http/json"},
+		{"OTLP traces protocol named", "", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4317/v1/traces", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc"}, []string{"serve"}, 1,
+			"lode: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc is not supported; lode exports http/protobuf or http/json"},
+		{"OTLP endpoint that is not a URL", "", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"}, []string{"serve"}, 1,
+			`lode: OTLP endpoint "collector:4318/v1/traces" is not an http(s) URL`},
+		{"serve on every interface", "", nil, []string{"serve", "--http", ":0"}, 2, `lode: --http :0 is not a loopback address: anyone who could reach it could run the tools, with no authentication; serve on 127.0.0.1:PORT, or add --allow-host NAME`},
+		{"serve on a LAN address", "", nil, []string{"serve", "--http", "192.0.2.7:8080"}, 2, `lode: --http 192.0.2.7:8080 is not a loopback address`},
+		{"serve on an address without a port", "", nil, []string{"serve", "--http", "127.0.0.1"}, 2, `lode: --http "127.0.0.1": want HOST:PORT, e.g. 127.0.0.1:8080`},
+		{"allow-host without --http", "", nil, []string{"serve", "--allow-host", "example.test"}, 2, "lode: --allow-host needs --http"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -183,6 +198,7 @@ type fakeOpenAI struct {
 	mu       sync.Mutex
 	replies  []func(w http.ResponseWriter, r *http.Request)
 	requests []map[string]any
+	headers  []http.Header
 }
 
 func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -190,6 +206,7 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewDecoder(r.Body).Decode(&body)
 	f.mu.Lock()
 	f.requests = append(f.requests, body)
+	f.headers = append(f.headers, r.Header.Clone())
 	if len(f.replies) == 0 {
 		f.mu.Unlock()
 		http.Error(w, "no more replies", http.StatusInternalServerError)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -34,7 +35,16 @@ func newProvider(cfg *Config, e env, tracer trace.Tracer) (*openai.Provider, err
 	if cfg.Model.Name == "" {
 		return nil, errors.New("no model named: set --model, LODE_MODEL or model.name in lode.yaml")
 	}
-	opts := []openai.Option{openai.WithModel(cfg.Model.Name)}
+	// The key comes from api_key_env only: the provider's own fallback to
+	// OPENAI_API_KEY would send an OpenAI key to a server configured with
+	// a key of its own.
+	getenv := func(k string) string {
+		if k == openai.EnvAPIKey {
+			return key
+		}
+		return e.getenv(k)
+	}
+	opts := []openai.Option{openai.WithModel(cfg.Model.Name), openai.WithEnv(getenv)}
 	if tracer != nil {
 		opts = append(opts, openai.WithTracer(tracer))
 	}
@@ -57,7 +67,7 @@ type agent struct {
 	shutdown func(context.Context) error
 }
 
-func newAgent(ctx context.Context, e env, o *options) (*agent, error) {
+func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 	cfg, err := o.load(e)
 	if err != nil {
 		return nil, err
@@ -66,6 +76,11 @@ func newAgent(ctx context.Context, e env, o *options) (*agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			_ = shutdown(ctx)
+		}
+	}()
 	prov, err := newProvider(cfg, e, tracer)
 	if err != nil {
 		return nil, err
@@ -117,6 +132,14 @@ func explain(err error, cfg *Config) error {
 	}
 	var apiErr *openai.APIError
 	if errors.As(err, &apiErr) {
+		if apiErr.StatusCode == http.StatusUnauthorized {
+			// The provider's hint names its Go options; say what to set here.
+			msg := "openai: 401 Unauthorized"
+			if apiErr.Message != "" {
+				msg += ": " + apiErr.Message
+			}
+			return fmt.Errorf("%s — check the API key in $%s (model.api_key_env in lode.yaml names the variable)", msg, cfg.Model.APIKeyEnv)
+		}
 		return apiErr
 	}
 	var opErr *net.OpError
@@ -187,53 +210,75 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 	}
 	defer a.close()
 
+	// Ctrl-C is ours while the chat runs: it stops a turn, and at the
+	// prompt it only says how to quit.
 	sigs, release := interrupts(e)
 	defer release()
-	var mu sync.Mutex
-	var cancelTurn context.CancelFunc
+	// Lines are read apart from the loop so that a signal or the end of
+	// ctx is seen while the prompt waits.
+	lines := make(chan string)
+	readErr := make(chan error, 1)
+	done := make(chan struct{})
+	defer close(done)
 	go func() {
-		for range sigs {
-			mu.Lock()
-			if cancelTurn != nil {
-				cancelTurn()
-			} else {
-				fmt.Fprintln(e.stderr, "\n(Ctrl-D quits)")
+		in := bufio.NewScanner(e.stdin)
+		in.Buffer(make([]byte, 64<<10), 1<<20)
+		for in.Scan() {
+			select {
+			case lines <- in.Text():
+			case <-done:
+				return
 			}
-			mu.Unlock()
 		}
+		readErr <- in.Err()
+		close(lines)
 	}()
 
 	thread := ledger.NewThread()
-	in := bufio.NewScanner(e.stdin)
-	in.Buffer(make([]byte, 64<<10), 1<<20)
 	fmt.Fprintf(e.stderr, "lode chat with %s — Ctrl-C stops a turn, Ctrl-D quits\n", a.cfg.Model.Name)
 	for {
 		fmt.Fprint(e.stderr, "you> ")
-		if !in.Scan() {
-			fmt.Fprintln(e.stderr)
-			return in.Err()
+		var line string
+	prompt:
+		for {
+			select {
+			case <-ctx.Done():
+				fmt.Fprintln(e.stderr)
+				return ctx.Err()
+			case <-sigs:
+				fmt.Fprint(e.stderr, "\n(Ctrl-D quits)\nyou> ")
+			case l, ok := <-lines:
+				if !ok {
+					fmt.Fprintln(e.stderr)
+					return <-readErr
+				}
+				line = strings.TrimSpace(l)
+				break prompt
+			}
 		}
-		line := strings.TrimSpace(in.Text())
 		if line == "" {
 			continue
 		}
 		turnCtx, cancel := context.WithCancel(ctx)
-		mu.Lock()
-		cancelTurn = cancel
-		mu.Unlock()
-		err := a.ask(turnCtx, thread, line)
-		mu.Lock()
-		cancelTurn = nil
-		mu.Unlock()
+		answered := make(chan error, 1)
+		go func() { answered <- a.ask(turnCtx, thread, line) }()
+	turn:
+		for {
+			select {
+			case err = <-answered:
+				break turn
+			case <-sigs:
+				cancel()
+			}
+		}
 		cancel()
 		switch {
 		case err == nil:
-		case errors.Is(err, context.Canceled) && ctx.Err() == nil:
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, context.Canceled):
 			fmt.Fprintln(e.stderr, "(turn stopped)")
 		default:
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
 			fmt.Fprintln(e.stderr, "lode: "+oneLine(err.Error()))
 		}
 	}

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"sort"
+	"strings"
 
 	"github.com/lodeworks/lode/tool"
 	xtool "github.com/lodeworks/lode/x/tool"
@@ -53,10 +55,28 @@ func mountMCP(ctx context.Context, tb *toolbox, servers []MCPServer) error {
 func cmdServe(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("lode serve", flag.ContinueOnError)
 	var o options
-	o.register(fs)
+	o.registerTools(fs)
+	o.registerTrace(fs)
 	addr := fs.String("http", "", "serve streamable HTTP at POST /mcp on this loopback address (e.g. 127.0.0.1:8080) instead of stdio")
+	var allowHosts []string
+	fs.Func("allow-host", "accept requests for this Host name besides loopback ones (repeatable; \"*\" for any); needed to serve --http on an address other than loopback, which opens the tools to the network with no authentication", func(v string) error {
+		if strings.TrimSpace(v) == "" {
+			return errors.New("empty host name")
+		}
+		allowHosts = append(allowHosts, strings.TrimSpace(v))
+		return nil
+	})
 	if err := parseFlags(fs, e, args); err != nil {
 		return err
+	}
+	var remote bool
+	if *addr != "" {
+		var err error
+		if remote, err = checkServeAddr(*addr, allowHosts); err != nil {
+			return err
+		}
+	} else if len(allowHosts) > 0 {
+		return usageError{"--allow-host needs --http"}
 	}
 	cfg, err := o.load(e)
 	if err != nil {
@@ -76,7 +96,11 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	if tracer != nil {
 		hopts = append(hopts, xtool.WithTracer(tracer))
 	}
-	srv, err := mcp.NewServer(tb.reg, mcp.WithHandler(xtool.NewHandler(tb.reg, hopts...)), mcp.WithImplementation("lode", "dev"))
+	sopts := []mcp.ServerOption{mcp.WithHandler(xtool.NewHandler(tb.reg, hopts...)), mcp.WithImplementation("lode", "dev")}
+	if len(allowHosts) > 0 {
+		sopts = append(sopts, mcp.WithAllowedHosts(allowHosts...))
+	}
+	srv, err := mcp.NewServer(tb.reg, sopts...)
 	if err != nil {
 		return err
 	}
@@ -89,6 +113,9 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		if ln, err = net.Listen("tcp", *addr); err != nil {
 			return err
 		}
+		if remote {
+			fmt.Fprintf(e.stderr, "lode serve: warning: %s is not a loopback address: anyone who can reach it can run these tools, unauthenticated\n", *addr)
+		}
 		fmt.Fprintf(e.stderr, "lode serve: %d tools at http://%s/mcp\n", len(tb.reg.Tools()), ln.Addr())
 		err = srv.Serve(ctx, ln)
 	}
@@ -96,6 +123,26 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		return nil
 	}
 	return err
+}
+
+// checkServeAddr accepts a loopback HOST:PORT, and another only when
+// allowHosts is not empty; remote reports that it is not loopback. A host
+// name other than localhost counts as not loopback: it is not resolved.
+func checkServeAddr(addr string, allowHosts []string) (remote bool, err error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, usageError{fmt.Sprintf("--http %q: want HOST:PORT, e.g. 127.0.0.1:8080", addr)}
+	}
+	if strings.EqualFold(host, "localhost") {
+		return false, nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return false, nil
+	}
+	if len(allowHosts) == 0 {
+		return true, usageError{fmt.Sprintf("--http %s is not a loopback address: anyone who could reach it could run the tools, with no authentication; serve on 127.0.0.1:PORT, or add --allow-host NAME (the host name clients use, \"*\" for any) to serve there anyway", addr)}
+	}
+	return true, nil
 }
 
 var _ tool.RemoteSource = (*mcp.Client)(nil)

@@ -90,7 +90,7 @@ func mountTools(ctx context.Context, cfg *Config) (*toolbox, error) {
 func cmdTools(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("lode tools", flag.ContinueOnError)
 	var o options
-	o.register(fs)
+	o.registerTools(fs)
 	asJSON := fs.Bool("json", false, "print the tools as JSON (name, description, input schema)")
 	if err := parseFlags(fs, e, args); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -16,33 +17,83 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
+// defaultFlushWait bounds how long a command waits at exit for its spans
+// to reach a collector: a collector that is down must not hold the
+// terminal for the exporter's minute of retries.
+const defaultFlushWait = 5 * time.Second
+
 // setupTracing returns the tracer the command's loop and handler use: spans
 // to stderr with --trace, to an OTLP collector when the standard
 // OTEL_EXPORTER_OTLP_* variables name one, and nil — no cost — otherwise.
+// The shutdown it returns flushes what is left, within e.flushWait, and
+// says on e.stderr when that fails.
 func setupTracing(ctx context.Context, e env, toStderr bool) (trace.Tracer, func(context.Context) error, error) {
 	var opts []sdktrace.TracerProviderOption
 	if toStderr {
 		opts = append(opts, sdktrace.WithSpanProcessor(sdktrace.NewSimpleSpanProcessor(&lineExporter{w: e.stderr})))
 	}
-	if e.getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || e.getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" {
-		proto := e.getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-		if proto == "" {
-			proto = e.getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
-		}
-		if proto != "" && proto != "http/protobuf" {
-			return nil, nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%s is not supported; lode exports http/protobuf", proto)
-		}
-		exp, err := otlptracehttp.New(ctx)
-		if err != nil {
-			return nil, nil, fmt.Errorf("OTLP exporter: %w", err)
-		}
+	exp, endpoint, err := otlpExporter(ctx, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	if exp != nil {
 		opts = append(opts, sdktrace.WithBatcher(exp))
 	}
 	if len(opts) == 0 {
 		return nil, func(context.Context) error { return nil }, nil
 	}
 	tp := sdktrace.NewTracerProvider(opts...)
-	return tp.Tracer("github.com/lodeworks/lode/cmd/lode"), tp.Shutdown, nil
+	wait := e.flushWait
+	if wait <= 0 {
+		wait = defaultFlushWait
+	}
+	shutdown := func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
+		defer cancel()
+		err := tp.Shutdown(ctx)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "lode: spans not exported to %s within %s: %s\n", endpoint, wait, oneLine(err.Error()))
+		}
+		return err
+	}
+	return tp.Tracer("github.com/lodeworks/lode/cmd/lode"), shutdown, nil
+}
+
+// otlpExporter is the OTLP/HTTP exporter the standard variables ask for,
+// or nil. The endpoint and protocol are read here, through e, and given to
+// the exporter, which reads the other OTEL_EXPORTER_OTLP_* variables
+// (headers, timeout, compression, certificates) itself.
+func otlpExporter(ctx context.Context, e env) (exp sdktrace.SpanExporter, endpoint string, err error) {
+	if strings.EqualFold(e.getenv("OTEL_SDK_DISABLED"), "true") || e.getenv("OTEL_TRACES_EXPORTER") == "none" {
+		return nil, "", nil
+	}
+	if v := e.getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"); v != "" {
+		endpoint = v // a signal's own endpoint is used as it is
+	} else if v := e.getenv("OTEL_EXPORTER_OTLP_ENDPOINT"); v != "" {
+		endpoint = strings.TrimRight(v, "/") + "/v1/traces"
+	} else {
+		return nil, "", nil
+	}
+	if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, "", fmt.Errorf("OTLP endpoint %q is not an http(s) URL", endpoint)
+	}
+	opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(endpoint)}
+	name, proto := "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", e.getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+	if proto == "" {
+		name, proto = "OTEL_EXPORTER_OTLP_PROTOCOL", e.getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	switch proto {
+	case "", "http/protobuf":
+		opts = append(opts, otlptracehttp.WithEncoding(otlptracehttp.EncodingProtobuf))
+	case "http/json":
+		opts = append(opts, otlptracehttp.WithEncoding(otlptracehttp.EncodingJSON))
+	default:
+		return nil, "", fmt.Errorf("%s=%s is not supported; lode exports http/protobuf or http/json", name, proto)
+	}
+	if exp, err = otlptracehttp.New(ctx, opts...); err != nil {
+		return nil, "", fmt.Errorf("OTLP exporter: %w", err)
+	}
+	return exp, endpoint, nil
 }
 
 // lineExporter writes one line per span: name, duration, status and the
