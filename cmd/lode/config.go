@@ -37,6 +37,9 @@ type ModelConfig struct {
 	// APIKeyEnv names the environment variable holding the key (default
 	// OPENAI_API_KEY); the key itself never goes in the file.
 	APIKeyEnv string `yaml:"api_key_env"`
+	// Stream false asks for whole answers, for a server that cannot
+	// stream; the default is true.
+	Stream *bool `yaml:"stream"`
 }
 
 // sections names the YAML section each configuration type is read from.
@@ -69,7 +72,11 @@ func parseConfig(name string, data []byte) (*Config, error) {
 			if sec, ok := sections[m[3]]; ok {
 				where = "in " + sec
 			}
-			return nil, fmt.Errorf("%s:%s: unknown key %q %s", name, m[1], m[2], where)
+			hint := ""
+			if m[2] == "api_key" {
+				hint = " (the key never goes in the file: api_key_env names the variable that holds it)"
+			}
+			return nil, fmt.Errorf("%s:%s: unknown key %q %s%s", name, m[1], m[2], where, hint)
 		}
 		msg = strings.TrimPrefix(msg, "yaml: ")
 		msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")

@@ -142,6 +142,8 @@ func TestBadInputsAreOneClearLine(t *testing.T) {
 		{"malformed config", "tools: [unclosed\n", nil, []string{"tools"}, 1, "lode: lode.yaml: line 1: did not find expected ',' or ']'"},
 		{"unknown key", "model:\n  name: m\nmodle: x\n", nil, []string{"tools"}, 1, `lode: lode.yaml:3: unknown key "modle" at the top level`},
 		{"unknown nested key", "model:\n  nam: m\n", nil, []string{"tools"}, 1, `lode: lode.yaml:2: unknown key "nam" in model:`},
+		{"a key in the file", "model:\n  name: m\n  api_key: sk-x\n", nil, []string{"tools"}, 1,
+			`lode: lode.yaml:3: unknown key "api_key" in model: (the key never goes in the file: api_key_env names the variable that holds it)`},
 		{"unknown pack", "tools:\n  nope: {}\n", nil, []string{"tools"}, 1, "lode: unsupported tool pack: nope"},
 		{"bad option", "tools:\n  filesystem: {}\n", nil, []string{"tools"}, 1, "lode: tools.filesystem: option root is required: the directory the tools are confined to"},
 		{"pack option refused", "tools:\n  local:\n    path: /nonexistent-lode-board\n", nil, []string{"tools"}, 1, `lode: tools.local: path "/nonexistent-lode-board" does not exist`},

@@ -563,3 +563,40 @@ func TestServeStdioEndsOnSIGTERM(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 }
+
+func TestServerThatCannotStream(t *testing.T) {
+	whole := func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"whole answer"},"finish_reason":"stop"}]}`)
+	}
+	srv := httptest.NewServer(&fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){whole, whole}})
+	defer srv.Close()
+	base := fmt.Sprintf("model:\n  base_url: %s/v1\n  name: m\n", srv.URL)
+
+	r := lode(t, writeConfig(t, base), nil, "", "run", "hi")
+	want := "lode: the model endpoint " + srv.URL + "/v1 did not stream its answer: if it cannot, set stream: false under model: in lode.yaml\n"
+	if r.code != 1 || r.stderr != want {
+		t.Fatalf("exit %d stderr %q", r.code, r.stderr)
+	}
+	r = lode(t, writeConfig(t, base+"  stream: false\n"), nil, "", "run", "hi")
+	if r.code != 0 || r.stdout != "whole answer\n" || r.stderr != "" {
+		t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestThinkingIsShownOnce(t *testing.T) {
+	thinking := func(w http.ResponseWriter, _ *http.Request) {
+		sse(w,
+			chunk(`{"role":"assistant","reasoning_content":"Let me "}`, ""),
+			chunk(`{"reasoning_content":"think."}`, ""),
+			chunk(`{"content":"Done."}`, ""),
+			chunk(`{}`, "stop"),
+		)
+	}
+	srv := httptest.NewServer(&fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){thinking}})
+	defer srv.Close()
+	r := lode(t, t.TempDir(), map[string]string{"OPENAI_BASE_URL": srv.URL}, "", "run", "--model", "m", "hi")
+	if r.code != 0 || r.stdout != "Done.\n" || strings.Count(r.stderr, "(thinking…)") != 1 || strings.Contains(r.stderr, "think.") {
+		t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+}

@@ -51,6 +51,9 @@ func newProvider(cfg *Config, e env, tracer trace.Tracer) (*openai.Provider, err
 	if cfg.Model.BaseURL != "" {
 		opts = append(opts, openai.WithBaseURL(cfg.Model.BaseURL))
 	}
+	if cfg.Model.Stream != nil {
+		opts = append(opts, openai.WithStreaming(*cfg.Model.Stream))
+	}
 	if key != "" {
 		opts = append(opts, openai.WithAPIKey(key))
 	}
@@ -141,6 +144,10 @@ func explain(err error, cfg *Config) error {
 			return fmt.Errorf("%s — check the API key in $%s (model.api_key_env in lode.yaml names the variable)", msg, cfg.Model.APIKeyEnv)
 		}
 		return apiErr
+	}
+	var respErr *openai.ResponseError
+	if errors.As(err, &respErr) && errors.Is(err, openai.ErrIncomplete) && strings.Contains(respErr.Detail, "no stream events") {
+		return fmt.Errorf("the model endpoint %s did not stream its answer: if it cannot, set stream: false under model: in lode.yaml", cfg.Model.BaseURL)
 	}
 	var opErr *net.OpError
 	if errors.As(err, &opErr) {
@@ -287,11 +294,13 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 // printer shows a run as it happens: the answer streamed to out, each tool
 // call and its result to info.
 type printer struct {
-	mu       sync.Mutex
-	out      io.Writer
-	info     io.Writer
-	midLine  bool
-	maxShown int
+	mu      sync.Mutex
+	out     io.Writer
+	info    io.Writer
+	midLine bool
+	// thinking and streamed hold for the answer being streamed: whether
+	// "(thinking…)" was shown, and whether its text came in deltas.
+	thinking, streamed bool
 }
 
 func (p *printer) Emit(_ context.Context, ev loop.Event) {
@@ -299,13 +308,30 @@ func (p *printer) Emit(_ context.Context, ev loop.Event) {
 	defer p.mu.Unlock()
 	switch ev := ev.(type) {
 	case loop.DeltaEvent:
-		if d, ok := ev.Delta.(artifact.TextDelta); ok && d.Content != "" {
-			fmt.Fprint(p.out, d.Content)
-			p.midLine = !strings.HasSuffix(d.Content, "\n")
+		switch d := ev.Delta.(type) {
+		case artifact.TextDelta:
+			if d.Content != "" {
+				p.streamed = true
+				p.write(d.Content)
+			}
+		case artifact.ReasoningDelta:
+			// A model that thinks may be silent for a while; say so once
+			// per answer, without printing the thoughts.
+			if !p.thinking {
+				p.thinking = true
+				p.breakLine()
+				fmt.Fprintln(p.info, "(thinking…)")
+			}
 		}
 	case loop.TurnCompleteEvent:
+		answer := ev.Role == ledger.RoleAssistant
 		for _, a := range ev.Artifacts {
 			switch a := a.(type) {
+			case artifact.Text:
+				// A server that does not stream sends the text whole.
+				if answer && !p.streamed && a.Content != "" {
+					p.write(a.Content)
+				}
 			case artifact.ToolCall:
 				p.breakLine()
 				fmt.Fprintf(p.info, "→ %s %s\n", a.Name, clip(a.Arguments, 200))
@@ -318,7 +344,15 @@ func (p *printer) Emit(_ context.Context, ev loop.Event) {
 				fmt.Fprintf(p.info, "%s %s: %s\n", mark, a.Name, clip(a.Content, 300))
 			}
 		}
+		if answer {
+			p.thinking, p.streamed = false, false
+		}
 	}
+}
+
+func (p *printer) write(s string) {
+	fmt.Fprint(p.out, s)
+	p.midLine = !strings.HasSuffix(s, "\n")
 }
 
 func (p *printer) breakLine() {
@@ -328,10 +362,12 @@ func (p *printer) breakLine() {
 	}
 }
 
+// endLine ends a run's output, however the run ended.
 func (p *printer) endLine() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.breakLine()
+	p.thinking, p.streamed = false, false
 }
 
 // clip shows s on one line, at most n bytes of it.
