@@ -17,7 +17,9 @@
 // tool's own error, a panic, a timeout, cancellation, a result that cannot be
 // rendered, a remote source that fails — becomes a ToolResult with IsError
 // and a message the model can act on, and the loop goes on. Handle returns
-// an error only when it cannot emit at all.
+// an error only when it cannot emit at all. Whatever the model or the tool
+// sent, the Content is valid UTF-8 and within the result budget, error
+// messages included; a call ID used twice in one answer runs once.
 //
 // WithFilteredTools picks the tools of each turn with a ToolFilter that
 // sees the turn's context and ledger.State (a role in thread metadata, a
@@ -28,5 +30,7 @@
 // With WithTracer, every execution is a span "execute_tool {name}" following
 // the OpenTelemetry GenAI conventions (gen_ai.operation.name, gen_ai.tool.name,
 // gen_ai.tool.call.id, gen_ai.tool.type, error.type); with WithMeter, a
-// duration histogram. Without them, tracing costs nothing.
+// duration histogram, in which every name the registry does not hold is
+// "_OTHER" so that a model cannot multiply its series. Without them,
+// tracing costs nothing.
 package tool

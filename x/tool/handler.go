@@ -108,8 +108,12 @@ func WithToolSandbox(name string, sb toolpkg.Sandbox) HandlerOption {
 	}
 }
 
-// NewHandler returns a Handler that runs the tools of registry.
+// NewHandler returns a Handler that runs the tools of registry; a nil
+// registry is an empty one, so every call gets an unknown-tool result.
 func NewHandler(registry toolpkg.Registry, opts ...HandlerOption) *Handler {
+	if registry == nil {
+		registry = toolpkg.NewRegistry()
+	}
 	h := &Handler{registry: registry, timeout: DefaultTimeout, offeredList: 40}
 	for _, o := range opts {
 		o(h)
@@ -177,15 +181,30 @@ type outcome struct {
 	err     error
 	stack   []byte
 	remote  bool
+	// tool is the registered tool the call reached, nil when it named none.
+	tool *toolpkg.Tool
 }
 
 // Execute runs one call and returns its result; it never fails; every
 // failure is an error result. It is what Handle uses, exposed for servers
 // that execute calls outside a loop (an MCP server).
+//
+// Content, error messages included, is bounded by the tool's budget (or
+// the handler's) and is valid UTF-8 whatever the tool or the model sent.
 func (h *Handler) Execute(ctx context.Context, call artifact.ToolCall) artifact.ToolResult {
 	start := time.Now()
 	ctx, span := h.startSpan(ctx, call)
 	res, out := h.execute(ctx, call)
+	var budget toolpkg.Budget
+	if out.tool != nil {
+		budget = out.tool.Budget
+	}
+	maxBytes, maxLines := resolveBudget(budget, h.budget)
+	text := strings.ToValidUTF8(res.Content, "\uFFFD")
+	res.Content, res.Truncated = bound(text, maxBytes, maxLines)
+	if res.Truncated {
+		res.Full = text
+	}
 	h.finish(ctx, span, call, out, time.Since(start))
 	return res
 }
@@ -196,28 +215,33 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 			outcome{errType: kind, err: err}
 	}
 	if err := ctx.Err(); err != nil {
-		return fail(errCanceled, fmt.Sprintf("the call to %s was cancelled before it started", call.Name), err)
+		return fail(errCanceled, fmt.Sprintf("the call to %s was cancelled before it started", clip(call.Name, maxNameQuote)), err)
 	}
 	tools, restricted := offered(ctx)
 	b, found := h.registry.Lookup(call.Name)
 	if restricted && !offers(tools, call.Name) {
 		if found {
-			return fail(errNotOffer, fmt.Sprintf("tool %q is not available in this turn. %s", call.Name, listTools(tools, h.offeredList)), nil)
+			r, o := fail(errNotOffer, fmt.Sprintf("tool %s is not available in this turn. %s", quoteName(call.Name), listTools(tools, h.offeredList)), nil)
+			o.remote, o.tool = b.Remote, &b.Tool
+			return r, o
 		}
-		return fail(errUnknown, fmt.Sprintf("unknown tool %q. %s", call.Name, listTools(tools, h.offeredList)), nil)
+		return fail(errUnknown, fmt.Sprintf("unknown tool %s. %s", quoteName(call.Name), listTools(tools, h.offeredList)), nil)
 	}
 	if !found {
 		if !restricted {
 			tools = h.registry.Tools()
 		}
-		msg := fmt.Sprintf("unknown tool %q. %s", call.Name, listTools(tools, h.offeredList))
+		msg := fmt.Sprintf("unknown tool %s. %s", quoteName(call.Name), listTools(tools, h.offeredList))
 		if err := h.registry.Err(); err != nil {
 			msg += " Some tool sources failed to load: " + err.Error()
 		}
 		return fail(errUnknown, msg, nil)
 	}
-	if t, ok := loop.CurrentTurn(ctx); ok && duplicateBefore(t.Answer, call) {
-		return fail(errDuplicate, fmt.Sprintf("another call in this answer already uses the id %q; this call to %s was not run — give every call its own id", call.ID, call.Name), nil)
+	name := call.Name // a registered name: short and plain
+	if t, ok := loop.CurrentTurn(ctx); ok && duplicateBefore(ctx, t.Answer, call) {
+		r, o := fail(errDuplicate, fmt.Sprintf("another call in this answer already uses the id %s; this call to %s was not run — give every call its own id", quoteID(call.ID), name), nil)
+		o.tool = &b.Tool
+		return r, o
 	}
 	remote := b.Remote
 	sb := h.sandbox
@@ -226,14 +250,14 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 	}
 	prepared, err := b.Prepare(sb, call.Arguments)
 	if err != nil {
-		o := outcome{errType: errArgs, err: err, remote: remote}
+		o := outcome{errType: errArgs, err: err, remote: remote, tool: &b.Tool}
 		return artifact.ToolResult{ToolCallID: call.ID, Name: call.Name, IsError: true,
-			Content: fmt.Sprintf("%v. The arguments you sent were: %s", err, quoteArgs(call.Arguments))}, o
+			Content: fmt.Sprintf("%s. The arguments you sent were: %s", clip(err.Error(), maxArgErr), quoteArgs(call.Arguments))}, o
 	}
 	if b.Tool.Hints.Destructive && h.approver != nil {
 		if err := h.approve(ctx, b.Tool, call); err != nil {
-			r, o := fail(errRefused, fmt.Sprintf("the call to %s was not approved: %v", call.Name, err), err)
-			o.remote = remote
+			r, o := fail(errRefused, fmt.Sprintf("the call to %s was not approved: %v", name, err), err)
+			o.remote, o.tool = remote, &b.Tool
 			return r, o
 		}
 	}
@@ -243,7 +267,9 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		case h.sem <- struct{}{}:
 			defer func() { <-h.sem }()
 		case <-ctx.Done():
-			return fail(errCanceled, fmt.Sprintf("the call to %s was cancelled while waiting to run", call.Name), ctx.Err())
+			r, o := fail(errCanceled, fmt.Sprintf("the call to %s was cancelled while waiting to run", name), ctx.Err())
+			o.remote, o.tool = remote, &b.Tool
+			return r, o
 		}
 	}
 	timeout := h.timeout
@@ -255,11 +281,11 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 	v, err, stack := h.run(cctx, prepared)
 
 	res := artifact.ToolResult{ToolCallID: call.ID, Name: call.Name}
-	o := outcome{remote: remote}
+	o := outcome{remote: remote, tool: &b.Tool}
 	switch {
 	case stack != nil:
 		h.log().ErrorContext(ctx, "lode: tool panicked", "tool", call.Name, "call_id", call.ID, "panic", err, "stack", string(stack))
-		res.IsError, res.Content = true, fmt.Sprintf("the tool %s crashed (%v); this is a fault in the tool, not in your arguments", call.Name, err)
+		res.IsError, res.Content = true, fmt.Sprintf("the tool %s crashed (%s); this is a fault in the tool, not in your arguments", call.Name, clip(err.Error(), maxPanicText))
 		o.errType, o.err, o.stack = errPanic, err, stack
 		return res, o
 	case err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
@@ -275,7 +301,7 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		switch {
 		case errors.As(err, &ae):
 			o.errType = errArgs
-			res.Content = fmt.Sprintf("%v. The arguments you sent were: %s", err, quoteArgs(call.Arguments))
+			res.Content = fmt.Sprintf("%s. The arguments you sent were: %s", clip(err.Error(), maxArgErr), quoteArgs(call.Arguments))
 		case remote:
 			o.errType = errRemote
 			res.Content = fmt.Sprintf("the tool %s failed: %v", call.Name, err)
@@ -286,7 +312,7 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		res.IsError, o.err = true, err
 		return res, o
 	}
-	if err := h.fill(&res, b, v); err != nil {
+	if err := h.fill(&res, v); err != nil {
 		res.IsError, res.Content, res.Value = true, fmt.Sprintf("the tool %s returned a result that cannot be shown: %v", call.Name, err), v
 		o.errType, o.err = errRender, err
 		return res, o
@@ -336,40 +362,33 @@ func (h *Handler) run(ctx context.Context, prepared toolpkg.Prepared) (v any, er
 	}
 }
 
-// fill renders v into res within the tool's budget.
-func (h *Handler) fill(res *artifact.ToolResult, b *toolpkg.Binding, v any) (err error) {
+// fill renders v, what the tool returned, into res; Execute bounds it.
+func (h *Handler) fill(res *artifact.ToolResult, v any) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("rendering panicked: %v", p)
+			err = fmt.Errorf("rendering panicked: %s", clip(fmt.Sprint(p), maxPanicText))
 		}
 	}()
 	res.Value = v
-	text := ""
-	switch r := v.(type) {
+	var r *toolpkg.Result
+	switch rv := v.(type) {
 	case *toolpkg.Result:
-		if r == nil {
-			break
+		if rv == nil {
+			return nil
 		}
-		res.IsError, res.Parts = r.IsError, r.Parts
-		text = r.Content
-		if text == "" && r.Value != nil {
-			if text, err = render(r.Value); err != nil {
-				return err
-			}
-		}
+		r = rv
 	case toolpkg.Result:
-		return h.fill(res, b, &r)
+		r = &rv
 	default:
-		if text, err = render(v); err != nil {
-			return err
-		}
+		res.Content, err = render(v)
+		return err
 	}
-	maxBytes, maxLines := resolveBudget(b.Tool.Budget, h.budget)
-	res.Content, res.Truncated = bound(text, maxBytes, maxLines)
-	if res.Truncated {
-		res.Full = text
+	res.IsError, res.Parts = r.IsError, r.Parts
+	res.Content = r.Content
+	if res.Content == "" && r.Value != nil {
+		res.Content, err = render(r.Value)
 	}
-	return nil
+	return err
 }
 
 func (h *Handler) approve(ctx context.Context, t toolpkg.Tool, call artifact.ToolCall) (err error) {
@@ -400,16 +419,20 @@ func offers(tools []toolpkg.Tool, name string) bool {
 	return false
 }
 
-func duplicateBefore(answer []artifact.Artifact, call artifact.ToolCall) bool {
-	for _, a := range answer {
+// duplicateBefore reports whether an earlier call of the answer has call's
+// ID: the first call with an ID is the one that runs. The loop says where
+// in the answer this call stands, which tells apart two identical calls.
+func duplicateBefore(ctx context.Context, answer []artifact.Artifact, call artifact.ToolCall) bool {
+	at, indexed := loop.ArtifactIndex(ctx)
+	for i, a := range answer {
 		c, ok := a.(artifact.ToolCall)
-		if !ok {
+		if !ok || c.ID != call.ID {
 			continue
 		}
-		if c.ID == call.ID {
-			// The first call with this ID is the one that runs.
-			return c != call
+		if indexed {
+			return i < at
 		}
+		return c != call
 	}
 	return false
 }
@@ -434,14 +457,38 @@ func listTools(tools []toolpkg.Tool, limit int) string {
 	return sb.String()
 }
 
+// Bounds on what an error message quotes of what the model or the tool
+// sent, so that the message stays short and its point stays visible.
+const (
+	maxArgErr    = 1000 // a validation error, which may quote a value
+	maxPanicText = 200  // a panic's value
+	maxQuoted    = 300  // the arguments as sent
+	maxNameQuote = 100  // a tool name or call ID the registry does not know
+)
+
 // quoteArgs shows the model what it sent, bounded.
 func quoteArgs(raw string) string {
-	const limit = 300
 	if strings.TrimSpace(raw) == "" {
 		return "(nothing)"
 	}
-	if len(raw) > limit {
-		return fmt.Sprintf("%q… (%d bytes)", raw[:runeStart(raw, limit)], len(raw))
+	return quote(raw, maxQuoted)
+}
+
+func quoteName(name string) string { return quote(name, maxNameQuote) }
+func quoteID(id string) string     { return quote(id, maxNameQuote) }
+
+// quote is %q of s, cut after limit bytes with its length said.
+func quote(s string, limit int) string {
+	if len(s) > limit {
+		return fmt.Sprintf("%q… (%d bytes)", s[:runeStart(s, limit)], len(s))
 	}
-	return fmt.Sprintf("%q", raw)
+	return fmt.Sprintf("%q", s)
+}
+
+// clip cuts s after limit bytes, saying how long it was.
+func clip(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:runeStart(s, limit)], len(s))
 }

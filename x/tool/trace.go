@@ -2,6 +2,7 @@ package tool
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -21,16 +22,33 @@ func toolType(remote bool) string {
 	return "function"
 }
 
+// attrText makes text the model wrote fit a span or metric attribute:
+// exporters refuse strings that are not valid UTF-8 (OTLP drops the whole
+// batch), and a name a model invents may be of any length.
+func attrText(s string) string {
+	const limit = 128
+	if len(s) > limit {
+		s = s[:runeStart(s, limit)] + "…"
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// otherTool stands for every name the registry does not hold, in metrics,
+// whose series a model must not be able to multiply (the OpenTelemetry
+// conventions' "_OTHER").
+const otherTool = "_OTHER"
+
 func (h *Handler) startSpan(ctx context.Context, call artifact.ToolCall) (context.Context, trace.Span) {
 	if h.tracer == nil {
 		return ctx, nil
 	}
-	return h.tracer.Start(ctx, "execute_tool "+call.Name,
+	name := attrText(call.Name)
+	return h.tracer.Start(ctx, "execute_tool "+name,
 		trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(
 			attribute.String("gen_ai.operation.name", "execute_tool"),
-			attribute.String("gen_ai.tool.name", call.Name),
-			attribute.String("gen_ai.tool.call.id", call.ID),
+			attribute.String("gen_ai.tool.name", name),
+			attribute.String("gen_ai.tool.call.id", attrText(call.ID)),
 		))
 }
 
@@ -41,7 +59,7 @@ func (h *Handler) finish(ctx context.Context, span trace.Span, call artifact.Too
 			span.SetAttributes(attribute.String("error.type", o.errType))
 			msg := o.errType
 			if o.err != nil {
-				msg = o.err.Error()
+				msg = attrText(o.err.Error())
 				span.RecordError(o.err)
 			}
 			if o.stack != nil {
@@ -52,9 +70,13 @@ func (h *Handler) finish(ctx context.Context, span trace.Span, call artifact.Too
 		span.End()
 	}
 	if h.duration != nil {
+		name := otherTool
+		if o.tool != nil {
+			name = o.tool.Name
+		}
 		attrs := []attribute.KeyValue{
 			attribute.String("gen_ai.operation.name", "execute_tool"),
-			attribute.String("gen_ai.tool.name", call.Name),
+			attribute.String("gen_ai.tool.name", name),
 			attribute.String("gen_ai.tool.type", toolType(o.remote)),
 		}
 		if o.errType != "" {
