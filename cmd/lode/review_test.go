@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lodeworks/lode/x/provider/openai"
 )
 
 // watched is an io.Writer safe for concurrent use whose text a test can
@@ -598,5 +602,25 @@ func TestThinkingIsShownOnce(t *testing.T) {
 	r := lode(t, t.TempDir(), map[string]string{"OPENAI_BASE_URL": srv.URL}, "", "run", "--model", "m", "hi")
 	if r.code != 0 || r.stdout != "Done.\n" || strings.Count(r.stderr, "(thinking…)") != 1 || strings.Contains(r.stderr, "think.") {
 		t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestExplainNamesTheEndpointInUse(t *testing.T) {
+	// With only OPENAI_API_KEY set the configuration names no endpoint;
+	// the line must name the one the provider used.
+	cfg := &Config{Model: ModelConfig{APIKeyEnv: "OPENAI_API_KEY"}}
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{&net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")},
+			"cannot reach the model endpoint https://api.openai.com/v1: connection refused"},
+		{fmt.Errorf("wrapped: %w", &net.DNSError{Err: "no such host", Name: "api.openai.com"}),
+			"cannot reach the model endpoint https://api.openai.com/v1: lookup api.openai.com: no such host"},
+	}
+	for _, tc := range cases {
+		if got := explain(tc.err, cfg, openai.DefaultBaseURL); got == nil || got.Error() != tc.want {
+			t.Errorf("explain(%v) = %v, want %s", tc.err, got, tc.want)
+		}
 	}
 }

@@ -65,6 +65,7 @@ type agent struct {
 	cfg      *Config
 	step     *loop.Step
 	prov     provider.Provider
+	baseURL  string
 	tools    *toolbox
 	printer  *printer
 	shutdown func(context.Context) error
@@ -108,7 +109,7 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 		loop.WithInvokeOptions(invoke...),
 		loop.WithObserver(pr),
 	)
-	return &agent{cfg: cfg, step: loop.New(loopOpts...), prov: prov, tools: tb, printer: pr, shutdown: shutdown}, nil
+	return &agent{cfg: cfg, step: loop.New(loopOpts...), prov: prov, baseURL: prov.BaseURL(), tools: tb, printer: pr, shutdown: shutdown}, nil
 }
 
 func (a *agent) close() {
@@ -125,11 +126,13 @@ func (a *agent) ask(ctx context.Context, thread ledger.State, prompt string) err
 	_, err := a.step.Run(ctx, thread, a.prov)
 	_ = a.step.Flush(context.WithoutCancel(ctx))
 	a.printer.endLine()
-	return explain(err, a.cfg)
+	return explain(err, a.cfg, a.baseURL)
 }
 
 // explain turns the errors a newcomer meets into one line saying what to do.
-func explain(err error, cfg *Config) error {
+// baseURL is the endpoint the provider talks to, which the configuration
+// leaves empty for OpenAI's own.
+func explain(err error, cfg *Config, baseURL string) error {
 	if err == nil {
 		return nil
 	}
@@ -147,15 +150,15 @@ func explain(err error, cfg *Config) error {
 	}
 	var respErr *openai.ResponseError
 	if errors.As(err, &respErr) && errors.Is(err, openai.ErrIncomplete) && strings.Contains(respErr.Detail, "no stream events") {
-		return fmt.Errorf("the model endpoint %s did not stream its answer: if it cannot, set stream: false under model: in lode.yaml", cfg.Model.BaseURL)
+		return fmt.Errorf("the model endpoint %s did not stream its answer: if it cannot, set stream: false under model: in lode.yaml", baseURL)
 	}
 	var opErr *net.OpError
 	if errors.As(err, &opErr) {
-		return fmt.Errorf("cannot reach the model endpoint %s: %v", cfg.Model.BaseURL, opErr.Err)
+		return fmt.Errorf("cannot reach the model endpoint %s: %v", baseURL, opErr.Err)
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
-		return fmt.Errorf("cannot reach the model endpoint %s: %v", cfg.Model.BaseURL, dnsErr)
+		return fmt.Errorf("cannot reach the model endpoint %s: %v", baseURL, dnsErr)
 	}
 	return err
 }
