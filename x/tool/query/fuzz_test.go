@@ -3,6 +3,7 @@ package query_test
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -55,6 +56,8 @@ func FuzzQuery(f *testing.F) {
 	for _, s := range seeds {
 		f.Add(s, recs)
 	}
+	f.Add(`{"offset":9223372036854774784,"limit":9223372036854774784,"sort":[{"field":"id"}]}`, recs)
+	huge := query.WithLimits(query.Limits{MaxOffset: math.MaxInt, MaxPageSize: math.MaxInt, PageSize: math.MaxInt})
 	f.Fuzz(func(t *testing.T, queryJSON, recordsJSON string) {
 		var args map[string]any
 		if json.Unmarshal([]byte(queryJSON), &args) != nil {
@@ -63,6 +66,13 @@ func FuzzQuery(f *testing.F) {
 		var records []map[string]any
 		if json.Unmarshal([]byte(recordsJSON), &records) != nil {
 			records = nil
+		}
+		// Limits raised to the largest int must not let a number wrap round
+		// or the paging overflow.
+		if q, err := query.Parse(args, huge); err == nil {
+			if p := q.Run(records); len(p.Records) > len(records) || q.Offset < 0 || q.Limit < 1 {
+				t.Fatalf("with huge limits: offset %d limit %d, %d records", q.Offset, q.Limit, len(p.Records))
+			}
 		}
 		q, err := query.Parse(args)
 		if err != nil {
