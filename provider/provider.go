@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"iter"
+	"slices"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
@@ -99,8 +100,11 @@ func Resolve(ctx context.Context, st ledger.State, req *Request, opts ...InvokeO
 	return nil
 }
 
-// WithTools offers tools to the model, replacing any set before.
+// WithTools offers tools to the model, replacing any set before. The slice
+// is shared, not copied (a registry snapshot may hold thousands); it is
+// clipped, so that an append to Request.Tools never writes into it.
 func WithTools(tools []tool.Tool) InvokeOption {
+	tools = slices.Clip(tools)
 	return OptionFunc(func(_ context.Context, _ ledger.State, r *Request) error {
 		r.Tools = tools
 		return nil
@@ -149,6 +153,7 @@ func WithTopP(p float64) InvokeOption {
 
 // WithStop sets stop sequences.
 func WithStop(seqs ...string) InvokeOption {
+	seqs = slices.Clip(seqs)
 	return OptionFunc(func(_ context.Context, _ ledger.State, r *Request) error {
 		r.Stop = seqs
 		return nil
@@ -158,9 +163,12 @@ func WithStop(seqs ...string) InvokeOption {
 // WithSystemPrompt puts a system turn with text before the history for this
 // invocation only, after any system turns the history already starts with.
 // Because it works on the Request and never on the ledger, applying it on
-// every round of a run yields exactly one copy.
+// every round of a run yields exactly one copy. An empty text adds nothing.
 func WithSystemPrompt(text string) InvokeOption {
 	return OptionFunc(func(_ context.Context, _ ledger.State, r *Request) error {
+		if text == "" {
+			return nil
+		}
 		i := 0
 		for i < len(r.Turns) && r.Turns[i].Role == ledger.RoleSystem {
 			i++

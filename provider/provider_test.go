@@ -90,3 +90,30 @@ func joined(s []string) string {
 	}
 	return out
 }
+
+func TestEmptySystemPromptAddsNothing(t *testing.T) {
+	history := []ledger.Turn{turn(ledger.RoleUser, "hi")}
+	req := &provider.Request{Turns: history}
+	if err := provider.WithSystemPrompt("").ApplyInvoke(context.Background(), nil, req); err != nil {
+		t.Fatal(err)
+	}
+	if len(req.Turns) != 1 || req.Turns[0].Role != ledger.RoleUser {
+		t.Fatalf("turns = %+v", req.Turns)
+	}
+}
+
+// What an option shares with its caller cannot be written through by an
+// adapter that appends to the request.
+func TestOptionSlicesAreClipped(t *testing.T) {
+	tools := make([]tool.Tool, 1, 4)
+	stops := make([]string, 1, 4)
+	req := &provider.Request{}
+	if err := provider.Resolve(context.Background(), nil, req, provider.WithTools(tools), provider.WithStop(stops...)); err != nil {
+		t.Fatal(err)
+	}
+	_ = append(req.Tools, tool.Tool{Name: "intruder"})
+	_ = append(req.Stop, "intruder")
+	if tools[:2][1].Name != "" || stops[:2][1] != "" {
+		t.Fatal("an append to the request wrote into the caller's slice")
+	}
+}

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"context"
+	"slices"
 
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/provider"
@@ -23,7 +24,7 @@ func WithFilteredTools(registry toolpkg.Registry, filter ToolFilter) provider.In
 		if filter != nil {
 			tools = filter(ctx, st, tools)
 		}
-		req.Tools = tools
+		req.Tools = slices.Clip(tools)
 		return nil
 	})
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/tool"
 	"github.com/lodeworks/lode/x/provider/script"
 	xtool "github.com/lodeworks/lode/x/tool"
@@ -283,5 +284,24 @@ func TestTelemetryOfHostileNames(t *testing.T) {
 	}
 	if len(got) != 2 || got["_OTHER"] != 2 || got["sum"] != 1 {
 		t.Fatalf("metric series by tool name: %v", got)
+	}
+}
+
+// The filter's slice is offered as it is but clipped: an adapter that
+// appends to the request's tools cannot write into it.
+func TestFilteredToolsClipped(t *testing.T) {
+	reg := hostileFixture(t)
+	kept := make([]tool.Tool, 0, 8)
+	filter := func(_ context.Context, _ ledger.State, tools []tool.Tool) []tool.Tool {
+		kept = append(kept[:0], tools[0])
+		return kept
+	}
+	req := &provider.Request{}
+	if err := xtool.WithFilteredTools(reg, filter).ApplyInvoke(context.Background(), ledger.NewThread(), req); err != nil {
+		t.Fatal(err)
+	}
+	_ = append(req.Tools, tool.Tool{Name: "intruder"})
+	if kept[:2][1].Name != "" {
+		t.Fatal("an append to the request wrote into the filter's slice")
 	}
 }

@@ -69,18 +69,22 @@ type Provider struct {
 // Option configures a Provider.
 type Option func(*Provider)
 
-// WithChunkSize sets the largest delta in bytes (default 16); text is never
-// split inside a UTF-8 sequence.
+// DefaultChunkSize is the largest delta, in bytes, unless WithChunkSize
+// says otherwise.
+const DefaultChunkSize = 16
+
+// WithChunkSize sets the largest delta in bytes; n < 1 keeps
+// DefaultChunkSize. Text is never split inside a UTF-8 sequence.
 func WithChunkSize(n int) Option { return func(p *Provider) { p.chunk = n } }
 
 // New returns a Provider that plays steps in order.
 func New(steps []Step, opts ...Option) *Provider {
-	p := &Provider{steps: steps, chunk: 16}
+	p := &Provider{steps: steps}
 	for _, o := range opts {
 		o(p)
 	}
 	if p.chunk < 1 {
-		p.chunk = 1
+		p.chunk = DefaultChunkSize
 	}
 	return p
 }

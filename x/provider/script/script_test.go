@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/lodeworks/lode/artifact"
@@ -139,5 +140,25 @@ func TestFuncSeesRequest(t *testing.T) {
 	}
 	if last := got[len(got)-1]; last != (artifact.Text{Content: "3 tools"}) {
 		t.Fatalf("last = %#v", last)
+	}
+}
+
+func TestChunkSizeZeroMeansDefault(t *testing.T) {
+	text := strings.Repeat("x", 40)
+	for _, n := range []int{0, -3} {
+		p := script.New([]script.Step{script.Text(text)}, script.WithChunkSize(n))
+		got, err := collect(p, context.Background(), &provider.Request{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sizes []int
+		for _, a := range got {
+			if d, ok := a.(artifact.TextDelta); ok {
+				sizes = append(sizes, len(d.Content))
+			}
+		}
+		if !reflect.DeepEqual(sizes, []int{script.DefaultChunkSize, script.DefaultChunkSize, 8}) {
+			t.Fatalf("WithChunkSize(%d): deltas of %v bytes", n, sizes)
+		}
 	}
 }
