@@ -74,8 +74,8 @@ func WithLogger(l *slog.Logger) HandlerOption { return func(h *Handler) { h.logg
 func WithTimeout(d time.Duration) HandlerOption { return func(h *Handler) { h.timeout = d } }
 
 // WithBudget bounds what the model sees of each result, for tools that set
-// no budget of their own. Zero fields keep DefaultBudget; negative ones
-// lift the limit.
+// no budget of their own. Zero fields keep DefaultBudgetBytes and
+// DefaultBudgetLines; negative ones lift the limit.
 func WithBudget(b toolpkg.Budget) HandlerOption { return func(h *Handler) { h.budget = b } }
 
 // WithConcurrency bounds how many calls this handler runs at once, across

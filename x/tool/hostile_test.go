@@ -305,3 +305,28 @@ func TestFilteredToolsClipped(t *testing.T) {
 		t.Fatal("an append to the request wrote into the filter's slice")
 	}
 }
+
+// With no budget anywhere, the defaults apply, to the byte and the line.
+func TestDefaultBudget(t *testing.T) {
+	lines := func(n int) string { return strings.TrimSuffix(strings.Repeat("x\n", n), "\n") }
+	cases := []struct {
+		name string
+		out  string
+		cut  bool
+	}{
+		{"bytes at the limit", strings.Repeat("b", xtool.DefaultBudgetBytes), false},
+		{"one byte over", strings.Repeat("b", xtool.DefaultBudgetBytes+1), true},
+		{"lines at the limit", lines(xtool.DefaultBudgetLines), false},
+		{"one line over", lines(xtool.DefaultBudgetLines + 1), true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			reg := tool.NewRegistry()
+			_ = reg.Register(tool.Tool{Name: "out"}, func(context.Context, tool.Sandbox, map[string]any) (any, error) { return c.out, nil })
+			r := xtool.NewHandler(reg).Execute(context.Background(), call("out", "{}"))
+			if r.Truncated != c.cut || (r.Content == c.out) == c.cut {
+				t.Fatalf("truncated %v, content kept whole %v", r.Truncated, r.Content == c.out)
+			}
+		})
+	}
+}

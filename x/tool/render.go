@@ -10,9 +10,12 @@ import (
 	toolpkg "github.com/lodeworks/lode/tool"
 )
 
-// DefaultBudget bounds what the model sees of one result unless the handler
-// or the tool says otherwise.
-var DefaultBudget = toolpkg.Budget{Bytes: 32 << 10, Lines: 1000}
+// The bounds on what the model sees of one result unless the handler or the
+// tool says otherwise.
+const (
+	DefaultBudgetBytes = 32 << 10
+	DefaultBudgetLines = 1000
+)
 
 // render turns what a tool returned into the text a model reads. Strings
 // go as they are; everything else is JSON.
@@ -61,7 +64,7 @@ func resolveBudget(tool, handler toolpkg.Budget) (maxBytes, maxLines int) {
 		}
 		return d
 	}
-	return pick(tool.Bytes, handler.Bytes, DefaultBudget.Bytes), pick(tool.Lines, handler.Lines, DefaultBudget.Lines)
+	return pick(tool.Bytes, handler.Bytes, DefaultBudgetBytes), pick(tool.Lines, handler.Lines, DefaultBudgetLines)
 }
 
 // bound keeps the head and tail of s within maxBytes and maxLines (a
