@@ -456,3 +456,21 @@ func TestErrorTextsOfZeroValues(t *testing.T) {
 		}
 	}
 }
+
+// A missing ledger or provider is an error, not a panic; a zero Step is a
+// Step with no handlers.
+func TestMissingArguments(t *testing.T) {
+	prov := script.Play(script.Text("hi"))
+	for _, step := range []*loop.Step{loop.New(loop.WithHandlers(echoTools)), new(loop.Step)} {
+		if _, err := step.Turn(context.Background(), nil, prov); err == nil || err.Error() != "loop: ledger: no ledger.State given" {
+			t.Errorf("Turn without a ledger: %v", err)
+		}
+		if _, err := step.Run(context.Background(), userThread("x"), nil); !errors.As(err, new(*loop.ProviderError)) || err.Error() != "loop: provider: no provider given" {
+			t.Errorf("Run without a provider: %v", err)
+		}
+	}
+	th := userThread("x")
+	if _, err := new(loop.Step).Run(context.Background(), th, prov); err != nil || roles(th) != "user,assistant" {
+		t.Fatalf("zero Step: %v, ledger %s", err, roles(th))
+	}
+}

@@ -17,6 +17,9 @@ import (
 // stops it with a *LimitError when the model still has tool calls to make;
 // any other failure ends it with the error of the turn that failed.
 func (s *Step) Run(ctx context.Context, st ledger.State, prov provider.Provider, opts ...provider.InvokeOption) (_ ledger.State, err error) {
+	if err := checkArgs(st, prov); err != nil {
+		return st, err
+	}
 	if s.timeLimit > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, s.timeLimit, &LimitError{

@@ -148,8 +148,23 @@ type turnOutcome struct {
 // Turn runs one turn on st with prov and returns st. opts are resolved after
 // the Step's own invoke options.
 func (s *Step) Turn(ctx context.Context, st ledger.State, prov provider.Provider, opts ...provider.InvokeOption) (ledger.State, error) {
+	if err := checkArgs(st, prov); err != nil {
+		return st, err
+	}
 	_, err := s.turn(ctx, st, prov, opts)
 	return st, err
+}
+
+// checkArgs turns a missing ledger or provider into an error rather than a
+// panic deep in a turn.
+func checkArgs(st ledger.State, prov provider.Provider) error {
+	if st == nil {
+		return &LedgerError{Err: errors.New("no ledger.State given")}
+	}
+	if prov == nil {
+		return &ProviderError{Err: errors.New("no provider given")}
+	}
+	return nil
 }
 
 func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider, opts []provider.InvokeOption) (out turnOutcome, err error) {
