@@ -21,6 +21,15 @@ type ProviderError struct {
 func (e *ProviderError) Error() string { return "loop: provider: " + errText(e.Err) }
 func (e *ProviderError) Unwrap() error { return e.Err }
 
+// panicError describes a recovered panic; a panic with an error stays
+// reachable with errors.Is and errors.As.
+func panicError(v any) error {
+	if err, ok := v.(error); ok {
+		return fmt.Errorf("panic: %w", err)
+	}
+	return fmt.Errorf("panic: %v", v)
+}
+
 func errText(err error) string {
 	if err == nil {
 		return "unknown error"

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"iter"
 	"log/slog"
 	"reflect"
@@ -472,5 +473,22 @@ func TestMissingArguments(t *testing.T) {
 	th := userThread("x")
 	if _, err := new(loop.Step).Run(context.Background(), th, prov); err != nil || roles(th) != "user,assistant" {
 		t.Fatalf("zero Step: %v, ledger %s", err, roles(th))
+	}
+}
+
+// A panic with an error keeps that error reachable through the typed error.
+func TestPanicWithAnErrorUnwraps(t *testing.T) {
+	cause := io.ErrUnexpectedEOF
+	log, _ := quietLog()
+	prov := seqProvider(func(yield func(artifact.Artifact, error) bool) { panic(cause) })
+	_, err := loop.New(loop.WithLogger(log)).Turn(context.Background(), userThread("x"), prov)
+	if !errors.As(err, new(*loop.ProviderError)) || !errors.Is(err, cause) || err.Error() != "loop: provider: panic: unexpected EOF" {
+		t.Fatalf("provider panic: %v", err)
+	}
+	h := loop.HandlerFunc(func(context.Context, artifact.Artifact, loop.Emitter) error { panic(cause) })
+	_, err = loop.New(loop.WithLogger(log), loop.WithHandlers(h)).Turn(context.Background(), userThread("x"), script.Play(script.Text("hi")))
+	var he *loop.HandlerError
+	if !errors.As(err, &he) || !errors.Is(err, cause) || he.Panic != cause {
+		t.Fatalf("handler panic: %v", err)
 	}
 }

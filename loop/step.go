@@ -254,7 +254,7 @@ func (s *Step) stream(ctx context.Context, prov provider.Provider, req *provider
 		stopped.Store(true)
 		if v := recover(); v != nil {
 			s.log().ErrorContext(ctx, "lode: provider panicked", "panic", v, "stack", string(debug.Stack()))
-			err = &ProviderError{Err: fmt.Errorf("panic: %v", v), Partial: arts}
+			err = &ProviderError{Err: panicError(v), Partial: arts}
 		}
 	}()
 	seq := prov.Invoke(ctx, req)
@@ -495,7 +495,7 @@ func (s *Step) callHandler(ctx context.Context, i int, h Handler, a artifact.Art
 	defer func() {
 		if v := recover(); v != nil {
 			herr := &HandlerError{Handler: i, Artifact: a, Panic: v, Stack: debug.Stack()}
-			herr.Err = fmt.Errorf("panic: %v", v)
+			herr.Err = panicError(v)
 			s.log().ErrorContext(ctx, "lode: handler panicked", "handler", i, "artifact", a.Kind(), "panic", v, "stack", string(herr.Stack))
 			err = herr
 		}

@@ -2,6 +2,8 @@ package tool_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -114,5 +116,26 @@ func TestListenersSeeTheLatestSnapshot(t *testing.T) {
 	}
 	if got := len(reg.Tools()); got != n || !strings.HasPrefix(names(reg.Tools()), "t000,t001,") {
 		t.Fatalf("%d tools: %.40s", got, names(reg.Tools()))
+	}
+}
+
+// An *ArgumentsError keeps the decoder's error reachable.
+func TestArgumentsErrorUnwraps(t *testing.T) {
+	reg := tool.NewRegistry()
+	_ = reg.Register(tool.Tool{Name: "add", Schema: addSchema}, add)
+	b, _ := reg.Lookup("add")
+	cases := []struct {
+		raw    string
+		target any
+	}{
+		{`{"a":1,`, new(*json.SyntaxError)},
+		{`{"a":1}x`, new(*json.SyntaxError)},
+		{`{"a":1e400,"b":1}`, new(*json.UnmarshalTypeError)},
+	}
+	for _, c := range cases {
+		_, err := b.Decode(c.raw)
+		if !errors.As(err, new(*tool.ArgumentsError)) || !errors.As(err, c.target) {
+			t.Errorf("Decode(%s) = %v (%T), want an *ArgumentsError wrapping %T", c.raw, err, err, c.target)
+		}
 	}
 }

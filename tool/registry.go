@@ -563,7 +563,7 @@ func parseArgs(raw string) (map[string]any, error) {
 	}
 	var v any
 	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		return nil, fmt.Errorf("arguments are not valid JSON (%v); send a JSON object", err)
+		return nil, fmt.Errorf("arguments are not valid JSON (%w); send a JSON object", err)
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
