@@ -1,10 +1,12 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/invopop/jsonschema"
@@ -29,7 +31,8 @@ func WithSchema(s json.RawMessage) FuncOption { return func(t *Tool) { t.Schema 
 // whose properties are In's exported fields, named by their json tags,
 // required unless tagged omitempty, and closed to other properties. The
 // jsonschema struct tag of invopop/jsonschema adds descriptions, enums and
-// bounds.
+// bounds. Every type is inlined, except in a type that contains itself (a
+// tree), which is described with "$defs" and "$ref".
 func SchemaFor[In any]() (json.RawMessage, error) {
 	typ := reflect.TypeFor[In]()
 	for typ.Kind() == reflect.Pointer {
@@ -38,8 +41,15 @@ func SchemaFor[In any]() (json.RawMessage, error) {
 	if typ.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("tool: arguments type %s is not a struct", typ)
 	}
-	r := &jsonschema.Reflector{ExpandedStruct: true, DoNotReference: true, Anonymous: true}
+	// Inline every type, which every model API reads, unless a type contains
+	// itself: that can only be written with references, and inlining it
+	// would recurse without end.
+	rec := recursive(typ, nil)
+	r := &jsonschema.Reflector{ExpandedStruct: !rec, DoNotReference: !rec, Anonymous: true}
 	s := r.ReflectFromType(typ)
+	if rec {
+		s = rootFromDefs(s)
+	}
 	s.Version = ""
 	if s.Properties == nil || s.Properties.Len() == 0 {
 		// An empty struct still takes an object, and says so to the model.
@@ -103,4 +113,57 @@ func typedTool[In, Out any](name, description string, fn func(context.Context, I
 		return run(ctx)
 	}
 	return t, tf, typed, nil
+}
+
+// recursive reports whether t contains itself, through fields, elements or
+// pointers; path holds the struct types being walked.
+func recursive(t reflect.Type, path map[reflect.Type]bool) bool {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	if path[t] {
+		return true
+	}
+	if path == nil {
+		path = make(map[reflect.Type]bool)
+	}
+	path[t] = true
+	defer delete(path, t)
+	for i := range t.NumField() {
+		if f := t.Field(i); (f.IsExported() || f.Anonymous) && recursive(f.Type, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// rootFromDefs turns a schema that only refers to its root's definition
+// into that definition, an object, carrying the definitions along; the
+// root's own definition stays only when something refers to it.
+func rootFromDefs(s *jsonschema.Schema) *jsonschema.Schema {
+	const prefix = "#/$defs/"
+	name, ok := strings.CutPrefix(s.Ref, prefix)
+	def, found := s.Definitions[name]
+	if !ok || !found {
+		return s
+	}
+	root := *def
+	root.Definitions = s.Definitions
+	others := make(jsonschema.Definitions, len(s.Definitions))
+	for k, v := range s.Definitions {
+		if k != name {
+			others[k] = v
+		}
+	}
+	raw, _ := json.Marshal(struct {
+		Root *jsonschema.Schema
+		Defs jsonschema.Definitions
+	}{def, others})
+	if !bytes.Contains(raw, []byte(`"`+prefix+name+`"`)) {
+		root.Definitions = others
+	}
+	return &root
 }

@@ -135,3 +135,74 @@ func TestValidateSchema(t *testing.T) {
 		}
 	}
 }
+
+type treeNode struct {
+	Name string     `json:"name"`
+	Kids []treeNode `json:"kids,omitempty"`
+}
+
+type forestIn struct {
+	Trees []*treeNode `json:"trees"`
+}
+
+func countNodes(ns []treeNode) int {
+	n := len(ns)
+	for _, c := range ns {
+		n += countNodes(c.Kids)
+	}
+	return n
+}
+
+// A type that contains itself cannot be inlined; its schema refers to
+// itself, and arguments are still checked to any depth.
+func TestRecursiveArgumentTypes(t *testing.T) {
+	reg := tool.NewRegistry()
+	if err := tool.RegisterFunc(reg, "tree", "Count nodes", func(_ context.Context, in treeNode) (int, error) {
+		return 1 + countNodes(in.Kids), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tool.RegisterFunc(reg, "forest", "Count trees", func(_ context.Context, in forestIn) (int, error) {
+		return len(in.Trees), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		tool, args string
+		want       any
+		err        string
+	}{
+		{"tree", `{"name":"a","kids":[{"name":"b","kids":[{"name":"c"}]}]}`, 3, ""},
+		{"tree", `{"name":"a","kids":[{"name":"b","kids":[{"nom":"c"}]}]}`, nil, `validating /$defs/treeNode: unexpected additional properties ["nom"]`},
+		{"forest", `{"trees":[{"name":"a"},{"name":"b","kids":[{"name":"c"}]}]}`, 2, ""},
+		{"forest", `{"trees":[{"name":"a","kids":[{"name":1}]}]}`, nil, `has type "integer", want "string"`},
+	}
+	for _, c := range cases {
+		b, _ := reg.Lookup(c.tool)
+		v, err := b.Call(context.Background(), tool.NoSandbox(), c.args)
+		if c.err == "" {
+			if err != nil || v != c.want {
+				t.Errorf("%s(%s) = %v, %v; want %v", c.tool, c.args, v, err, c.want)
+			}
+			continue
+		}
+		if !errors.As(err, new(*tool.ArgumentsError)) || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%s(%s) = %v; want an *ArgumentsError containing %q", c.tool, c.args, err, c.err)
+		}
+	}
+	for name, want := range map[string]string{
+		"tree":   `{"$defs":{"treeNode":`,
+		"forest": `{"$defs":{"treeNode":`,
+	} {
+		b, _ := reg.Lookup(name)
+		sch := string(b.Tool.Schema)
+		if !strings.HasPrefix(sch, want) || !strings.Contains(sch, `"type":"object"`) || strings.Contains(sch, "forestIn") {
+			t.Errorf("schema of %s: %s", name, sch)
+		}
+	}
+	// A type that does not contain itself stays inlined.
+	raw, _ := tool.SchemaFor[addIn]()
+	if strings.Contains(string(raw), "$ref") || strings.Contains(string(raw), "$defs") {
+		t.Errorf("schema of a plain type uses references: %s", raw)
+	}
+}
