@@ -492,3 +492,17 @@ func TestPanicWithAnErrorUnwraps(t *testing.T) {
 		t.Fatalf("handler panic: %v", err)
 	}
 }
+
+func TestNilHandlersAndObserversSkipped(t *testing.T) {
+	th := userThread("x")
+	step := loop.New(loop.WithHandlers(nil, echoTools, nil), loop.WithObserver(nil))
+	if _, err := step.Turn(context.Background(), th, script.Play(script.Call("1", "t", "{}"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := roles(th); got != "user,assistant,tool" {
+		t.Fatalf("ledger = %s", got)
+	}
+	if err := step.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

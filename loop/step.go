@@ -62,8 +62,15 @@ type Step struct {
 type Option func(*Step)
 
 // WithHandlers appends handlers; each artifact goes to each, in this order.
+// Nil handlers are skipped.
 func WithHandlers(h ...Handler) Option {
-	return func(s *Step) { s.handlers = append(s.handlers, h...) }
+	return func(s *Step) {
+		for _, x := range h {
+			if x != nil {
+				s.handlers = append(s.handlers, x)
+			}
+		}
+	}
 }
 
 // WithInvokeOptions appends options resolved on every invocation, before
@@ -81,9 +88,13 @@ func WithTracer(t trace.Tracer) Option { return func(s *Step) { s.tracer = t } }
 func WithLogger(l *slog.Logger) Option { return func(s *Step) { s.logger = l } }
 
 // WithObserver adds an observer that receives every event asynchronously,
-// in order, without ever blocking the turn.
+// in order, without ever blocking the turn. A nil observer is skipped.
 func WithObserver(e Emitter) Option {
-	return func(s *Step) { s.observers = append(s.observers, newMailbox(e, s)) }
+	return func(s *Step) {
+		if e != nil {
+			s.observers = append(s.observers, newMailbox(e, s))
+		}
+	}
 }
 
 // WithConcurrency bounds how many artifacts of one answer are handled at

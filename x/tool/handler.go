@@ -55,8 +55,13 @@ func WithTracer(tracer trace.Tracer) HandlerOption { return func(h *Handler) { h
 
 // WithMeter records the duration of every execution in the histogram
 // "lode.tool.duration" (seconds), by tool name, tool type and error type.
+// A nil meter records nothing.
 func WithMeter(m metric.Meter) HandlerOption {
 	return func(h *Handler) {
+		if m == nil {
+			h.duration = nil
+			return
+		}
 		hist, err := m.Float64Histogram("lode.tool.duration",
 			metric.WithUnit("s"), metric.WithDescription("Duration of tool executions"))
 		if err == nil {
@@ -93,12 +98,14 @@ func WithConcurrency(n int) HandlerOption {
 // WithApprover gates tools whose hints say Destructive.
 func WithApprover(a Approver) HandlerOption { return func(h *Handler) { h.approver = a } }
 
-// WithSandbox assigns the sandbox local tools run in. Without it they get
+// WithSandbox assigns the sandbox tools run in (a mounted source sees it
+// through tool.SandboxFrom). Without it, or with nil, they get
 // tool.NoSandbox, which provides nothing: a tool that needs a sandbox
 // refuses to run rather than touch the host.
 func WithSandbox(sb toolpkg.Sandbox) HandlerOption { return func(h *Handler) { h.sandbox = sb } }
 
-// WithToolSandbox assigns a sandbox to one tool, overriding WithSandbox.
+// WithToolSandbox assigns a sandbox to one tool, overriding WithSandbox; a
+// nil sandbox is tool.NoSandbox.
 func WithToolSandbox(name string, sb toolpkg.Sandbox) HandlerOption {
 	return func(h *Handler) {
 		if h.sandboxes == nil {
@@ -247,6 +254,9 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 	sb := h.sandbox
 	if s, ok := h.sandboxes[b.Tool.Name]; ok {
 		sb = s
+		if sb == nil {
+			sb = toolpkg.NoSandbox()
+		}
 	}
 	prepared, err := b.Prepare(sb, call.Arguments)
 	if err != nil {

@@ -330,3 +330,13 @@ func TestDefaultBudget(t *testing.T) {
 		})
 	}
 }
+
+// Nil options mean their defaults: no meter, no sandbox.
+func TestNilOptions(t *testing.T) {
+	reg := tool.NewRegistry()
+	_ = reg.Register(tool.Tool{Name: "where"}, func(_ context.Context, sb tool.Sandbox, _ map[string]any) (any, error) { return sb.Name(), nil })
+	h := xtool.NewHandler(reg, xtool.WithMeter(nil), xtool.WithTracer(nil), xtool.WithSandbox(nil), xtool.WithToolSandbox("where", nil), xtool.WithApprover(nil))
+	if r := h.Execute(context.Background(), call("where", "{}")); r.IsError || r.Content != "none" {
+		t.Fatalf("result = %+v", r)
+	}
+}
