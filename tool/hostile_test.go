@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lodeworks/lode/tool"
 )
@@ -136,6 +137,25 @@ func TestArgumentsErrorUnwraps(t *testing.T) {
 		_, err := b.Decode(c.raw)
 		if !errors.As(err, new(*tool.ArgumentsError)) || !errors.As(err, c.target) {
 			t.Errorf("Decode(%s) = %v (%T), want an *ArgumentsError wrapping %T", c.raw, err, err, c.target)
+		}
+	}
+}
+
+// ctxSource lists its tools only while the context it is given is live.
+type ctxSource struct{ fakeSource }
+
+func (c *ctxSource) Tools(ctx context.Context) ([]tool.Tool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return c.fakeSource.Tools(ctx)
+}
+
+func TestZeroMountTimeoutMeansDefault(t *testing.T) {
+	for _, d := range []time.Duration{0, -time.Second} {
+		reg := tool.NewRegistry(tool.WithMountTimeout(d), tool.WithSource(&ctxSource{fakeSource{name: "s", tools: []tool.Tool{{Name: "t"}}}}))
+		if err := reg.Err(); err != nil || names(reg.Tools()) != "s__t" {
+			t.Fatalf("WithMountTimeout(%v): %v, tools %s", d, err, names(reg.Tools()))
 		}
 	}
 }

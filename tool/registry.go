@@ -87,9 +87,20 @@ func WithSource(src RemoteSource, opts ...MountOption) Option {
 	return func(r *registry) { r.pending = append(r.pending, pendingMount{src, opts}) }
 }
 
+// DefaultMountTimeout bounds how long a source may take to list its tools
+// unless WithMountTimeout says otherwise.
+const DefaultMountTimeout = 30 * time.Second
+
 // WithMountTimeout bounds how long NewRegistry waits for each source given
-// by WithSource or WithMCPServer to list its tools (default 30s).
-func WithMountTimeout(d time.Duration) Option { return func(r *registry) { r.mountTimeout = d } }
+// by WithSource or WithMCPServer to list its tools, and how long a changed
+// source may take to list them again; d <= 0 keeps DefaultMountTimeout.
+func WithMountTimeout(d time.Duration) Option {
+	return func(r *registry) {
+		if d > 0 {
+			r.mountTimeout = d
+		}
+	}
+}
 
 // WithLogger sets where refresh failures of changing sources are logged.
 func WithLogger(l *slog.Logger) Option { return func(r *registry) { r.logger = l } }
@@ -144,7 +155,7 @@ func NewRegistry(opts ...Option) Registry {
 	r := &registry{
 		entries:      make(map[string]*Binding),
 		sources:      make(map[string]*mounted),
-		mountTimeout: 30 * time.Second,
+		mountTimeout: DefaultMountTimeout,
 	}
 	for _, o := range opts {
 		o(r)
