@@ -152,11 +152,9 @@ func (t *Thread) Append(role Role, artifacts ...artifact.Artifact) error {
 	if !role.Valid() {
 		return fmt.Errorf("ledger: append: invalid role %q", role)
 	}
-	arts := slices.Clip(slices.Clone(artifacts))
-	for i, a := range arts {
-		if arts[i] = artifact.Normalize(a); arts[i] == nil {
-			return fmt.Errorf("ledger: append: artifact %d of %d is nil", i+1, len(arts))
-		}
+	arts, err := ownArtifacts(artifacts)
+	if err != nil {
+		return fmt.Errorf("ledger: append: %w", err)
 	}
 	turn := Turn{Role: role, Artifacts: arts}
 	if t.now != nil {
@@ -166,6 +164,18 @@ func (t *Thread) Append(role Role, artifacts ...artifact.Artifact) error {
 	t.turns = append(t.turns, turn)
 	t.mu.Unlock()
 	return nil
+}
+
+// ownArtifacts copies a turn's artifacts as every State stores them:
+// pointers as the values they point to, nil refused.
+func ownArtifacts(artifacts []artifact.Artifact) ([]artifact.Artifact, error) {
+	arts := slices.Clip(slices.Clone(artifacts))
+	for i, a := range arts {
+		if arts[i] = artifact.Normalize(a); arts[i] == nil {
+			return nil, fmt.Errorf("artifact %d of %d is nil", i+1, len(arts))
+		}
+	}
+	return arts, nil
 }
 
 // Metadata returns the value stored under key.

@@ -177,7 +177,11 @@ func (t *StoredThread) Append(role Role, artifacts ...artifact.Artifact) error {
 	if !role.Valid() {
 		return fmt.Errorf("ledger: append to thread %s: invalid role %q", t.id, role)
 	}
-	turn := Turn{Role: role, Artifacts: slices.Clip(slices.Clone(artifacts))}
+	arts, err := ownArtifacts(artifacts)
+	if err != nil {
+		return fmt.Errorf("ledger: append to thread %s: %w", t.id, err)
+	}
+	turn := Turn{Role: role, Artifacts: arts}
 	if t.now != nil {
 		turn.Time = t.now()
 	}

@@ -427,7 +427,8 @@ func testBadTurns(t *testing.T, open Opener) {
 		msg  string
 	}{
 		{"robot", []artifact.Artifact{Text("x")}, `invalid role "robot"`},
-		{ledger.RoleUser, []artifact.Artifact{nil}, "marshal nil artifact"},
+		{ledger.RoleUser, []artifact.Artifact{nil}, "artifact 1 of 1 is nil"},
+		{ledger.RoleUser, []artifact.Artifact{Text("x"), (*artifact.Text)(nil)}, "artifact 2 of 2 is nil"},
 		{ledger.RoleUser, []artifact.Artifact{artifact.Unknown{Type: "odd", Raw: json.RawMessage(`{bad`)}}, `unknown kind "odd" holds invalid JSON`},
 	}
 	for _, c := range cases {
@@ -439,7 +440,10 @@ func testBadTurns(t *testing.T, open Opener) {
 	if st.Len() != 1 {
 		t.Fatalf("in memory %d turns, want 1", st.Len())
 	}
-	appendOK(t, st, ledger.RoleUser, Text("after"))
+	appendOK(t, st, ledger.RoleUser, &artifact.Text{Content: "after"})
+	if a := st.Turns()[1].Artifacts[0]; a != Text("after") {
+		t.Fatalf("in memory %#v, want the value a pointer pointed to", a)
+	}
 	got := load(t, open(t), "bad").Turns()
 	if len(got) != 2 || got[1].Artifacts[0] != Text("after") {
 		t.Fatalf("stored %s", show(got))
