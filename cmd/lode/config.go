@@ -48,11 +48,15 @@ var sections = map[string]string{"main.ModelConfig": "model:", "main.MCPServer":
 // MCPServer is one MCP server to mount: a command (stdio) or a URL
 // (streamable HTTP).
 type MCPServer struct {
-	Name    string            `yaml:"name"`
-	Command []string          `yaml:"command"`
-	Env     map[string]string `yaml:"env"`
-	URL     string            `yaml:"url"`
-	Headers map[string]string `yaml:"headers"`
+	Name    string   `yaml:"name"`
+	Command []string `yaml:"command"`
+	// Env is added to the few variables a stdio server inherits (PATH,
+	// HOME, ... — see mcp.InheritedEnv); InheritEnv passes lode's whole
+	// environment, API keys included.
+	Env        map[string]string `yaml:"env"`
+	InheritEnv bool              `yaml:"inherit_env"`
+	URL        string            `yaml:"url"`
+	Headers    map[string]string `yaml:"headers"`
 }
 
 // defaultTools mounts when the configuration has no tools: map.
@@ -88,6 +92,8 @@ func parseConfig(name string, data []byte) (*Config, error) {
 			return nil, fmt.Errorf("%s: mcp[%d] has no name", name, i)
 		case len(s.Command) == 0 && s.URL == "":
 			return nil, fmt.Errorf("%s: mcp server %q needs a command or a url", name, s.Name)
+		case s.URL != "" && (len(s.Env) > 0 || s.InheritEnv):
+			return nil, fmt.Errorf("%s: mcp server %q: env and inherit_env apply to a command, not a url", name, s.Name)
 		case len(s.Command) > 0 && s.URL != "":
 			return nil, fmt.Errorf("%s: mcp server %q has both a command and a url; choose one", name, s.Name)
 		}

@@ -149,6 +149,7 @@ func TestBadInputsAreOneClearLine(t *testing.T) {
 		{"pack option refused", "tools:\n  local:\n    path: /nonexistent-lode-board\n", nil, []string{"tools"}, 1, `lode: tools.local: path "/nonexistent-lode-board" does not exist`},
 		{"options to a pack that takes none", "tools:\n  calculator:\n    colour: blue\n", nil, []string{"tools"}, 1, `lode: tools.calculator: unknown option "colour"; the options are max_bits, max_depth, max_input, tool_prefix`},
 		{"mcp without command", "mcp:\n  - name: x\n", nil, []string{"tools"}, 1, `lode: lode.yaml: mcp server "x" needs a command or a url`},
+		{"mcp env on a url", "mcp:\n  - name: x\n    url: http://127.0.0.1:1/mcp\n    inherit_env: true\n", nil, []string{"tools"}, 1, `lode: lode.yaml: mcp server "x": env and inherit_env apply to a command, not a url`},
 		{"missing config file", "", nil, []string{"tools", "--config", "nope.yaml"}, 1, "lode: config: open nope.yaml: no such file or directory"},
 		{"unknown command", "", nil, []string{"fly"}, 2, `lode: unknown command "fly"`},
 		{"run without prompt", "", nil, []string{"run"}, 2, "lode: lode run needs a prompt"},
@@ -399,5 +400,22 @@ func checkServed(t *testing.T, c *mcp.Client) {
 	}
 	if res, ok := v.(*tool.Result); !ok || !res.IsError {
 		t.Fatalf("a failing call is not an error result: %#v", v)
+	}
+}
+
+// TestMountsMCPServersFromConfig mounts lode's own server over stdio, as a
+// configuration names it, and calls through it.
+func TestMountsMCPServersFromConfig(t *testing.T) {
+	inner := writeConfig(t, "tools:\n  calculator: {}\n")
+	outer := writeConfig(t, fmt.Sprintf("tools:\n  calculator: {}\nmcp:\n  - name: inner\n    command: [%q, serve, --config, %q]\n    env: {LODE_MODEL: unused}\n",
+		lodeBin, filepath.Join(inner, "lode.yaml")))
+	r := lode(t, outer, nil, "", "tools")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"calculator__eval", "inner__calculator__eval", "2 tools"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("tools output lacks %q:\n%s", want, r.stdout)
+		}
 	}
 }

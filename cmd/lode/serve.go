@@ -39,6 +39,9 @@ func mountMCP(ctx context.Context, tb *toolbox, servers []MCPServer) error {
 			if len(env) > 0 {
 				opts = append(opts, mcp.WithEnv(env...))
 			}
+			if s.InheritEnv {
+				opts = append(opts, mcp.WithParentEnv())
+			}
 		}
 		c, err := mcp.NewClient(opts...)
 		if err != nil {

@@ -45,12 +45,13 @@ type Option func(*config)
 type config struct {
 	name string
 
-	command  string
-	args     []string
-	env      []string
-	dir      string
-	stderr   io.Writer
-	stdioSet bool
+	command   string
+	args      []string
+	env       []string
+	parentEnv bool
+	dir       string
+	stderr    io.Writer
+	stdioSet  bool
 
 	url        string
 	header     http.Header
@@ -84,8 +85,10 @@ func WithStdio(command string, args ...string) Option {
 	}
 }
 
-// WithEnv adds "KEY=value" entries to the environment of a stdio server,
-// on top of the current process's environment.
+// WithEnv adds "KEY=value" entries to the environment of a stdio server.
+// By default a server inherits only the variables named by InheritedEnv
+// from lode's own environment, so an API key in it does not reach every
+// server lode starts; WithParentEnv passes the whole environment instead.
 func WithEnv(kv ...string) Option {
 	return func(c *config) {
 		for _, e := range kv {
@@ -97,6 +100,17 @@ func WithEnv(kv ...string) Option {
 		}
 	}
 }
+
+// InheritedEnv names the variables of lode's own environment a stdio server
+// is given by default: enough to find programs, a home and a locale, and
+// nothing that usually holds a secret.
+func InheritedEnv() []string {
+	return []string{"HOME", "LANG", "LC_ALL", "LOGNAME", "PATH", "SHELL", "TERM", "TMPDIR", "TZ", "USER"}
+}
+
+// WithParentEnv gives a stdio server lode's whole environment, secrets
+// included, for servers that need more than InheritedEnv.
+func WithParentEnv() Option { return func(c *config) { c.parentEnv = true } }
 
 // WithDir sets the working directory of a stdio server.
 func WithDir(dir string) Option { return func(c *config) { c.dir = dir } }
@@ -260,8 +274,8 @@ func (c *config) check() {
 	case n > 1:
 		c.fail("more than one transport: give only one of WithStdio, WithHTTP, WithTransport or WithInProcess")
 	}
-	if !c.stdioSet && (len(c.env) > 0 || c.dir != "" || c.stderr != nil) {
-		c.fail("WithEnv, WithDir and WithStderr apply only to WithStdio")
+	if !c.stdioSet && (len(c.env) > 0 || c.parentEnv || c.dir != "" || c.stderr != nil) {
+		c.fail("WithEnv, WithParentEnv, WithDir and WithStderr apply only to WithStdio")
 	}
 	if c.url == "" && (c.header != nil || c.httpClient != nil) {
 		c.fail("WithHeader and WithHTTPClient apply only to WithHTTP")
@@ -641,14 +655,26 @@ func (c *Client) newTransport(ctx context.Context) (sdk.Transport, func(), error
 	default:
 		cmd := exec.Command(c.cfg.command, c.cfg.args...)
 		cmd.Dir = c.cfg.dir
-		if len(c.cfg.env) > 0 {
-			cmd.Env = append(os.Environ(), c.cfg.env...)
-		}
+		cmd.Env = append(c.cfg.baseEnv(), c.cfg.env...)
 		cmd.Stderr = c.cfg.stderr
 		ownGroup(cmd)
 		t := &sdk.CommandTransport{Command: cmd, TerminateDuration: c.cfg.stopTimeout}
 		return t, func() { killGroup(cmd) }, nil
 	}
+}
+
+// baseEnv is the environment a stdio server starts from.
+func (c *config) baseEnv() []string {
+	if c.parentEnv {
+		return os.Environ()
+	}
+	var env []string
+	for _, k := range InheritedEnv() {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }
 
 // headerTransport adds fixed headers to every request.

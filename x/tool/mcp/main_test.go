@@ -108,6 +108,7 @@ type rpcMsg struct {
 //	hang          never answers
 //	pid           answers the process ID
 //	cwd           answers its directory and $FAKE_EXTRA
+//	getenv {name} answers "name=value", or "name unset"
 //	spawn         starts a child that never exits; answers its PID
 func fakeMain() {
 	quirks := os.Getenv("FAKE_QUIRKS")
@@ -189,6 +190,13 @@ func fakeMain() {
 			case "cwd":
 				wd, _ := os.Getwd()
 				reply(m.ID, text(wd+" "+os.Getenv("FAKE_EXTRA")))
+			case "getenv":
+				name := fmt.Sprint(p.Arguments["name"])
+				if v, ok := os.LookupEnv(name); ok {
+					reply(m.ID, text(name+"="+v))
+				} else {
+					reply(m.ID, text(name+" unset"))
+				}
 			case "pid":
 				reply(m.ID, text(fmt.Sprint(os.Getpid())))
 			case "spawn":

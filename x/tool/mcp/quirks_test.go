@@ -273,3 +273,28 @@ func TestStdioDirAndEnv(t *testing.T) {
 		t.Fatalf("cwd = %q, want %q", got, dir+" set")
 	}
 }
+
+func TestStdioServersDoNotInheritSecrets(t *testing.T) {
+	t.Setenv("LODE_TEST_SECRET_KEY", "hunter2")
+	path := os.Getenv("PATH")
+	cases := []struct {
+		name   string
+		opts   []mcp.Option
+		secret string
+	}{
+		{"default", nil, "LODE_TEST_SECRET_KEY unset"},
+		{"parent env", []mcp.Option{mcp.WithParentEnv()}, "LODE_TEST_SECRET_KEY=hunter2"},
+		{"given explicitly", []mcp.Option{mcp.WithEnv("LODE_TEST_SECRET_KEY=for-this-server")}, "LODE_TEST_SECRET_KEY=for-this-server"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cl := newFake(t, c.opts)
+			if got := callText(t, cl, "getenv", map[string]any{"name": "LODE_TEST_SECRET_KEY"}); got != c.secret {
+				t.Fatalf("server sees %q, want %q", got, c.secret)
+			}
+			if got := callText(t, cl, "getenv", map[string]any{"name": "PATH"}); got != "PATH="+path {
+				t.Fatalf("server sees %q, want PATH inherited", got)
+			}
+		})
+	}
+}
