@@ -106,20 +106,7 @@ func TestExecuteOutcomes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.call.Name+" "+c.call.Arguments, func(t *testing.T) {
-			res := h.Execute(context.Background(), c.call)
-			if res.ToolCallID != c.call.ID || res.Name != c.call.Name {
-				t.Errorf("result answers %s/%s", res.ToolCallID, res.Name)
-			}
-			if res.IsError != c.isError {
-				t.Errorf("IsError = %v, content %q", res.IsError, res.Content)
-			}
-			if p, ok := strings.CutSuffix(c.content, "…"); ok {
-				if !strings.HasPrefix(res.Content, p) {
-					t.Errorf("content = %q\nwant prefix %q", res.Content, p)
-				}
-			} else if res.Content != c.content {
-				t.Errorf("content = %q\nwant        %q", res.Content, c.content)
-			}
+			checkResult(t, h.Execute(context.Background(), c.call), c.call, c.isError, c.content)
 		})
 	}
 }
@@ -493,5 +480,24 @@ func TestHandleIgnoresOtherArtifacts(t *testing.T) {
 	}
 	if emitted != 0 {
 		t.Fatalf("emitted %d events for non-calls", emitted)
+	}
+}
+
+// checkResult asserts that res answers call with the given error flag and
+// content: exact, or a prefix when want ends in "…".
+func checkResult(t *testing.T, res artifact.ToolResult, call artifact.ToolCall, isError bool, want string) {
+	t.Helper()
+	if res.ToolCallID != call.ID || res.Name != call.Name {
+		t.Errorf("result answers %q/%.20q", res.ToolCallID, res.Name)
+	}
+	if res.IsError != isError {
+		t.Errorf("IsError = %v, content %.300q", res.IsError, res.Content)
+	}
+	if p, ok := strings.CutSuffix(want, "…"); ok {
+		if !strings.HasPrefix(res.Content, p) {
+			t.Errorf("content = %.300q\nwant prefix %.300q", res.Content, p)
+		}
+	} else if res.Content != want {
+		t.Errorf("content = %.300q\nwant        %.300q", res.Content, want)
 	}
 }

@@ -109,19 +109,7 @@ func TestHostileCalls(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res := h.Execute(context.Background(), c.call)
-			if res.ToolCallID != c.call.ID || res.Name != c.call.Name {
-				t.Errorf("result answers %q/%.20q", res.ToolCallID, res.Name)
-			}
-			if res.IsError != c.isError {
-				t.Errorf("IsError = %v, content %.300q", res.IsError, res.Content)
-			}
-			if p, ok := strings.CutSuffix(c.content, "…"); ok {
-				if !strings.HasPrefix(res.Content, p) {
-					t.Errorf("content = %.300q\nwant prefix %.300q", res.Content, p)
-				}
-			} else if res.Content != c.content {
-				t.Errorf("content = %.300q\nwant        %.300q", res.Content, c.content)
-			}
+			checkResult(t, res, c.call, c.isError, c.content)
 			if !utf8.ValidString(res.Content) {
 				t.Errorf("content is not valid UTF-8: %q", res.Content)
 			}

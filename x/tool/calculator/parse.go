@@ -318,14 +318,7 @@ func (p *parser) term() (Value, error) {
 func (p *parser) unary() (Value, error) {
 	if p.tok.kind == tOp && (p.tok.op == '+' || p.tok.op == '-') {
 		op := p.tok
-		if err := p.enter(op.pos); err != nil {
-			return Value{}, err
-		}
-		defer p.leave()
-		if err := p.next(); err != nil {
-			return Value{}, err
-		}
-		v, err := p.unary()
+		v, err := p.nested(op.pos, p.unary)
 		if err != nil || op.op == '+' {
 			return v, err
 		}
@@ -343,14 +336,7 @@ func (p *parser) power() (Value, error) {
 		return base, nil
 	}
 	op := p.tok
-	if err := p.enter(op.pos); err != nil {
-		return Value{}, err
-	}
-	defer p.leave()
-	if err := p.next(); err != nil {
-		return Value{}, err
-	}
-	exp, err := p.unary()
+	exp, err := p.nested(op.pos, p.unary)
 	if err != nil {
 		return Value{}, err
 	}
@@ -374,30 +360,18 @@ func (p *parser) atom() (Value, error) {
 		}
 		return p.constant(t)
 	case tLParen:
-		if err := p.enter(t.pos); err != nil {
-			return Value{}, err
-		}
-		defer p.leave()
-		if err := p.next(); err != nil {
-			return Value{}, err
-		}
-		v, err := p.expr()
-		if err != nil {
-			return Value{}, err
-		}
-		if p.tok.kind != tRParen {
-			return Value{}, p.errAt(ErrSyntax, p.tok.pos, "expected ')' to close the '(' at column %d, found %s", p.column(t.pos), p.describe(p.tok))
-		}
-		return v, p.next()
+		return p.nested(t.pos, func() (Value, error) {
+			v, err := p.expr()
+			if err != nil {
+				return Value{}, err
+			}
+			if p.tok.kind != tRParen {
+				return Value{}, p.errAt(ErrSyntax, p.tok.pos, "expected ')' to close the '(' at column %d, found %s", p.column(t.pos), p.describe(p.tok))
+			}
+			return v, p.next()
+		})
 	case tRoot:
-		if err := p.enter(t.pos); err != nil {
-			return Value{}, err
-		}
-		defer p.leave()
-		if err := p.next(); err != nil {
-			return Value{}, err
-		}
-		v, err := p.atom()
+		v, err := p.nested(t.pos, p.atom)
 		if err != nil {
 			return Value{}, err
 		}
@@ -406,6 +380,20 @@ func (p *parser) atom() (Value, error) {
 		return Value{}, p.errAt(ErrSyntax, t.pos, "the expression ends too soon: expected a number, a name or '('")
 	}
 	return Value{}, p.errAt(ErrSyntax, t.pos, "expected a number, a name or '(', found %s", p.describe(t))
+}
+
+// nested steps past the token at pos into a deeper level of the
+// expression, parses it with parse, and steps back out; the depth bound is
+// checked on the way in.
+func (p *parser) nested(pos int, parse func() (Value, error)) (Value, error) {
+	if err := p.enter(pos); err != nil {
+		return Value{}, err
+	}
+	defer p.leave()
+	if err := p.next(); err != nil {
+		return Value{}, err
+	}
+	return parse()
 }
 
 func (p *parser) column(pos int) int { return utf8.RuneCountInString(p.src[:pos]) + 1 }
