@@ -17,9 +17,12 @@
 // crash, a cancelled run) is given an error result, so the model never sees
 // an unanswered call.
 //
-// Failures are typed: *ProviderError, *HandlerError, *LedgerError and
-// *LimitError, each wrapping its cause. Every turn completed before a
-// failure stays in the ledger. A provider or handler that panics, or that
-// breaks its contract (yields after being told to stop, emits after
-// returning), fails the turn or is ignored; it never takes the caller down.
+// Failures are typed: *OptionError, *ProviderError, *HandlerError,
+// *LedgerError and *LimitError, each wrapping its cause. Every turn
+// completed before a failure stays in the ledger. An invoke option (and so
+// a ToolFilter), provider or handler that panics fails the turn with its
+// typed error, carrying the panic value and stack, which are also logged;
+// an observer that panics loses that event. One that breaks its contract
+// (yields after being told to stop, emits after returning) is ignored. None
+// of them takes the caller down.
 package loop

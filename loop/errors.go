@@ -8,11 +8,11 @@ import (
 	"github.com/lodeworks/lode/artifact"
 )
 
-// ProviderError reports that the turn could not get a whole answer: an
-// invoke option failed, the provider failed (or panicked) before or during
-// the stream, or the turn's context ended, in which case Err is the
-// context's error. Partial holds the whole artifacts received before the
-// failure; they are not appended to the ledger.
+// ProviderError reports that the turn could not get a whole answer: the
+// provider failed (or panicked) before or during the stream, or the turn's
+// context ended, in which case Err is the context's error. Partial holds
+// the whole artifacts received before the failure; they are not appended
+// to the ledger.
 type ProviderError struct {
 	Err     error
 	Partial []artifact.Artifact
@@ -43,6 +43,28 @@ func kindOf(a artifact.Artifact) string {
 	}
 	return a.Kind()
 }
+
+// OptionError reports that an invoke option returned an error or panicked
+// while the turn's request was being resolved (x/tool's WithFilteredTools
+// runs its ToolFilter there); the provider was not called and the ledger
+// is as the turn found it. Index is the option's position among those
+// resolved: the Step's own (WithInvokeOptions) first, then those given to
+// Turn or Run. Panic holds the recovered value and Stack the stack when it
+// panicked.
+type OptionError struct {
+	Index int
+	Err   error
+	Panic any
+	Stack []byte
+}
+
+func (e *OptionError) Error() string {
+	if e.Panic != nil {
+		return fmt.Sprintf("loop: invoke option %d panicked: %v", e.Index, e.Panic)
+	}
+	return fmt.Sprintf("loop: invoke option %d: %s", e.Index, errText(e.Err))
+}
+func (e *OptionError) Unwrap() error { return e.Err }
 
 // HandlerError reports that a handler returned an error, panicked, or
 // emitted a turn with an invalid role while handling Artifact. Handler is

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -504,5 +505,118 @@ func TestNilHandlersAndObserversSkipped(t *testing.T) {
 	}
 	if err := step.Flush(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// countingProvider counts its invocations.
+type countingProvider struct {
+	provider.Provider
+	n atomic.Int32
+}
+
+func (c *countingProvider) Invoke(ctx context.Context, req *provider.Request) iter.Seq2[artifact.Artifact, error] {
+	c.n.Add(1)
+	return c.Provider.Invoke(ctx, req)
+}
+
+// An invoke option that fails or panics (a ToolFilter runs inside one)
+// fails its turn with an *OptionError naming it, before the provider is
+// called: the stack is logged, observers get the error, and every turn
+// completed before stays in the ledger with nothing of the failed one.
+func TestFailingInvokeOptions(t *testing.T) {
+	optErr := errors.New("no tools for you")
+	// onTurn returns an option that calls act on the n-th turn of a run
+	// (1-based) and does nothing on the others.
+	onTurn := func(n int, act func() error) provider.InvokeOption {
+		return provider.OptionFunc(func(_ context.Context, st ledger.State, _ *provider.Request) error {
+			if len(st.Turns()) == 1+2*(n-1) {
+				return act()
+			}
+			return nil
+		})
+	}
+	fine := provider.OptionFunc(func(context.Context, ledger.State, *provider.Request) error { return nil })
+	cases := []struct {
+		name     string
+		stepOpts []provider.InvokeOption
+		runOpts  []provider.InvokeOption
+		err      string
+		index    int
+		panicked bool
+		cause    error
+		roles    string
+		invoked  int32
+	}{
+		{
+			name:     "step option panics on the first turn",
+			stepOpts: []provider.InvokeOption{onTurn(1, func() error { panic("filter bug") })},
+			err:      "loop: invoke option 0 panicked: filter bug", index: 0, panicked: true,
+			roles: "user", invoked: 0,
+		},
+		{
+			name:     "run option panics with an error on the second turn",
+			stepOpts: []provider.InvokeOption{fine},
+			runOpts:  []provider.InvokeOption{nil, onTurn(2, func() error { panic(io.ErrUnexpectedEOF) })},
+			err:      "loop: invoke option 2 panicked: unexpected EOF", index: 2, panicked: true, cause: io.ErrUnexpectedEOF,
+			roles: "user,assistant,tool", invoked: 1,
+		},
+		{
+			name:    "nil OptionFunc",
+			runOpts: []provider.InvokeOption{fine, provider.OptionFunc(nil)},
+			err:     "loop: invoke option 1 panicked: runtime error: invalid memory address or nil pointer dereference", index: 1, panicked: true,
+			roles: "user", invoked: 0,
+		},
+		{
+			name:    "option returns an error on the second turn",
+			runOpts: []provider.InvokeOption{onTurn(2, func() error { return optErr })},
+			err:     "loop: invoke option 0: no tools for you", index: 0, cause: optErr,
+			roles: "user,assistant,tool", invoked: 1,
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			log, logs := quietLog()
+			errs := make(chan error, 4)
+			obs := loop.EmitterFunc(func(_ context.Context, ev loop.Event) {
+				if e, ok := ev.(loop.ErrorEvent); ok {
+					errs <- e.Err
+				}
+			})
+			step := loop.New(loop.WithLogger(log), loop.WithHandlers(echoTools), loop.WithObserver(obs), loop.WithInvokeOptions(c.stepOpts...))
+			prov := &countingProvider{Provider: script.Play(script.Call("1", "t", "{}"), script.Text("done"))}
+			th := userThread("x")
+			_, err := step.Run(context.Background(), th, prov, c.runOpts...)
+			var oe *loop.OptionError
+			if !errors.As(err, &oe) || err.Error() != c.err {
+				t.Fatalf("err = %v (%T), want *OptionError %q", err, err, c.err)
+			}
+			if oe.Index != c.index || (oe.Panic != nil) != c.panicked || (len(oe.Stack) > 0) != c.panicked {
+				t.Errorf("OptionError{Index: %d, Panic: %v, Stack: %d bytes}", oe.Index, oe.Panic, len(oe.Stack))
+			}
+			if c.cause != nil && !errors.Is(err, c.cause) {
+				t.Errorf("%v does not wrap %v", err, c.cause)
+			}
+			if got := roles(th); got != c.roles {
+				t.Errorf("ledger = %s, want %s", got, c.roles)
+			}
+			if got := prov.n.Load(); got != c.invoked {
+				t.Errorf("provider invoked %d times, want %d", got, c.invoked)
+			}
+			if err := step.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case got := <-errs:
+				if got != err {
+					t.Errorf("observed %v, want %v", got, err)
+				}
+			default:
+				t.Error("no ErrorEvent observed")
+			}
+			logged := strings.Contains(logs.String(), "invoke option panicked") && strings.Contains(logs.String(), "stack=")
+			if logged != c.panicked {
+				t.Errorf("panic logged with its stack: %v, want %v:\n%s", logged, c.panicked, logs)
+			}
+		})
 	}
 }

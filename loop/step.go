@@ -210,11 +210,8 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 	}
 
 	req := &provider.Request{Turns: turns}
-	if err := provider.Resolve(ctx, st, req, s.invokeOpts...); err != nil {
-		return out, &ProviderError{Err: fmt.Errorf("invoke option: %w", err)}
-	}
-	if err := provider.Resolve(ctx, st, req, opts...); err != nil {
-		return out, &ProviderError{Err: fmt.Errorf("invoke option: %w", err)}
+	if err := s.resolve(ctx, st, req, opts); err != nil {
+		return out, err
 	}
 
 	arts, err := s.stream(ctx, prov, req)
@@ -253,6 +250,41 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 		return out, &ProviderError{Err: err}
 	}
 	return out, nil
+}
+
+// resolve applies the Step's invoke options, then opts, to req. An option
+// that fails or panics stops the turn with an *OptionError before the
+// provider is called: a bug in a tool filter fails one turn, never the
+// program.
+func (s *Step) resolve(ctx context.Context, st ledger.State, req *provider.Request, opts []provider.InvokeOption) error {
+	for i, o := range s.invokeOpts {
+		if err := s.applyOption(ctx, i, o, st, req); err != nil {
+			return err
+		}
+	}
+	for i, o := range opts {
+		if err := s.applyOption(ctx, len(s.invokeOpts)+i, o, st, req); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Step) applyOption(ctx context.Context, i int, o provider.InvokeOption, st ledger.State, req *provider.Request) (err error) {
+	if o == nil {
+		return nil
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			oerr := &OptionError{Index: i, Err: panicError(v), Panic: v, Stack: debug.Stack()}
+			s.log().ErrorContext(ctx, "lode: invoke option panicked", "option", i, "panic", v, "stack", string(oerr.Stack))
+			err = oerr
+		}
+	}()
+	if oerr := o.ApplyInvoke(ctx, st, req); oerr != nil {
+		return &OptionError{Index: i, Err: oerr}
+	}
+	return nil
 }
 
 // stream collects the whole artifacts of one invocation and passes deltas
