@@ -447,6 +447,8 @@ func TestErrorTextsOfZeroValues(t *testing.T) {
 		want string
 	}{
 		{&loop.ProviderError{}, "loop: provider: unknown error"},
+		{&loop.OptionError{}, "loop: invoke option 0: unknown error"},
+		{&loop.OptionError{Index: 3, Panic: "x"}, "loop: invoke option 3 panicked: x"},
 		{&loop.HandlerError{}, "loop: handler 0 on nil artifact: unknown error"},
 		{&loop.HandlerError{Handler: 2, Artifact: &artifact.Text{}, Panic: "x"}, "loop: handler 2 panicked on text: x"},
 		{&loop.LedgerError{}, "loop: ledger: unknown error"},

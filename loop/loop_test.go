@@ -433,7 +433,9 @@ func TestSlowObserverDoesNotStall(t *testing.T) {
 
 func TestObserverPanicIsContained(t *testing.T) {
 	var got atomic.Int32
+	log, logs := quietLog()
 	step := loop.New(
+		loop.WithLogger(log),
 		loop.WithObserver(loop.EmitterFunc(func(context.Context, loop.Event) { panic("ui bug") })),
 		loop.WithObserver(loop.EmitterFunc(func(context.Context, loop.Event) { got.Add(1) })),
 	)
@@ -445,6 +447,9 @@ func TestObserverPanicIsContained(t *testing.T) {
 	}
 	if got.Load() == 0 {
 		t.Fatal("a panicking observer starved the others")
+	}
+	if l := logs.String(); !strings.Contains(l, "observer panicked; event dropped") || !strings.Contains(l, "panic=\"ui bug\"") || !strings.Contains(l, "stack=") {
+		t.Fatalf("the observer's panic was not logged with its stack:\n%s", l)
 	}
 }
 

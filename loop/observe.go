@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"runtime/debug"
 	"sync"
 )
 
@@ -60,7 +61,7 @@ func (m *mailbox) drain() {
 func (m *mailbox) deliver(p posted) {
 	defer func() {
 		if v := recover(); v != nil {
-			m.step.log().Error("lode: observer panicked; event dropped", "event", p.ev.EventName(), "panic", v)
+			m.step.log().ErrorContext(p.ctx, "lode: observer panicked; event dropped", "event", p.ev.EventName(), "panic", v, "stack", string(debug.Stack()))
 		}
 	}()
 	m.out.Emit(p.ctx, p.ev)
