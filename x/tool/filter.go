@@ -11,7 +11,9 @@ import (
 
 // ToolFilter selects the tools a turn may see and use. It receives the
 // registry's full, sorted tool list (shared: return a new slice rather than
-// modifying it) and returns the subset for this turn.
+// modifying it) and returns the subset for this turn. A filter that panics
+// fails that turn (a *loop.OptionError from Step.Turn and Step.Run), not
+// the program.
 type ToolFilter func(ctx context.Context, st ledger.State, tools []toolpkg.Tool) []toolpkg.Tool
 
 // WithFilteredTools returns an InvokeOption that offers the registry's
