@@ -20,9 +20,9 @@
 // Failures are typed: *OptionError, *ProviderError, *HandlerError,
 // *LedgerError and *LimitError, each wrapping its cause. Every turn
 // completed before a failure stays in the ledger. An invoke option (and so
-// a ToolFilter), provider or handler that panics fails the turn with its
-// typed error, carrying the panic value and stack, which are also logged;
-// an observer that panics loses that event. One that breaks its contract
+// a ToolFilter), provider, handler or ledger.State that panics fails the
+// turn with its typed error, carrying the panic value and stack, which are
+// also logged; an observer that panics loses that event. One that breaks its contract
 // (yields after being told to stop, emits after returning) is ignored. None
 // of them takes the caller down.
 package loop

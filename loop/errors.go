@@ -86,12 +86,21 @@ func (e *HandlerError) Error() string {
 }
 func (e *HandlerError) Unwrap() error { return e.Err }
 
-// LedgerError reports that appending a turn failed.
+// LedgerError reports that the ledger.State failed: appending a turn
+// returned an error, or one of its methods panicked. Panic holds the
+// recovered value and Stack the stack when it panicked.
 type LedgerError struct {
-	Err error
+	Err   error
+	Panic any
+	Stack []byte
 }
 
-func (e *LedgerError) Error() string { return "loop: ledger: " + errText(e.Err) }
+func (e *LedgerError) Error() string {
+	if e.Panic != nil {
+		return fmt.Sprintf("loop: ledger panicked: %v", e.Panic)
+	}
+	return "loop: ledger: " + errText(e.Err)
+}
 func (e *LedgerError) Unwrap() error { return e.Err }
 
 // Limit names what stopped a run.

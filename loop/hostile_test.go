@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
@@ -452,6 +454,7 @@ func TestErrorTextsOfZeroValues(t *testing.T) {
 		{&loop.HandlerError{}, "loop: handler 0 on nil artifact: unknown error"},
 		{&loop.HandlerError{Handler: 2, Artifact: &artifact.Text{}, Panic: "x"}, "loop: handler 2 panicked on text: x"},
 		{&loop.LedgerError{}, "loop: ledger: unknown error"},
+		{&loop.LedgerError{Panic: "x"}, "loop: ledger panicked: x"},
 		{&loop.LimitError{Limit: loop.LimitTurns, Used: 3, Max: 3}, "loop: turns limit reached (3 of 3)"},
 	}
 	for _, c := range cases {
@@ -620,5 +623,99 @@ func TestFailingInvokeOptions(t *testing.T) {
 				t.Errorf("panic logged with its stack: %v, want %v:\n%s", logged, c.panicked, logs)
 			}
 		})
+	}
+}
+
+// panickyState is a ledger whose methods panic where a test says: a
+// custom store with a bug.
+type panickyState struct {
+	*ledger.Thread
+	turns  bool        // Turns panics
+	id     bool        // ID panics
+	append ledger.Role // Append of this role panics
+}
+
+func (p panickyState) ID() string {
+	if p.id {
+		panic("id bug")
+	}
+	return p.Thread.ID()
+}
+
+func (p panickyState) Turns() []ledger.Turn {
+	if p.turns {
+		panic("turns bug")
+	}
+	return p.Thread.Turns()
+}
+
+func (p panickyState) Append(role ledger.Role, arts ...artifact.Artifact) error {
+	if role == p.append {
+		panic(io.ErrShortWrite)
+	}
+	return p.Thread.Append(role, arts...)
+}
+
+// A ledger.State that panics fails the turn with a *LedgerError carrying
+// the panic and its stack, which are logged; it never takes the caller
+// down, and what the ledger held before stays.
+func TestPanickingLedger(t *testing.T) {
+	cases := []struct {
+		name   string
+		state  func(*ledger.Thread) panickyState
+		tracer bool
+		err    string
+		roles  string
+	}{
+		{
+			name:  "Turns",
+			state: func(th *ledger.Thread) panickyState { return panickyState{Thread: th, turns: true} },
+			err:   "loop: ledger panicked: turns bug", roles: "user",
+		},
+		{
+			name:  "Append of the assistant turn",
+			state: func(th *ledger.Thread) panickyState { return panickyState{Thread: th, append: ledger.RoleAssistant} },
+			err:   "loop: ledger panicked: short write", roles: "user",
+		},
+		{
+			name:  "Append of the tool turn",
+			state: func(th *ledger.Thread) panickyState { return panickyState{Thread: th, append: ledger.RoleTool} },
+			err:   "loop: ledger panicked: short write", roles: "user,assistant",
+		},
+		{
+			name:   "ID, read for the trace",
+			state:  func(th *ledger.Thread) panickyState { return panickyState{Thread: th, id: true} },
+			tracer: true,
+			err:    "loop: ledger panicked: id bug", roles: "user",
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			log, logs := quietLog()
+			opts := []loop.Option{loop.WithLogger(log), loop.WithHandlers(echoTools)}
+			if c.tracer {
+				opts = append(opts, loop.WithTracer(tracenoop.NewTracerProvider().Tracer("test")))
+			}
+			th := userThread("x")
+			_, err := loop.New(opts...).Run(context.Background(), c.state(th), script.Play(script.Call("1", "t", "{}"), script.Text("done")))
+			var le *loop.LedgerError
+			if !errors.As(err, &le) || err.Error() != c.err {
+				t.Fatalf("err = %v (%T), want *LedgerError %q", err, err, c.err)
+			}
+			if le.Panic == nil || len(le.Stack) == 0 {
+				t.Errorf("LedgerError{Panic: %v, Stack: %d bytes}", le.Panic, len(le.Stack))
+			}
+			if l := logs.String(); !strings.Contains(l, "ledger panicked") || !strings.Contains(l, "stack=") {
+				t.Errorf("panic not logged with its stack:\n%s", l)
+			}
+			if got := roles(th); got != c.roles {
+				t.Errorf("ledger = %s, want %s", got, c.roles)
+			}
+		})
+	}
+	log, _ := quietLog()
+	_, err := loop.New(loop.WithLogger(log)).Turn(context.Background(), panickyState{Thread: userThread("x"), append: ledger.RoleAssistant}, script.Play(script.Text("hi")))
+	if !errors.Is(err, io.ErrShortWrite) {
+		t.Fatalf("a panic with an error does not unwrap to it: %v", err)
 	}
 }

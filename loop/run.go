@@ -31,11 +31,16 @@ func (s *Step) Run(ctx context.Context, st ledger.State, prov provider.Provider,
 	var turns int
 	var tokens int64
 	if s.tracer != nil {
+		id, idErr := s.threadID(ctx, st)
+		if idErr != nil {
+			s.notify(ctx, ErrorEvent{Err: idErr})
+			return st, idErr
+		}
 		var span trace.Span
 		ctx, span = s.tracer.Start(ctx, "invoke_agent lode", trace.WithAttributes(
 			attribute.String("gen_ai.operation.name", "invoke_agent"),
 			attribute.String("gen_ai.agent.name", "lode"),
-			attribute.String("gen_ai.conversation.id", st.ID()),
+			attribute.String("gen_ai.conversation.id", id),
 		))
 		defer func() {
 			span.SetAttributes(attribute.Int("lode.turns", turns), attribute.Int64("lode.tokens", tokens))

@@ -180,9 +180,14 @@ func checkArgs(st ledger.State, prov provider.Provider) error {
 
 func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider, opts []provider.InvokeOption) (out turnOutcome, err error) {
 	if s.tracer != nil {
+		id, idErr := s.threadID(ctx, st)
+		if idErr != nil {
+			s.notify(ctx, ErrorEvent{Err: idErr})
+			return out, idErr
+		}
 		var span trace.Span
 		ctx, span = s.tracer.Start(ctx, "lode.turn", trace.WithAttributes(
-			attribute.String("gen_ai.conversation.id", st.ID()),
+			attribute.String("gen_ai.conversation.id", id),
 		))
 		defer func() {
 			if err != nil {
@@ -204,7 +209,7 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 	if err := ctx.Err(); err != nil {
 		return out, &ProviderError{Err: err}
 	}
-	turns, err := repairDangling(st)
+	turns, err := s.repair(ctx, st)
 	if err != nil {
 		return out, err
 	}
@@ -233,8 +238,8 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 			out.usage.OutputTokens += a.OutputTokens
 		}
 	}
-	if err := st.Append(ledger.RoleAssistant, arts...); err != nil {
-		return out, &LedgerError{Err: err}
+	if err := s.appendTurn(ctx, st, ledger.RoleAssistant, arts); err != nil {
+		return out, err
 	}
 	if len(s.observers) > 0 {
 		s.notify(ctx, TurnCompleteEvent{Role: ledger.RoleAssistant, Artifacts: arts})
@@ -250,6 +255,46 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 		return out, &ProviderError{Err: err}
 	}
 	return out, nil
+}
+
+// The State is the caller's code as much as a handler is: these wrappers
+// turn its panics into a *LedgerError, so a broken store fails the turn
+// rather than the program.
+
+func (s *Step) ledgerPanic(ctx context.Context, v any) *LedgerError {
+	lerr := &LedgerError{Err: panicError(v), Panic: v, Stack: debug.Stack()}
+	s.log().ErrorContext(ctx, "lode: ledger panicked", "panic", v, "stack", string(lerr.Stack))
+	return lerr
+}
+
+func (s *Step) threadID(ctx context.Context, st ledger.State) (id string, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = s.ledgerPanic(ctx, v)
+		}
+	}()
+	return st.ID(), nil
+}
+
+func (s *Step) repair(ctx context.Context, st ledger.State) (turns []ledger.Turn, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			turns, err = nil, s.ledgerPanic(ctx, v)
+		}
+	}()
+	return repairDangling(st)
+}
+
+func (s *Step) appendTurn(ctx context.Context, st ledger.State, role ledger.Role, arts []artifact.Artifact) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = s.ledgerPanic(ctx, v)
+		}
+	}()
+	if err := st.Append(role, arts...); err != nil {
+		return &LedgerError{Err: err}
+	}
+	return nil
 }
 
 // resolve applies the Step's invoke options, then opts, to req. An option
@@ -492,9 +537,7 @@ func (s *Step) handle(ctx context.Context, st ledger.State, arts []artifact.Arti
 		if len(pending) == 0 || lerr != nil {
 			return
 		}
-		if err := st.Append(role, pending...); err != nil {
-			lerr = &LedgerError{Err: err}
-		}
+		lerr = s.appendTurn(ctx, st, role, pending)
 		pending = nil
 	}
 	for i := range cols {
