@@ -30,7 +30,7 @@
 // check.
 //
 // As a pack, it is built from a tools: map by FromOptions (dir, dirs,
-// max_file_bytes, allow_hard_links, tool_prefix) plus the FromFS sources of the packs that
-// ship skills; WithToolPrefix names the tools for a flat mount beside other
-// packs ("skill_load"), and Prompt then names them so.
+// max_file_bytes, allow_hard_links, tool_prefix) plus the FromFS sources
+// of the packs that ship skills; WithToolPrefix names the tools for a flat
+// mount beside other packs ("skill_load"), and Prompt then names them so.
 package skills
