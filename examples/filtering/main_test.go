@@ -11,7 +11,7 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"close_ticket -> error=true: tool \"close_ticket\" is not available in this turn. Tools available in this turn: read_ticket.",
+		"close_ticket -> error=true: unknown tool \"close_ticket\". Tools available in this turn: read_ticket.",
 		"close_ticket -> error=false: ticket 7 closed",
 	} {
 		if !strings.Contains(out.String(), want) {

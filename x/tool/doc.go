@@ -13,7 +13,7 @@
 // loop.TurnCompleteEvent with ledger.RoleTool and one artifact.ToolResult.
 //
 // Failure is data. Every way a call can go wrong — unknown tool, tool not
-// offered this turn, arguments that are not JSON or break the schema, the
+// offered to this caller, arguments that are not JSON or break the schema, the
 // tool's own error, a panic, a timeout, cancellation, a result that cannot be
 // rendered, a remote source that fails — becomes a ToolResult with IsError
 // and a message the model can act on, and the loop goes on. Handle returns
@@ -25,7 +25,14 @@
 // sees the turn's context and ledger.State (a role in thread metadata, a
 // tenant, what was said). The filter also binds execution: the Handler
 // refuses a call to any tool the turn's request did not offer, so hiding a
-// tool from the model is also forbidding it.
+// tool from the model is also forbidding it. The refusal reads exactly as
+// for a tool that does not exist — `unknown tool "x". Tools available in
+// this turn: a, b, c.` — with the same error.type ("tool_not_found") and
+// the same metric series, so no caller can probe for hidden names; only
+// the span's lode.tool.hidden attribute tells the operator which it was.
+// The list names every tool the caller may use (WithOffered sets them for
+// calls outside a turn, and without any restriction it is the whole
+// registry); only the result budget cuts it, with its usual marker.
 //
 // With WithTracer, every execution is a span "execute_tool {name}" following
 // the OpenTelemetry GenAI conventions (gen_ai.operation.name, gen_ai.tool.name,

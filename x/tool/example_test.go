@@ -99,7 +99,7 @@ func ExampleWithFilteredTools() {
 	// Output:
 	// viewer is offered read_ticket
 	//   read_ticket -> error=false ticket 7: printer on fire
-	//   close_ticket -> error=true tool "close_ticket" is not available in this turn. Tools available in this turn: read_ticket.
+	//   close_ticket -> error=true unknown tool "close_ticket". Tools available in this turn: read_ticket.
 	// admin is offered close_ticket, read_ticket
 	//   read_ticket -> error=false ticket 7: printer on fire
 	//   close_ticket -> error=false closed

@@ -33,17 +33,16 @@ type Approver func(ctx context.Context, t toolpkg.Tool, call artifact.ToolCall) 
 
 // Handler executes tool calls. It is safe for concurrent use.
 type Handler struct {
-	registry    toolpkg.Registry
-	tracer      trace.Tracer
-	duration    metric.Float64Histogram
-	logger      *slog.Logger
-	timeout     time.Duration
-	budget      toolpkg.Budget
-	sem         chan struct{}
-	approver    Approver
-	sandbox     toolpkg.Sandbox
-	sandboxes   map[string]toolpkg.Sandbox
-	offeredList int
+	registry  toolpkg.Registry
+	tracer    trace.Tracer
+	duration  metric.Float64Histogram
+	logger    *slog.Logger
+	timeout   time.Duration
+	budget    toolpkg.Budget
+	sem       chan struct{}
+	approver  Approver
+	sandbox   toolpkg.Sandbox
+	sandboxes map[string]toolpkg.Sandbox
 }
 
 // HandlerOption configures a Handler.
@@ -121,7 +120,7 @@ func NewHandler(registry toolpkg.Registry, opts ...HandlerOption) *Handler {
 	if registry == nil {
 		registry = toolpkg.NewRegistry()
 	}
-	h := &Handler{registry: registry, timeout: DefaultTimeout, offeredList: 40}
+	h := &Handler{registry: registry, timeout: DefaultTimeout}
 	for _, o := range opts {
 		o(h)
 	}
@@ -169,8 +168,7 @@ func offered(ctx context.Context) ([]toolpkg.Tool, bool) {
 
 // failure kinds, reported as error.type on spans and metrics.
 const (
-	errUnknown   = "tool_not_found"
-	errNotOffer  = "tool_not_offered"
+	errUnknown   = "tool_not_found" // also a tool the caller may not use
 	errDuplicate = "duplicate_call_id"
 	errArgs      = "invalid_arguments"
 	errRefused   = "refused"
@@ -188,8 +186,12 @@ type outcome struct {
 	err     error
 	stack   []byte
 	remote  bool
-	// tool is the registered tool the call reached, nil when it named none.
+	// tool is the registered tool the call reached, nil when it named none
+	// or one the caller may not use.
 	tool *toolpkg.Tool
+	// hidden marks a refused call that named a registered tool the caller
+	// may not use; it shows on the span only.
+	hidden bool
 }
 
 // Execute runs one call and returns its result; it never fails; every
@@ -227,18 +229,19 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 	tools, restricted := offered(ctx)
 	b, found := h.registry.Lookup(call.Name)
 	if restricted && !offers(tools, call.Name) {
-		if found {
-			r, o := fail(errNotOffer, fmt.Sprintf("tool %s is not available in this turn. %s", quoteName(call.Name), listTools(tools, h.offeredList)), nil)
-			o.remote, o.tool = b.Remote, &b.Tool
-			return r, o
-		}
-		return fail(errUnknown, fmt.Sprintf("unknown tool %s. %s", quoteName(call.Name), listTools(tools, h.offeredList)), nil)
+		// A tool the caller may not use is refused in the very words, error
+		// type, budget and metric series of one that does not exist, so
+		// that no caller can probe for hidden names; only the operator's
+		// span tells the two apart.
+		r, o := fail(errUnknown, unknownTool(call.Name, tools), nil)
+		o.hidden = found
+		return r, o
 	}
 	if !found {
 		if !restricted {
 			tools = h.registry.Tools()
 		}
-		msg := fmt.Sprintf("unknown tool %s. %s", quoteName(call.Name), listTools(tools, h.offeredList))
+		msg := unknownTool(call.Name, tools)
 		if err := h.registry.Err(); err != nil {
 			msg += " Some tool sources failed to load: " + err.Error()
 		}
@@ -447,17 +450,18 @@ func duplicateBefore(ctx context.Context, answer []artifact.Artifact, call artif
 	return false
 }
 
-func listTools(tools []toolpkg.Tool, limit int) string {
-	if len(tools) == 0 {
-		return "No tools are available in this turn."
-	}
+// unknownTool refuses a call to name, listing every tool the caller may
+// use: a model that guessed wrong needs the whole list to choose again, and
+// the result budget, not a count, keeps it affordable.
+func unknownTool(name string, tools []toolpkg.Tool) string {
 	var sb strings.Builder
+	fmt.Fprintf(&sb, "unknown tool %s. ", quoteName(name))
+	if len(tools) == 0 {
+		sb.WriteString("No tools are available in this turn.")
+		return sb.String()
+	}
 	sb.WriteString("Tools available in this turn: ")
 	for i, t := range tools {
-		if i == limit {
-			fmt.Fprintf(&sb, ", and %d more", len(tools)-limit)
-			break
-		}
 		if i > 0 {
 			sb.WriteString(", ")
 		}

@@ -156,7 +156,7 @@ func TestFilterBindsExecution(t *testing.T) {
 		isError bool
 		content string
 	}{
-		{true, `tool "sum" is not available in this turn. Tools available in this turn: greet.`},
+		{true, `unknown tool "sum". Tools available in this turn: greet.`},
 		{false, "hello, world"},
 		{true, `unknown tool "ghost". Tools available in this turn: greet.`},
 	}
@@ -188,7 +188,7 @@ func TestNoToolsOfferedRefusesAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := th.Turns()[1].Artifacts[0].(artifact.ToolResult)
-	if !r.IsError || r.Content != `tool "greet" is not available in this turn. No tools are available in this turn.` {
+	if !r.IsError || r.Content != `unknown tool "greet". No tools are available in this turn.` {
 		t.Fatalf("result = %+v", r)
 	}
 }

@@ -38,6 +38,12 @@ func attrText(s string) string {
 // conventions' "_OTHER").
 const otherTool = "_OTHER"
 
+// hiddenAttr is set on the span of a call refused because it named a tool
+// the caller may not use. The caller's result, the error.type and the
+// metric read exactly as for a tool that does not exist; this attribute is
+// how the operator tells the two apart.
+const hiddenAttr = "lode.tool.hidden"
+
 func (h *Handler) startSpan(ctx context.Context, call artifact.ToolCall) (context.Context, trace.Span) {
 	if h.tracer == nil {
 		return ctx, nil
@@ -55,6 +61,9 @@ func (h *Handler) startSpan(ctx context.Context, call artifact.ToolCall) (contex
 func (h *Handler) finish(ctx context.Context, span trace.Span, call artifact.ToolCall, o outcome, d time.Duration) {
 	if span != nil {
 		span.SetAttributes(attribute.String("gen_ai.tool.type", toolType(o.remote)))
+		if o.hidden {
+			span.SetAttributes(attribute.Bool(hiddenAttr, true))
+		}
 		if o.errType != "" {
 			span.SetAttributes(attribute.String("error.type", o.errType))
 			msg := o.errType

@@ -15,6 +15,19 @@
 // link. Results name paths relative to the root and never show the host's
 // path to it.
 //
+// A hard link is not a path but the file itself under a second name, so
+// os.Root cannot see one made inside the root to a file outside it. The
+// tools therefore refuse to read, write, edit or search a regular file
+// with more than one hard link, and tell the model why; search of a
+// directory skips such files and says how many. The link count comes from
+// Stat on the file as opened (fstat), before anything is read or
+// truncated, so the file checked is the file used. Creating a file is not
+// affected. AllowHardLinks (pack option allow_hard_links) lifts the rule
+// for a root where no one could have linked to an outside file. list,
+// glob and stat show names and sizes, not contents, and are not checked.
+// On unix the count is st_nlink; platforms that report no count get no
+// check.
+//
 // Reads and writes are bounded (WithMaxReadBytes, WithMaxWriteBytes); a
 // read too large for the limit returns whole lines and says where to go on
 // (offset=N). list, glob and search are bounded in results and in entries
@@ -26,6 +39,6 @@
 // old_string occurs twice, a path through a link leading out, a binary file.
 //
 // As a pack, it is built from a tools: map by FromOptions (root, read_only,
-// the limits, tool_prefix), and WithToolPrefix names the tools for a flat
-// mount beside other packs ("fs_read").
+// allow_hard_links, the limits, tool_prefix), and WithToolPrefix names the
+// tools for a flat mount beside other packs ("fs_read").
 package filesystem

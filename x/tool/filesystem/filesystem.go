@@ -44,6 +44,14 @@ func WithToolPrefix(prefix string) Option { return func(f *FS) { f.prefix = pref
 // glob, search, stat); write and edit are refused if called anyway.
 func ReadOnly() Option { return func(f *FS) { f.readOnly = true } }
 
+// AllowHardLinks lets the tools read and write regular files that have
+// more than one hard link. By default they are refused: os.Root keeps
+// paths and symbolic links inside the root, but a hard link is the file
+// itself under another name, and one made inside the root to a file
+// outside it would pass every path check. Allow them only for a root
+// where no one could have linked to a file outside it.
+func AllowHardLinks() Option { return func(f *FS) { f.hardLinks = true } }
+
 // WithMaxReadBytes bounds what one read returns and the size of a file edit
 // may change (default 4 MiB).
 func WithMaxReadBytes(n int64) Option { return func(f *FS) { f.maxRead = n } }
@@ -68,6 +76,7 @@ type FS struct {
 	prefix     string
 	root       *os.Root
 	readOnly   bool
+	hardLinks  bool // AllowHardLinks
 	maxRead    int64
 	maxWrite   int64
 	maxResults int
@@ -357,11 +366,11 @@ func (a *argReader) done(tool string, known ...string) *tool.Result {
 	return nil
 }
 
-var optionSet = optparse.Set{Pack: "filesystem", Known: []string{"max_read_bytes", "max_results", "max_visit", "max_write_bytes", "read_only", "root", "tool_prefix"}}
+var optionSet = optparse.Set{Pack: "filesystem", Known: []string{"allow_hard_links", "max_read_bytes", "max_results", "max_visit", "max_write_bytes", "read_only", "root", "tool_prefix"}}
 
 // FromOptions builds a filesystem from pack options: root (required, the
-// directory to confine the tools to), read_only, max_read_bytes,
-// max_write_bytes, max_results, max_visit and tool_prefix.
+// directory to confine the tools to), read_only, allow_hard_links,
+// max_read_bytes, max_write_bytes, max_results, max_visit and tool_prefix.
 func FromOptions(options map[string]any) (*FS, error) {
 	root, opts, err := parseOptions(options)
 	if err != nil {
@@ -399,6 +408,11 @@ func parseOptions(options map[string]any) (string, []Option, error) {
 			var b bool
 			if b, err = optionSet.Bool(k, v); b {
 				opts = append(opts, ReadOnly())
+			}
+		case "allow_hard_links":
+			var b bool
+			if b, err = optionSet.Bool(k, v); b {
+				opts = append(opts, AllowHardLinks())
 			}
 		case "max_read_bytes", "max_write_bytes", "max_results", "max_visit":
 			var n int64

@@ -471,7 +471,7 @@ func TestOptions(t *testing.T) {
 	}{
 		{map[string]any{"read_only": true}, "filesystem: option root is required: the directory the tools are confined to"},
 		{map[string]any{"root": ""}, "filesystem: option root must be a directory path, got "},
-		{map[string]any{"root": root, "writable": true}, `filesystem: unknown option "writable"; the options are max_read_bytes, max_results, max_visit, max_write_bytes, read_only, root, tool_prefix`},
+		{map[string]any{"root": root, "writable": true}, `filesystem: unknown option "writable"; the options are allow_hard_links, max_read_bytes, max_results, max_visit, max_write_bytes, read_only, root, tool_prefix`},
 		{map[string]any{"root": root, "tool_prefix": true}, "filesystem: option tool_prefix must be a string, got bool"},
 		{map[string]any{"root": root, "read_only": "yes"}, "filesystem: option read_only must be true or false, got yes"},
 		{map[string]any{"root": root, "max_read_bytes": 0}, "filesystem: option max_read_bytes must be an integer from 1 to 1099511627776, got 0"},

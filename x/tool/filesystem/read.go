@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/tool/internal/hardlink"
 )
 
 // binaryProbe is how much of a file is checked for NUL bytes, the sign of
@@ -32,9 +33,23 @@ type ReadResult struct {
 	NextOffset int `json:"next_offset,omitempty"`
 }
 
-// openRegular opens rel for reading. O_NONBLOCK keeps a named pipe from
-// blocking the open; anything but a regular file is then refused.
+// openRegular opens rel for reading: a regular file with a single link,
+// unless hard links are allowed.
 func (f *FS) openRegular(rel string) (*os.File, fs.FileInfo, *tool.Result) {
+	file, info, res := f.openFile(rel)
+	if res != nil {
+		return nil, nil, res
+	}
+	if res := f.refuseLinked(rel, info); res != nil {
+		file.Close()
+		return nil, nil, res
+	}
+	return file, info, nil
+}
+
+// openFile opens rel for reading. O_NONBLOCK keeps a named pipe from
+// blocking the open; anything but a regular file is then refused.
+func (f *FS) openFile(rel string) (*os.File, fs.FileInfo, *tool.Result) {
 	file, err := f.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, failf("%s", f.describe(rel, err))
@@ -53,6 +68,22 @@ func (f *FS) openRegular(rel string) (*os.File, fs.FileInfo, *tool.Result) {
 		return nil, nil, failf("%s is not a regular file (%s)", quote(rel), kindOf(info.Mode()))
 	}
 	return file, info, nil
+}
+
+// refuseLinked refuses a file with more than one hard link, unless they are
+// allowed: os.Root confines paths, not files, and another link to the same
+// file may be outside the root. info must come from Stat on the open file
+// that is then used, so the file checked is the file read or written.
+func (f *FS) refuseLinked(rel string, info fs.FileInfo) *tool.Result {
+	if f.hardLinks || !hardlink.Shared(info) {
+		return nil
+	}
+	return failf("%s", linkedMessage(rel, hardlink.Count(info)))
+}
+
+func linkedMessage(rel string, n uint64) string {
+	return fmt.Sprintf("%s has %d hard links, so it is refused: the same file may also be outside the root. "+
+		"Only files with a single link can be read or written here", quote(rel), n)
 }
 
 func (f *FS) read(ctx context.Context, a *argReader) *tool.Result {

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/tool/internal/hardlink"
 )
 
 // maxSearchBytes bounds the file content one search reads.
@@ -399,6 +400,9 @@ func (f *FS) search(ctx context.Context, a *argReader) *tool.Result {
 	switch {
 	case info.Mode().IsRegular():
 		s.file(rel)
+		if s.linked > 0 {
+			return failf("%s", linkedMessage(rel, s.links))
+		}
 	case info.IsDir():
 		w.walk(rel, 1, MaxWalkDepth, func(p string, d fs.DirEntry, _ int) (bool, bool) {
 			if d.Type().IsRegular() && (pat == nil || matchSegs(pat, relTo(rel, p))) {
@@ -419,6 +423,9 @@ func (f *FS) search(ctx context.Context, a *argReader) *tool.Result {
 	if s.binary > 0 {
 		notes = append(notes, fmt.Sprintf("[skipped %d binary files]", s.binary))
 	}
+	if s.linked > 0 {
+		notes = append(notes, fmt.Sprintf("[skipped %d files with several hard links: the same file may also be outside the root]", s.linked))
+	}
 	if s.failed > 0 {
 		notes = append(notes, fmt.Sprintf("[%d files could not be read]", s.failed))
 	}
@@ -438,15 +445,22 @@ type searcher struct {
 	read                  int64
 	full, budget          bool
 	large, binary, failed int
+	linked                int    // files refused for their hard links
+	links                 uint64 // the links of the last of them
 }
 
 func (s *searcher) file(rel string) {
-	file, info, res := s.f.openRegular(rel)
+	file, info, res := s.f.openFile(rel)
 	if res != nil {
 		s.failed++
 		return
 	}
 	defer file.Close()
+	if s.f.refuseLinked(rel, info) != nil {
+		s.linked++
+		s.links = hardlink.Count(info)
+		return
+	}
 	if info.Size() > s.f.maxRead {
 		s.large++
 		return

@@ -68,14 +68,32 @@ func (f *FS) write(a *argReader) *tool.Result {
 	}
 }
 
-// writeFile truncates and writes rel. O_NONBLOCK keeps a named pipe that
-// appeared since the check from blocking.
+// writeFile truncates and writes rel, creating it if needed. The file is
+// checked once open, before it is truncated: O_NONBLOCK keeps a named pipe
+// that appeared since any earlier check from blocking, and an existing
+// file with several hard links is refused unless they are allowed.
 func (f *FS) writeFile(rel string, data []byte, perm fs.FileMode) *tool.Result {
-	file, err := f.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NONBLOCK, perm)
+	file, err := f.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, perm)
 	if err != nil {
 		return failf("%s", f.describe(rel, err))
 	}
-	_, err = file.Write(data)
+	info, err := file.Stat()
+	switch {
+	case err != nil:
+		file.Close()
+		return failf("%s", f.describe(rel, err))
+	case !info.Mode().IsRegular():
+		file.Close()
+		return failf("%s is not a regular file (%s); write replaces regular files only", quote(rel), kindOf(info.Mode()))
+	}
+	if res := f.refuseLinked(rel, info); res != nil {
+		file.Close()
+		return res
+	}
+	err = file.Truncate(0)
+	if err == nil {
+		_, err = file.Write(data)
+	}
 	if cerr := file.Close(); err == nil {
 		err = cerr
 	}

@@ -32,7 +32,9 @@
 // runs through an xtool.Handler: an unknown tool, bad arguments, the
 // tool's error, a panic or a timeout is a result with isError set in an
 // HTTP 200. WithIdentify turns each HTTP request into the ledger.State
-// that WithFilter sees, both for tools/list and again on every tools/call.
+// that WithFilter sees, both for tools/list and again on every tools/call;
+// a call to a tool the filter hides gets exactly the result of a call to
+// one that does not exist, naming the tools the caller may use.
 // Host and Origin headers must be loopback unless allowed (DNS-rebinding
 // protection) and bodies are bounded. Tools that need the MCP session
 // (progress, logging, sampling, elicitation) find it with CallRequest.

@@ -146,5 +146,5 @@ func ExampleWithIdentify() {
 	fmt.Println(v.(*tool.Result).Content)
 	// Output:
 	// 1 read_ticket
-	// tool "close_ticket" is not available in this turn. Tools available in this turn: read_ticket.
+	// unknown tool "close_ticket". Tools available in this turn: read_ticket.
 }

@@ -75,7 +75,9 @@ func WithHandler(h *xtool.Handler) ServerOption { return func(c *serverConfig) {
 // WithFilter selects the tools each caller may see and use, with the
 // state of the request (see WithIdentify and WithState). The filter
 // decides tools/list, and is applied again to every tools/call, so a
-// hidden tool cannot be called by guessing its name.
+// hidden tool cannot be called by guessing its name; the refusal is
+// byte for byte the result for a tool that does not exist, so it cannot be
+// found by guessing either.
 func WithFilter(f xtool.ToolFilter) ServerOption { return func(c *serverConfig) { c.filter = f } }
 
 // WithIdentify identifies the sender of every HTTP request; its state is

@@ -247,7 +247,7 @@ func TestServerIdentitySelectsFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := v.(*tool.Result); !r.IsError || r.Content != `tool "fail" is not available in this turn. Tools available in this turn: echo, weather.` {
+	if r := v.(*tool.Result); !r.IsError || r.Content != `unknown tool "fail". Tools available in this turn: echo, weather.` {
 		t.Fatalf("viewer calling fail: %+v", r)
 	}
 	v, err = admin.Call(context.Background(), "fail", nil)
@@ -782,5 +782,130 @@ func TestServerSkipsToolTheSDKRefuses(t *testing.T) {
 	}
 	if got := callText(t, c, "odd", nil); got != "odd ran" {
 		t.Fatalf("odd = %q", got)
+	}
+}
+
+// syncBuffer is a bytes.Buffer that the go-sdk's logging transport may
+// write from its own goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// A caller cannot probe for the names of tools it may not use: calling a
+// hidden tool gives the very result, byte for byte, of calling a tool that
+// does not exist, through the Handler and over MCP alike. Two servers show
+// a viewer the same two tools: one also holds hidden tools, the other
+// nothing else; every name gets the same answer from both.
+func TestHiddenToolsCannotBeProbed(t *testing.T) {
+	viewer := ledger.NewThread(ledger.WithMetadata(map[string]string{"role": "viewer"}))
+	hiding := demoRegistry(t) // echo and weather visible; boom, fail and stall hidden
+	bare := tool.NewRegistry()
+	for _, tl := range hiding.Tools() {
+		if tl.Hints.ReadOnly {
+			if err := bare.Register(tl, func(context.Context, tool.Sandbox, map[string]any) (any, error) { return nil, nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	long := strings.Repeat("fail", 100)
+	cases := []struct {
+		label, name string
+		args        any
+	}{
+		{"hidden", "fail", nil},
+		{"hidden, with arguments", "boom", map[string]any{"x": 1}},
+		{"hidden, slow", "stall", nil},
+		{"missing", "ghost", nil},
+		{"garbled", "fail\x00", nil},
+		{"spaces", " fail ", nil},
+		{"empty", "", nil},
+		{"long", long, nil},
+	}
+	want := func(name string) string {
+		q := fmt.Sprintf("%q", name)
+		if len(name) > 100 {
+			q = fmt.Sprintf("%q… (%d bytes)", name[:100], len(name))
+		}
+		return "unknown tool " + q + ". Tools available in this turn: echo, weather."
+	}
+
+	// Through the Handler, as a loop turn or a server would run it.
+	for _, c := range cases {
+		var results []artifact.ToolResult
+		for _, reg := range []tool.Registry{hiding, bare} {
+			ctx := xtool.WithOffered(context.Background(), readOnlyForViewers(context.Background(), viewer, reg.Tools()))
+			args, _ := json.Marshal(c.args)
+			results = append(results, xtool.NewHandler(reg).Execute(ctx, artifact.ToolCall{ID: "1", Name: c.name, Arguments: string(args)}))
+		}
+		if !reflect.DeepEqual(results[0], results[1]) {
+			t.Errorf("%s: the handler tells hidden from missing:\n%+v\n%+v", c.label, results[0], results[1])
+		}
+		if r := results[0]; !r.IsError || r.Content != want(c.name) {
+			t.Errorf("%s: handler result %+v, want %q", c.label, r, want(c.name))
+		}
+	}
+
+	// Over MCP: everything the server writes to the client, byte for byte.
+	serve := func(reg tool.Registry) (wire string, results []*sdk.CallToolResult) {
+		srv, err := mcp.NewServer(reg, mcp.WithState(viewer), mcp.WithFilter(readOnlyForViewers))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var log syncBuffer
+		ct, st := sdk.NewInMemoryTransports()
+		ss, err := srv.Connect(context.Background(), &sdk.LoggingTransport{Transport: st, Writer: &log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cases {
+			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: c.name, Arguments: c.args})
+			if err != nil {
+				t.Fatalf("%s: transport error %v", c.label, err)
+			}
+			results = append(results, res)
+		}
+		_ = cs.Close()
+		_ = ss.Wait()
+		for line := range strings.Lines(log.String()) {
+			if strings.HasPrefix(line, "write: ") {
+				wire += line
+			}
+		}
+		return wire, results
+	}
+	hidWire, hidResults := serve(hiding)
+	bareWire, _ := serve(bare)
+	if hidWire != bareWire {
+		t.Errorf("the server tells hidden from missing:\n%s\n%s", hidWire, bareWire)
+	}
+	if n := strings.Count(hidWire, `"isError":true`); n != len(cases) {
+		t.Errorf("%d error results on the wire for %d calls:\n%s", n, len(cases), hidWire)
+	}
+	for i, c := range cases {
+		r := hidResults[i]
+		if len(r.Content) != 1 || !r.IsError || r.StructuredContent != nil {
+			t.Errorf("%s: MCP result %+v", c.label, r)
+			continue
+		}
+		if text := r.Content[0].(*sdk.TextContent).Text; text != want(c.name) {
+			t.Errorf("%s: MCP text %q, want %q", c.label, text, want(c.name))
+		}
 	}
 }

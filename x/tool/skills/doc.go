@@ -19,8 +19,18 @@
 // system that can tell links apart (fs.ReadLinkFS, as os.DirFS) is read
 // without following any link at all.
 //
+// A hard link is the file itself under a second name, which no path check
+// can see: one made in a skill's folder to a file elsewhere would be read
+// as the skill's own. So a regular file with more than one hard link is
+// refused — a SKILL.md fails New, naming the file; read tells the model
+// why — unless AllowHardLinks (pack option allow_hard_links) accepts them.
+// The count comes from Stat on the file as opened, the one then read. It
+// is known on unix (st_nlink) for files on disk, through FromDir or an
+// os.DirFS; file systems that report none, such as an embed.FS, get no
+// check.
+//
 // As a pack, it is built from a tools: map by FromOptions (dir, dirs,
-// max_file_bytes, tool_prefix) plus the FromFS sources of the packs that
-// ship skills; WithToolPrefix names the tools for a flat mount beside other
-// packs ("skill_load"), and Prompt then names them so.
+// max_file_bytes, allow_hard_links, tool_prefix) plus the FromFS sources
+// of the packs that ship skills; WithToolPrefix names the tools for a flat
+// mount beside other packs ("skill_load"), and Prompt then names them so.
 package skills

@@ -2,11 +2,12 @@ package skills
 
 import "github.com/lodeworks/lode/x/tool/internal/optparse"
 
-var optionSet = optparse.Set{Pack: "skills", Known: []string{"dir", "dirs", "max_file_bytes", "tool_prefix"}}
+var optionSet = optparse.Set{Pack: "skills", Known: []string{"allow_hard_links", "dir", "dirs", "max_file_bytes", "tool_prefix"}}
 
 // FromOptions builds a skills source from pack options: dir (a directory
-// of skills) and/or dirs (a list of them), max_file_bytes and tool_prefix. Extra
-// sources — the skills packs ship — are added with more options.
+// of skills) and/or dirs (a list of them), max_file_bytes, allow_hard_links
+// and tool_prefix. Extra sources — the skills packs ship — are added with
+// more options.
 func FromOptions(options map[string]any, more ...Option) (*Skills, error) {
 	opts, err := parseOptions(options)
 	if err != nil {
@@ -38,6 +39,12 @@ func parseOptions(options map[string]any) ([]Option, error) {
 		case "tool_prefix":
 			p, err := optionSet.String(k, v)
 			opts = append(opts, WithToolPrefix(p))
+			return err
+		case "allow_hard_links":
+			b, err := optionSet.Bool(k, v)
+			if b {
+				opts = append(opts, AllowHardLinks())
+			}
 			return err
 		}
 		n, err := optionSet.InRange(k, v, 1<<30) // max_file_bytes

@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/tool/internal/hardlink"
 )
 
 // DefaultName is the name the skills source is mounted under.
@@ -76,11 +77,12 @@ type source struct {
 type Option func(*config)
 
 type config struct {
-	name     string
-	prefix   string
-	sources  []*source
-	maxBytes int64
-	errs     []error
+	name      string
+	prefix    string
+	sources   []*source
+	maxBytes  int64
+	hardLinks bool
+	errs      []error
 }
 
 // FromDir finds skills under the directory path, confined to it with
@@ -122,17 +124,26 @@ func WithToolPrefix(prefix string) Option { return func(c *config) { c.prefix = 
 // skill (default 1 MiB).
 func WithMaxFileBytes(n int64) Option { return func(c *config) { c.maxBytes = n } }
 
+// AllowHardLinks accepts files with more than one hard link, for a SKILL.md
+// and for read. By default they are refused: a folder opened with os.Root
+// keeps paths and symbolic links inside it, but a hard link is the file
+// itself under another name, and one made in a skill's folder to a file
+// elsewhere would pass every path check. Allow them only for directories
+// no one else could have linked into.
+func AllowHardLinks() Option { return func(c *config) { c.hardLinks = true } }
+
 // Skills is a set of skills discovered from directories and file systems,
 // offered to a model as a tool source: list, load (a skill's instructions)
 // and read (a file inside a skill's folder). It is safe for concurrent use;
 // Close releases the directories.
 type Skills struct {
-	name     string
-	prefix   string
-	maxBytes int64
-	sources  []*source
-	list     []*entry // sorted by name
-	byName   map[string]*entry
+	name      string
+	prefix    string
+	maxBytes  int64
+	hardLinks bool
+	sources   []*source
+	list      []*entry // sorted by name
+	byName    map[string]*entry
 }
 
 type entry struct {
@@ -161,7 +172,7 @@ func New(opts ...Option) (*Skills, error) {
 	if c.maxBytes <= 0 {
 		c.maxBytes = DefaultMaxFileBytes
 	}
-	s := &Skills{name: c.name, prefix: c.prefix, maxBytes: c.maxBytes, sources: c.sources, byName: map[string]*entry{}}
+	s := &Skills{name: c.name, prefix: c.prefix, maxBytes: c.maxBytes, hardLinks: c.hardLinks, sources: c.sources, byName: map[string]*entry{}}
 	for _, src := range c.sources {
 		if src.dir != "" {
 			r, err := os.OpenRoot(src.dir)
@@ -252,9 +263,9 @@ func (s *Skills) add(src *source, dir string, size int64) error {
 	if size > s.maxBytes {
 		return fmt.Errorf("skills: %s is %d bytes; the limit is %d", loc, size, s.maxBytes)
 	}
-	data, err := fs.ReadFile(src.fsys, path.Join(dir, skillFile))
+	data, err := s.readSkillFile(src.fsys, path.Join(dir, skillFile), loc)
 	if err != nil {
-		return fmt.Errorf("skills: %s: %w", loc, err)
+		return err
 	}
 	meta, body, err := parseSkill(data)
 	if err != nil {
@@ -271,6 +282,32 @@ func (s *Skills) add(src *source, dir string, size int64) error {
 	s.byName[name] = e
 	s.list = append(s.list, e)
 	return nil
+}
+
+// readSkillFile reads a SKILL.md, checking the file it opened: with a
+// single link unless hard links are allowed, and within the size limit.
+// loc names the file in errors.
+func (s *Skills) readSkillFile(fsys fs.FS, name, loc string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("skills: %s: %w", loc, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("skills: %s: %w", loc, err)
+	}
+	if !s.hardLinks && hardlink.Shared(info) {
+		return nil, fmt.Errorf("skills: %s has %d hard links; the same file may also be outside the skills directory, so it is refused (AllowHardLinks, or the pack option allow_hard_links, accepts it)", loc, hardlink.Count(info))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, s.maxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("skills: %s: %w", loc, err)
+	}
+	if int64(len(data)) > s.maxBytes {
+		return nil, fmt.Errorf("skills: %s is larger than the %d-byte limit", loc, s.maxBytes)
+	}
+	return data, nil
 }
 
 // parseSkill splits SKILL.md into its YAML front matter and its Markdown
@@ -510,6 +547,9 @@ func (s *Skills) ReadFile(name, rel string) (string, error) {
 	}
 	if !info.Mode().IsRegular() {
 		return "", fmt.Errorf("%q is not a regular file", c)
+	}
+	if !s.hardLinks && hardlink.Shared(info) {
+		return "", fmt.Errorf("%q has %d hard links, so it is refused: the same file may also be outside the skill's folder. Only files with a single link can be read here", c, hardlink.Count(info))
 	}
 	if info.Size() > s.maxBytes {
 		return "", fmt.Errorf("%q is %d bytes; the limit is %d", c, info.Size(), s.maxBytes)

@@ -417,7 +417,7 @@ func TestOptions(t *testing.T) {
 		opts map[string]any
 		want string
 	}{
-		{map[string]any{"path": "x"}, `skills: unknown option "path"; the options are dir, dirs, max_file_bytes, tool_prefix`},
+		{map[string]any{"path": "x"}, `skills: unknown option "path"; the options are allow_hard_links, dir, dirs, max_file_bytes, tool_prefix`},
 		{map[string]any{"tool_prefix": 1}, "skills: option tool_prefix must be a string, got int"},
 		{map[string]any{"dir": 1}, "skills: option dir must be a directory path, got 1"},
 		{map[string]any{"dirs": "a"}, "skills: option dirs must be a list of directory paths, got string"},
