@@ -35,6 +35,13 @@ const (
 	DefaultMaxRetryWait = time.Minute
 )
 
+// DefaultIdleTimeout is the longest the server may stay silent: before the
+// first byte of a stream and between any two reads of a response body.
+// Some reasoning models think for minutes without streaming anything, so it
+// is generous; servers that ping while they think (keep-alive comments)
+// reset it with every ping.
+const DefaultIdleTimeout = 2 * time.Minute
+
 const (
 	retryBase = 500 * time.Millisecond
 	retryCap  = 8 * time.Second
@@ -64,6 +71,8 @@ type Provider struct {
 	serverPort   int
 	maxRetries   int
 	maxRetryWait time.Duration
+	timeout      time.Duration
+	idleTimeout  time.Duration
 	stream       bool
 	legacyMax    bool
 	sendReason   bool
@@ -79,6 +88,7 @@ type settings struct {
 	tracer                      trace.Tracer
 	maxRetries                  *int
 	maxRetryWait                time.Duration
+	timeout, idleTimeout        time.Duration
 	noStream                    bool
 	legacyMax                   bool
 	noReason                    bool
@@ -138,6 +148,24 @@ func WithMaxRetries(n int) Option {
 // returns the *APIError at once (its RetryAfter says how long). Zero means
 // DefaultMaxRetryWait.
 func WithMaxRetryWait(d time.Duration) Option { return func(s *settings) { s.maxRetryWait = d } }
+
+// WithTimeout bounds one whole invocation: every attempt, the waits between
+// retries and the whole streamed body. Zero or negative means no limit of
+// the provider's own (the default), since an agent's answer may rightly take
+// long and the caller's context already bounds it; WithIdleTimeout catches a
+// server that stalls. When it ends an invocation, the error is a
+// *TimeoutError matching ErrTimeout.
+func WithTimeout(d time.Duration) Option { return func(s *settings) { s.timeout = d } }
+
+// WithIdleTimeout bounds how long the server may send nothing: the wait for
+// a stream's response headers and every gap between two reads of a response
+// body (stream chunks, keep-alive comments, or the bytes of a whole answer).
+// Without streaming, the wait for the response headers is the model's whole
+// thinking time and only WithTimeout bounds it. Zero means
+// DefaultIdleTimeout; negative turns the limit off. When it ends an
+// invocation, the error is a *TimeoutError matching ErrIdleTimeout and
+// ErrTimeout.
+func WithIdleTimeout(d time.Duration) Option { return func(s *settings) { s.idleTimeout = d } }
 
 // WithTracer records a "chat {model}" span per invocation, after the
 // OpenTelemetry GenAI conventions. Without one, tracing costs nothing.
@@ -211,6 +239,8 @@ func New(opts ...Option) (*Provider, error) {
 		serverAddr:   u.Hostname(),
 		maxRetries:   DefaultMaxRetries,
 		maxRetryWait: s.maxRetryWait,
+		timeout:      s.timeout,
+		idleTimeout:  s.idleTimeout,
 		stream:       !s.noStream,
 		legacyMax:    s.legacyMax,
 		sendReason:   !s.noReason,
@@ -227,6 +257,9 @@ func New(opts ...Option) (*Provider, error) {
 	}
 	if p.maxRetryWait <= 0 {
 		p.maxRetryWait = DefaultMaxRetryWait
+	}
+	if p.idleTimeout == 0 {
+		p.idleTimeout = DefaultIdleTimeout
 	}
 	if p.sleep == nil {
 		p.sleep = sleepCtx
@@ -307,7 +340,19 @@ func (p *Provider) invoke(ctx context.Context, req *provider.Request, yield func
 	if err != nil {
 		return res, err
 	}
+	if p.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, p.timeout, &TimeoutError{Limit: p.timeout})
+		defer cancel()
+	}
 	ct := &callTransport{p: p, patch: patch, stream: p.stream}
+	if p.idleTimeout > 0 {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		ct.idle = newIdleGuard(p.idleTimeout, cancel)
+		defer ct.idle.stop()
+	}
 	cfg := p.cfg
 	cfg.HTTPClient = ct
 	client := goopenai.NewClientWithConfig(cfg)

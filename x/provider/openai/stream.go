@@ -55,8 +55,8 @@ func (p *Provider) runStream(ctx context.Context, client *goopenai.Client, ct *c
 	var asm assembler
 	defer asm.report(res)
 	for {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("openai: %w", err)
+		if ctx.Err() != nil {
+			return ctxError(ctx)
 		}
 		raw, err := stream.RecvRaw()
 		if errors.Is(err, io.EOF) {
@@ -87,8 +87,8 @@ func (p *Provider) runStream(ctx context.Context, client *goopenai.Client, ct *c
 }
 
 func (p *Provider) streamError(ctx context.Context, ct *callTransport, err error) error {
-	if cerr := ctx.Err(); cerr != nil {
-		return fmt.Errorf("openai: %w", cerr)
+	if ctx.Err() != nil {
+		return ctxError(ctx)
 	}
 	var ae *goopenai.APIError
 	if errors.As(err, &ae) {

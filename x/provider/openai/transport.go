@@ -28,6 +28,7 @@ type callTransport struct {
 	retryAfter  time.Duration
 	contentType string
 	watch       *doneWatcher
+	idle        *idleGuard
 }
 
 // maxErrorBody bounds what is read of a failed response.
@@ -67,10 +68,19 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 		for k, vs := range t.p.headers {
 			r.Header[k] = vs
 		}
+		if t.stream {
+			// A streaming server answers at once; one that does not is
+			// as stalled as one that stops mid-stream.
+			t.idle.arm()
+		}
 		resp, err := t.p.httpc.Do(r)
+		t.idle.disarm()
 		t.attempts = attempt + 1
 		if err != nil {
 			return nil, err
+		}
+		if t.idle != nil {
+			resp.Body = &idleBody{ReadCloser: resp.Body, g: t.idle}
 		}
 		if resp.StatusCode/100 == 2 {
 			if t.stream {
@@ -120,6 +130,48 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+}
+
+// idleGuard cancels an invocation when the server stays silent for too
+// long. It is armed only while a read waits on the server, so a consumer
+// that is slow to take what was read does not count against the server.
+type idleGuard struct {
+	d time.Duration
+	t *time.Timer
+}
+
+func newIdleGuard(d time.Duration, cancel context.CancelCauseFunc) *idleGuard {
+	cause := &TimeoutError{Idle: true, Limit: d}
+	t := time.AfterFunc(time.Hour, func() { cancel(cause) })
+	t.Stop()
+	return &idleGuard{d: d, t: t}
+}
+
+func (g *idleGuard) arm() {
+	if g != nil {
+		g.t.Reset(g.d)
+	}
+}
+
+func (g *idleGuard) disarm() {
+	if g != nil {
+		g.t.Stop()
+	}
+}
+
+func (g *idleGuard) stop() { g.t.Stop() }
+
+// idleBody arms its guard while a read is waiting.
+type idleBody struct {
+	io.ReadCloser
+	g *idleGuard
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	b.g.arm()
+	n, err := b.ReadCloser.Read(p)
+	b.g.disarm()
+	return n, err
 }
 
 // retryDelay reads how long the server asked to wait: retry-after-ms, then
