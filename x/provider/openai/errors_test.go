@@ -365,12 +365,7 @@ func TestStreamErrors(t *testing.T) {
 		name: "ends without [DONE] or finish reason",
 		body: "data: " + textChunk("Hel") + "\n\n",
 		kind: ErrIncomplete,
-		want: "openai: incomplete response: the stream ended before data: [DONE]",
-	}, {
-		name: "a finish reason but no [DONE]",
-		body: "data: " + textChunk("Hi") + "\n\ndata: " + finishChunk("stop") + "\n\n",
-		kind: ErrIncomplete,
-		want: "openai: incomplete response: the stream ended before data: [DONE]",
+		want: "openai: incomplete response: the stream ended before data: [DONE] and without a finish reason",
 	}, {
 		name: "[DONE] but no finish reason",
 		body: "data: " + textChunk("Hi") + "\n\ndata: [DONE]\n\n",
@@ -385,7 +380,7 @@ func TestStreamErrors(t *testing.T) {
 		name: "a tool call cut off before its finish",
 		body: "data: " + toolChunk(0, "call_1", "get_weather", `{"city":"Par`) + "\n\n",
 		kind: ErrIncomplete,
-		want: "openai: incomplete response: the stream ended before data: [DONE]",
+		want: "openai: incomplete response: the stream ended before data: [DONE] and without a finish reason",
 	}, {
 		name: "malformed JSON",
 		body: "data: " + textChunk("a") + "\n\ndata: {\"id\":\"chatcmpl-1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"b\"}\n\n",

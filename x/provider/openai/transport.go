@@ -22,6 +22,7 @@ import (
 type callTransport struct {
 	p      *Provider
 	patch  []byte
+	edits  *bodyEdits
 	stream bool
 
 	attempts    int
@@ -29,6 +30,9 @@ type callTransport struct {
 	contentType string
 	watch       *doneWatcher
 	idle        *idleGuard
+	// whole is the body of a whole answer as read, for the fields
+	// go-openai's types leave out.
+	whole bytes.Buffer
 }
 
 // maxErrorBody bounds what is read of a failed response.
@@ -54,6 +58,13 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 		patched = append(patched, '{')
 		patched = append(patched, t.patch...)
 		body = append(patched, body[1:]...)
+	}
+	if t.edits != nil && !t.edits.empty() {
+		b, err := t.edits.apply(body)
+		if err != nil {
+			return nil, err
+		}
+		body = b
 	}
 	for attempt := 0; ; attempt++ {
 		// Not every HTTP client given to WithHTTPClient checks the context
@@ -89,7 +100,8 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 				resp.Body = t.watch
 			} else {
 				// The stream path closes its body on cancellation itself.
-				resp.Body = closeOnDone(ctx, resp.Body)
+				t.whole.Reset()
+				resp.Body = closeOnDone(ctx, teeBody{resp.Body, &t.whole})
 			}
 			return resp, nil
 		}
@@ -130,6 +142,18 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+}
+
+// teeBody keeps a copy of what is read.
+type teeBody struct {
+	io.ReadCloser
+	w *bytes.Buffer
+}
+
+func (b teeBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.w.Write(p[:n])
+	return n, err
 }
 
 // idleGuard cancels an invocation when the server stays silent for too
