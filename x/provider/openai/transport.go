@@ -114,7 +114,7 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 
-		wait, asked := retryDelay(resp.Header, t.p.now())
+		wait, asked := retryDelay(resp.Header, t.p.now(), resp.StatusCode)
 		if asked {
 			t.retryAfter = wait
 		}
@@ -199,21 +199,85 @@ func (b *idleBody) Read(p []byte) (int, error) {
 }
 
 // retryDelay reads how long the server asked to wait: retry-after-ms, then
-// Retry-After in seconds or as an HTTP date.
-func retryDelay(h http.Header, now time.Time) (time.Duration, bool) {
+// Retry-After in seconds or as an HTTP date, then, on a 429, the
+// X-RateLimit-Reset family.
+func retryDelay(h http.Header, now time.Time, status int) (time.Duration, bool) {
 	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
 		if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
 			return durationOf(f / 1000), true
 		}
 	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+		if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
+			return durationOf(f), true
+		}
+		if at, err := http.ParseTime(v); err == nil {
+			return max(at.Sub(now), 0), true
+		}
+	}
+	if status == http.StatusTooManyRequests {
+		return rateLimitReset(h, now)
+	}
+	return 0, false
+}
+
+// rateLimitReset reads the X-RateLimit-Reset family: OpenAI and Groq send
+// x-ratelimit-reset-requests and -tokens as durations ("1s", "6m0s"),
+// others X-RateLimit-Reset as seconds to wait or as a Unix time in seconds
+// or milliseconds. A limit whose x-ratelimit-remaining counterpart is above
+// zero is not the one that refused; of the others, the longest wait counts,
+// so that a retry never comes sooner than every exhausted limit allows.
+func rateLimitReset(h http.Header, now time.Time) (time.Duration, bool) {
+	var exhausted, longest time.Duration
+	var found, foundExhausted bool
+	for name, vs := range h {
+		lower := strings.ToLower(name)
+		suffix, ok := strings.CutPrefix(lower, "x-ratelimit-reset")
+		if !ok || len(vs) == 0 {
+			continue
+		}
+		d, ok := resetValue(strings.TrimSpace(vs[0]), now)
+		if !ok {
+			continue
+		}
+		found = true
+		longest = max(longest, d)
+		if rem := strings.TrimSpace(h.Get("X-Ratelimit-Remaining" + suffix)); rem == "" || rem == "0" {
+			foundExhausted = true
+			exhausted = max(exhausted, d)
+		}
+	}
+	switch {
+	case foundExhausted:
+		return exhausted, true
+	case found:
+		return longest, true
+	}
+	return 0, false
+}
+
+func resetValue(v string, now time.Time) (time.Duration, bool) {
 	if v == "" {
 		return 0, false
 	}
-	if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		switch {
+		case f < 0:
+			return 0, false
+		case f >= 1e12: // a Unix time in milliseconds
+			return max(time.UnixMilli(int64(f)).Sub(now), 0), true
+		case f >= 1e9: // a Unix time in seconds
+			return max(time.Unix(int64(f), 0).Sub(now), 0), true
+		}
 		return durationOf(f), true
 	}
+	if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+		return d, true
+	}
 	if at, err := http.ParseTime(v); err == nil {
+		return max(at.Sub(now), 0), true
+	}
+	if at, err := time.Parse(time.RFC3339, v); err == nil {
 		return max(at.Sub(now), 0), true
 	}
 	return 0, false
