@@ -3,7 +3,6 @@ package openai
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"reflect"
@@ -13,7 +12,6 @@ import (
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
-	"github.com/lodeworks/lode/provider"
 )
 
 // Answers in the shapes real servers send, byte for byte: what lode makes
@@ -307,5 +305,3 @@ func TestReasoningTokensCountAgainstMaxTokens(t *testing.T) {
 	}
 }
 
-var _ = json.Valid
-var _ provider.Provider = (*Provider)(nil)
