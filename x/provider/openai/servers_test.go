@@ -304,4 +304,3 @@ func TestReasoningTokensCountAgainstMaxTokens(t *testing.T) {
 		t.Fatalf("err = %v, want a token LimitError with 35 used", err)
 	}
 }
-
