@@ -23,6 +23,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -72,9 +74,54 @@ func main() {
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
 		fmt.Fprintln(os.Stderr, "lode: tracing: "+oneLine(err.Error()))
 	}))
+	// SIGTERM ends the command's context: run and chat stop and exit 143,
+	// serve stops serving and exits 0.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, e, os.Args[1:]))
+	code := run(ctx, e, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// Exit codes, as the usage text documents them.
+const (
+	exitError       = 1
+	exitUsage       = 2
+	exitInterrupted = 130 // Ctrl-C (SIGINT) stopped run
+	exitTerminated  = 143 // SIGTERM stopped run or chat
+)
+
+// versionText describes the build: the module's version ("(devel)" for a
+// build from a clone), the commit it was built from when Go recorded it,
+// and the Go release.
+func versionText(bi *debug.BuildInfo, ok bool) string {
+	if !ok {
+		return "lode (unknown version: built without module information)\n" + runtime.Version() + "\n"
+	}
+	version := bi.Main.Version
+	if version == "" {
+		version = "(devel)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "lode %s\n", version)
+	if bi.Main.Path != "" {
+		fmt.Fprintf(&b, "module %s\n", bi.Main.Path)
+	}
+	settings := map[string]string{}
+	for _, s := range bi.Settings {
+		settings[s.Key] = s.Value
+	}
+	if rev := settings["vcs.revision"]; rev != "" {
+		fmt.Fprintf(&b, "commit %s", rev)
+		if t := settings["vcs.time"]; t != "" {
+			fmt.Fprintf(&b, " (%s)", t)
+		}
+		if settings["vcs.modified"] == "true" {
+			b.WriteString(" with uncommitted changes")
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "%s\n", bi.GoVersion)
+	return b.String()
 }
 
 // usageError is a mistake in the command line: exit code 2.
@@ -88,7 +135,7 @@ func run(ctx context.Context, e env, args []string) int {
 	e.stdout, e.stderr = &lockedWriter{w: e.stdout}, &lockedWriter{w: e.stderr}
 	if len(args) == 0 {
 		fmt.Fprint(e.stderr, usage)
-		return 2
+		return exitUsage
 	}
 	var err error
 	switch cmd, rest := args[0], args[1:]; cmd {
@@ -105,24 +152,32 @@ func run(ctx context.Context, e env, args []string) int {
 	case "help", "-h", "--help":
 		fmt.Fprint(e.stdout, usage)
 		return 0
+	case "version", "--version":
+		if err = noArgs("lode "+cmd, rest); err == nil {
+			fmt.Fprint(e.stdout, versionText(debug.ReadBuildInfo()))
+		}
 	default:
-		err = usageError{fmt.Sprintf("unknown command %q (try lode demo, run, chat, tools or serve)", cmd)}
+		err = usageError{fmt.Sprintf("unknown command %q (try lode demo, run, chat, tools, serve or --version)", cmd)}
 	}
 	switch {
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case ctx.Err() != nil:
+		// Only SIGTERM (or whoever embeds run) ends ctx itself.
+		fmt.Fprintln(e.stderr, "lode: terminated")
+		return exitTerminated
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(e.stderr, "lode: interrupted")
-		return 130
+		return exitInterrupted
 	}
 	fmt.Fprintln(e.stderr, "lode: "+oneLine(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) {
-		return 2
+		return exitUsage
 	}
-	return 1
+	return exitError
 }
 
 // oneLine keeps an error to one line, as a terminal user reads it.

@@ -445,7 +445,7 @@ func TestChatEndsWithItsContext(t *testing.T) {
 	_, _, _, stderr, done := chatEnv(t, ctx, srv)
 	stderr.waitFor(t, "you> ", 1)
 	cancel()
-	if code := waitExit(t, done, stderr); code != 130 || !strings.HasSuffix(stderr.String(), "lode: interrupted\n") {
+	if code := waitExit(t, done, stderr); code != 143 || !strings.HasSuffix(stderr.String(), "lode: terminated\n") {
 		t.Fatalf("exit %d: %q", code, stderr.String())
 	}
 }
@@ -460,7 +460,7 @@ func TestChatEndsWithItsContextMidTurn(t *testing.T) {
 	io.WriteString(in, "think\n")
 	<-started
 	cancel()
-	if code := waitExit(t, done, stderr); code != 130 {
+	if code := waitExit(t, done, stderr); code != 143 || !strings.HasSuffix(stderr.String(), "lode: terminated\n") {
 		t.Fatalf("exit %d: %q", code, stderr.String())
 	}
 }
@@ -535,7 +535,7 @@ func TestSignalsInTheRealProcess(t *testing.T) {
 		cmd, _, _, stderr := lodeProcess(t, map[string]string{"OPENAI_BASE_URL": srv.URL}, "chat", "--model", "m")
 		stderr.waitFor(t, "you> ", 1)
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		if code := waitProcess(t, cmd, stderr); code != 130 || !strings.Contains(stderr.String(), "lode: interrupted") {
+		if code := waitProcess(t, cmd, stderr); code != 143 || !strings.HasSuffix(stderr.String(), "\nlode: terminated\n") {
 			t.Fatalf("exit %d: %s", code, stderr.String())
 		}
 	})
