@@ -22,6 +22,14 @@
 // breaks the protocol (ErrIncomplete, ErrMalformed, ErrInvalidToolCall) and
 // *RequestError for a history or tool set that cannot be sent.
 //
+// Two limits keep a stalled server from hanging an agent: WithIdleTimeout
+// (DefaultIdleTimeout, two minutes, unless set) bounds any silence from the
+// server — before a stream's first byte and between any two reads of a
+// body — and WithTimeout (off unless set) bounds the whole invocation. The
+// one that fires ends the invocation with a *TimeoutError that names it and
+// the option that changes it, matching ErrTimeout (and ErrIdleTimeout for
+// the idle limit) through loop.Run's errors too.
+//
 // Choices this adapter makes, for servers to agree with:
 //   - MaxTokens goes out as max_completion_tokens; WithLegacyMaxTokens sends
 //     max_tokens for servers that know only that.
