@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/lodeworks/lode/x/provider/openai"
 	"github.com/lodeworks/lode/x/tool/pack"
 )
 
@@ -49,6 +50,10 @@ type ModelConfig struct {
 	// Timeout bounds one whole run (every turn and tool call of one
 	// prompt); 0 means no bound.
 	Timeout Duration `yaml:"timeout"`
+	// IdleTimeout bounds how long the model server may send nothing
+	// (before its answer starts, and between two chunks of it); 0 means
+	// openai.DefaultIdleTimeout.
+	IdleTimeout Duration `yaml:"idle_timeout"`
 }
 
 // MCPServer is one MCP server to mount: a command (stdio) or a URL
@@ -243,6 +248,9 @@ func parseConfig(name string, data []byte) (*Config, error) {
 	if cfg.Model.Timeout < 0 {
 		return nil, fmt.Errorf("%s: model.timeout must not be negative (0 means no limit)", f.at("model.timeout"))
 	}
+	if cfg.Model.IdleTimeout < 0 {
+		return nil, fmt.Errorf("%s: model.idle_timeout must not be negative (0 means the default, %s)", f.at("model.idle_timeout"), openai.DefaultIdleTimeout)
+	}
 	return cfg, nil
 }
 
@@ -254,6 +262,7 @@ type options struct {
 	system   string
 	maxTurns int
 	timeout  time.Duration
+	idle     time.Duration
 	trace    bool
 }
 
@@ -265,6 +274,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.system, "system", "", "system prompt")
 	fs.IntVar(&o.maxTurns, "max-turns", 0, fmt.Sprintf("most model turns per run; 0 means max_turns in lode.yaml, or %d", DefaultMaxTurns))
 	fs.DurationVar(&o.timeout, "timeout", 0, "stop a run that takes longer than this (e.g. 5m); 0 means model.timeout in lode.yaml, or no limit")
+	fs.DurationVar(&o.idle, "idle-timeout", 0, fmt.Sprintf("stop a run when the model server sends nothing for this long; 0 means model.idle_timeout in lode.yaml, or %s", openai.DefaultIdleTimeout))
 	o.registerTrace(fs)
 }
 
@@ -285,6 +295,9 @@ func (o *options) check() error {
 	}
 	if o.timeout < 0 {
 		return usageError{fmt.Sprintf("--timeout %s: must not be negative (0 means model.timeout in lode.yaml, or no limit)", o.timeout)}
+	}
+	if o.idle < 0 {
+		return usageError{fmt.Sprintf("--idle-timeout %s: must not be negative (0 means model.idle_timeout in lode.yaml, or %s)", o.idle, openai.DefaultIdleTimeout)}
 	}
 	return nil
 }
@@ -334,6 +347,12 @@ func (o *options) load(e env) (*Config, error) {
 	}
 	if o.timeout > 0 {
 		cfg.Model.Timeout = Duration(o.timeout)
+	}
+	if o.idle > 0 {
+		cfg.Model.IdleTimeout = Duration(o.idle)
+	}
+	if cfg.Model.IdleTimeout == 0 {
+		cfg.Model.IdleTimeout = Duration(openai.DefaultIdleTimeout)
 	}
 	if cfg.Model.APIKeyEnv == "" {
 		cfg.Model.APIKeyEnv = "OPENAI_API_KEY"

@@ -46,7 +46,7 @@ func newProvider(cfg *Config, e env, tracer trace.Tracer) (*openai.Provider, err
 		}
 		return e.getenv(k)
 	}
-	opts := []openai.Option{openai.WithModel(cfg.Model.Name), openai.WithEnv(getenv)}
+	opts := []openai.Option{openai.WithModel(cfg.Model.Name), openai.WithEnv(getenv), openai.WithIdleTimeout(time.Duration(cfg.Model.IdleTimeout))}
 	if tracer != nil {
 		opts = append(opts, openai.WithTracer(tracer))
 	}
@@ -146,6 +146,10 @@ func explain(err error, cfg *Config, baseURL string) error {
 		case loop.LimitTurns:
 			return fmt.Errorf("the run was stopped after %d model turns with the model still calling tools (--max-turns, or max_turns in lode.yaml)", limit.Max)
 		}
+	}
+	var timeout *openai.TimeoutError
+	if errors.As(err, &timeout) && timeout.Idle {
+		return fmt.Errorf("the model endpoint %s sent nothing for %s (--idle-timeout, or model.idle_timeout in lode.yaml) and the run was stopped", baseURL, timeout.Limit)
 	}
 	var apiErr *openai.APIError
 	if errors.As(err, &apiErr) {
