@@ -135,7 +135,10 @@ func (f *fileLines) checkKeys(n *yaml.Node, t reflect.Type, path, where string) 
 	}
 	switch {
 	case t == durationType:
-		if _, err := time.ParseDuration(n.Value); n.Kind != yaml.ScalarNode || err != nil {
+		if n.Kind != yaml.ScalarNode {
+			return fmt.Errorf("%s:%d: %s must be a duration (write e.g. 90s, 5m or 1h30m)", f.name, n.Line, path)
+		}
+		if _, err := time.ParseDuration(n.Value); err != nil {
 			return fmt.Errorf("%s:%d: %s: %q is not a duration (write e.g. 90s, 5m or 1h30m)", f.name, n.Line, path, n.Value)
 		}
 	case t == toolsMapType:
@@ -396,4 +399,16 @@ func noArgs(cmd string, args []string) error {
 		return usageError{fmt.Sprintf("%s takes no arguments; got %q", cmd, args[0])}
 	}
 	return nil
+}
+
+// describe gives a command's -h its synopsis and, after the flags, notes.
+func describe(fs *flag.FlagSet, synopsis, notes string) {
+	fs.Usage = func() {
+		out := fs.Output()
+		fmt.Fprintf(out, "usage: %s\n\nflags (before or after the other arguments; -- ends them):\n", synopsis)
+		fs.PrintDefaults()
+		if notes != "" {
+			fmt.Fprintf(out, "\n%s\n", notes)
+		}
+	}
 }

@@ -3,16 +3,35 @@
 // demo that needs no model and no key.
 //
 //	lode demo                      a complete multi-turn run, offline
-//	lode run [flags] "prompt"      one agent run, streamed
+//	lode run [flags] "prompt"      one agent run, streamed ("-": the prompt from stdin)
 //	lode chat [flags]              an interactive conversation
 //	lode tools [flags]             the tools a configuration mounts
 //	lode serve [--http ADDR]       the configured packs over MCP (stdio by default)
+//	lode --version                 the version, commit and Go release it was built with
+//
+// Flags may come before or after a command's other arguments; "--" ends
+// them, for a prompt that starts with "-". A command that takes no
+// arguments refuses them rather than ignoring them.
 //
 // lode serve --http listens on loopback only unless --allow-host names the
 // Host clients use; the MCP server refuses requests for any other host.
 //
 // Configuration comes from lode.yaml (or --config), then the environment
-// (OPENAI_API_KEY, OPENAI_BASE_URL, LODE_MODEL), then flags.
+// (OPENAI_API_KEY, OPENAI_BASE_URL, LODE_MODEL), then flags. A flag at its
+// zero value (--max-turns 0, --timeout 0) leaves the file's value; a
+// negative one is refused, as it is in the file. Every error is one line
+// on stderr, and a mistake in lode.yaml names its line.
+//
+// Two limits keep a run from waiting forever on a model server that
+// accepts the connection and never answers: --timeout (model.timeout) for
+// a whole run, none by default, and --idle-timeout (model.idle_timeout) for
+// the server's silence before and between the chunks of an answer,
+// openai.DefaultIdleTimeout by default. Each MCP server's timeout: bounds
+// its calls.
+//
+// Exit codes: 0 success (and lode serve stopped by Ctrl-C or SIGTERM);
+// 1 an error, reported on one line; 2 a mistake in the command line;
+// 130 lode run stopped by Ctrl-C; 143 lode run or chat stopped by SIGTERM.
 package main
 
 import (
@@ -38,22 +57,33 @@ const usage = `lode — an LLM agent loop with tools, packs and MCP
 usage:
   lode demo                      a complete multi-turn run with a scripted model, offline
   lode run [flags] "prompt"      run an agent once on an OpenAI-compatible endpoint
+  lode run [flags] -             the same, the prompt read from standard input
   lode chat [flags]              talk to the agent; Ctrl-C stops a turn, Ctrl-D quits
   lode tools [flags]             list the tools the configuration mounts
   lode serve [flags]             serve the configured packs over MCP (stdio, or --http ADDR)
+  lode --version                 the version, commit and Go release of this build
 
-Configuration comes from ./lode.yaml (or --config), then the environment
-(OPENAI_BASE_URL, LODE_MODEL; the key from OPENAI_API_KEY, or the variable
-model.api_key_env names), then flags. --trace prints spans to stderr;
-OTEL_EXPORTER_OTLP_ENDPOINT sends them to an OTLP/HTTP collector.
+Flags go before or after the prompt; -- ends them. Configuration comes from
+./lode.yaml (or --config), then the environment (OPENAI_BASE_URL, LODE_MODEL;
+the key from OPENAI_API_KEY, or the variable model.api_key_env names), then
+flags. --timeout (model.timeout) bounds a whole run; --idle-timeout
+(model.idle_timeout) bounds the model server's silence. --trace prints spans
+to stderr; OTEL_EXPORTER_OTLP_ENDPOINT sends them to an OTLP/HTTP collector.
 
 lode serve --http takes a loopback address (127.0.0.1:8080, localhost:8080,
 [::1]:8080) and answers only requests that name a loopback host. The tools run
 for anyone who can reach the server, unauthenticated, so another address is
 refused unless --allow-host NAME says which Host the clients use ("*": any).
 
+` + exitCodes + `
+
 Run "lode <command> -h" for a command's flags.
 `
+
+// exitCodes is the part of the help that says how lode ends.
+const exitCodes = `Exit codes: 0 success (lode serve also when Ctrl-C or SIGTERM stops it);
+1 an error, reported on one line of stderr; 2 a mistake in the command line;
+130 lode run stopped by Ctrl-C; 143 lode run or chat stopped by SIGTERM.`
 
 // env is what a command reads and writes, so tests can run it in-process.
 type env struct {

@@ -558,6 +558,19 @@ func TestSignalsInTheRealProcess(t *testing.T) {
 	})
 }
 
+func TestRunEndsOnSIGTERMWithItsOwnCode(t *testing.T) {
+	// 130 says the user typed Ctrl-C; SIGTERM from a supervisor gets 143.
+	started := make(chan struct{})
+	srv := httptest.NewServer(&fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){stallReply(started)}})
+	defer srv.Close()
+	cmd, _, _, stderr := lodeProcess(t, map[string]string{"OPENAI_BASE_URL": srv.URL}, "run", "--model", "m", "think")
+	<-started
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	if code := waitProcess(t, cmd, stderr); code != 143 || stderr.String() != "lode: terminated\n" {
+		t.Fatalf("exit %d: %q", code, stderr.String())
+	}
+}
+
 func TestServeStdioEndsOnSIGTERM(t *testing.T) {
 	dir := writeConfig(t, "tools:\n  calculator: {}\n")
 	cmd, stdin, stdout, stderr := lodeProcess(t, nil, "serve", "--config", filepath.Join(dir, "lode.yaml"))

@@ -182,6 +182,7 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("lode run", flag.ContinueOnError)
 	var o options
 	o.register(fs)
+	describe(fs, `lode run [flags] "prompt"   (or lode run [flags] - to read the prompt from standard input)`, exitCodes)
 	words, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err
@@ -253,6 +254,7 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("lode chat", flag.ContinueOnError)
 	var o options
 	o.register(fs)
+	describe(fs, "lode chat [flags]", "Ctrl-C stops a turn; at the prompt it only says how to quit. Ctrl-D quits.\n--timeout and --idle-timeout bound each answer; one that runs out is reported and the chat goes on.\n\n"+exitCodes)
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err

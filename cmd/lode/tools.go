@@ -81,6 +81,7 @@ func mountTools(ctx context.Context, cfg *Config) (*toolbox, error) {
 			if _, ok := catalog.Lookup(pc.Name); !ok {
 				names := append(slices.Collect(maps.Keys(builtins)), catalog.Names()...)
 				slices.Sort(names)
+				names = slices.Compact(names)
 				return nil, fmt.Errorf("%s: unknown pack %q in tools:; the packs are %s", at, pc.Name, strings.Join(names, ", "))
 			}
 			settings.Tools = append(settings.Tools, pc)
@@ -127,6 +128,7 @@ func cmdTools(ctx context.Context, e env, args []string) error {
 	var o options
 	o.registerTools(fs)
 	asJSON := fs.Bool("json", false, "print the tools as JSON (name, description, input schema)")
+	describe(fs, "lode tools [--config FILE] [--json]", naming)
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err
