@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -321,5 +323,87 @@ func TestToolsExplainsTheNames(t *testing.T) {
 	r = lode(t, "", nil, "", "tools", "-h")
 	if r.code != 0 || !strings.Contains(r.stderr, naming) {
 		t.Errorf("tools -h: exit %d stderr %q", r.code, r.stderr)
+	}
+}
+
+// readmeBlock returns the body of the first fenced block in README.md
+// that opens with fence and, when has is not empty, contains has.
+func readmeBlock(t *testing.T, fence, has string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest := string(data)
+	for {
+		_, after, ok := strings.Cut(rest, "\n"+fence+"\n")
+		if !ok {
+			t.Fatalf("README.md has no %s block containing %q", fence, has)
+		}
+		body, tail, ok := strings.Cut(after, "\n```\n")
+		if !ok {
+			t.Fatalf("README.md: a %s block is not closed", fence)
+		}
+		if strings.Contains(body, has) {
+			return body + "\n"
+		}
+		rest = tail
+	}
+}
+
+// TestREADMEConfigWorksAsWritten copies the README's lode.yaml, as it is,
+// into an empty folder, makes the directories the README says to make, and
+// lists its tools. npx is played by lode's own MCP server, so the test needs
+// neither Node.js nor the network.
+func TestREADMEConfigWorksAsWritten(t *testing.T) {
+	yamlText := readmeBlock(t, "```yaml", "mcp:")
+	setup := readmeBlock(t, "```sh", "mkdir ")
+	dir := writeConfig(t, yamlText)
+	for _, line := range strings.Split(strings.TrimSpace(setup), "\n") {
+		words := strings.Fields(line)
+		if len(words) < 2 || words[0] != "mkdir" {
+			t.Fatalf("the README's set-up block has %q; this test knows only mkdir", line)
+		}
+		for _, d := range words[1:] {
+			if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	inner := writeConfig(t, "tools:\n  calculator: {}\n")
+	bin := t.TempDir()
+	npx := fmt.Sprintf("#!/bin/sh\nexec %q serve --config %q\n", lodeBin, filepath.Join(inner, "lode.yaml"))
+	if err := os.WriteFile(filepath.Join(bin, "npx"), []byte(npx), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	r := lode(t, dir, nil, "", "tools")
+	if r.code != 0 {
+		t.Fatalf("lode tools on the README's lode.yaml: exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"calculator__eval", "filesystem__read", "local_query", "everything__calculator__eval"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("lode tools lacks %s:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "filesystem__write") {
+		t.Error("read_only: true, yet filesystem__write is offered")
+	}
+	cfg, err := parseConfig("README", []byte(yamlText))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Model.Timeout == 0 || cfg.Model.IdleTimeout == 0 || cfg.MCP[0].Timeout == 0 {
+		t.Errorf("the README's example should show every timeout: %+v %+v", cfg.Model, cfg.MCP[0])
+	}
+
+	// Without the directories, the error says which one is missing.
+	missing := writeConfig(t, yamlText)
+	r = lode(t, missing, nil, "", "tools")
+	line := 1 + strings.Count(yamlText[:strings.Index(yamlText, "  filesystem:")], "\n")
+	want := fmt.Sprintf("lode: lode.yaml:%d: tools.filesystem: open root: open ./workspace: no such file or directory (lode creates no directories: make it first)\n", line)
+	if r.code != 1 || r.stderr != want {
+		t.Errorf("without the directories: exit %d stderr %q, want %q", r.code, r.stderr, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"maps"
 	"slices"
 	"strings"
@@ -99,7 +100,11 @@ func mountTools(ctx context.Context, cfg *Config) (*toolbox, error) {
 		}
 		p, err := build(opts)
 		if err != nil {
-			return nil, fmt.Errorf("%s: tools.%s: %s", at, pc.Name, strings.TrimPrefix(err.Error(), pc.Name+": "))
+			hint := ""
+			if errors.Is(err, fs.ErrNotExist) {
+				hint = " (lode creates no directories: make it first)"
+			}
+			return nil, fmt.Errorf("%s: tools.%s: %s%s", at, pc.Name, strings.TrimPrefix(err.Error(), pc.Name+": "), hint)
 		}
 		if err := catalog.Register(p); err != nil {
 			return nil, err
