@@ -382,7 +382,7 @@ func parseFlags(fs *flag.FlagSet, e env, args []string) ([]string, error) {
 			return nil, usageError{msg}
 		}
 		left := fs.Args()
-		if used := args[:len(args)-len(left)]; len(used) > 0 && used[len(used)-1] == "--" {
+		if endedByTerminator(fs, args[:len(args)-len(left)]) {
 			return append(rest, left...), nil
 		}
 		if len(left) == 0 {
@@ -391,6 +391,29 @@ func parseFlags(fs *flag.FlagSet, e env, args []string) ([]string, error) {
 		rest = append(rest, left[0])
 		args = left[1:]
 	}
+}
+
+// endedByTerminator reports whether the arguments a Parse consumed end
+// with the "--" that ends the flags, rather than with a flag's value that
+// happens to be "--" (--system --).
+func endedByTerminator(fs *flag.FlagSet, used []string) bool {
+	n := len(used)
+	if n == 0 || used[n-1] != "--" {
+		return false
+	}
+	if n == 1 {
+		return true
+	}
+	prev := strings.TrimLeft(used[n-2], "-")
+	if !strings.HasPrefix(used[n-2], "-") || strings.Contains(prev, "=") {
+		return true
+	}
+	f := fs.Lookup(prev)
+	if f == nil {
+		return true
+	}
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // noArgs refuses arguments to a command that takes only flags.

@@ -224,6 +224,9 @@ func TestFlagsAfterThePrompt(t *testing.T) {
 		{"= form after", []string{"run", "hi", "--model=eq"}, "hi", "eq"},
 		{"-- keeps the rest as the prompt", []string{"run", "--model", "m", "--", "--model", "x"}, "--model x", "m"},
 		{"-- after a word", []string{"run", "--model", "m", "explain", "--", "-v"}, "explain -v", "m"},
+		{"-- after a bool flag", []string{"run", "--model", "m", "--trace", "--", "--model", "x"}, "--model x", "m"},
+		{"-- after a flag=value", []string{"run", "--model=m", "--", "--model", "x"}, "--model x", "m"},
+		{"-- as a flag's value", []string{"run", "--system", "--", "hi", "--model", "late"}, "hi", "late"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
