@@ -1,17 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"regexp"
+	"reflect"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/lodeworks/lode/x/provider/openai"
 	"github.com/lodeworks/lode/x/tool/pack"
 )
 
@@ -20,13 +20,20 @@ type Config struct {
 	Model ModelConfig `yaml:"model"`
 	// System is the system prompt.
 	System string `yaml:"system"`
-	// MaxTurns bounds one run (default 20).
+	// MaxTurns bounds one run; 0 means DefaultMaxTurns.
 	MaxTurns int `yaml:"max_turns"`
 	// Tools is the seed's tools: map: pack name -> options.
 	Tools pack.ToolsMap `yaml:"tools"`
 	// MCP lists MCP servers to mount, each under its name.
 	MCP []MCPServer `yaml:"mcp"`
+
+	// file says where each key was, for errors found after parsing; nil
+	// when no file was read.
+	file *fileLines
 }
+
+// DefaultMaxTurns bounds a run when neither lode.yaml nor --max-turns does.
+const DefaultMaxTurns = 20
 
 // ModelConfig is the model: section.
 type ModelConfig struct {
@@ -40,10 +47,14 @@ type ModelConfig struct {
 	// Stream false asks for whole answers, for a server that cannot
 	// stream; the default is true.
 	Stream *bool `yaml:"stream"`
+	// Timeout bounds one whole run (every turn and tool call of one
+	// prompt); 0 means no bound.
+	Timeout Duration `yaml:"timeout"`
+	// IdleTimeout bounds how long the model server may send nothing
+	// (before its answer starts, and between two chunks of it); 0 means
+	// openai.DefaultIdleTimeout.
+	IdleTimeout Duration `yaml:"idle_timeout"`
 }
-
-// sections names the YAML section each configuration type is read from.
-var sections = map[string]string{"main.ModelConfig": "model:", "main.MCPServer": "an mcp: server"}
 
 // MCPServer is one MCP server to mount: a command (stdio) or a URL
 // (streamable HTTP).
@@ -57,49 +68,191 @@ type MCPServer struct {
 	InheritEnv bool              `yaml:"inherit_env"`
 	URL        string            `yaml:"url"`
 	Headers    map[string]string `yaml:"headers"`
+	// Timeout bounds each request to the server; 0 (absent) leaves the
+	// MCP client's default.
+	Timeout Duration `yaml:"timeout"`
+}
+
+// Duration is a lode.yaml duration, written as time.ParseDuration reads
+// it: "90s", "5m", "1h30m".
+type Duration time.Duration
+
+// UnmarshalYAML reads a duration; checkKeys has already said where a bad
+// one is, so the error here is only a safety net.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Tag == "!!null" {
+		*d = 0
+		return nil
+	}
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
 }
 
 // defaultTools mounts when the configuration has no tools: map.
 var defaultTools = pack.ToolsMap{{Name: "calculator"}}
 
-var unknownField = regexp.MustCompile(`line (\d+): field (\S+) not found in type (\S+)`)
+// fileLines remembers the line of every key of a configuration file, by
+// its path ("model.timeout", "mcp[0].name", "tools.calculator").
+type fileLines struct {
+	name  string
+	lines map[string]int
+}
 
-// parseConfig reads a lode.yaml; an unknown key is an error that names it.
-func parseConfig(name string, data []byte) (*Config, error) {
-	cfg := &Config{}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-		msg := err.Error()
-		if m := unknownField.FindStringSubmatch(msg); m != nil {
-			where := "at the top level"
-			if sec, ok := sections[m[3]]; ok {
-				where = "in " + sec
-			}
-			hint := ""
-			if m[2] == "api_key" {
-				hint = " (the key never goes in the file: api_key_env names the variable that holds it)"
-			}
-			return nil, fmt.Errorf("%s:%s: unknown key %q %s%s", name, m[1], m[2], where, hint)
+// at names the place of path for an error: "lode.yaml:3", or only the file
+// when the key is not in it.
+func (f *fileLines) at(path string) string {
+	if f == nil {
+		return "lode.yaml"
+	}
+	if n, ok := f.lines[path]; ok {
+		return fmt.Sprintf("%s:%d", f.name, n)
+	}
+	return f.name
+}
+
+var (
+	durationType = reflect.TypeFor[Duration]()
+	toolsMapType = reflect.TypeFor[pack.ToolsMap]()
+)
+
+// entryNames says what one entry of a list section is, for errors.
+var entryNames = map[string]string{"mcp": "an mcp: server"}
+
+// checkKeys walks a node of the file against the Go type it decodes into:
+// every key must be one the type has, every section the shape it needs,
+// every duration one time.ParseDuration reads. where says which section
+// the node is, for the message about an unknown key.
+func (f *fileLines) checkKeys(n *yaml.Node, t reflect.Type, path, where string) error {
+	for n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Tag == "!!null" {
+		return nil
+	}
+	switch {
+	case t == durationType:
+		if n.Kind != yaml.ScalarNode {
+			return fmt.Errorf("%s:%d: %s must be a duration (write e.g. 90s, 5m or 1h30m)", f.name, n.Line, path)
 		}
-		msg = strings.TrimPrefix(msg, "yaml: ")
+		if _, err := time.ParseDuration(n.Value); err != nil {
+			return fmt.Errorf("%s:%d: %s: %q is not a duration (write e.g. 90s, 5m or 1h30m)", f.name, n.Line, path, n.Value)
+		}
+	case t == toolsMapType:
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i]
+				if _, seen := f.lines[path+"."+k.Value]; !seen {
+					f.lines[path+"."+k.Value] = k.Line
+				}
+			}
+		}
+	case t.Kind() == reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			if path == "" {
+				return fmt.Errorf("%s:%d: the file must be a mapping of keys (model:, system:, max_turns:, tools:, mcp:)", f.name, n.Line)
+			}
+			return fmt.Errorf("%s:%d: %s must be a mapping of keys", f.name, n.Line, path)
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Value == "<<" { // a YAML merge key; its keys are checked where they are written
+				continue
+			}
+			field, ok := fieldByKey(t, k.Value)
+			if !ok {
+				hint := ""
+				if k.Value == "api_key" {
+					hint = " (the key never goes in the file: api_key_env names the variable that holds it)"
+				}
+				return fmt.Errorf("%s:%d: unknown key %q %s%s", f.name, k.Line, k.Value, where, hint)
+			}
+			sub := k.Value
+			if path != "" {
+				sub = path + "." + k.Value
+			}
+			f.lines[sub] = k.Line
+			if err := f.checkKeys(v, field.Type, sub, "in "+sub+":"); err != nil {
+				return err
+			}
+		}
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct:
+		if n.Kind != yaml.SequenceNode {
+			return fmt.Errorf("%s:%d: %s must be a list", f.name, n.Line, path)
+		}
+		entry, ok := entryNames[path]
+		if !ok {
+			entry = "an entry of " + path + ":"
+		}
+		for i, item := range n.Content {
+			sub := fmt.Sprintf("%s[%d]", path, i)
+			f.lines[sub] = item.Line
+			if err := f.checkKeys(item, t.Elem(), sub, "in "+entry); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// fieldByKey finds the field of struct type t that the YAML key k fills.
+func fieldByKey(t reflect.Type, k string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); f.IsExported() && name == k && name != "-" {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// parseConfig reads a lode.yaml. An unknown key, a section of the wrong
+// shape or a bad value is an error that names its line.
+func parseConfig(name string, data []byte) (*Config, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	f := &fileLines{name: name, lines: map[string]int{}}
+	cfg := &Config{file: f}
+	if len(doc.Content) == 0 {
+		return cfg, nil
+	}
+	root := doc.Content[0]
+	if err := f.checkKeys(root, reflect.TypeFor[Config](), "", "at the top level"); err != nil {
+		return nil, err
+	}
+	if err := root.Decode(cfg); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
 		msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
 		return nil, fmt.Errorf("%s: %s", name, msg)
 	}
 	for i, s := range cfg.MCP {
+		at := f.at(fmt.Sprintf("mcp[%d]", i))
 		switch {
 		case s.Name == "":
-			return nil, fmt.Errorf("%s: mcp[%d] has no name", name, i)
+			return nil, fmt.Errorf("%s: mcp[%d] has no name", at, i)
 		case len(s.Command) == 0 && s.URL == "":
-			return nil, fmt.Errorf("%s: mcp server %q needs a command or a url", name, s.Name)
+			return nil, fmt.Errorf("%s: mcp server %q needs a command or a url", at, s.Name)
 		case s.URL != "" && (len(s.Env) > 0 || s.InheritEnv):
-			return nil, fmt.Errorf("%s: mcp server %q: env and inherit_env apply to a command, not a url", name, s.Name)
+			return nil, fmt.Errorf("%s: mcp server %q: env and inherit_env apply to a command, not a url", at, s.Name)
 		case len(s.Command) > 0 && s.URL != "":
-			return nil, fmt.Errorf("%s: mcp server %q has both a command and a url; choose one", name, s.Name)
+			return nil, fmt.Errorf("%s: mcp server %q has both a command and a url; choose one", at, s.Name)
+		case s.Timeout < 0 || (s.Timeout == 0 && f.lines[fmt.Sprintf("mcp[%d].timeout", i)] != 0):
+			return nil, fmt.Errorf("%s: mcp server %q: timeout must be more than 0 (leave it out for the client's default)", f.at(fmt.Sprintf("mcp[%d].timeout", i)), s.Name)
 		}
 	}
 	if cfg.MaxTurns < 0 {
-		return nil, fmt.Errorf("%s: max_turns must not be negative", name)
+		return nil, fmt.Errorf("%s: max_turns must not be negative (0 means the default, %d)", f.at("max_turns"), DefaultMaxTurns)
+	}
+	if cfg.Model.Timeout < 0 {
+		return nil, fmt.Errorf("%s: model.timeout must not be negative (0 means no limit)", f.at("model.timeout"))
+	}
+	if cfg.Model.IdleTimeout < 0 {
+		return nil, fmt.Errorf("%s: model.idle_timeout must not be negative (0 means the default, %s)", f.at("model.idle_timeout"), openai.DefaultIdleTimeout)
 	}
 	return cfg, nil
 }
@@ -111,6 +264,8 @@ type options struct {
 	model    string
 	system   string
 	maxTurns int
+	timeout  time.Duration
+	idle     time.Duration
 	trace    bool
 }
 
@@ -120,7 +275,9 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.baseURL, "base-url", "", "OpenAI-compatible API base URL (env OPENAI_BASE_URL)")
 	fs.StringVar(&o.model, "model", "", "model name (env LODE_MODEL)")
 	fs.StringVar(&o.system, "system", "", "system prompt")
-	fs.IntVar(&o.maxTurns, "max-turns", 0, "most model turns per run (default 20)")
+	fs.IntVar(&o.maxTurns, "max-turns", 0, fmt.Sprintf("most model turns per run; 0 means max_turns in lode.yaml, or %d", DefaultMaxTurns))
+	fs.DurationVar(&o.timeout, "timeout", 0, "stop a run that takes longer than this (e.g. 5m); 0 means model.timeout in lode.yaml, or no limit")
+	fs.DurationVar(&o.idle, "idle-timeout", 0, fmt.Sprintf("stop a run when the model server sends nothing for this long; 0 means model.idle_timeout in lode.yaml, or %s", openai.DefaultIdleTimeout))
 	o.registerTrace(fs)
 }
 
@@ -133,8 +290,26 @@ func (o *options) registerTrace(fs *flag.FlagSet) {
 	fs.BoolVar(&o.trace, "trace", false, "print spans to stderr (OTEL_EXPORTER_OTLP_* also export them)")
 }
 
+// check refuses flag values that lode.yaml would refuse too, so that a
+// value means the same in both places.
+func (o *options) check() error {
+	if o.maxTurns < 0 {
+		return usageError{fmt.Sprintf("--max-turns %d: must not be negative (0 means max_turns in lode.yaml, or %d)", o.maxTurns, DefaultMaxTurns)}
+	}
+	if o.timeout < 0 {
+		return usageError{fmt.Sprintf("--timeout %s: must not be negative (0 means model.timeout in lode.yaml, or no limit)", o.timeout)}
+	}
+	if o.idle < 0 {
+		return usageError{fmt.Sprintf("--idle-timeout %s: must not be negative (0 means model.idle_timeout in lode.yaml, or %s)", o.idle, openai.DefaultIdleTimeout)}
+	}
+	return nil
+}
+
 // load reads the configuration and applies the environment and flags over it.
 func (o *options) load(e env) (*Config, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
 	path, explicit := o.config, o.config != ""
 	if !explicit {
 		path = "lode.yaml"
@@ -171,7 +346,16 @@ func (o *options) load(e env) (*Config, error) {
 		cfg.MaxTurns = o.maxTurns
 	}
 	if cfg.MaxTurns == 0 {
-		cfg.MaxTurns = 20
+		cfg.MaxTurns = DefaultMaxTurns
+	}
+	if o.timeout > 0 {
+		cfg.Model.Timeout = Duration(o.timeout)
+	}
+	if o.idle > 0 {
+		cfg.Model.IdleTimeout = Duration(o.idle)
+	}
+	if cfg.Model.IdleTimeout == 0 {
+		cfg.Model.IdleTimeout = Duration(openai.DefaultIdleTimeout)
 	}
 	if cfg.Model.APIKeyEnv == "" {
 		cfg.Model.APIKeyEnv = "OPENAI_API_KEY"
@@ -179,13 +363,75 @@ func (o *options) load(e env) (*Config, error) {
 	return cfg, nil
 }
 
-func parseFlags(fs *flag.FlagSet, e env, args []string) error {
+// parseFlags reads a command's flags wherever they stand among its other
+// arguments, so that "lode run "hi" --model m" means what it says; "--"
+// ends the flags, for arguments that start with "-". It returns the other
+// arguments in order.
+func parseFlags(fs *flag.FlagSet, e env, args []string) ([]string, error) {
 	fs.SetOutput(e.stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+	var rest []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			msg := err.Error()
+			if len(rest) > 0 {
+				msg += ` (flags may come before or after the other arguments; put -- before an argument that starts with "-")`
+			}
+			return nil, usageError{msg}
 		}
-		return usageError{err.Error()}
+		left := fs.Args()
+		if endedByTerminator(fs, args[:len(args)-len(left)]) {
+			return append(rest, left...), nil
+		}
+		if len(left) == 0 {
+			return rest, nil
+		}
+		rest = append(rest, left[0])
+		args = left[1:]
+	}
+}
+
+// endedByTerminator reports whether the arguments a Parse consumed end
+// with the "--" that ends the flags, rather than with a flag's value that
+// happens to be "--" (--system --).
+func endedByTerminator(fs *flag.FlagSet, used []string) bool {
+	n := len(used)
+	if n == 0 || used[n-1] != "--" {
+		return false
+	}
+	if n == 1 {
+		return true
+	}
+	prev := strings.TrimLeft(used[n-2], "-")
+	if !strings.HasPrefix(used[n-2], "-") || strings.Contains(prev, "=") {
+		return true
+	}
+	f := fs.Lookup(prev)
+	if f == nil {
+		return true
+	}
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// noArgs refuses arguments to a command that takes only flags.
+func noArgs(cmd string, args []string) error {
+	if len(args) > 0 {
+		return usageError{fmt.Sprintf("%s takes no arguments; got %q", cmd, args[0])}
 	}
 	return nil
+}
+
+// describe gives a command's -h its synopsis and, after the flags, notes.
+func describe(fs *flag.FlagSet, synopsis, notes string) {
+	fs.Usage = func() {
+		out := fs.Output()
+		fmt.Fprintf(out, "usage: %s\n\nflags (before or after the other arguments; -- ends them):\n", synopsis)
+		fs.PrintDefaults()
+		if notes != "" {
+			fmt.Fprintf(out, "\n%s\n", notes)
+		}
+	}
 }

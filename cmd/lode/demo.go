@@ -38,7 +38,11 @@ var demoBoard = map[string]string{
 func cmdDemo(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("lode demo", flag.ContinueOnError)
 	keep := fs.Bool("keep", false, "keep the temporary folder the demo works in")
-	if err := parseFlags(fs, e, args); err != nil {
+	rest, err := parseFlags(fs, e, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs("lode demo", rest); err != nil {
 		return err
 	}
 	dir, err := os.MkdirTemp("", "lode-demo-")

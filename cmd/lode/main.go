@@ -3,16 +3,35 @@
 // demo that needs no model and no key.
 //
 //	lode demo                      a complete multi-turn run, offline
-//	lode run [flags] "prompt"      one agent run, streamed
+//	lode run [flags] "prompt"      one agent run, streamed ("-": the prompt from stdin)
 //	lode chat [flags]              an interactive conversation
 //	lode tools [flags]             the tools a configuration mounts
 //	lode serve [--http ADDR]       the configured packs over MCP (stdio by default)
+//	lode --version                 the version, commit and Go release it was built with
+//
+// Flags may come before or after a command's other arguments; "--" ends
+// them, for a prompt that starts with "-". A command that takes no
+// arguments refuses them rather than ignoring them.
 //
 // lode serve --http listens on loopback only unless --allow-host names the
 // Host clients use; the MCP server refuses requests for any other host.
 //
 // Configuration comes from lode.yaml (or --config), then the environment
-// (OPENAI_API_KEY, OPENAI_BASE_URL, LODE_MODEL), then flags.
+// (OPENAI_API_KEY, OPENAI_BASE_URL, LODE_MODEL), then flags. A flag at its
+// zero value (--max-turns 0, --timeout 0) leaves the file's value; a
+// negative one is refused, as it is in the file. Every error is one line
+// on stderr, and a mistake in lode.yaml names its line.
+//
+// Two limits keep a run from waiting forever on a model server that
+// accepts the connection and never answers: --timeout (model.timeout) for
+// a whole run, none by default, and --idle-timeout (model.idle_timeout) for
+// the server's silence before and between the chunks of an answer,
+// openai.DefaultIdleTimeout by default. Each MCP server's timeout: bounds
+// its calls.
+//
+// Exit codes: 0 success (and lode serve stopped by Ctrl-C or SIGTERM);
+// 1 an error, reported on one line; 2 a mistake in the command line;
+// 130 lode run stopped by Ctrl-C; 143 lode run or chat stopped by SIGTERM.
 package main
 
 import (
@@ -23,6 +42,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,22 +57,33 @@ const usage = `lode — an LLM agent loop with tools, packs and MCP
 usage:
   lode demo                      a complete multi-turn run with a scripted model, offline
   lode run [flags] "prompt"      run an agent once on an OpenAI-compatible endpoint
+  lode run [flags] -             the same, the prompt read from standard input
   lode chat [flags]              talk to the agent; Ctrl-C stops a turn, Ctrl-D quits
   lode tools [flags]             list the tools the configuration mounts
   lode serve [flags]             serve the configured packs over MCP (stdio, or --http ADDR)
+  lode --version                 the version, commit and Go release of this build
 
-Configuration comes from ./lode.yaml (or --config), then the environment
-(OPENAI_BASE_URL, LODE_MODEL; the key from OPENAI_API_KEY, or the variable
-model.api_key_env names), then flags. --trace prints spans to stderr;
-OTEL_EXPORTER_OTLP_ENDPOINT sends them to an OTLP/HTTP collector.
+Flags go before or after the prompt; -- ends them. Configuration comes from
+./lode.yaml (or --config), then the environment (OPENAI_BASE_URL, LODE_MODEL;
+the key from OPENAI_API_KEY, or the variable model.api_key_env names), then
+flags. --timeout (model.timeout) bounds a whole run; --idle-timeout
+(model.idle_timeout) bounds the model server's silence. --trace prints spans
+to stderr; OTEL_EXPORTER_OTLP_ENDPOINT sends them to an OTLP/HTTP collector.
 
 lode serve --http takes a loopback address (127.0.0.1:8080, localhost:8080,
 [::1]:8080) and answers only requests that name a loopback host. The tools run
 for anyone who can reach the server, unauthenticated, so another address is
 refused unless --allow-host NAME says which Host the clients use ("*": any).
 
+` + exitCodes + `
+
 Run "lode <command> -h" for a command's flags.
 `
+
+// exitCodes is the part of the help that says how lode ends.
+const exitCodes = `Exit codes: 0 success (lode serve also when Ctrl-C or SIGTERM stops it);
+1 an error, reported on one line of stderr; 2 a mistake in the command line;
+130 lode run stopped by Ctrl-C; 143 lode run or chat stopped by SIGTERM.`
 
 // env is what a command reads and writes, so tests can run it in-process.
 type env struct {
@@ -72,9 +104,54 @@ func main() {
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
 		fmt.Fprintln(os.Stderr, "lode: tracing: "+oneLine(err.Error()))
 	}))
+	// SIGTERM ends the command's context: run and chat stop and exit 143,
+	// serve stops serving and exits 0.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, e, os.Args[1:]))
+	code := run(ctx, e, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// Exit codes, as the usage text documents them.
+const (
+	exitError       = 1
+	exitUsage       = 2
+	exitInterrupted = 130 // Ctrl-C (SIGINT) stopped run
+	exitTerminated  = 143 // SIGTERM stopped run or chat
+)
+
+// versionText describes the build: the module's version ("(devel)" for a
+// build from a clone), the commit it was built from when Go recorded it,
+// and the Go release.
+func versionText(bi *debug.BuildInfo, ok bool) string {
+	if !ok {
+		return "lode (unknown version: built without module information)\n" + runtime.Version() + "\n"
+	}
+	version := bi.Main.Version
+	if version == "" {
+		version = "(devel)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "lode %s\n", version)
+	if bi.Main.Path != "" {
+		fmt.Fprintf(&b, "module %s\n", bi.Main.Path)
+	}
+	settings := map[string]string{}
+	for _, s := range bi.Settings {
+		settings[s.Key] = s.Value
+	}
+	if rev := settings["vcs.revision"]; rev != "" {
+		fmt.Fprintf(&b, "commit %s", rev)
+		if t := settings["vcs.time"]; t != "" {
+			fmt.Fprintf(&b, " (%s)", t)
+		}
+		if settings["vcs.modified"] == "true" {
+			b.WriteString(" with uncommitted changes")
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "%s\n", bi.GoVersion)
+	return b.String()
 }
 
 // usageError is a mistake in the command line: exit code 2.
@@ -88,7 +165,7 @@ func run(ctx context.Context, e env, args []string) int {
 	e.stdout, e.stderr = &lockedWriter{w: e.stdout}, &lockedWriter{w: e.stderr}
 	if len(args) == 0 {
 		fmt.Fprint(e.stderr, usage)
-		return 2
+		return exitUsage
 	}
 	var err error
 	switch cmd, rest := args[0], args[1:]; cmd {
@@ -105,24 +182,32 @@ func run(ctx context.Context, e env, args []string) int {
 	case "help", "-h", "--help":
 		fmt.Fprint(e.stdout, usage)
 		return 0
+	case "version", "--version":
+		if err = noArgs("lode "+cmd, rest); err == nil {
+			fmt.Fprint(e.stdout, versionText(debug.ReadBuildInfo()))
+		}
 	default:
-		err = usageError{fmt.Sprintf("unknown command %q (try lode demo, run, chat, tools or serve)", cmd)}
+		err = usageError{fmt.Sprintf("unknown command %q (try lode demo, run, chat, tools, serve or --version)", cmd)}
 	}
 	switch {
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case ctx.Err() != nil:
+		// Only SIGTERM (or whoever embeds run) ends ctx itself.
+		fmt.Fprintln(e.stderr, "lode: terminated")
+		return exitTerminated
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(e.stderr, "lode: interrupted")
-		return 130
+		return exitInterrupted
 	}
 	fmt.Fprintln(e.stderr, "lode: "+oneLine(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) {
-		return 2
+		return exitUsage
 	}
-	return 1
+	return exitError
 }
 
 // oneLine keeps an error to one line, as a terminal user reads it.

@@ -77,7 +77,7 @@ func stallReply(started chan<- struct{}) func(http.ResponseWriter, *http.Request
 }
 
 func TestConfigPrecedence(t *testing.T) {
-	file := "model:\n  base_url: http://127.0.0.1:1/file\n  name: file-model\n  api_key_env: FILE_KEY\nsystem: from the file\nmax_turns: 3\n"
+	file := "model:\n  base_url: http://127.0.0.1:1/file\n  name: file-model\n  api_key_env: FILE_KEY\n  timeout: 10m\n  idle_timeout: 30s\nsystem: from the file\nmax_turns: 3\n"
 	cases := []struct {
 		name   string
 		file   string
@@ -87,13 +87,15 @@ func TestConfigPrecedence(t *testing.T) {
 		system string
 		turns  int
 	}{
-		{"defaults", "", nil, nil, ModelConfig{APIKeyEnv: "OPENAI_API_KEY"}, "", 20},
-		{"the file", file, nil, nil, ModelConfig{BaseURL: "http://127.0.0.1:1/file", Name: "file-model", APIKeyEnv: "FILE_KEY"}, "from the file", 3},
+		{"defaults", "", nil, nil, ModelConfig{APIKeyEnv: "OPENAI_API_KEY", IdleTimeout: Duration(openai.DefaultIdleTimeout)}, "", 20},
+		{"the file", file, nil, nil, ModelConfig{BaseURL: "http://127.0.0.1:1/file", Name: "file-model", APIKeyEnv: "FILE_KEY", Timeout: Duration(10 * time.Minute), IdleTimeout: Duration(30 * time.Second)}, "from the file", 3},
 		{"the environment over the file", file, map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/env", "LODE_MODEL": "env-model"}, nil,
-			ModelConfig{BaseURL: "http://127.0.0.1:1/env", Name: "env-model", APIKeyEnv: "FILE_KEY"}, "from the file", 3},
+			ModelConfig{BaseURL: "http://127.0.0.1:1/env", Name: "env-model", APIKeyEnv: "FILE_KEY", Timeout: Duration(10 * time.Minute), IdleTimeout: Duration(30 * time.Second)}, "from the file", 3},
 		{"flags over the environment", file, map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/env", "LODE_MODEL": "env-model"},
-			[]string{"--base-url", "http://127.0.0.1:1/flag", "--model", "flag-model", "--system", "from a flag", "--max-turns", "7"},
-			ModelConfig{BaseURL: "http://127.0.0.1:1/flag", Name: "flag-model", APIKeyEnv: "FILE_KEY"}, "from a flag", 7},
+			[]string{"--base-url", "http://127.0.0.1:1/flag", "--model", "flag-model", "--system", "from a flag", "--max-turns", "7", "--timeout", "1m", "--idle-timeout", "5s"},
+			ModelConfig{BaseURL: "http://127.0.0.1:1/flag", Name: "flag-model", APIKeyEnv: "FILE_KEY", Timeout: Duration(time.Minute), IdleTimeout: Duration(5 * time.Second)}, "from a flag", 7},
+		{"flags at zero leave the file's values", file, nil, []string{"--max-turns", "0", "--timeout", "0", "--idle-timeout", "0"},
+			ModelConfig{BaseURL: "http://127.0.0.1:1/file", Name: "file-model", APIKeyEnv: "FILE_KEY", Timeout: Duration(10 * time.Minute), IdleTimeout: Duration(30 * time.Second)}, "from the file", 3},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -445,7 +447,7 @@ func TestChatEndsWithItsContext(t *testing.T) {
 	_, _, _, stderr, done := chatEnv(t, ctx, srv)
 	stderr.waitFor(t, "you> ", 1)
 	cancel()
-	if code := waitExit(t, done, stderr); code != 130 || !strings.HasSuffix(stderr.String(), "lode: interrupted\n") {
+	if code := waitExit(t, done, stderr); code != 143 || !strings.HasSuffix(stderr.String(), "lode: terminated\n") {
 		t.Fatalf("exit %d: %q", code, stderr.String())
 	}
 }
@@ -460,7 +462,7 @@ func TestChatEndsWithItsContextMidTurn(t *testing.T) {
 	io.WriteString(in, "think\n")
 	<-started
 	cancel()
-	if code := waitExit(t, done, stderr); code != 130 {
+	if code := waitExit(t, done, stderr); code != 143 || !strings.HasSuffix(stderr.String(), "lode: terminated\n") {
 		t.Fatalf("exit %d: %q", code, stderr.String())
 	}
 }
@@ -535,7 +537,7 @@ func TestSignalsInTheRealProcess(t *testing.T) {
 		cmd, _, _, stderr := lodeProcess(t, map[string]string{"OPENAI_BASE_URL": srv.URL}, "chat", "--model", "m")
 		stderr.waitFor(t, "you> ", 1)
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		if code := waitProcess(t, cmd, stderr); code != 130 || !strings.Contains(stderr.String(), "lode: interrupted") {
+		if code := waitProcess(t, cmd, stderr); code != 143 || !strings.HasSuffix(stderr.String(), "\nlode: terminated\n") {
 			t.Fatalf("exit %d: %s", code, stderr.String())
 		}
 	})
@@ -554,6 +556,19 @@ func TestSignalsInTheRealProcess(t *testing.T) {
 			t.Errorf("stdout %q", stdout.String())
 		}
 	})
+}
+
+func TestRunEndsOnSIGTERMWithItsOwnCode(t *testing.T) {
+	// 130 says the user typed Ctrl-C; SIGTERM from a supervisor gets 143.
+	started := make(chan struct{})
+	srv := httptest.NewServer(&fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){stallReply(started)}})
+	defer srv.Close()
+	cmd, _, _, stderr := lodeProcess(t, map[string]string{"OPENAI_BASE_URL": srv.URL}, "run", "--model", "m", "think")
+	<-started
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	if code := waitProcess(t, cmd, stderr); code != 143 || stderr.String() != "lode: terminated\n" {
+		t.Fatalf("exit %d: %q", code, stderr.String())
+	}
 }
 
 func TestServeStdioEndsOnSIGTERM(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -44,7 +46,7 @@ func newProvider(cfg *Config, e env, tracer trace.Tracer) (*openai.Provider, err
 		}
 		return e.getenv(k)
 	}
-	opts := []openai.Option{openai.WithModel(cfg.Model.Name), openai.WithEnv(getenv)}
+	opts := []openai.Option{openai.WithModel(cfg.Model.Name), openai.WithEnv(getenv), openai.WithIdleTimeout(time.Duration(cfg.Model.IdleTimeout))}
 	if tracer != nil {
 		opts = append(opts, openai.WithTracer(tracer))
 	}
@@ -94,7 +96,7 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 		return nil, err
 	}
 	handlerOpts := []xtool.HandlerOption{}
-	loopOpts := []loop.Option{loop.WithMaxTurns(cfg.MaxTurns)}
+	loopOpts := []loop.Option{loop.WithMaxTurns(cfg.MaxTurns), loop.WithTimeLimit(time.Duration(cfg.Model.Timeout))}
 	if tracer != nil {
 		handlerOpts = append(handlerOpts, xtool.WithTracer(tracer))
 		loopOpts = append(loopOpts, loop.WithTracer(tracer))
@@ -136,6 +138,19 @@ func explain(err error, cfg *Config, baseURL string) error {
 	if err == nil {
 		return nil
 	}
+	var limit *loop.LimitError
+	if errors.As(err, &limit) {
+		switch limit.Limit {
+		case loop.LimitTime:
+			return fmt.Errorf("the run took longer than its time limit of %s (--timeout, or model.timeout in lode.yaml) and was stopped", time.Duration(cfg.Model.Timeout))
+		case loop.LimitTurns:
+			return fmt.Errorf("the run was stopped after %d model turns with the model still calling tools (--max-turns, or max_turns in lode.yaml)", limit.Max)
+		}
+	}
+	var timeout *openai.TimeoutError
+	if errors.As(err, &timeout) && timeout.Idle {
+		return fmt.Errorf("the model endpoint %s sent nothing for %s (--idle-timeout, or model.idle_timeout in lode.yaml) and the run was stopped", baseURL, timeout.Limit)
+	}
 	var apiErr *openai.APIError
 	if errors.As(err, &apiErr) {
 		if apiErr.StatusCode == http.StatusUnauthorized {
@@ -167,12 +182,19 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("lode run", flag.ContinueOnError)
 	var o options
 	o.register(fs)
-	if err := parseFlags(fs, e, args); err != nil {
+	describe(fs, `lode run [flags] "prompt"   (or lode run [flags] - to read the prompt from standard input)`, exitCodes)
+	words, err := parseFlags(fs, e, args)
+	if err != nil {
 		return err
 	}
-	prompt := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	prompt := strings.TrimSpace(strings.Join(words, " "))
+	if len(words) == 1 && words[0] == "-" {
+		if prompt, err = readPrompt(e.stdin); err != nil {
+			return err
+		}
+	}
 	if prompt == "" {
-		return usageError{`lode run needs a prompt: lode run "what is 2^64?"`}
+		return usageError{`lode run needs a prompt: lode run "what is 2^64?" (or lode run - to read it from standard input)`}
 	}
 	a, err := newAgent(ctx, e, &o)
 	if err != nil {
@@ -182,6 +204,27 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	ctx, stop := interruptible(ctx, e)
 	defer stop()
 	return a.ask(ctx, ledger.NewThread(), prompt)
+}
+
+// maxPrompt bounds a prompt read from standard input.
+const maxPrompt = 1 << 20
+
+// readPrompt reads the whole of standard input as the prompt.
+func readPrompt(r io.Reader) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxPrompt+1))
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("reading the prompt from standard input: %w", err)
+	case len(b) > maxPrompt:
+		return "", fmt.Errorf("the prompt on standard input is longer than %d bytes", maxPrompt)
+	case !utf8.Valid(b):
+		return "", errors.New("the prompt on standard input is not UTF-8 text")
+	}
+	p := strings.TrimSpace(string(b))
+	if p == "" {
+		return "", usageError{"lode run -: standard input held no prompt"}
+	}
+	return p, nil
 }
 
 // interruptible cancels ctx on Ctrl-C.
@@ -211,7 +254,12 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("lode chat", flag.ContinueOnError)
 	var o options
 	o.register(fs)
-	if err := parseFlags(fs, e, args); err != nil {
+	describe(fs, "lode chat [flags]", "Ctrl-C stops a turn; at the prompt it only says how to quit. Ctrl-D quits.\n--timeout and --idle-timeout bound each answer; one that runs out is reported and the chat goes on.\n\n"+exitCodes)
+	rest, err := parseFlags(fs, e, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs("lode chat", rest); err != nil {
 		return err
 	}
 	a, err := newAgent(ctx, e, &o)

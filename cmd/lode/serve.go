@@ -8,6 +8,7 @@ import (
 	"net"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/lodeworks/lode/tool"
 	xtool "github.com/lodeworks/lode/x/tool"
@@ -19,6 +20,9 @@ import (
 func mountMCP(ctx context.Context, tb *toolbox, servers []MCPServer) error {
 	for _, s := range servers {
 		opts := []mcp.Option{mcp.WithName(s.Name)}
+		if s.Timeout > 0 {
+			opts = append(opts, mcp.WithCallTimeout(time.Duration(s.Timeout)))
+		}
 		if s.URL != "" {
 			opts = append(opts, mcp.WithHTTP(s.URL))
 			keys := make([]string, 0, len(s.Headers))
@@ -69,7 +73,11 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		allowHosts = append(allowHosts, strings.TrimSpace(v))
 		return nil
 	})
-	if err := parseFlags(fs, e, args); err != nil {
+	rest, err := parseFlags(fs, e, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs("lode serve", rest); err != nil {
 		return err
 	}
 	var remote bool

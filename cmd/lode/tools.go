@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -26,6 +29,26 @@ var builtins = map[string]func(map[string]any) (pack.Pack, error){
 	"bash":       func(o map[string]any) (pack.Pack, error) { return bash.FromOptions(o) },
 	"skills":     func(o map[string]any) (pack.Pack, error) { return skills.FromOptions(o) },
 }
+
+// hasSkillDirs reports whether skills options name a directory to read:
+// without one the pack would mount and offer nothing.
+func hasSkillDirs(opts map[string]any) bool {
+	if d, ok := opts["dir"]; ok && d != nil && d != "" {
+		return true
+	}
+	switch d := opts["dirs"].(type) {
+	case []any:
+		return len(d) > 0
+	case nil:
+		return false
+	default:
+		return true // not a list: the pack's own check says so
+	}
+}
+
+// naming explains the two styles of tool names that lode tools lists.
+const naming = `Names: a pack or MCP server's tools appear as <source>__<tool> (calculator__eval,
+everything__echo); a pack that names its own tools keeps them flat (local_query).`
 
 // toolbox is what a configuration mounts.
 type toolbox struct {
@@ -53,10 +76,20 @@ func mountTools(ctx context.Context, cfg *Config) (*toolbox, error) {
 	}
 	settings := pack.Settings{}
 	for _, pc := range cfg.Tools {
+		at := cfg.file.at("tools." + pc.Name)
 		build, ok := builtins[pc.Name]
 		if !ok {
+			if _, ok := catalog.Lookup(pc.Name); !ok {
+				names := append(slices.Collect(maps.Keys(builtins)), catalog.Names()...)
+				slices.Sort(names)
+				names = slices.Compact(names)
+				return nil, fmt.Errorf("%s: unknown pack %q in tools:; the packs are %s", at, pc.Name, strings.Join(names, ", "))
+			}
 			settings.Tools = append(settings.Tools, pc)
 			continue
+		}
+		if pc.Name == "skills" && !hasSkillDirs(pc.Options) {
+			return nil, fmt.Errorf("%s: tools.skills names no skill directories: give dir: PATH or dirs: [PATH, ...]", at)
 		}
 		opts := maps.Clone(pc.Options)
 		if opts == nil {
@@ -67,7 +100,11 @@ func mountTools(ctx context.Context, cfg *Config) (*toolbox, error) {
 		}
 		p, err := build(opts)
 		if err != nil {
-			return nil, fmt.Errorf("tools.%s: %s", pc.Name, strings.TrimPrefix(err.Error(), pc.Name+": "))
+			hint := ""
+			if errors.Is(err, fs.ErrNotExist) {
+				hint = " (lode creates no directories: make it first)"
+			}
+			return nil, fmt.Errorf("%s: tools.%s: %s%s", at, pc.Name, strings.TrimPrefix(err.Error(), pc.Name+": "), hint)
 		}
 		if err := catalog.Register(p); err != nil {
 			return nil, err
@@ -77,6 +114,10 @@ func mountTools(ctx context.Context, cfg *Config) (*toolbox, error) {
 	reg := tool.NewRegistry()
 	router, err := catalog.Mount(ctx, reg, settings)
 	if err != nil {
+		var oe *pack.OptionsError
+		if errors.As(err, &oe) {
+			return nil, fmt.Errorf("%s: %w", cfg.file.at("tools."+oe.Pack), err)
+		}
 		return nil, err
 	}
 	tb := &toolbox{reg: reg, router: router}
@@ -92,7 +133,12 @@ func cmdTools(ctx context.Context, e env, args []string) error {
 	var o options
 	o.registerTools(fs)
 	asJSON := fs.Bool("json", false, "print the tools as JSON (name, description, input schema)")
-	if err := parseFlags(fs, e, args); err != nil {
+	describe(fs, "lode tools [--config FILE] [--json]", naming)
+	rest, err := parseFlags(fs, e, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs("lode tools", rest); err != nil {
 		return err
 	}
 	cfg, err := o.load(e)
@@ -133,5 +179,6 @@ func cmdTools(ctx context.Context, e env, args []string) error {
 	} else {
 		fmt.Fprintf(e.stdout, "%d tools\n", len(tools))
 	}
+	fmt.Fprintln(e.stdout, naming)
 	return nil
 }
