@@ -77,7 +77,7 @@ type lineConn struct {
 	ended    bool                // input ended, with readErr
 	readErr  error
 	drained  chan struct{} // closed once input ended and pending is empty
-	isDrain  bool
+	drainedClosed  bool
 }
 
 func (c *lineConn) SessionID() string { return "" }
@@ -230,8 +230,8 @@ func (c *lineConn) write(b []byte) error {
 // checkDrained closes drained once input has ended and every call read has
 // been answered. c.mu is held.
 func (c *lineConn) checkDrained() {
-	if c.ended && len(c.pending) == 0 && !c.isDrain {
-		c.isDrain = true
+	if c.ended && len(c.pending) == 0 && !c.drainedClosed {
+		c.drainedClosed = true
 		close(c.drained)
 	}
 }

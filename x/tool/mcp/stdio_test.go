@@ -358,3 +358,65 @@ func TestServeIORefusesAnIDInProgress(t *testing.T) {
 		t.Fatalf("the id reused after its answer: %+v", r)
 	}
 }
+
+// A tool that asks the client something when the client has closed its
+// input gets an error rather than waiting for ever, and its own reply is
+// still written.
+func TestServeIOFailsCallsToAClientThatStoppedReading(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		afterEOF   bool // the tool asks only once the input has ended
+		wantOutput []string
+	}{
+		{"asked before the end", false, []string{
+			`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+			`{"jsonrpc":"2.0","id":20,"result":{"content":[{"type":"text","text":"calling \"ping\": the client closed its input before answering"}],"isError":true}}`,
+		}},
+		{"asked after the end", true, []string{
+			`{"jsonrpc":"2.0","id":20,"result":{"content":[{"type":"text","text":"calling \"ping\": mcp: ping: the client closed its input and cannot answer: rejected by transport"}],"isError":true}}`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			release := make(chan struct{})
+			reg := tool.NewRegistry()
+			err := tool.RegisterFunc(reg, "ask", "Pings the client", func(ctx context.Context, _ struct{}) (string, error) {
+				req, ok := mcp.CallRequest(ctx)
+				if !ok {
+					return "", fmt.Errorf("no MCP request")
+				}
+				if tc.afterEOF {
+					<-release
+				}
+				if err := req.Session.Ping(ctx, nil); err != nil {
+					return "", err
+				}
+				return "pong", nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			eof := &eofSignal{seen: make(chan struct{})}
+			s := serveLines(t, reg, func(r io.Reader) io.Reader { eof.r = r; return eof }, nil)
+			s.initialize()
+			s.send(`{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"ask","arguments":{}}}`)
+			if !tc.afterEOF {
+				if got := s.next(); got != tc.wantOutput[0] {
+					t.Fatalf("the server's request: %s", got)
+				}
+			}
+			s.in.Close()
+			<-eof.seen
+			close(release)
+			var got []string
+			if !tc.afterEOF {
+				got = append(got, tc.wantOutput[0])
+			}
+			for l := range s.lines {
+				got = append(got, l)
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.wantOutput, "\n") {
+				t.Fatalf("output:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.wantOutput, "\n"))
+			}
+		})
+	}
+}
