@@ -71,13 +71,13 @@ type lineConn struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 
-	mu       sync.Mutex
-	pending  map[jsonrpc.ID]bool // calls read and not yet answered
-	outgoing map[jsonrpc.ID]bool // calls sent to the client and not yet answered
-	ended    bool                // input ended, with readErr
-	readErr  error
-	drained  chan struct{} // closed once input ended and pending is empty
-	drainedClosed  bool
+	mu            sync.Mutex
+	pending       map[jsonrpc.ID]bool // calls read and not yet answered
+	outgoing      map[jsonrpc.ID]bool // calls sent to the client and not yet answered
+	ended         bool                // input ended, with readErr
+	readErr       error
+	drained       chan struct{} // closed once input ended and pending is empty
+	drainedClosed bool
 }
 
 func (c *lineConn) SessionID() string { return "" }
