@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -313,16 +312,14 @@ func (c *lineConn) forget(msg jsonrpc.Message) {
 	}
 }
 
+// Close stops reading. Closing r is what unblocks a read in progress; an
+// error doing so is not the session's.
 func (c *lineConn) Close() error {
-	var err error
 	c.closeOnce.Do(func() {
 		close(c.closed)
 		if rc, ok := c.r.(io.Closer); ok {
-			err = rc.Close()
+			_ = rc.Close()
 		}
 	})
-	if errors.Is(err, io.ErrClosedPipe) {
-		err = nil
-	}
-	return err
+	return nil
 }
