@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -74,4 +75,47 @@ func BenchmarkToolCallHTTP(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkToolCallStdio is one tools/call round trip to lode's server
+// over in-process pipes, as over stdin and stdout: through ServeIO's line
+// framing, against the go-sdk's IOTransport under the same server.
+func BenchmarkToolCallStdio(b *testing.B) {
+	for _, name := range []string{"lode", "sdk-io"} {
+		b.Run(name, func(b *testing.B) {
+			reg := tool.NewRegistry()
+			if err := tool.RegisterFunc(reg, "echo", "Echoes text", func(_ context.Context, in echoArgs) (string, error) { return in.Text, nil }); err != nil {
+				b.Fatal(err)
+			}
+			srv, err := mcp.NewServer(reg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			done := make(chan error, 1)
+			go func() {
+				if name == "lode" {
+					done <- srv.ServeIO(context.Background(), inR, outW)
+				} else {
+					done <- srv.Run(context.Background(), &sdk.IOTransport{Reader: inR, Writer: outW})
+				}
+			}()
+			c, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).
+				Connect(context.Background(), &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			params := &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.CallTool(context.Background(), params); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			_ = c.Close()
+			<-done
+		})
+	}
 }

@@ -27,13 +27,21 @@ var (
 	// ErrClosed is returned by a Client used after Close.
 	ErrClosed = errors.New("mcp: client is closed")
 	// ErrTimeout is wrapped when a server does not answer within the call
-	// timeout (WithCallTimeout).
+	// timeout (WithCallTimeout), and by the errors of the other requests
+	// that were waiting on the session a timeout dropped.
 	ErrTimeout = errors.New("mcp: server did not answer in time")
 	// ErrConnectionLost is wrapped when the connection to a server broke
 	// during a request (the process died, the HTTP server went away). The
 	// next request reconnects.
 	ErrConnectionLost = errors.New("mcp: connection to the server was lost")
 )
+
+// DefaultCallTimeout bounds each request to a server unless
+// WithCallTimeout says otherwise: long enough for a slow tool, and shorter
+// than the tool handler's own default (x/tool's DefaultTimeout, two
+// minutes), so that a hung server is found out, and its session dropped,
+// before the handler gives up on the call.
+const DefaultCallTimeout = time.Minute
 
 // DefaultStopTimeout is how long Close waits for a stdio server to exit
 // after its stdin is closed, before it is signalled (SIGTERM, then SIGKILL).
@@ -161,9 +169,22 @@ func WithInProcess(srv *Server) Option {
 }
 
 // WithCallTimeout bounds each request to the server (tools/list,
-// tools/call). A call that gets no answer in time fails with ErrTimeout,
-// which a tool handler turns into an error result; the server is asked to
-// cancel it. Zero means no bound beyond the caller's context.
+// tools/call), connecting included; zero means DefaultCallTimeout, and a
+// negative duration no bound beyond the caller's context.
+//
+// A request that runs out of time — this bound, or the deadline of the
+// caller's context — fails (with ErrTimeout, or the context's error), and
+// the tool handler turns that into an error result. It also drops the
+// session, because a server that does not answer one request would make
+// the next wait as long: the server is asked to cancel the request, the
+// session is closed as Close does it (a stdio server's stdin is closed,
+// then it and its process group are killed if they do not exit in time),
+// and the next request connects afresh. Other requests waiting on that
+// session fail at once, with errors that wrap ErrTimeout. A timeout cannot
+// tell a hung server from a slow one, so a call that merely takes longer
+// than the bound drops a healthy session too: give servers whose tools
+// take long a longer bound. A caller that cancels its context (rather
+// than letting a deadline pass) keeps the session.
 func WithCallTimeout(d time.Duration) Option { return func(c *config) { c.callTimeout = d } }
 
 // WithStopTimeout sets how long Close waits for a stdio server to exit
@@ -194,7 +215,7 @@ type Client struct {
 	connecting chan struct{}
 
 	mu        sync.Mutex
-	sess      *sdk.ClientSession
+	sess      *conn
 	connected bool
 	closed    bool
 	tools     []tool.Tool
@@ -209,6 +230,20 @@ type Client struct {
 	kill context.CancelFunc
 	wg   sync.WaitGroup
 }
+
+// conn is one live session. Its ctx ends when the session is dropped,
+// and with it every request still waiting on the session.
+type conn struct {
+	cs  *sdk.ClientSession
+	ctx context.Context
+	end context.CancelCauseFunc
+}
+
+// hungError is why a session was dropped: a request on it ran out of time.
+type hungError struct{ what, reason string }
+
+func (e *hungError) Error() string { return e.what + " got " + e.reason }
+func (e *hungError) Unwrap() error { return ErrTimeout }
 
 var (
 	_ tool.RemoteSource = (*Client)(nil)
@@ -230,6 +265,9 @@ func NewClient(opts ...Option) (*Client, error) {
 	cfg.check()
 	if len(cfg.errs) > 0 {
 		return nil, errors.Join(cfg.errs...)
+	}
+	if cfg.callTimeout == 0 {
+		cfg.callTimeout = DefaultCallTimeout
 	}
 	c := &Client{
 		cfg:        cfg,
@@ -279,9 +317,6 @@ func (c *config) check() {
 	}
 	if c.url == "" && (c.header != nil || c.httpClient != nil) {
 		c.fail("WithHeader and WithHTTPClient apply only to WithHTTP")
-	}
-	if c.callTimeout < 0 {
-		c.fail("WithCallTimeout: negative duration %s", c.callTimeout)
 	}
 	if c.stopTimeout <= 0 {
 		c.fail("WithStopTimeout: %s is not positive", c.stopTimeout)
@@ -335,13 +370,17 @@ func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 		if pages == 1000 {
 			return nil, fmt.Errorf("mcp: server %q: tools/list did not end after %d pages", c.cfg.name, pages)
 		}
-		res, err := sess.ListTools(ctx, params)
+		res, err := request(ctx, sess, func(ctx context.Context, cs *sdk.ClientSession) (*sdk.ListToolsResult, error) {
+			return cs.ListTools(ctx, params)
+		})
 		if errors.Is(err, sdk.ErrSessionMissing) && pages == 0 {
-			c.drop(sess)
+			c.drop(sess, ErrConnectionLost)
 			if sess, err = c.session(ctx); err != nil {
 				return nil, err
 			}
-			res, err = sess.ListTools(ctx, params)
+			res, err = request(ctx, sess, func(ctx context.Context, cs *sdk.ClientSession) (*sdk.ListToolsResult, error) {
+				return cs.ListTools(ctx, params)
+			})
 		}
 		if err != nil {
 			return nil, c.requestError(ctx, sess, "tools/list", err)
@@ -382,15 +421,18 @@ func (c *Client) Call(ctx context.Context, name string, args map[string]any) (an
 	if args == nil {
 		args = map[string]any{}
 	}
-	res, err := sess.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	call := func(ctx context.Context, cs *sdk.ClientSession) (*sdk.CallToolResult, error) {
+		return cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	}
+	res, err := request(ctx, sess, call)
 	if errors.Is(err, sdk.ErrSessionMissing) {
 		// The server forgot the session (it restarted) and so never ran
 		// the call: start a new session and send it again.
-		c.drop(sess)
+		c.drop(sess, ErrConnectionLost)
 		if sess, err = c.session(ctx); err != nil {
 			return nil, err
 		}
-		res, err = sess.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		res, err = request(ctx, sess, call)
 	}
 	if err != nil {
 		return nil, c.requestError(ctx, sess, fmt.Sprintf("tools/call %q", name), err)
@@ -400,7 +442,21 @@ func (c *Client) Call(ctx context.Context, name string, args map[string]any) (an
 
 // Session returns the live go-sdk session, connecting if needed, for what
 // this package does not wrap (prompts, resources, completion).
-func (c *Client) Session(ctx context.Context) (*sdk.ClientSession, error) { return c.session(ctx) }
+func (c *Client) Session(ctx context.Context) (*sdk.ClientSession, error) {
+	sess, err := c.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return sess.cs, nil
+}
+
+// request runs fn on sess, and ends it early if sess is dropped meanwhile.
+func request[T any](ctx context.Context, sess *conn, fn func(context.Context, *sdk.ClientSession) (T, error)) (T, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(sess.ctx, cancel)()
+	return fn(ctx, sess.cs)
+}
 
 // Close ends the session and stops everything the client started: the
 // server process (and any process it started), the HTTP session, the
@@ -422,7 +478,8 @@ func (c *Client) Close() error {
 	<-c.connecting
 	var err error
 	if sess != nil {
-		err = sess.Close()
+		sess.end(ErrClosed)
+		err = sess.cs.Close()
 	}
 	c.wg.Wait()
 	if err != nil && !isExitNoise(err) {
@@ -449,7 +506,7 @@ func (c *Client) withTimeout(ctx context.Context) (context.Context, context.Canc
 }
 
 // session returns the live session, connecting if there is none.
-func (c *Client) session(ctx context.Context) (*sdk.ClientSession, error) {
+func (c *Client) session(ctx context.Context) (*conn, error) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -493,7 +550,7 @@ func (c *Client) session(ctx context.Context) (*sdk.ClientSession, error) {
 	if c.cfg.protocolVersion != "" {
 		opts = &sdk.ClientSessionOptions{ProtocolVersion: c.cfg.protocolVersion}
 	}
-	sess, err := c.sdk.Connect(ctx, t, opts)
+	cs, err := c.sdk.Connect(ctx, t, opts)
 	if err != nil {
 		stop()
 		if c.life.Err() != nil {
@@ -505,10 +562,13 @@ func (c *Client) session(ctx context.Context) (*sdk.ClientSession, error) {
 		return nil, fmt.Errorf("mcp: server %q: connect: %w", c.cfg.name, err)
 	}
 
+	sess := &conn{cs: cs}
+	sess.ctx, sess.end = context.WithCancelCause(context.Background())
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		_ = sess.Close()
+		sess.end(ErrClosed)
+		_ = cs.Close()
 		stop()
 		return nil, ErrClosed
 	}
@@ -531,32 +591,35 @@ func (c *Client) session(ctx context.Context) (*sdk.ClientSession, error) {
 
 // watch waits for a session to end, by Close or because the server went
 // away, and cleans up after it.
-func (c *Client) watch(sess *sdk.ClientSession, stop func()) {
+func (c *Client) watch(sess *conn, stop func()) {
 	defer c.wg.Done()
-	_ = sess.Wait()
+	_ = sess.cs.Wait()
 	c.mu.Lock()
 	if c.sess == sess {
 		c.sess, c.toolsOK = nil, false
 	}
 	c.mu.Unlock()
-	_ = sess.Close()
+	sess.end(ErrConnectionLost)
+	_ = sess.cs.Close()
 	stop()
 }
 
-// drop forgets a broken session so that the next request reconnects.
-func (c *Client) drop(sess *sdk.ClientSession) {
+// drop forgets a broken or hung session so that the next request
+// reconnects, and ends the requests still waiting on it with cause.
+func (c *Client) drop(sess *conn, cause error) {
 	c.mu.Lock()
 	current := c.sess == sess
 	if current {
 		c.sess, c.toolsOK = nil, false
 	}
 	c.mu.Unlock()
+	sess.end(cause)
 	if current {
 		// Closing may wait for a process to exit; the watcher reaps it.
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
-			_ = sess.Close()
+			_ = sess.cs.Close()
 		}()
 	}
 }
@@ -601,19 +664,32 @@ func (c *Client) refresh() {
 const codeRejected = -32005
 
 // requestError turns a failed request into an error a model can act on,
-// and drops the session when the connection broke.
-func (c *Client) requestError(ctx context.Context, sess *sdk.ClientSession, what string, err error) error {
+// and drops the session when the connection broke or the request ran out
+// of time.
+func (c *Client) requestError(ctx context.Context, sess *conn, what string, err error) error {
 	if c.life.Err() != nil {
 		return fmt.Errorf("mcp: server %q: %s: %w", c.cfg.name, what, ErrClosed)
 	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		reason := "no answer before the caller's deadline"
+		if errors.Is(context.Cause(ctx), ErrTimeout) {
+			reason = fmt.Sprintf("no answer within %s", c.cfg.callTimeout)
+		}
+		c.drop(sess, &hungError{what: what, reason: reason})
+		return fmt.Errorf("mcp: server %q: %s: %s; the session was dropped and the next call reconnects: %w", c.cfg.name, what, reason, context.Cause(ctx))
+	}
 	if ctx.Err() != nil {
 		return c.ctxError(ctx, what)
+	}
+	var hung *hungError
+	if errors.As(context.Cause(sess.ctx), &hung) {
+		return fmt.Errorf("mcp: server %q: %s: abandoned, the session was dropped because %v; the next call reconnects: %w", c.cfg.name, what, hung, ErrTimeout)
 	}
 	var rpc *jsonrpc.Error
 	if errors.As(err, &rpc) && rpc.Code != codeRejected {
 		return fmt.Errorf("mcp: server %q refused %s: %s (JSON-RPC error %d): %w", c.cfg.name, what, rpc.Message, rpc.Code, err)
 	}
-	c.drop(sess)
+	c.drop(sess, ErrConnectionLost)
 	return fmt.Errorf("mcp: server %q: %s: %w (%w); it will be reconnected on the next call", c.cfg.name, what, ErrConnectionLost, err)
 }
 

@@ -38,7 +38,6 @@ func TestNewClientOptions(t *testing.T) {
 		{"bad env", []mcp.Option{mcp.WithName("fs"), stdio, mcp.WithEnv("NOEQUALS")}, `mcp: invalid option: WithEnv: "NOEQUALS" is not KEY=value`},
 		{"env without stdio", []mcp.Option{mcp.WithName("fs"), mcp.WithHTTP("http://127.0.0.1:1/mcp"), mcp.WithEnv("A=1")}, "mcp: invalid option: WithEnv, WithParentEnv, WithDir and WithStderr apply only to WithStdio"},
 		{"header without http", []mcp.Option{mcp.WithName("fs"), stdio, mcp.WithHeader("A", "1")}, "mcp: invalid option: WithHeader and WithHTTPClient apply only to WithHTTP"},
-		{"negative timeout", []mcp.Option{mcp.WithName("fs"), stdio, mcp.WithCallTimeout(-time.Second)}, "mcp: invalid option: WithCallTimeout: negative duration -1s"},
 		{"zero stop timeout", []mcp.Option{mcp.WithName("fs"), stdio, mcp.WithStopTimeout(0)}, "mcp: invalid option: WithStopTimeout: 0s is not positive"},
 		{"nil option", []mcp.Option{mcp.WithName("fs"), stdio, nil}, "mcp: invalid option: nil Option"},
 	}

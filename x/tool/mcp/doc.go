@@ -11,13 +11,19 @@
 // It speaks stdio (WithStdio, WithEnv) or streamable HTTP (WithHTTP,
 // WithHeader, WithHTTPClient), connects lazily on first use (or at
 // Connect), caches the tool list and refreshes it on
-// notifications/tools/list_changed, bounds each request (WithCallTimeout),
-// and reconnects on the next call after the server dies: the call that
-// was in flight fails with ErrConnectionLost, which the tool handler
-// turns into an error result, never a hang (a server that forgot an HTTP
-// session, having restarted, gets the call again on a new session, since
-// it never ran it). Close ends calls in flight and stops everything the
-// client started, including processes a stdio server started itself.
+// notifications/tools/list_changed, and reconnects on the next call after
+// the server dies: the call that was in flight fails with
+// ErrConnectionLost, which the tool handler turns into an error result,
+// never a hang (a server that forgot an HTTP session, having restarted,
+// gets the call again on a new session, since it never ran it). Each
+// request is bounded (DefaultCallTimeout unless WithCallTimeout says
+// otherwise); one that runs out of time, or past its caller's deadline,
+// drops the session — a stdio server is stopped — so the next call
+// reconnects instead of waiting on a hung server, and the other calls
+// waiting on that session fail at once with ErrTimeout. A slow but healthy
+// server is dropped the same way: a timeout cannot tell them apart. Close
+// ends calls in flight and stops everything the client started, including
+// processes a stdio server started itself.
 //
 // Results map onto tool.Result: text, and the text of embedded resources,
 // become Content; images, audio, binary resources and resource links become
@@ -27,8 +33,13 @@
 // read-only or non-destructive is taken as Destructive.
 //
 // A Server serves any tool.Registry — so any set of packs — over stdio
-// (ServeStdio), streamable HTTP (the Server is an http.Handler; Serve and
-// ListenAndServe mount it at /mcp) or any go-sdk transport. Every call
+// (ServeStdio, or ServeIO over any pair of streams), streamable HTTP (the
+// Server is an http.Handler; Serve and ListenAndServe mount it at /mcp) or
+// any go-sdk transport. On stdio a line that is not a JSON-RPC message is
+// answered with a parse error (-32700) or an invalid-request error
+// (-32600), a line longer than WithMaxBodyBytes is refused without being
+// held in memory, and the session goes on; when stdin ends, every request
+// already read is answered before ServeStdio returns. Every call
 // runs through an xtool.Handler: an unknown tool, bad arguments, the
 // tool's error, a panic or a timeout is a result with isError set in an
 // HTTP 200. WithIdentify turns each HTTP request into the ledger.State

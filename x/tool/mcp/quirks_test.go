@@ -102,22 +102,108 @@ func TestFakeExitMidCallThenReconnect(t *testing.T) {
 	}
 }
 
+// A call that times out drops its session: the next one starts the
+// server afresh instead of queuing behind the hung one.
 func TestFakeHangTimesOut(t *testing.T) {
-	c := newFake(t, []mcp.Option{mcp.WithCallTimeout(200 * time.Millisecond)})
+	defer goleak.VerifyNone(t, append(leakOptions(), goleak.IgnoreCurrent())...)
+	// Long enough to start the server again under the race detector.
+	c := newFake(t, []mcp.Option{mcp.WithCallTimeout(time.Second)})
+	if err := c.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	reg := tool.NewRegistry(tool.WithMCPServer(c))
 	h := xtool.NewHandler(reg)
+	pid := callText(t, c, "pid", nil)
 	res := h.Execute(context.Background(), artifact.ToolCall{ID: "1", Name: "fake__hang"})
-	want := `the tool fake__hang failed: mcp: server "fake": tools/call "hang": no answer within 200ms: mcp: server did not answer in time`
+	want := `the tool fake__hang failed: mcp: server "fake": tools/call "hang": no answer within 1s; the session was dropped and the next call reconnects: mcp: server did not answer in time`
 	if !res.IsError || res.Content != want {
 		t.Fatalf("hang: got %q (error %v), want %q", res.Content, res.IsError, want)
 	}
-	// The server still answers other calls.
+	if again := callText(t, c, "pid", nil); again == pid {
+		t.Fatalf("the call after the timeout went to the same server (pid %s)", pid)
+	}
 	if got := callText(t, c, "echo", map[string]any{"text": "still here"}); got != "still here" {
 		t.Fatalf("echo after hang = %q", got)
 	}
 	_, err := c.Call(context.Background(), "hang", nil)
 	if !errors.Is(err, mcp.ErrTimeout) {
 		t.Fatalf("Call(hang) = %v, want ErrTimeout", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A caller's deadline drops the session as the call timeout does, and the
+// calls still waiting on the session end at once, saying why, rather than
+// waiting on a server that stopped answering.
+func TestFakeDeadlineDropsTheSessionAndItsOtherCalls(t *testing.T) {
+	defer goleak.VerifyNone(t, append(leakOptions(), goleak.IgnoreCurrent())...)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	// No call timeout: only the drop can end the first call.
+	c := newFake(t, []mcp.Option{mcp.WithCallTimeout(-1), mcp.WithStderr(w)})
+	reg := tool.NewRegistry(tool.WithMCPServer(c))
+	h := xtool.NewHandler(reg)
+	pid := callText(t, c, "pid", nil)
+	waiting := make(chan artifact.ToolResult, 1)
+	go func() {
+		waiting <- h.Execute(context.Background(), artifact.ToolCall{ID: "1", Name: "fake__hang"})
+	}()
+	line := make([]byte, len("hang received\n"))
+	if _, err := io.ReadFull(r, line); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err = c.Call(ctx, "pair", map[string]any{"n": 1})
+	want := `mcp: server "fake": tools/call "pair": no answer before the caller's deadline; the session was dropped and the next call reconnects: context deadline exceeded`
+	if err == nil || err.Error() != want || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Call(pair) = %v, want %q", err, want)
+	}
+	res := <-waiting
+	wantRes := `the tool fake__hang failed: mcp: server "fake": tools/call "hang": abandoned, the session was dropped because tools/call "pair" got no answer before the caller's deadline; the next call reconnects: mcp: server did not answer in time`
+	if !res.IsError || res.Content != wantRes {
+		t.Fatalf("the waiting call: got %q (error %v), want %q", res.Content, res.IsError, wantRes)
+	}
+	if again := callText(t, c, "pid", nil); again == pid {
+		t.Fatalf("the call after the drop went to the same server (pid %s)", pid)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A caller that cancels its call keeps the session.
+func TestFakeCancelKeepsTheSession(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	c := newFake(t, []mcp.Option{mcp.WithStderr(w)})
+	pid := callText(t, c, "pid", nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	called := make(chan error, 1)
+	go func() {
+		_, err := c.Call(ctx, "hang", nil)
+		called <- err
+	}()
+	line := make([]byte, len("hang received\n"))
+	if _, err := io.ReadFull(r, line); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-called; err == nil || err.Error() != `mcp: server "fake": tools/call "hang": context canceled` {
+		t.Fatalf("cancelled Call = %v", err)
+	}
+	if again := callText(t, c, "pid", nil); again != pid {
+		t.Fatalf("a cancelled call restarted the server: pid %s then %s", pid, again)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -29,8 +30,8 @@ import (
 // handshake.
 const Version = "0.1.0"
 
-// DefaultMaxBodyBytes bounds the body of one HTTP request unless
-// WithMaxBodyBytes says otherwise.
+// DefaultMaxBodyBytes bounds one incoming message — the body of an HTTP
+// request, a line on stdio — unless WithMaxBodyBytes says otherwise.
 const DefaultMaxBodyBytes = 4 << 20
 
 // IdentifyFunc tells who sent an HTTP request, as the ledger.State the
@@ -104,8 +105,11 @@ func WithAllowedOrigins(origins ...string) ServerOption {
 	return func(c *serverConfig) { c.origins = append(c.origins, origins...) }
 }
 
-// WithMaxBodyBytes bounds the body of one HTTP request (default
-// DefaultMaxBodyBytes); a larger one is refused with 413.
+// WithMaxBodyBytes bounds one incoming message (default
+// DefaultMaxBodyBytes): the body of an HTTP request, refused with 413 when
+// larger, or a line of ServeStdio and ServeIO, refused with a JSON-RPC
+// invalid-request error when longer (it is read to its end, never held
+// whole).
 func WithMaxBodyBytes(n int64) ServerOption { return func(c *serverConfig) { c.maxBody = n } }
 
 // WithTracer records a span per MCP request ("tools/call {tool}",
@@ -298,8 +302,11 @@ func sameTool(a, b tool.Tool) bool {
 // Run serves one session over t until the client or ctx ends it.
 func (s *Server) Run(ctx context.Context, t sdk.Transport) error { return s.sdk.Run(ctx, t) }
 
-// ServeStdio serves one session over this process's stdin and stdout.
-func (s *Server) ServeStdio(ctx context.Context) error { return s.Run(ctx, &sdk.StdioTransport{}) }
+// ServeStdio serves one session over this process's stdin and stdout (see
+// ServeIO for how it treats lines that are not messages and the end of
+// stdin). It returns nil when stdin ends and every request has been
+// answered.
+func (s *Server) ServeStdio(ctx context.Context) error { return s.ServeIO(ctx, os.Stdin, os.Stdout) }
 
 // Connect starts a session over t and returns at once; the session runs
 // until either side closes it.
