@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -883,12 +884,16 @@ func TestHiddenToolsCannotBeProbed(t *testing.T) {
 		}
 		_ = cs.Close()
 		_ = ss.Wait()
+		// The logging transport may record two replies out of order, so
+		// the lines are compared as a set: each carries its request id.
+		var lines []string
 		for line := range strings.Lines(log.String()) {
 			if strings.HasPrefix(line, "write: ") {
-				wire += line
+				lines = append(lines, line)
 			}
 		}
-		return wire, results
+		slices.Sort(lines)
+		return strings.Join(lines, ""), results
 	}
 	hidWire, hidResults := serve(hiding)
 	bareWire, _ := serve(bare)
