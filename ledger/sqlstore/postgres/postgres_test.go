@@ -68,7 +68,12 @@ func TestSQL(t *testing.T) {
 	srv := pgtest.Shared(t)
 	sqltest.Run(t, func(t testing.TB) sqltest.Backend {
 		dsn := srv.NewDatabase(t)
-		return sqltest.Backend{Open: func(t testing.TB) *sqlstore.Store { return open(t, dsn) }, Raw: rawDB(t, dsn), Dialect: sqlstore.Postgres}
+		return sqltest.Backend{
+			Open:    func(t testing.TB) *sqlstore.Store { return open(t, dsn) },
+			Dial:    func(ctx context.Context) (*sqlstore.Store, error) { return postgres.Open(ctx, dsn) },
+			Raw:     rawDB(t, dsn),
+			Dialect: sqlstore.Postgres,
+		}
 	})
 }
 

@@ -56,7 +56,12 @@ func TestSQL(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { raw.Close() })
-		return sqltest.Backend{Open: func(t testing.TB) *sqlstore.Store { return open(t, path) }, Raw: raw, Dialect: sqlstore.SQLite}
+		return sqltest.Backend{
+			Open:    func(t testing.TB) *sqlstore.Store { return open(t, path) },
+			Dial:    func(ctx context.Context) (*sqlstore.Store, error) { return sqlite.Open(ctx, path) },
+			Raw:     raw,
+			Dialect: sqlstore.SQLite,
+		}
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,10 @@ type Backend struct {
 	// Open returns a new Store instance over the database; the test
 	// closes it.
 	Open func(t testing.TB) *sqlstore.Store
+	// Dial opens a new Store over a handle of its own, as another process
+	// would, and reports a failure rather than failing the test, so that
+	// it may run off the test goroutine; the test closes the Store.
+	Dial func(ctx context.Context) (*sqlstore.Store, error)
 	// Raw is a separate handle on the database, for tampering.
 	Raw *sql.DB
 	// Dialect is the database's dialect.
@@ -110,18 +115,50 @@ func testFutureSchema(t *testing.T, b Backend) {
 	}
 }
 
+// Handles opening one new database at the same moment all succeed, the
+// schema is made once, and each can write. Failures are collected and
+// reported from the test goroutine.
 func testConcurrentOpen(t *testing.T, b Backend) {
+	ctx := context.Background()
+	const handles = 8
+	stores := make([]*sqlstore.Store, handles)
+	errs := make([]error, handles)
+	start := make(chan struct{})
 	var wg sync.WaitGroup
-	stores := make([]*sqlstore.Store, 4)
-	for i := range stores {
-		wg.Go(func() { stores[i] = b.Open(t) })
+	for i := range handles {
+		wg.Go(func() {
+			<-start
+			if stores[i], errs[i] = b.Dial(ctx); errs[i] != nil {
+				return
+			}
+			var st *ledger.StoredThread
+			if st, errs[i] = stores[i].Create(ctx, ledger.WithID(fmt.Sprint("t", i))); errs[i] == nil {
+				errs[i] = st.Append(ledger.RoleUser, artifact.Text{Content: "x"})
+			}
+		})
 	}
+	close(start)
 	wg.Wait()
+	for _, s := range stores {
+		if s != nil {
+			t.Cleanup(func() { s.Close() })
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("concurrent opens: %v", err)
+	}
 	if v := schemaVersion(t, b); v != sqlstore.SchemaVersion {
 		t.Fatalf("schema version %d", v)
 	}
-	if _, err := stores[0].Create(context.Background(), ledger.WithID("x")); err != nil {
-		t.Fatal(err)
+	n := 0
+	for info, err := range stores[0].List(ctx) {
+		if err != nil || info.Turns != 1 {
+			t.Fatalf("list %+v: %v", info, err)
+		}
+		n++
+	}
+	if n != handles {
+		t.Fatalf("listed %d threads, want %d", n, handles)
 	}
 }
 
