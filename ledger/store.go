@@ -61,7 +61,9 @@ type Store interface {
 	// Load opens an existing thread; a missing one fails with ErrNotFound.
 	Load(ctx context.Context, id string) (*StoredThread, error)
 	// List yields every thread, ordered by ID. A thread that cannot be read
-	// is yielded with its ID and an error, and listing goes on.
+	// is yielded with its ID and an error, and listing goes on; damage that
+	// would make Load fail with ErrCorrupt is such an error, never hidden
+	// behind a healthy-looking entry.
 	List(ctx context.Context) iter.Seq2[ThreadInfo, error]
 	// Delete removes a thread; a missing one fails with ErrNotFound.
 	Delete(ctx context.Context, id string) error

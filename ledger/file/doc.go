@@ -10,8 +10,13 @@
 // A crash (kill -9) loses at most the turn being written: Load cuts a torn
 // last record and reports it (WithRepairFunc). Damage before the end fails
 // Load with a *CorruptError naming the line and byte offset, unless the
-// store uses TruncateCorrupt. WithSync chooses between an fsync per turn
-// (the default) and batching; see SyncPolicy for the trade-off.
+// store uses TruncateCorrupt. A journal without a usable thread header
+// (garbled, empty, another thread's) fails Load under either policy. List
+// reports a damaged journal with the same *CorruptError, in its place,
+// and goes on with the others; it never shows one as an empty thread.
+//
+// WithSync chooses between an fsync per turn (the default) and batching;
+// see SyncPolicy for the trade-off.
 //
 // Several stores, in one process or many, may share a directory: changes
 // take the journal's file lock and fail with ledger.ErrConflict when the

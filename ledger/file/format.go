@@ -200,6 +200,23 @@ func parse(data []byte, lenient bool) parsed {
 	return p
 }
 
+// own marks a journal whose header names another thread as unusable from
+// its first line: a journal copied or renamed from another thread is not
+// this one.
+func (p *parsed) own(id string) {
+	if p.lines > 0 && p.header.ID != id {
+		p.problem = &problem{line: 1, reason: fmt.Sprintf("journal belongs to thread %q", p.header.ID)}
+		p.lines, p.good, p.snap = 0, 0, ledger.Snapshot{}
+	}
+}
+
+// unusable reports whether the journal cannot be loaded as it stands:
+// there is no usable header, or whole records follow the damage. A torn
+// last record after a usable header is not: Load cuts it.
+func (p *parsed) unusable() bool {
+	return p.problem != nil && (p.lines == 0 || !p.problem.tail)
+}
+
 // validAfter reports whether a whole record starts on any line after the
 // one at off.
 func validAfter(data []byte, off int) bool {

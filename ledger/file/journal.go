@@ -171,10 +171,7 @@ func (j *journal) Read(ctx context.Context) (ledger.Snapshot, error) {
 		return ledger.Snapshot{}, fmt.Errorf("ledger/file: read %s: %w", j.path, err)
 	}
 	p := parse(data, false)
-	if p.problem == nil && p.header.ID != j.id {
-		p.problem = &problem{line: 1, reason: fmt.Sprintf("journal belongs to thread %q", p.header.ID)}
-		p.lines, p.good, p.snap = 0, 0, ledger.Snapshot{}
-	}
+	p.own(j.id)
 	if pr := p.problem; pr != nil {
 		corrupt := &CorruptError{ID: j.id, Path: j.path, Line: pr.line, Offset: pr.offset, Reason: pr.reason, Turns: len(p.snap.Turns)}
 		if p.lines == 0 || (!pr.tail && j.s.corrupt != TruncateCorrupt) {

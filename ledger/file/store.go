@@ -99,6 +99,10 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
+	if e.Line <= 1 {
+		return fmt.Sprintf("ledger/file: journal %s is corrupt at line 1 (byte offset %d): %s; its thread header is unusable, so nothing in it can be loaded: restore the file from a backup, or delete it",
+			e.Path, e.Offset, e.Reason)
+	}
 	return fmt.Sprintf("ledger/file: journal %s is corrupt at line %d (byte offset %d): %s; the %d turns before it are intact; open the store with WithCorruptPolicy(TruncateCorrupt) to load them and set the rest aside",
 		e.Path, e.Line, e.Offset, e.Reason, e.Turns)
 }
@@ -394,8 +398,16 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 }
 
 // List yields every thread in ID order. It reads each journal whole, since
-// metadata changes are records in it, checking framing, checksums and
-// record order but not decoding turns; it repairs nothing.
+// metadata changes are records in it, checking the header, framing,
+// checksums and record order, and repairs nothing. A journal Load would
+// refuse for any of these (damage with whole records after it, a header
+// that is missing, unreadable or another thread's) is yielded with its ID
+// and a *CorruptError naming the file, line and byte offset, which matches
+// ledger.ErrCorrupt; listing goes on with the next thread. A torn last
+// record is not damage: List counts the turns before it, which is what
+// Load keeps. Turns are not decoded, so a record whose checksum holds but
+// whose turn does not decode (no disk fault makes one; only a foreign
+// writer) is reported by Load alone.
 func (s *Store) List(ctx context.Context) iter.Seq2[ledger.ThreadInfo, error] {
 	return func(yield func(ledger.ThreadInfo, error) bool) {
 		if err := s.check("list"); err != nil {
@@ -456,7 +468,8 @@ func (s *Store) info(id string) (ledger.ThreadInfo, error) {
 		return info, fmt.Errorf("ledger/file: list %s: %w", id, err)
 	}
 	p := parse(data, true)
-	if p.problem != nil && !p.problem.tail {
+	p.own(id)
+	if p.unusable() {
 		return info, &CorruptError{ID: id, Path: s.path(id + ext), Line: p.problem.line, Offset: p.problem.offset, Reason: p.problem.reason, Turns: len(p.snap.Turns)}
 	}
 	info.Turns = len(p.snap.Turns)

@@ -40,6 +40,27 @@ func TestContract(t *testing.T) {
 	storetest.Run(t, opener())
 }
 
+// A garbled journal is listed as damaged, not as an empty thread.
+func TestContractDamaged(t *testing.T) {
+	storetest.RunDamaged(t, func(t testing.TB) (storetest.Opener, storetest.Damage) {
+		dir := t.TempDir()
+		damage := func(t testing.TB, id string) {
+			if err := os.WriteFile(filepath.Join(dir, id+".journal"), []byte("garbled by the disk"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		open := func(t testing.TB) ledger.Store {
+			s, err := file.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+		return open, damage
+	})
+}
+
 func TestContractBatchedSync(t *testing.T) {
 	storetest.Run(t, opener(file.WithSync(file.SyncPolicy{Count: 4, Interval: time.Millisecond})))
 }
@@ -345,38 +366,78 @@ func frameLine(payload string) []byte {
 	return fmt.Appendf(nil, "%08x %08x %s\n", len(payload), sum, payload)
 }
 
+// A journal without a usable header is refused by Load under every
+// policy, and List reports it with the same *CorruptError, never as an
+// empty thread, and goes on listing.
 func TestUnreadableHeader(t *testing.T) {
 	cases := []struct {
 		name    string
 		journal func(data []byte) []byte
 		reason  string
 	}{
-		{"empty file", func([]byte) []byte { return nil }, "no thread header"},
-		{"torn header", func(d []byte) []byte { return d[:20] }, "cut off"},
+		{"empty file", func([]byte) []byte { return nil }, "journal has no thread header"},
+		{"torn header", func(d []byte) []byte { return d[:20] }, "record cut off by the end of the journal"},
 		{"future format", func(d []byte) []byte {
 			return append(frameLine(`{"t":"thread","format":2,"id":"h"}`), d[lineOffsets(d)[1]:]...)
-		}, "journal format 2 is not supported"},
-		{"no header", func(d []byte) []byte { return d[lineOffsets(d)[1]:] }, `first record is "turn"`},
+		}, "journal format 2 is not supported (this version reads 1)"},
+		{"no header", func(d []byte) []byte { return d[lineOffsets(d)[1]:] }, `first record is "turn", want the thread header`},
 		{"another thread's journal", func(d []byte) []byte {
 			return append(frameLine(`{"t":"thread","format":1,"id":"other"}`), d[lineOffsets(d)[1]:]...)
 		}, `journal belongs to thread "other"`},
+		{"another thread's journal, torn tail", func(d []byte) []byte {
+			return append(append(frameLine(`{"t":"thread","format":1,"id":"other"}`), d[lineOffsets(d)[1]:]...), "0000"...)
+		}, `journal belongs to thread "other"`},
+		{"garbage", func([]byte) []byte { return []byte("this is not a journal at all") }, "malformed record header (want length and checksum in hex)"},
+		{"garbage lines", func([]byte) []byte { return []byte("hello\nworld\n") }, "line too short for a record header"},
+		{"short garbage", func([]byte) []byte { return []byte("{}") }, "record cut off by the end of the journal"},
+		{"zeros", func(d []byte) []byte { return make([]byte, len(d)) }, "malformed record header (want length and checksum in hex)"},
+		{"header not JSON", func(d []byte) []byte { return append(frameLine(`thread h`), d[lineOffsets(d)[1]:]...) }, "record does not decode: invalid character 'h' in literal true (expecting 'r')"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			path, data := threadWith(t, dir, "h", 1)
+			threadWith(t, dir, "i", 2)
 			if err := os.WriteFile(path, c.journal(data), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			s, err := file.Open(dir, file.WithCorruptPolicy(file.TruncateCorrupt))
-			if err != nil {
-				t.Fatal(err)
+			want := fmt.Sprintf("ledger/file: journal %s is corrupt at line 1 (byte offset 0): %s; its thread header is unusable, so nothing in it can be loaded: restore the file from a backup, or delete it", path, c.reason)
+			check := func(what string, err error) {
+				t.Helper()
+				var ce *file.CorruptError
+				if !errors.As(err, &ce) || !errors.Is(err, ledger.ErrCorrupt) || err.Error() != want {
+					t.Fatalf("%s: %v\nwant %s", what, err, want)
+				}
+				if ce.ID != "h" || ce.Path != path || ce.Line != 1 || ce.Offset != 0 || ce.Reason != c.reason || ce.Turns != 0 {
+					t.Fatalf("%s: %+v", what, ce)
+				}
 			}
-			defer s.Close()
-			_, err = s.Load(context.Background(), "h")
-			var ce *file.CorruptError
-			if !errors.As(err, &ce) || ce.Line != 1 || !strings.Contains(ce.Reason, c.reason) {
-				t.Fatalf("load: %v, want corrupt at line 1: %s", err, c.reason)
+			for _, policy := range []file.CorruptPolicy{file.FailOnCorrupt, file.TruncateCorrupt} {
+				s, err := file.Open(dir, file.WithCorruptPolicy(policy))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var listed []string
+				for info, err := range s.List(context.Background()) {
+					if info.ID == "h" {
+						check("list", err)
+						listed = append(listed, "h!")
+						continue
+					}
+					if err != nil || info.Turns != 2 {
+						t.Fatalf("list %s: %+v, %v", info.ID, info, err)
+					}
+					listed = append(listed, info.ID)
+				}
+				if strings.Join(listed, ",") != "h!,i" {
+					t.Fatalf("listed %v", listed)
+				}
+				_, err = s.Load(context.Background(), "h")
+				check("load", err)
+				s.Close()
+			}
+			if now, _ := os.ReadFile(path); !bytes.Equal(now, c.journal(data)) {
+				t.Fatal("the journal was changed")
 			}
 		})
 	}

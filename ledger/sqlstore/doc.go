@@ -11,6 +11,12 @@
 // interleaved or lost; a State that was overtaken fails with
 // ledger.ErrConflict and can Reload.
 //
+// Rows changed behind the store's back are reported, never papered over:
+// Load fails with ledger.ErrCorrupt when a thread's turn rows are not
+// exactly the ones it records (numbered from 0, no gap, none extra) or a
+// turn does not decode, and List yields such a thread (rows counted, turns
+// not decoded) with its ID and an ErrCorrupt error, and goes on.
+//
 // A database that goes away fails the change with its error, and the State
 // stays as it was. When the commit's outcome is unknown (the connection
 // broke during COMMIT), the turn may have landed: the next change then

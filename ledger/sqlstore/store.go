@@ -289,6 +289,14 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 // List yields every thread in ID order (byte order, as the file store),
 // reading a page of threads and their metadata per query; no connection is
 // held while the caller's loop body runs.
+//
+// For each thread it also checks that the turn rows are the ones the
+// thread records: as many, numbered from 0 with no gap. A thread whose
+// rows disagree (a row lost or added behind the store's back), which Load
+// would refuse, is yielded with its ID and an error matching
+// ledger.ErrCorrupt, and listing goes on. The check counts index entries,
+// O(turns) per thread; turns are not decoded, so a row whose turn does not
+// decode is reported by Load alone.
 func (s *Store) List(ctx context.Context) iter.Seq2[ledger.ThreadInfo, error] {
 	return func(yield func(ledger.ThreadInfo, error) bool) {
 		after := ""
@@ -302,21 +310,30 @@ func (s *Store) List(ctx context.Context) iter.Seq2[ledger.ThreadInfo, error] {
 				yield(ledger.ThreadInfo{}, fmt.Errorf("ledger/sqlstore: list: %w", err))
 				return
 			}
-			for _, info := range page {
-				if !yield(info, nil) {
+			for _, l := range page {
+				if !yield(l.info, l.err) {
 					return
 				}
 			}
 			if len(page) < s.pageSize {
 				return
 			}
-			after = page[len(page)-1].ID
+			after = page[len(page)-1].info.ID
 		}
 	}
 }
 
-func (s *Store) page(ctx context.Context, after string) ([]ledger.ThreadInfo, error) {
-	var page []ledger.ThreadInfo
+// listed is one thread of a List page, with what is wrong with it.
+type listed struct {
+	info ledger.ThreadInfo
+	err  error
+}
+
+// turnRows summarises a thread's turn rows.
+type turnRows struct{ count, min, max int64 }
+
+func (s *Store) page(ctx context.Context, after string) ([]listed, error) {
+	var page []listed
 	err := s.read(ctx, func(q querier) error {
 		page = page[:0]
 		rows, err := q.QueryContext(ctx, s.q.listThreads, after, s.pageSize)
@@ -334,7 +351,7 @@ func (s *Store) page(ctx context.Context, after string) ([]ledger.ThreadInfo, er
 			info.Created, info.Updated = fromNanos(created), fromNanos(updated)
 			info.Metadata = map[string]string{}
 			at[info.ID] = len(page)
-			page = append(page, info)
+			page = append(page, listed{info: info})
 		}
 		if err := rows.Err(); err != nil {
 			return err
@@ -342,7 +359,8 @@ func (s *Store) page(ctx context.Context, after string) ([]ledger.ThreadInfo, er
 		if len(page) == 0 {
 			return nil
 		}
-		mrows, err := q.QueryContext(ctx, s.q.listMeta, page[0].ID, page[len(page)-1].ID)
+		first, last := page[0].info.ID, page[len(page)-1].info.ID
+		mrows, err := q.QueryContext(ctx, s.q.listMeta, first, last)
 		if err != nil {
 			return err
 		}
@@ -353,12 +371,50 @@ func (s *Store) page(ctx context.Context, after string) ([]ledger.ThreadInfo, er
 				return err
 			}
 			if i, ok := at[id]; ok {
-				page[i].Metadata[k] = v
+				page[i].info.Metadata[k] = v
 			}
 		}
-		return mrows.Err()
+		if err := mrows.Err(); err != nil {
+			return err
+		}
+		trows, err := q.QueryContext(ctx, s.q.listTurnRows, first, last)
+		if err != nil {
+			return err
+		}
+		defer trows.Close()
+		found := make(map[string]turnRows, len(page))
+		for trows.Next() {
+			var id string
+			var r turnRows
+			if err := trows.Scan(&id, &r.count, &r.min, &r.max); err != nil {
+				return err
+			}
+			found[id] = r
+		}
+		if err := trows.Err(); err != nil {
+			return err
+		}
+		for i := range page {
+			info := page[i].info
+			if msg := checkTurnRows(int64(info.Turns), found[info.ID]); msg != "" {
+				page[i].err = fmt.Errorf("ledger/sqlstore: list %s: %s: %w", info.ID, msg, ledger.ErrCorrupt)
+			}
+		}
+		return nil
 	})
 	return page, err
+}
+
+// checkTurnRows says what is wrong when a thread that records turns turns
+// does not have exactly the rows 0 to turns-1; "" when nothing is.
+func checkTurnRows(turns int64, r turnRows) string {
+	if r.count == turns && (turns == 0 || r.min == 0 && r.max == turns-1) {
+		return ""
+	}
+	if r.count == 0 {
+		return fmt.Sprintf("the thread records %d turns but no turn rows are stored", turns)
+	}
+	return fmt.Sprintf("the thread records %d turns but %d turn rows are stored, numbered %d to %d", turns, r.count, r.min, r.max)
 }
 
 // Close marks the store closed, and closes the database when the store
@@ -442,7 +498,8 @@ func (j *journal) load(ctx context.Context, first bool) (ledger.Snapshot, error)
 	var snap ledger.Snapshot
 	err := j.s.read(ctx, func(q querier) error {
 		var inc string
-		err := q.QueryRowContext(ctx, j.s.q.threadVersion, j.id).Scan(&inc, &snap.Version)
+		var turns int64
+		err := q.QueryRowContext(ctx, j.s.q.threadHead, j.id).Scan(&inc, &snap.Version, &turns)
 		if errors.Is(err, sql.ErrNoRows) || (err == nil && !first && inc != j.inc) {
 			return ledger.ErrNotFound
 		}
@@ -464,14 +521,20 @@ func (j *journal) load(ctx context.Context, first bool) (ledger.Snapshot, error)
 			if seq != len(snap.Turns) {
 				return fmt.Errorf("turn %d missing (found %d next): %w", len(snap.Turns), seq, ledger.ErrCorrupt)
 			}
+			if int64(seq) >= turns {
+				return fmt.Errorf("turn %d is stored but the thread records %d turns: %w", seq, turns, ledger.ErrCorrupt)
+			}
 			var t ledger.Turn
 			if err := t.UnmarshalJSON(data); err != nil {
-				return fmt.Errorf("turn %d does not decode: %w: %v", seq, ledger.ErrCorrupt, err)
+				return fmt.Errorf("turn %d does not decode: %w: %w", seq, ledger.ErrCorrupt, err)
 			}
 			snap.Turns = append(snap.Turns, t)
 		}
 		if err := rows.Err(); err != nil {
 			return err
+		}
+		if int64(len(snap.Turns)) < turns {
+			return fmt.Errorf("turn %d missing (the thread records %d turns): %w", len(snap.Turns), turns, ledger.ErrCorrupt)
 		}
 		snap.Metadata = map[string]string{}
 		mrows, err := q.QueryContext(ctx, j.s.q.loadMeta, j.id)
@@ -503,8 +566,9 @@ func (j *journal) Close() error {
 type queries struct {
 	insertThread, insertTurn, upsertMeta     string
 	bump, threadVersion, loadTurns, loadMeta string
+	threadHead                               string
 	deleteThread, deleteTurns, deleteMeta    string
-	listThreads, listMeta                    string
+	listThreads, listMeta, listTurnRows      string
 }
 
 func newQueries(d Dialect) queries {
@@ -515,6 +579,7 @@ func newQueries(d Dialect) queries {
 		upsertMeta:    p(`INSERT INTO lode_metadata (thread_id, name, value) VALUES (?, ?, ?) ON CONFLICT (thread_id, name) DO UPDATE SET value = excluded.value`),
 		bump:          p(`UPDATE lode_threads SET version = version + 1, turns = turns + ?, updated_at = ? WHERE id = ? AND incarnation = ? AND version = ?`),
 		threadVersion: p(`SELECT incarnation, version FROM lode_threads WHERE id = ?`),
+		threadHead:    p(`SELECT incarnation, version, turns FROM lode_threads WHERE id = ?`),
 		loadTurns:     p(`SELECT seq, turn FROM lode_turns WHERE thread_id = ? ORDER BY seq`),
 		loadMeta:      p(`SELECT name, value FROM lode_metadata WHERE thread_id = ?`),
 		deleteThread:  p(`DELETE FROM lode_threads WHERE id = ?`),
@@ -522,6 +587,7 @@ func newQueries(d Dialect) queries {
 		deleteMeta:    p(`DELETE FROM lode_metadata WHERE thread_id = ?`),
 		listThreads:   p(`SELECT id, turns, created_at, updated_at FROM lode_threads WHERE id > ? ORDER BY id LIMIT ?`),
 		listMeta:      p(`SELECT thread_id, name, value FROM lode_metadata WHERE thread_id >= ? AND thread_id <= ?`),
+		listTurnRows:  p(`SELECT thread_id, COUNT(*), MIN(seq), MAX(seq) FROM lode_turns WHERE thread_id >= ? AND thread_id <= ? GROUP BY thread_id`),
 	}
 }
 

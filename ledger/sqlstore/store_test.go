@@ -44,7 +44,7 @@ func TestCloseLeavesAnUnownedDBOpen(t *testing.T) {
 
 func TestListPages(t *testing.T) {
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "x.db"), sqlstore.WithPageSize(2))
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "x.db"), sqlite.WithStoreOptions(sqlstore.WithPageSize(2)))
 	if err != nil {
 		t.Fatal(err)
 	}

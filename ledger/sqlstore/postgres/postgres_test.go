@@ -50,11 +50,30 @@ func TestContract(t *testing.T) {
 	})
 }
 
+// A lost turn row is listed as damage, not as a shorter thread.
+func TestContractDamaged(t *testing.T) {
+	srv := pgtest.Shared(t)
+	storetest.RunDamaged(t, func(t testing.TB) (storetest.Opener, storetest.Damage) {
+		dsn := srv.NewDatabase(t)
+		damage := func(t testing.TB, id string) {
+			if _, err := rawDB(t, dsn).Exec(`DELETE FROM lode_turns WHERE thread_id = $1 AND seq = (SELECT MAX(seq) FROM lode_turns WHERE thread_id = $1)`, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return func(t testing.TB) ledger.Store { return open(t, dsn) }, damage
+	})
+}
+
 func TestSQL(t *testing.T) {
 	srv := pgtest.Shared(t)
 	sqltest.Run(t, func(t testing.TB) sqltest.Backend {
 		dsn := srv.NewDatabase(t)
-		return sqltest.Backend{Open: func(t testing.TB) *sqlstore.Store { return open(t, dsn) }, Raw: rawDB(t, dsn), Dialect: sqlstore.Postgres}
+		return sqltest.Backend{
+			Open:    func(t testing.TB) *sqlstore.Store { return open(t, dsn) },
+			Dial:    func(ctx context.Context) (*sqlstore.Store, error) { return postgres.Open(ctx, dsn) },
+			Raw:     rawDB(t, dsn),
+			Dialect: sqlstore.Postgres,
+		}
 	})
 }
 

@@ -3,41 +3,136 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	msqlite "modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/lodeworks/lode/ledger/sqlstore"
 )
 
-// pragmas are applied to every connection.
-var pragmas = []string{
-	"busy_timeout(10000)",
-	"journal_mode(WAL)",
-	"synchronous(FULL)",
+// DefaultBusyTimeout is how long a statement waits for a lock that another
+// connection or process holds before it fails with SQLITE_BUSY, when
+// WithBusyTimeout is not given.
+const DefaultBusyTimeout = 10 * time.Second
+
+// Option configures Open and DSN.
+type Option func(*config)
+
+type config struct {
+	busy   time.Duration
+	store  []sqlstore.Option
+	onBusy func() // tests: called before each wait to retry the WAL switch
+}
+
+func newConfig(opts []Option) config {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	switch {
+	case c.busy == 0:
+		c.busy = DefaultBusyTimeout
+	case c.busy < 0:
+		c.busy = 0
+	}
+	return c
+}
+
+// WithBusyTimeout sets how long each connection waits for a lock another
+// connection or process holds: it is set on every connection of the pool.
+// 0 means DefaultBusyTimeout; a negative value means no waiting at all, so
+// any contention fails at once with SQLITE_BUSY.
+func WithBusyTimeout(d time.Duration) Option { return func(c *config) { c.busy = d } }
+
+// WithStoreOptions passes options to sqlstore.Open.
+func WithStoreOptions(opts ...sqlstore.Option) Option {
+	return func(c *config) { c.store = append(c.store, opts...) }
 }
 
 // DSN returns the data source name Open uses for the database file at path.
-func DSN(path string) string {
-	q := url.Values{"_pragma": pragmas}
+// Its settings apply to every connection: the busy timeout (see
+// WithBusyTimeout) and synchronous=FULL. The journal mode is a property of
+// the file, which Open switches to WAL once; a handle opened with DSN alone
+// keeps the mode the file has.
+func DSN(path string, opts ...Option) string {
+	c := newConfig(opts)
+	return dsn(path, c.busy)
+}
+
+func dsn(path string, busy time.Duration) string {
+	q := url.Values{"_pragma": {
+		"busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")",
+		"synchronous(FULL)",
+	}}
 	return path + "?" + q.Encode()
 }
 
 // Open opens (creating if needed) the SQLite database at path and returns a
-// Store over it that closes the database when it is closed.
-func Open(ctx context.Context, path string, opts ...sqlstore.Option) (*sqlstore.Store, error) {
+// Store over it that closes the database when it is closed. Any number of
+// handles, in one process or many, may open the same file at once: each
+// waits for the others' locks up to the busy timeout.
+func Open(ctx context.Context, path string, opts ...Option) (*sqlstore.Store, error) {
 	if path == "" || strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("ledger/sqlstore/sqlite: open %q: want a file path without '?' or '#'", path)
 	}
-	db, err := sql.Open("sqlite", DSN(path))
+	c := newConfig(opts)
+	db, err := sql.Open("sqlite", dsn(path, c.busy))
 	if err != nil {
 		return nil, fmt.Errorf("ledger/sqlstore/sqlite: open %s: %w", path, err)
 	}
-	s, err := sqlstore.Open(ctx, db, sqlstore.SQLite, append([]sqlstore.Option{sqlstore.WithCloseDB()}, opts...)...)
+	if err := useWAL(ctx, db, c.busy, c.onBusy); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("ledger/sqlstore/sqlite: open %s: %w", path, err)
+	}
+	s, err := sqlstore.Open(ctx, db, sqlstore.SQLite, append([]sqlstore.Option{sqlstore.WithCloseDB()}, c.store...)...)
 	if err != nil {
 		return nil, fmt.Errorf("ledger/sqlstore/sqlite: %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// useWAL switches the database file to WAL mode, so that readers and the
+// writer do not block each other. The switch reads the file, then writes
+// it; two handles making it at once could each wait on the other, so
+// SQLite fails one at once with SQLITE_BUSY instead of calling its busy
+// handler. useWAL retries that, for up to the busy timeout, rather than
+// failing the open.
+func useWAL(ctx context.Context, db *sql.DB, busy time.Duration, onBusy func()) error {
+	deadline := time.Now().Add(busy)
+	wait := time.Millisecond
+	for {
+		var mode string
+		err := db.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode)
+		if err == nil {
+			if !strings.EqualFold(mode, "wal") {
+				return fmt.Errorf("switch to WAL: the file stays in journal mode %q", mode)
+			}
+			return nil
+		}
+		if !isBusy(err) || time.Now().Add(wait).After(deadline) {
+			return fmt.Errorf("switch to WAL: %w", err)
+		}
+		if onBusy != nil {
+			onBusy()
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("switch to WAL: %w", ctx.Err())
+		case <-t.C:
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+}
+
+func isBusy(err error) bool {
+	var e *msqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_BUSY
 }

@@ -30,6 +30,24 @@ func TestContract(t *testing.T) {
 	})
 }
 
+// A lost turn row is listed as damage, not as a shorter thread.
+func TestContractDamaged(t *testing.T) {
+	storetest.RunDamaged(t, func(t testing.TB) (storetest.Opener, storetest.Damage) {
+		path := filepath.Join(t.TempDir(), "ledger.db")
+		damage := func(t testing.TB, id string) {
+			raw, err := sql.Open("sqlite", sqlite.DSN(path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.Close()
+			if _, err := raw.Exec(`DELETE FROM lode_turns WHERE thread_id = ? AND seq = (SELECT MAX(seq) FROM lode_turns WHERE thread_id = ?)`, id, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return func(t testing.TB) ledger.Store { return open(t, path) }, damage
+	})
+}
+
 func TestSQL(t *testing.T) {
 	sqltest.Run(t, func(t testing.TB) sqltest.Backend {
 		path := filepath.Join(t.TempDir(), "ledger.db")
@@ -38,7 +56,12 @@ func TestSQL(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { raw.Close() })
-		return sqltest.Backend{Open: func(t testing.TB) *sqlstore.Store { return open(t, path) }, Raw: raw, Dialect: sqlstore.SQLite}
+		return sqltest.Backend{
+			Open:    func(t testing.TB) *sqlstore.Store { return open(t, path) },
+			Dial:    func(ctx context.Context) (*sqlstore.Store, error) { return sqlite.Open(ctx, path) },
+			Raw:     raw,
+			Dialect: sqlstore.SQLite,
+		}
 	})
 }
 

@@ -23,6 +23,12 @@
 // Changes within one process are serialised; two processes changing one
 // item at once may lose one of the two changes, never the item.
 //
+// JSON has no NaN or infinity. A field holding one (YAML .nan, .inf,
+// -.inf), at any depth, is filtered and sorted by local_query as that
+// number (NaN matches no comparison and sorts after every number; see
+// package query), and every tool returns it as the text "NaN", "Infinity"
+// or "-Infinity". The file keeps what it holds.
+//
 // A malformed item file is not fatal: local_query reports it under
 // skipped with the reason, and local_get and the changing tools refuse it
 // with the reason, leaving the file as it is.

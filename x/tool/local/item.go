@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -224,6 +225,34 @@ func (it *item) fields() (map[string]any, error) {
 	}
 	m[keyID] = it.id
 	return m, nil
+}
+
+// jsonSafe replaces, at any depth and in place, each number JSON cannot
+// hold with its name: "NaN", "Infinity" or "-Infinity". Results are
+// rendered as JSON, which refuses those numbers, so without this one odd
+// field would fail the whole call. It runs after a query has filtered and
+// sorted, so the query still sees the numbers.
+func jsonSafe(v any) any {
+	switch x := v.(type) {
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			return "NaN"
+		case math.IsInf(x, 1):
+			return "Infinity"
+		case math.IsInf(x, -1):
+			return "-Infinity"
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = jsonSafe(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = jsonSafe(e)
+		}
+	}
+	return v
 }
 
 func plain(v any) any {

@@ -178,6 +178,9 @@ func (b *board) query(ctx context.Context, args map[string]any) (any, error) {
 		records = append(records, f)
 	}
 	page := q.Run(records)
+	for _, r := range page.Records {
+		jsonSafe(r)
+	}
 	return pack.Success(QueryResult{Items: page.Records, Total: page.Total, Offset: page.Offset, NextCursor: page.NextCursor, Skipped: skipped}), nil
 }
 
@@ -221,6 +224,7 @@ func itemResult(it *item, withBody bool) *tool.Result {
 	if err != nil {
 		return pack.Failuref("item %q: %v", it.id, err)
 	}
+	jsonSafe(f)
 	if withBody {
 		f["body"] = string(it.body)
 	}

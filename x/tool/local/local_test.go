@@ -512,3 +512,61 @@ func TestNextIDAtTheTop(t *testing.T) {
 		t.Errorf("query = %v", q)
 	}
 }
+
+// JSON has no NaN or infinity. A field holding one (YAML .nan, .inf,
+// -.inf), at any depth, is filtered and sorted as that number and returned
+// as the text "NaN", "Infinity" or "-Infinity"; the file keeps what it had.
+func TestNonFiniteFields(t *testing.T) {
+	reg, dir, _ := board(t)
+	nan := "---\ntitle: nan\nscore: .nan\nextra: {list: [1, .NaN, -.inf], deep: {x: .Inf}}\n---\n"
+	writeFile(t, dir, "a.md", nan)
+	writeFile(t, dir, "b.md", "---\ntitle: high\nscore: .inf\n---\n")
+	writeFile(t, dir, "c.md", "---\ntitle: low\nscore: -.inf\n---\n")
+	writeFile(t, dir, "d.md", "---\ntitle: two\nscore: 2\n---\n")
+	writeFile(t, dir, "e.md", "---\ntitle: text\nscore: \".nan\"\n---\n")
+
+	items := func(args string) []any {
+		t.Helper()
+		q := value(t, call(t, reg, "local_query", args))
+		if q["skipped"] != nil {
+			t.Fatalf("skipped = %v", q["skipped"])
+		}
+		return q["items"].([]any)
+	}
+	row := func(id string, score any) map[string]any { return map[string]any{"id": id, "score": score} }
+	tests := []struct {
+		args string
+		want []any
+	}{
+		{`{"select": ["id", "score"], "sort": [{"field": "score"}]}`,
+			[]any{row("c", "-Infinity"), row("d", 2.0), row("b", "Infinity"), row("a", "NaN"), row("e", ".nan")}},
+		{`{"select": ["id", "score"], "sort": [{"field": "score", "desc": true}]}`,
+			[]any{row("b", "Infinity"), row("d", 2.0), row("c", "-Infinity"), row("a", "NaN"), row("e", ".nan")}},
+		{`{"select": ["id"], "filter": {"field": "score", "op": "gte", "value": 0}}`,
+			[]any{map[string]any{"id": "b"}, map[string]any{"id": "d"}}},
+		{`{"select": ["id"], "filter": {"field": "score", "op": "lte", "value": 0}}`,
+			[]any{map[string]any{"id": "c"}}},
+		{`{"select": ["id"], "filter": {"field": "score", "op": "ne", "value": 2}}`,
+			[]any{map[string]any{"id": "a"}, map[string]any{"id": "b"}, map[string]any{"id": "c"}, map[string]any{"id": "e"}}},
+		{`{"select": ["id"], "filter": {"field": "score", "op": "eq", "value": "NaN"}}`,
+			[]any{}},
+		{`{"select": ["extra"], "filter": {"field": "id", "op": "eq", "value": "a"}}`,
+			[]any{map[string]any{"extra": map[string]any{"list": []any{1.0, "NaN", "-Infinity"}, "deep": map[string]any{"x": "Infinity"}}}}},
+	}
+	for _, tc := range tests {
+		if got := items(tc.args); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s =\n%v\nwant\n%v", tc.args, got, tc.want)
+		}
+	}
+
+	got := value(t, call(t, reg, "local_get", `{"id": "a"}`))
+	if got["score"] != "NaN" || !reflect.DeepEqual(got["extra"], map[string]any{"list": []any{1.0, "NaN", "-Infinity"}, "deep": map[string]any{"x": "Infinity"}}) {
+		t.Errorf("get = %v", got)
+	}
+	if got := value(t, call(t, reg, "local_add_label", `{"id": "a", "label": "odd"}`)); got["score"] != "NaN" {
+		t.Errorf("add_label = %v", got)
+	}
+	if got, want := readFile(t, dir, "a.md"), "---\ntitle: nan\nscore: .nan\nextra: {list: [1, .NaN, -.inf], deep: {x: .Inf}}\nlabels: [odd]\n---\n"; got != want {
+		t.Errorf("a.md =\n%s\nwant\n%s", got, want)
+	}
+}

@@ -30,13 +30,18 @@
 // ne and nin are the negations of eq and in on a present field.
 // lt/lte/gt/gte order numbers with numbers and strings with strings (byte
 // order); any other pair is incomparable and the predicate false, not an
-// error.
+// error. A record's number may be non-finite (a Go caller's, or YAML's
+// .inf and .nan): ±Inf order as the largest and smallest numbers, and NaN
+// is incomparable: lt, lte, gt, gte, eq and in are false for it, ne and
+// nin true. A query's own operands are finite; Parse refuses NaN and ±Inf.
 //
 // select chooses the fields returned; when it is omitted the calling tool
 // decides (DefaultSelect), or whole records come back. sort orders by keys
 // in turn: within a type naturally (false before true), across types
-// numbers, strings, booleans, other values; null and absent fields last in
-// either direction; ties keep record order. A page is limit records after
+// numbers, NaN, strings, booleans, other values; null and absent fields
+// last. The order of types holds in either direction (desc reverses only
+// the order within a type), so NaN always follows every other number. Ties
+// keep record order, so the order is total and the same on every run. A page is limit records after
 // offset, or after the position a cursor (next_cursor of a previous page,
 // bound to the same filter and sort) names.
 //

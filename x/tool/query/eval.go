@@ -50,7 +50,7 @@ func equal(a, b any) bool {
 }
 
 // compare orders numbers with numbers and strings with strings; ok is
-// false for any other pair.
+// false for any other pair, and for NaN, which has no place in the order.
 func compare(a, b any) (c int, ok bool) {
 	if sa, isStr := a.(string); isStr {
 		sb, isStr := b.(string)
@@ -61,7 +61,7 @@ func compare(a, b any) (c int, ok bool) {
 	}
 	fa, okA := number(a)
 	fb, okB := number(b)
-	if !okA || !okB {
+	if !okA || !okB || math.IsNaN(fa) || math.IsNaN(fb) {
 		return 0, false
 	}
 	switch {
@@ -338,36 +338,41 @@ func (q *Query) order(records []map[string]any, a, b int) int {
 	return a - b
 }
 
-// sortRank orders types: numbers, strings, booleans, other values, then
-// null and absent fields, which sort last in either direction.
+// sortRank orders types: numbers, NaN, strings, booleans, other values,
+// then null and absent fields. The order of types is the same in either
+// direction, so NaN, which compares with no number, follows every number
+// whichever way they go.
 func sortRank(v any, present bool) int {
 	if !present {
-		return 5
+		return 6
 	}
 	switch v.(type) {
 	case nil:
-		return 4
+		return 5
 	case string:
-		return 1
-	case bool:
 		return 2
+	case bool:
+		return 3
 	}
-	if _, ok := number(v); ok {
+	if f, ok := number(v); ok {
+		if math.IsNaN(f) {
+			return 1
+		}
 		return 0
 	}
-	return 3
+	return 4
 }
 
 func sortCompare(a any, okA bool, b any, okB bool, desc bool) int {
 	ra, rb := sortRank(a, okA), sortRank(b, okB)
-	if ra >= 4 || rb >= 4 || ra != rb {
+	if ra != rb {
 		return ra - rb
 	}
 	var c int
 	switch ra {
-	case 0, 1:
+	case 0, 2:
 		c, _ = compare(a, b)
-	case 2:
+	case 3:
 		ba, bb := a.(bool), b.(bool)
 		switch {
 		case !ba && bb:

@@ -306,6 +306,150 @@ func TestMatchHandBuilt(t *testing.T) {
 	}
 }
 
+// NaN is incomparable: every ordered comparison and eq is false for it,
+// ne true; in is false and nin true whatever the list. ±Inf are numbers
+// like any other, larger or smaller than every finite one. A NaN inside a
+// nested value is no scalar and changes nothing.
+func TestMatchNonFinite(t *testing.T) {
+	rec := map[string]any{
+		"nan":    math.NaN(),
+		"nan32":  float32(math.NaN()),
+		"jnan":   json.Number("NaN"),
+		"inf":    math.Inf(1),
+		"ninf":   math.Inf(-1),
+		"nested": []any{math.NaN(), "x"},
+		"obj":    map[string]any{"v": math.NaN()},
+	}
+	tests := []struct {
+		filter string
+		want   bool
+	}{
+		{`{"field": "nan", "op": "lt", "value": 0}`, false},
+		{`{"field": "nan", "op": "lte", "value": 0}`, false},
+		{`{"field": "nan", "op": "gt", "value": 0}`, false},
+		{`{"field": "nan", "op": "gte", "value": 0}`, false},
+		{`{"field": "nan", "op": "lte", "value": 1e308}`, false},
+		{`{"field": "nan", "op": "gte", "value": -1e308}`, false},
+		{`{"field": "nan", "op": "lte", "value": "z"}`, false},
+		{`{"field": "nan", "op": "eq", "value": 0}`, false},
+		{`{"field": "nan", "op": "eq", "value": null}`, false},
+		{`{"field": "nan", "op": "eq", "value": "NaN"}`, false},
+		{`{"field": "nan", "op": "ne", "value": 0}`, true},
+		{`{"field": "nan", "op": "ne", "value": "NaN"}`, true},
+		{`{"field": "nan", "op": "in", "value": [0, 1, null, "NaN"]}`, false},
+		{`{"field": "nan", "op": "nin", "value": [0, 1, null, "NaN"]}`, true},
+		{`{"field": "nan", "op": "nin", "value": []}`, true},
+		{`{"field": "nan", "op": "contains", "value": "NaN"}`, false},
+		{`{"field": "nan", "op": "exists", "value": true}`, true},
+		{`{"not": {"field": "nan", "op": "lte", "value": 0}}`, true},
+		{`{"field": "nan32", "op": "lte", "value": 0}`, false},
+		{`{"field": "nan32", "op": "gte", "value": 0}`, false},
+		{`{"field": "nan32", "op": "ne", "value": 0}`, true},
+		{`{"field": "jnan", "op": "lte", "value": 0}`, false},
+		{`{"field": "jnan", "op": "gte", "value": 0}`, false},
+		{`{"field": "jnan", "op": "eq", "value": 0}`, false},
+		{`{"field": "inf", "op": "gt", "value": 1e308}`, true},
+		{`{"field": "inf", "op": "gte", "value": 1e308}`, true},
+		{`{"field": "inf", "op": "lt", "value": 1e308}`, false},
+		{`{"field": "inf", "op": "eq", "value": 1e308}`, false},
+		{`{"field": "inf", "op": "ne", "value": 1e308}`, true},
+		{`{"field": "inf", "op": "in", "value": [1e308]}`, false},
+		{`{"field": "ninf", "op": "lt", "value": -1e308}`, true},
+		{`{"field": "ninf", "op": "gt", "value": -1e308}`, false},
+		{`{"field": "ninf", "op": "lte", "value": "a"}`, false},
+		{`{"field": "nested", "op": "contains", "value": "x"}`, true},
+		{`{"field": "nested", "op": "eq", "value": 0}`, false},
+		{`{"field": "nested", "op": "gte", "value": 0}`, false},
+		{`{"field": "nested", "op": "ne", "value": 0}`, true},
+		{`{"field": "obj", "op": "lte", "value": 0}`, false},
+	}
+	for _, tc := range tests {
+		q, err := query.Parse(map[string]any{"filter": args(t, tc.filter)})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.filter, err)
+		}
+		if got := query.Match(q.Filter, rec); got != tc.want {
+			t.Errorf("%s = %v, want %v", tc.filter, got, tc.want)
+		}
+	}
+	// Built by hand, a NaN operand is incomparable too.
+	for _, tc := range []struct {
+		f    query.Filter
+		want bool
+	}{
+		{&query.Predicate{Field: "nan", Op: query.OpEq, Value: math.NaN()}, false},
+		{&query.Predicate{Field: "nan", Op: query.OpNe, Value: math.NaN()}, true},
+		{&query.Predicate{Field: "inf", Op: query.OpLte, Value: math.NaN()}, false},
+		{&query.Predicate{Field: "inf", Op: query.OpGte, Value: math.NaN()}, false},
+		{&query.Predicate{Field: "inf", Op: query.OpEq, Value: math.Inf(1)}, true},
+		{&query.Predicate{Field: "nan", Op: query.OpIn, Value: []any{math.NaN()}}, false},
+		{&query.Predicate{Field: "nan", Op: query.OpNin, Value: []any{math.NaN()}}, true},
+	} {
+		if got := tc.f.Match(rec); got != tc.want {
+			t.Errorf("%+v = %v, want %v", tc.f, got, tc.want)
+		}
+	}
+}
+
+// A query cannot carry a number JSON cannot hold: a non-finite operand is
+// refused where it stands.
+func TestParseNonFiniteOperand(t *testing.T) {
+	for _, tc := range []struct {
+		value any
+		op    string
+		want  string
+	}{
+		{math.NaN(), "eq", "query: filter.value: eq compares scalars: the number is not finite"},
+		{math.Inf(1), "lte", "query: filter.value: lte needs a number or a string: the number is not finite"},
+		{[]any{1.0, math.Inf(-1)}, "in", "query: filter.value[1]: the number is not finite"},
+		{[]any{json.Number("NaN")}, "nin", "query: filter.value[0]: the number is not finite"},
+	} {
+		_, err := query.Parse(map[string]any{"filter": map[string]any{"field": "a", "op": tc.op, "value": tc.value}})
+		if err == nil || err.Error() != tc.want || !errors.Is(err, query.ErrInvalid) {
+			t.Errorf("%s %v: err = %v\nwant %s", tc.op, tc.value, err, tc.want)
+		}
+	}
+}
+
+// Sort is total with NaN present: NaN follows every number (±Inf
+// included) in either direction, NaNs keep record order among themselves,
+// and types keep their order: numbers, NaN, strings, booleans, other
+// values, null, absent.
+func TestRunSortNonFinite(t *testing.T) {
+	data := recs(
+		map[string]any{"id": "nan1", "p": math.NaN()},
+		map[string]any{"id": "one", "p": 1},
+		map[string]any{"id": "str", "p": "a"},
+		map[string]any{"id": "inf", "p": math.Inf(1)},
+		map[string]any{"id": "nan2", "p": float32(math.NaN())},
+		map[string]any{"id": "ninf", "p": math.Inf(-1)},
+		map[string]any{"id": "null", "p": nil},
+		map[string]any{"id": "nan3", "p": json.Number("NaN")},
+		map[string]any{"id": "zero", "p": -0.0},
+		map[string]any{"id": "absent"},
+	)
+	tests := []struct {
+		args string
+		want []any
+	}{
+		{`{"sort": [{"field": "p"}]}`, []any{"ninf", "zero", "one", "inf", "nan1", "nan2", "nan3", "str", "null", "absent"}},
+		{`{"sort": [{"field": "p", "desc": true}]}`, []any{"inf", "one", "zero", "ninf", "nan1", "nan2", "nan3", "str", "null", "absent"}},
+		{`{"sort": [{"field": "p"}], "limit": 3, "offset": 3}`, []any{"inf", "nan1", "nan2"}},
+		{`{"sort": [{"field": "p", "desc": true}], "limit": 2, "offset": 4}`, []any{"nan1", "nan2"}},
+		{`{"filter": {"field": "p", "op": "gte", "value": 0}, "sort": [{"field": "p"}]}`, []any{"zero", "one", "inf"}},
+		{`{"filter": {"field": "p", "op": "ne", "value": 1}, "sort": [{"field": "p"}], "limit": 5}`, []any{"ninf", "zero", "inf", "nan1", "nan2"}},
+	}
+	for _, tc := range tests {
+		q, err := query.Parse(args(t, tc.args))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.args, err)
+		}
+		if got := ids(q.Run(data)); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s = %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}
+
 func recs(vals ...map[string]any) []map[string]any { return vals }
 
 func ids(p query.Page) []any {
@@ -439,7 +583,7 @@ func TestCursor(t *testing.T) {
 // The bounded heap used for a small page gives exactly the stable sort.
 func TestTopMatchesStableSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	vals := []any{1, 2, 2.5, "a", "b", true, false, nil, []any{}}
+	vals := []any{1, 2, 2.5, "a", "b", true, false, nil, []any{}, math.NaN(), math.Inf(1), math.Inf(-1)}
 	for round := range 200 {
 		n := rng.IntN(60)
 		data := make([]map[string]any, n)

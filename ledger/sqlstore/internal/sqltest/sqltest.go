@@ -7,6 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,10 @@ type Backend struct {
 	// Open returns a new Store instance over the database; the test
 	// closes it.
 	Open func(t testing.TB) *sqlstore.Store
+	// Dial opens a new Store over a handle of its own, as another process
+	// would, and reports a failure rather than failing the test, so that
+	// it may run off the test goroutine; the test closes the Store.
+	Dial func(ctx context.Context) (*sqlstore.Store, error)
 	// Raw is a separate handle on the database, for tampering.
 	Raw *sql.DB
 	// Dialect is the database's dialect.
@@ -38,6 +43,9 @@ func Run(t *testing.T, newBackend func(t testing.TB) Backend) {
 		{"ConcurrentOpen", testConcurrentOpen},
 		{"DamagedTurnRow", testDamagedTurn},
 		{"MissingTurnRow", testMissingTurn},
+		{"MissingLastTurnRow", testMissingLastTurn},
+		{"ExtraTurnRow", testExtraTurn},
+		{"RenumberedTurnRow", testRenumberedTurn},
 		{"DatabaseClosedUnderneath", testDBClosed},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newBackend(t)) })
@@ -107,24 +115,69 @@ func testFutureSchema(t *testing.T, b Backend) {
 	}
 }
 
+// Handles opening one new database at the same moment all succeed, the
+// schema is made once, and each can write. Failures are collected and
+// reported from the test goroutine.
 func testConcurrentOpen(t *testing.T, b Backend) {
+	ctx := context.Background()
+	const handles = 8
+	stores := make([]*sqlstore.Store, handles)
+	errs := make([]error, handles)
+	start := make(chan struct{})
 	var wg sync.WaitGroup
-	stores := make([]*sqlstore.Store, 4)
-	for i := range stores {
-		wg.Go(func() { stores[i] = b.Open(t) })
+	for i := range handles {
+		wg.Go(func() {
+			<-start
+			if stores[i], errs[i] = b.Dial(ctx); errs[i] != nil {
+				return
+			}
+			var st *ledger.StoredThread
+			if st, errs[i] = stores[i].Create(ctx, ledger.WithID(fmt.Sprint("t", i))); errs[i] == nil {
+				errs[i] = st.Append(ledger.RoleUser, artifact.Text{Content: "x"})
+			}
+		})
 	}
+	close(start)
 	wg.Wait()
+	for _, s := range stores {
+		if s != nil {
+			t.Cleanup(func() { s.Close() })
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("concurrent opens: %v", err)
+	}
 	if v := schemaVersion(t, b); v != sqlstore.SchemaVersion {
 		t.Fatalf("schema version %d", v)
 	}
-	if _, err := stores[0].Create(context.Background(), ledger.WithID("x")); err != nil {
-		t.Fatal(err)
+	n := 0
+	for info, err := range stores[0].List(ctx) {
+		if err != nil || info.Turns != 1 {
+			t.Fatalf("list %+v: %v", info, err)
+		}
+		n++
+	}
+	if n != handles {
+		t.Fatalf("listed %d threads, want %d", n, handles)
 	}
 }
 
-func damaged(t *testing.T, b Backend, tamper string, args []any, want ...string) {
+// damaged makes thread d of three turns, tampers with its rows, and checks
+// that Load and Reload refuse it with ErrCorrupt saying want, and that List
+// yields it with the error listWant ("" when List does not look that deep)
+// between the healthy threads c and e.
+func damaged(t *testing.T, b Backend, tamper string, args []any, listWant string, want ...string) {
 	t.Helper()
 	s := b.Open(t)
+	for _, id := range []string{"c", "e"} {
+		st, err := s.Create(context.Background(), ledger.WithID(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Append(ledger.RoleUser, artifact.Text{Content: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	st, err := s.Create(context.Background(), ledger.WithID("d"))
 	if err != nil {
 		t.Fatal(err)
@@ -149,15 +202,58 @@ func damaged(t *testing.T, b Backend, tamper string, args []any, want ...string)
 	if err := st.Reload(context.Background()); !errors.Is(err, ledger.ErrCorrupt) || st.Len() != 3 {
 		t.Fatalf("reload: %v; %d turns in memory", err, st.Len())
 	}
+	var listed []string
+	for info, err := range b.Open(t).List(context.Background()) {
+		switch {
+		case info.ID == "d" && listWant != "":
+			if !errors.Is(err, ledger.ErrCorrupt) || err.Error() != listWant {
+				t.Fatalf("list d: %v\nwant %s", err, listWant)
+			}
+			listed = append(listed, "d!")
+		case err != nil:
+			t.Fatalf("list %s: %v", info.ID, err)
+		default:
+			listed = append(listed, info.ID)
+		}
+	}
+	wantListed := "c,d!,e"
+	if listWant == "" {
+		wantListed = "c,d,e"
+	}
+	if strings.Join(listed, ",") != wantListed {
+		t.Fatalf("listed %v, want %s", listed, wantListed)
+	}
 }
 
+// List counts rows, it does not decode them: a turn that does not decode
+// is Load's to report.
 func testDamagedTurn(t *testing.T, b Backend) {
 	damaged(t, b, `UPDATE lode_turns SET turn = ? WHERE thread_id = 'd' AND seq = 1`, []any{`{"role":"user","artifacts":[{"content":"no kind"}]}`},
-		"load d", "turn 1 does not decode", `no "kind"`)
+		"", "load d", "turn 1 does not decode", `no "kind"`)
 }
 
 func testMissingTurn(t *testing.T, b Backend) {
-	damaged(t, b, `DELETE FROM lode_turns WHERE thread_id = 'd' AND seq = ?`, []any{1}, "turn 1 missing (found 2 next)")
+	damaged(t, b, `DELETE FROM lode_turns WHERE thread_id = 'd' AND seq = ?`, []any{1},
+		"ledger/sqlstore: list d: the thread records 3 turns but 2 turn rows are stored, numbered 0 to 2: ledger: corrupt",
+		"ledger/sqlstore: load d: turn 1 missing (found 2 next): ledger: corrupt")
+}
+
+func testMissingLastTurn(t *testing.T, b Backend) {
+	damaged(t, b, `DELETE FROM lode_turns WHERE thread_id = 'd' AND seq = ?`, []any{2},
+		"ledger/sqlstore: list d: the thread records 3 turns but 2 turn rows are stored, numbered 0 to 1: ledger: corrupt",
+		"ledger/sqlstore: load d: turn 2 missing (the thread records 3 turns): ledger: corrupt")
+}
+
+func testExtraTurn(t *testing.T, b Backend) {
+	damaged(t, b, `INSERT INTO lode_turns (thread_id, seq, role, turn) VALUES ('d', ?, 'user', ?)`, []any{3, `{"role":"user","artifacts":[]}`},
+		"ledger/sqlstore: list d: the thread records 3 turns but 4 turn rows are stored, numbered 0 to 3: ledger: corrupt",
+		"ledger/sqlstore: load d: turn 3 is stored but the thread records 3 turns: ledger: corrupt")
+}
+
+func testRenumberedTurn(t *testing.T, b Backend) {
+	damaged(t, b, `UPDATE lode_turns SET seq = ? WHERE thread_id = 'd' AND seq = 2`, []any{7},
+		"ledger/sqlstore: list d: the thread records 3 turns but 3 turn rows are stored, numbered 0 to 7: ledger: corrupt",
+		"ledger/sqlstore: load d: turn 2 missing (found 7 next): ledger: corrupt")
 }
 
 func testDBClosed(t *testing.T, b Backend) {
