@@ -278,8 +278,10 @@ func (b *Bash) Run(ctx context.Context, command string, timeout time.Duration) (
 	var readers sync.WaitGroup
 	readers.Go(func() { _, _ = io.Copy(stdout, outR) })
 	readers.Go(func() { _, _ = io.Copy(stderr, errR) })
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	// The shell is reaped only after the cleanup, so that its pid, which
+	// is also its session and group ID, cannot be reused meanwhile.
+	waited := make(chan struct{})
+	go func() { waitExited(cmd); close(waited) }()
 
 	timer := time.NewTimer(out.Timeout)
 	defer timer.Stop()
@@ -298,6 +300,7 @@ func (b *Bash) Run(ctx context.Context, command string, timeout time.Duration) (
 	// pipes close as they die.
 	out.EscapedPIDs, out.Escaped = jail.cleanup(cmd)
 	out.Escaped = out.Escaped || len(out.EscapedPIDs) > 0
+	_ = cmd.Wait() // the exit status is read from ProcessState
 	drained := make(chan struct{})
 	go func() { readers.Wait(); close(drained) }()
 	grace := time.NewTimer(drainGrace)

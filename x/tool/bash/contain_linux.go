@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // host caches what the kernel allows, for the whole process: probing
@@ -265,6 +266,19 @@ func (j *jail) cleanup(cmd *exec.Cmd) (escaped []int, unsure bool) {
 		escaped = append(s.left, s.alive...)
 		slices.Sort(escaped)
 		return slices.Compact(escaped), s.unsure || len(s.left) > 0
+	}
+}
+
+// waitExited waits until the shell has exited, without reaping it.
+func waitExited(cmd *exec.Cmd) {
+	const pPID = 1
+	var info [128]byte // a siginfo_t, unread
+	for {
+		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(cmd.Process.Pid),
+			uintptr(unsafe.Pointer(&info)), syscall.WEXITED|syscall.WNOWAIT, 0, 0)
+		if errno != syscall.EINTR {
+			return
+		}
 	}
 }
 

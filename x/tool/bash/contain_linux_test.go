@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -25,6 +26,9 @@ var layers = []bash.Containment{bash.ContainUserNamespace, bash.ContainPIDNamesp
 // forEachLayer runs f with a Bash under each containment the host allows;
 // the scan is allowed everywhere, so every host tests at least one.
 func forEachLayer(t *testing.T, f func(t *testing.T, b *bash.Bash)) {
+	if _, err := exec.LookPath("pgrep"); err != nil {
+		t.Fatal("these tests need pgrep: install procps (apt-get install procps)")
+	}
 	for _, c := range layers {
 		t.Run(string(c), func(t *testing.T) {
 			if !bash.Available(c) {
@@ -43,11 +47,12 @@ func forEachLayer(t *testing.T, f func(t *testing.T, b *bash.Bash)) {
 // whether the process carrying it is alive.
 func plant() string { return fmt.Sprintf("1000.%09d", rand.IntN(1e9)) }
 
-// ready is shell code that waits until a process with arg in its command
-// line runs (its pattern does not match itself), so a command returns
-// only once what it leaves behind has set itself up.
+// ready is shell code that waits until sleep runs with arg, so a command
+// returns only once what it leaves behind has set itself up (the
+// command's own shell holds arg in its command line too, so pgrep matches
+// the whole line).
 func ready(arg string) string {
-	return fmt.Sprintf("until grep -qs '%s' /proc/[0-9]*/cmdline; do :; done", strings.Replace(arg, ".", "[.]", 1))
+	return fmt.Sprintf("until pgrep -f '^sleep %s$' >/dev/null; do :; done", strings.Replace(arg, ".", "[.]", 1))
 }
 
 // alive returns the live processes whose command line holds arg; zombies

@@ -25,6 +25,10 @@ func (b *Bash) command(command, marker string) (*exec.Cmd, *jail, error) {
 
 func (*jail) started(error) {}
 
+// waitExited returns once the shell has exited. Outside Linux it is
+// reaped too, so Run's later Wait only reads the status kept.
+func waitExited(cmd *exec.Cmd) { _ = cmd.Wait() }
+
 func (*jail) kill(cmd *exec.Cmd) { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 
 // cleanup kills what is left of the group. Processes that left it are
