@@ -13,20 +13,20 @@ import (
 type Containment string
 
 const (
-	// ContainUserNamespace runs each command in a PID namespace of its
-	// own inside a user namespace that maps the caller's uid and gid to
-	// themselves. When the call ends the namespace's first process is
-	// killed and the kernel kills every other one, whatever session or
-	// group it is in; without privileges over the host, no process can
-	// leave the namespace. Chosen when the caller is not root and the host
-	// allows unprivileged user namespaces.
-	ContainUserNamespace Containment = "user+pid-namespace"
-	// ContainPIDNamespace is a PID namespace without a user namespace,
+	// ContainPIDNamespace runs each command in a PID namespace of its own,
 	// chosen when the caller may create one (CAP_SYS_ADMIN, as root has).
-	// The command then has that privilege too, and a process using it can
-	// join another PID namespace (nsenter) and leave; the environment
-	// marker scan looks for such processes, kills them and reports them.
+	// When the call ends the namespace's first process is killed, and the
+	// kernel kills every other one, whatever session or group it is in.
+	// No process can leave: the kernel lets a process join only its own
+	// PID namespace or one below it, root included.
 	ContainPIDNamespace Containment = "pid-namespace"
+	// ContainUserNamespace is the same inside a user namespace that maps
+	// the caller's uid and gid to themselves, which lets a caller without
+	// CAP_SYS_ADMIN create the PID namespace. Chosen when the caller is not
+	// root and the host allows unprivileged user namespaces; the command
+	// sees its own uid, but files of other users as owned by nobody, and
+	// setuid programs (sudo) do not gain privileges.
+	ContainUserNamespace Containment = "user+pid-namespace"
 	// ContainCgroup runs each command in a cgroup v2 leaf of its own,
 	// created beside the caller's cgroup and emptied with cgroup.kill.
 	// A process allowed to write cgroup.procs elsewhere (root, or the owner
@@ -67,13 +67,13 @@ func newMarker() string {
 // command ends, and nothing more.
 func (c Containment) description() string {
 	switch c {
-	case ContainUserNamespace:
+	case ContainPIDNamespace, ContainUserNamespace:
 		return "when the command ends or times out, every process it started is killed, including ones it put in the " +
 			"background or detached (nohup, setsid): nothing it starts outlives the call."
-	case ContainPIDNamespace, ContainCgroup:
+	case ContainCgroup:
 		return "when the command ends or times out, every process it started is killed, including ones it put in the " +
 			"background or detached (nohup, setsid); only a privileged process that moves itself out of the command's " +
-			"namespace or cgroup can survive, and the result reports each one it finds."
+			"cgroup can survive, and the result reports each one it finds."
 	case ContainScan:
 		return "when the command ends or times out, every process it started is killed that is still in its session or " +
 			"still has " + MarkerVariable + " in its environment; a process that starts a new session (setsid) is " +

@@ -103,6 +103,15 @@ func namespaceAttr(c Containment) *syscall.SysProcAttr {
 // waits. Its exit, whatever the cause, makes the kernel kill the rest.
 const namespaceInit = `"$0" -c "$1" & wait $!`
 
+// initShell returns the POSIX shell that runs namespaceInit: sh when
+// there is one, since the command's shell may not speak POSIX.
+func initShell(shell string) string {
+	if sh, err := exec.LookPath("/bin/sh"); err == nil {
+		return sh
+	}
+	return shell
+}
+
 // cgroupBase returns the cgroup v2 directory of this process, where the
 // leaves of calls are made, or "" when there is none.
 func cgroupBase() string {
@@ -190,7 +199,7 @@ func (b *Bash) command(command, marker string) (*exec.Cmd, *jail, error) {
 	var cmd *exec.Cmd
 	switch j.c {
 	case ContainPIDNamespace, ContainUserNamespace:
-		cmd = exec.Command(b.shell, "-c", namespaceInit, b.shell, command)
+		cmd = exec.Command(initShell(b.shell), "-c", namespaceInit, b.shell, command)
 		cmd.SysProcAttr = namespaceAttr(j.c)
 	case ContainCgroup:
 		host.mu.Lock()
@@ -241,15 +250,11 @@ func (j *jail) kill(cmd *exec.Cmd) {
 func (j *jail) cleanup(cmd *exec.Cmd) (escaped []int, unsure bool) {
 	sid := cmd.Process.Pid // Setsid made the shell (or the namespace's init) a session leader
 	switch j.c {
-	case ContainUserNamespace:
+	case ContainUserNamespace, ContainPIDNamespace:
 		// The namespace died with its first process, and nothing could
-		// leave it.
+		// leave it: a process may join only its own PID namespace or one
+		// below it, never the one above.
 		return nil, false
-	case ContainPIDNamespace:
-		// The namespace died with its first process; only a process that
-		// joined another namespace can be left.
-		s := sweep(j.marker, sid)
-		return s.all(), s.unsure
 	case ContainCgroup:
 		_ = os.WriteFile(filepath.Join(j.leaf, "cgroup.kill"), []byte("1"), 0)
 		empty := waitEmpty(j.leaf, time.Now().Add(cleanupBound))

@@ -225,8 +225,8 @@ func TestShellSemantics(t *testing.T) {
 func TestDescriptionFollowsContainment(t *testing.T) {
 	want := map[bash.Containment]string{
 		bash.ContainUserNamespace: "nothing it starts outlives the call.",
-		bash.ContainPIDNamespace:  "only a privileged process that moves itself out of the command's namespace or cgroup can survive",
-		bash.ContainCgroup:        "only a privileged process that moves itself out of the command's namespace or cgroup can survive",
+		bash.ContainPIDNamespace:  "nothing it starts outlives the call.",
+		bash.ContainCgroup:        "only a privileged process that moves itself out of the command's cgroup can survive",
 		bash.ContainScan:          "one that also clears that variable may survive unseen.",
 	}
 	forEachLayer(t, func(t *testing.T, b *bash.Bash) {
@@ -246,4 +246,58 @@ func TestDescriptionFollowsContainment(t *testing.T) {
 func must(t *testing.T) *bash.Bash {
 	b, _ := newBash(t)
 	return b
+}
+
+// TestPrivilegedEscapeIsReported: root can move a process out of a cgroup
+// (by writing cgroup.procs), but not out of a PID namespace (joining the
+// host's is refused). Where the containment allows the move, the escapee
+// is found by its marker, killed, and reported; elsewhere the move fails
+// or does not leave what the containment holds.
+func TestPrivilegedEscapeIsReported(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root can try these escapes")
+	}
+	// The test's own process is in the host's PID namespace.
+	joinHost := func(m string) string {
+		return fmt.Sprintf("nsenter -t %d -p sleep %s & %s", os.Getpid(), m, ready(m))
+	}
+	leaveCgroup := func(m string) string {
+		return `sh -c 'mnt=$(grep -m1 " - cgroup2 " /proc/self/mountinfo | cut -d" " -f5); ` +
+			`cg=$(sed -n "s/^0:://p" /proc/self/cgroup); ` +
+			`echo $$ > "$mnt$(dirname "$cg")/cgroup.procs"; exec sleep ` + m + `' & ` + ready(m)
+	}
+	tests := []struct {
+		name    string
+		command func(string) string
+		escaped map[bash.Containment]bool
+	}{
+		{"join the host's PID namespace", joinHost, nil},
+		{"leave the cgroup", leaveCgroup, map[bash.Containment]bool{bash.ContainCgroup: true}},
+	}
+	forEachLayer(t, func(t *testing.T, b *bash.Bash) {
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				m := plant()
+				// From a PID namespace nsenter is refused and sleep never
+				// runs; the command must not wait for it there.
+				command := tc.command(m)
+				ns := b.Containment() == bash.ContainUserNamespace || b.Containment() == bash.ContainPIDNamespace
+				if ns && strings.HasPrefix(command, "nsenter") {
+					command = strings.TrimSuffix(command, ready(m)) + "wait"
+				}
+				out := run(t, b, command, 0)
+				t.Cleanup(func() { killAll(alive(m)) })
+				if ns && strings.HasPrefix(command, "nsenter") && !strings.Contains(out.Stderr, "Invalid argument") {
+					t.Errorf("nsenter was not refused: %+v", out)
+				}
+				want := tc.escaped[b.Containment()]
+				if out.Escaped != want || len(out.EscapedPIDs) != map[bool]int{true: 1}[want] {
+					t.Errorf("escaped %v %v, want %v; %+v", out.Escaped, out.EscapedPIDs, want, out)
+				}
+				if pids := alive(m); len(pids) != 0 {
+					t.Errorf("alive after the call: %v", pids)
+				}
+			})
+		}
+	})
 }
