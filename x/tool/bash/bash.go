@@ -102,7 +102,9 @@ type Bash struct {
 
 // New checks the sandbox and returns a Bash that runs commands in it. An
 // empty Dir is ErrNoSandbox; a Dir that is not a directory, an invalid
-// environment or a missing shell is an error too.
+// environment or a missing shell is an error too. The first New of a
+// process detects the containment the host allows, which starts the shell
+// once or twice.
 func New(sb Sandbox, opts ...Option) (*Bash, error) {
 	if sb.Dir == "" {
 		return nil, ErrNoSandbox
@@ -364,7 +366,7 @@ func (o *Outcome) Text() string {
 // RunArgs are the arguments of the run tool.
 type RunArgs struct {
 	Command        string  `json:"command" jsonschema:"minLength=1" jsonschema_description:"The shell command to run (bash -c); stdin is empty"`
-	TimeoutSeconds float64 `json:"timeout_seconds,omitempty" jsonschema:"exclusiveMinimum=0" jsonschema_description:"Kill the command and everything it started after this many seconds (default and maximum set by the application)"`
+	TimeoutSeconds float64 `json:"timeout_seconds,omitempty" jsonschema:"exclusiveMinimum=0" jsonschema_description:"Kill the command after this many seconds (default and maximum set by the application)"`
 }
 
 // Tools lists the run tool.
