@@ -38,7 +38,8 @@ const (
 	// it ends every process of that session, and every process anywhere
 	// that still carries the call's marker (MarkerVariable) in its
 	// environment, is killed. A process that starts a new session and also
-	// clears the marker from its environment is not seen. The outcome is
+	// clears the marker from its environment, or whose environment the
+	// caller may not read (another user's), is not seen. The outcome is
 	// Escaped whenever a process had left the session, since what it
 	// started may not have been seen.
 	ContainScan Containment = "scan"
