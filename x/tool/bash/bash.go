@@ -31,9 +31,9 @@ const (
 	DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 )
 
-// drainGrace is how long output is still read after the command's process
-// group is gone; only processes that left the group (setsid) can hold the
-// pipes open longer, and they are not waited for.
+// drainGrace is how long output is still read after the command and what
+// it left have been killed; only a process that escaped containment can
+// hold the pipes open longer, and it is not waited for.
 const drainGrace = time.Second
 
 // ErrNoSandbox is returned by New for a Sandbox without a directory: there
@@ -72,16 +72,21 @@ func WithTimeout(d time.Duration) Option { return func(b *Bash) { b.timeout = d 
 // WithMaxTimeout bounds the timeout a call may ask for (default 10m).
 func WithMaxTimeout(d time.Duration) Option { return func(b *Bash) { b.maxTimeout = d } }
 
+// withContainment forces a containment instead of the one detected; New
+// fails when the host does not allow it. Tests use it to cover each one.
+func withContainment(c Containment) Option { return func(b *Bash) { b.containment = c } }
+
 // WithMaxOutput bounds the bytes kept of each of stdout and stderr (default
 // 32 KiB): the first and the last half, with a marker saying how much was
 // cut between them.
 func WithMaxOutput(n int) Option { return func(b *Bash) { b.maxOutput = n } }
 
 // Bash runs shell commands in a sandbox directory, as a Go API (Run) and as
-// a tool source with one tool, "run". Each command runs in a process group
-// of its own; when it ends — by exiting, by its timeout or by the caller's
-// context — everything still running in that group is killed. It is safe
-// for concurrent use.
+// a tool source with one tool, "run". Each command runs under the
+// containment the host allows (see Containment); when it ends — by
+// exiting, by its timeout or by the caller's context — every process it
+// started that the containment holds is killed, and dead, before Run
+// returns. It is safe for concurrent use.
 type Bash struct {
 	name       string
 	prefix     string
@@ -91,11 +96,15 @@ type Bash struct {
 	maxTimeout time.Duration
 	maxOutput  int
 	env        []string
+	// containment is detected in New unless an option forced one.
+	containment Containment
 }
 
 // New checks the sandbox and returns a Bash that runs commands in it. An
 // empty Dir is ErrNoSandbox; a Dir that is not a directory, an invalid
-// environment or a missing shell is an error too.
+// environment or a missing shell is an error too. The first New of a
+// process detects the containment the host allows, which starts the shell
+// once or twice.
 func New(sb Sandbox, opts ...Option) (*Bash, error) {
 	if sb.Dir == "" {
 		return nil, ErrNoSandbox
@@ -140,8 +149,18 @@ func New(sb Sandbox, opts ...Option) (*Bash, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bash: no shell found (neither bash nor sh): %w", err)
 		}
-	} else if _, err := exec.LookPath(b.shell); err != nil {
+	} else if b.shell, err = exec.LookPath(b.shell); err != nil {
 		return nil, fmt.Errorf("bash: shell: %w", err)
+	}
+	// The shell is run by path from inside a namespace, where the
+	// command's PATH applies.
+	if b.shell, err = filepath.Abs(b.shell); err != nil {
+		return nil, fmt.Errorf("bash: shell: %w", err)
+	}
+	if b.containment == "" {
+		b.containment = detect(b.shell)
+	} else if !available(b.containment, b.shell) {
+		return nil, fmt.Errorf("bash: containment %q is not available on this host", b.containment)
 	}
 	if b.timeout <= 0 {
 		b.timeout = DefaultTimeout
@@ -162,12 +181,20 @@ func (b *Bash) Name() string { return b.name }
 // Sandbox returns the sandbox commands run in, with Dir made absolute.
 func (b *Bash) Sandbox() Sandbox { return b.sb }
 
+// Containment returns how this Bash keeps what a command starts from
+// outliving its call: the strongest mechanism the host allowed when the
+// process built its first Bash.
+func (b *Bash) Containment() Containment { return b.containment }
+
 // Outcome is what a command did.
 type Outcome struct {
 	// ExitCode is the exit status; -1 when the command was killed by a
 	// signal or did not finish.
 	ExitCode int `json:"exit_code"`
-	// Signal names the signal that killed the command, if one did.
+	// Signal names the signal that killed the command, if one did. In a
+	// PID namespace the command's shell is not the process Run waits for,
+	// and a shell killed by signal n shows as exit code 128+n, as shells
+	// report it.
 	Signal string `json:"signal,omitempty"`
 	// TimedOut is set when the timeout killed the command.
 	TimedOut bool `json:"timed_out,omitempty"`
@@ -179,12 +206,21 @@ type Outcome struct {
 	Stderr      string `json:"stderr"`
 	StdoutBytes int64  `json:"stdout_bytes"`
 	StderrBytes int64  `json:"stderr_bytes"`
-	// Escaped is set when processes that left the command's process group
-	// still held its output open; their output was not waited for and they
-	// were not killed.
-	Escaped  bool          `json:"escaped,omitempty"`
-	Timeout  time.Duration `json:"timeout"`
-	Duration time.Duration `json:"duration"`
+	// Escaped is set when processes the command started may have
+	// outlived the call: some were found outside its containment
+	// (EscapedPIDs; each was killed unless the kernel refused), or
+	// processes it could not see still held its output, which was then
+	// not waited for. Under ContainScan it is also set whenever a process
+	// had left the command's session, since what that process started may
+	// have gone unseen. When it is not set, every process the containment
+	// holds is dead.
+	Escaped bool `json:"escaped,omitempty"`
+	// EscapedPIDs lists the processes found outside the containment.
+	EscapedPIDs []int `json:"escaped_pids,omitempty"`
+	// Containment is the mechanism the command ran under.
+	Containment Containment   `json:"containment"`
+	Timeout     time.Duration `json:"timeout"`
+	Duration    time.Duration `json:"duration"`
 	// Clamped is set when the timeout asked for was above the maximum.
 	Clamped bool `json:"clamped,omitempty"`
 }
@@ -197,7 +233,7 @@ func (o *Outcome) Failed() bool { return o.ExitCode != 0 || o.TimedOut || o.Stop
 // stdin is empty. An error means the command could not be started; what it
 // did, failures included, is in the Outcome.
 func (b *Bash) Run(ctx context.Context, command string, timeout time.Duration) (*Outcome, error) {
-	out := &Outcome{Timeout: timeout}
+	out := &Outcome{Timeout: timeout, Containment: b.containment}
 	if timeout <= 0 {
 		out.Timeout = b.timeout
 	}
@@ -219,13 +255,19 @@ func (b *Bash) Run(ctx context.Context, command string, timeout time.Duration) (
 	}
 	// The command writes straight into pipes we read ourselves, so Wait
 	// returns when the shell exits, whoever else still holds the pipes.
-	cmd := exec.Command(b.shell, "-c", command)
+	cmd, jail, err := b.command(command, newMarker())
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		return nil, err
+	}
 	cmd.Dir = b.sb.Dir
-	cmd.Env = b.env
 	cmd.Stdout, cmd.Stderr = outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	start := time.Now()
 	err = cmd.Start()
+	jail.started(err)
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -233,14 +275,15 @@ func (b *Bash) Run(ctx context.Context, command string, timeout time.Duration) (
 		errR.Close()
 		return nil, fmt.Errorf("bash: start %s: %w", b.shell, err)
 	}
-	pgid := cmd.Process.Pid // Setpgid makes the shell the group leader
 
 	stdout, stderr := newCapture(b.maxOutput), newCapture(b.maxOutput)
 	var readers sync.WaitGroup
 	readers.Go(func() { _, _ = io.Copy(stdout, outR) })
 	readers.Go(func() { _, _ = io.Copy(stderr, errR) })
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	// The shell is reaped only after the cleanup, so that its pid, which
+	// is also its session and group ID, cannot be reused meanwhile.
+	waited := make(chan struct{})
+	go func() { waitExited(cmd); close(waited) }()
 
 	timer := time.NewTimer(out.Timeout)
 	defer timer.Stop()
@@ -248,16 +291,18 @@ func (b *Bash) Run(ctx context.Context, command string, timeout time.Duration) (
 	case <-waited:
 	case <-timer.C:
 		out.TimedOut = true
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		jail.kill(cmd)
 		<-waited
 	case <-ctx.Done():
 		out.Stopped = true
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		jail.kill(cmd)
 		<-waited
 	}
-	// Whatever the command left running in its group goes with it; their
-	// ends of the pipes close as they die.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	// Whatever the command left running goes with it; their ends of the
+	// pipes close as they die.
+	out.EscapedPIDs, out.Escaped = jail.cleanup(cmd)
+	out.Escaped = out.Escaped || len(out.EscapedPIDs) > 0
+	_ = cmd.Wait() // the exit status is read from ProcessState
 	drained := make(chan struct{})
 	go func() { readers.Wait(); close(drained) }()
 	grace := time.NewTimer(drainGrace)
@@ -289,9 +334,9 @@ func (o *Outcome) Text() string {
 	var sb strings.Builder
 	switch {
 	case o.TimedOut:
-		fmt.Fprintf(&sb, "timed out after %s; the command and every process it started were killed", o.Timeout)
+		fmt.Fprintf(&sb, "timed out after %s; the command was killed", o.Timeout)
 	case o.Stopped:
-		sb.WriteString("stopped before it finished; the command and every process it started were killed")
+		sb.WriteString("stopped before it finished; the command was killed")
 	case o.Signal != "":
 		fmt.Fprintf(&sb, "killed by signal: %s", o.Signal)
 	default:
@@ -301,7 +346,8 @@ func (o *Outcome) Text() string {
 		fmt.Fprintf(&sb, "\n(the timeout asked for was above the maximum and was lowered to %s)", o.Timeout)
 	}
 	if o.Escaped {
-		sb.WriteString("\n(processes that left the command's process group still held its output; it was not waited for)")
+		sb.WriteString("\n")
+		sb.WriteString(escapeNote(o.EscapedPIDs))
 	}
 	if o.StdoutBytes > 0 {
 		sb.WriteString("\n--- stdout ---\n")
@@ -320,7 +366,7 @@ func (o *Outcome) Text() string {
 // RunArgs are the arguments of the run tool.
 type RunArgs struct {
 	Command        string  `json:"command" jsonschema:"minLength=1" jsonschema_description:"The shell command to run (bash -c); stdin is empty"`
-	TimeoutSeconds float64 `json:"timeout_seconds,omitempty" jsonschema:"exclusiveMinimum=0" jsonschema_description:"Kill the command and everything it started after this many seconds (default and maximum set by the application)"`
+	TimeoutSeconds float64 `json:"timeout_seconds,omitempty" jsonschema:"exclusiveMinimum=0" jsonschema_description:"Kill the command after this many seconds (default and maximum set by the application)"`
 }
 
 // Tools lists the run tool.
@@ -331,9 +377,8 @@ func (b *Bash) Tools(context.Context) ([]tool.Tool, error) {
 	}
 	desc := fmt.Sprintf("Run a shell command in the working directory %s and return its exit code, stdout and stderr "+
 		"(up to %d bytes of each: its beginning and its end, with a marker saying how much was cut between). "+
-		"Default timeout %s, maximum %s; on timeout every process the command "+
-		"started is killed, and nothing it leaves in the background survives the call.",
-		filepath.Base(b.sb.Dir), b.maxOutput, b.timeout, b.maxTimeout)
+		"Default timeout %s, maximum %s; %s",
+		filepath.Base(b.sb.Dir), b.maxOutput, b.timeout, b.maxTimeout, b.containment.description())
 	return []tool.Tool{{
 		Name:        b.prefix + "run",
 		Description: desc,
@@ -341,7 +386,7 @@ func (b *Bash) Tools(context.Context) ([]tool.Tool, error) {
 		Hints:       tool.Hints{Destructive: true, OpenWorld: true},
 		// The handler's per-call timeout must not cut a command short of
 		// the timeout it may ask for.
-		Timeout: addSaturating(b.maxTimeout, 2*drainGrace),
+		Timeout: addSaturating(b.maxTimeout, 2*(drainGrace+cleanupBound)),
 	}}, nil
 }
 

@@ -11,13 +11,41 @@
 // PATH, HOME and PWD (the sandbox directory) and LANG, plus what Sandbox.Env
 // adds — so the host's secrets do not leak into them.
 //
-// Each command is the leader of a process group of its own. When it ends —
-// it exits, its timeout passes (per call, bounded by a maximum) or the
-// caller's context is done — the whole group is killed with SIGKILL, so
-// nothing it left in the background (`sleep 1000 &`) outlives the call.
-// Output is read from pipes the command writes into directly; a process
-// that left the group and still holds them is given a short grace and then
-// not waited for, and the outcome says so.
+// No process a command starts may outlive its call. When the command ends
+// — it exits, its timeout passes (per call, bounded by a maximum) or the
+// caller's context is done — every process it left is killed, and is dead
+// before Run returns, however it detached (`&`, nohup, setsid, set -m, a
+// double fork). How depends on what the host allows, detected once per
+// process at the first New, strongest first, and reported by
+// Bash.Containment and in each Outcome:
+//
+//   - ContainPIDNamespace ("pid-namespace", for a caller with
+//     CAP_SYS_ADMIN, such as root) or ContainUserNamespace
+//     ("user+pid-namespace", for others where unprivileged user namespaces
+//     are allowed): the command runs in a PID namespace of its own, which
+//     the kernel empties when its first process dies and which no process
+//     can leave. Its first process is a small sh that runs the command's
+//     shell and reaps orphans, so `kill $$` works as usual, but a shell
+//     killed by signal n shows as exit code 128+n. /proc still shows the
+//     host's processes, whose pids the command cannot signal.
+//   - ContainCgroup ("cgroup"): a cgroup v2 leaf per call beside the
+//     caller's own, emptied with cgroup.kill. A process allowed to write
+//     cgroup.procs elsewhere (root, a delegated subtree) can move out.
+//   - ContainScan ("scan"), when neither works: the command leads a session
+//     of its own, and every process of that session, and every process that
+//     still has the call's marker (MarkerVariable) in its environment, is
+//     killed. A process that starts a new session and also clears the
+//     marker is not seen.
+//   - ContainProcessGroup, on systems other than Linux: the process group.
+//
+// Outcome.Escaped says when processes may have outlived the call: found
+// outside the containment (EscapedPIDs, killed where the kernel allowed),
+// holding the command's output though the containment was emptied, or,
+// under the scan, a process that left the command's session, since what
+// it started may have gone unseen. The run tool's description promises the
+// model exactly what the chosen containment guarantees. Processes that a
+// command has other programs start for it (a daemon, cron, systemd-run)
+// are not its descendants and are not contained.
 //
 // stdout and stderr are captured within a bound: the first and the last
 // half of the limit of each are kept, and a marker says how many bytes were

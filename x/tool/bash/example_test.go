@@ -46,6 +46,6 @@ func Example() {
 	// fail
 	//
 	// error=true
-	// timed out after 100ms; the command and every process it started were killed
+	// timed out after 100ms; the command was killed
 	// (no output)
 }
