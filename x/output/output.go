@@ -306,4 +306,3 @@ func Run[T any](ctx context.Context, step *loop.Step, st ledger.State, prov prov
 	}
 	return a.Run(ctx, step, st, prov, a.cfg.invokeOpts...)
 }
-
