@@ -222,7 +222,8 @@ func WithSystemPrompt(text string) InvokeOption {
 // schema is shared, not copied.
 func WithResponseFormat(f ResponseFormat) InvokeOption {
 	return OptionFunc(func(_ context.Context, _ ledger.State, r *Request) error {
-		r.ResponseFormat = &f
+		c := f
+		r.ResponseFormat = &c
 		return nil
 	})
 }
