@@ -50,7 +50,8 @@ func (p *answerProvider) Invoke(ctx context.Context, req *provider.Request) iter
 	r := *req // the loop's request is shared with handlers: change a copy
 	switch p.mode {
 	case ModeResponseFormat:
-		r.ResponseFormat = p.format
+		f := *p.format // the provider may keep or change it
+		r.ResponseFormat = &f
 	case ModeTool:
 		for _, t := range req.Tools {
 			if t.Name == p.final.Name {
