@@ -19,7 +19,9 @@
 // otherwise.
 //
 // The model may call the step's tools before it answers: a run ends on the
-// first turn without tool calls, as loop.Step.Run does.
+// first turn without tool calls, as loop.Step.Run does, so an answer given
+// beside other tool calls is not taken; the model answers again once the
+// tools have run.
 //
 // # What is stored
 //

@@ -205,3 +205,46 @@ func TestRunErrors(t *testing.T) {
 		t.Fatalf("nil state: error %v", err)
 	}
 }
+
+// A final answer given beside other tool calls is not taken: the tools
+// run and the model answers again, as loop.Step.Run goes on while there
+// are calls.
+func TestAnswerBesideToolCalls(t *testing.T) {
+	reg := tool.NewRegistry()
+	if err := tool.RegisterFunc(reg, "lookup", "Look a user up", func(_ context.Context, in lookupIn) (string, error) { return "free plan", nil }); err != nil {
+		t.Fatal(err)
+	}
+	step := loop.New(
+		loop.WithHandlers(xtool.NewHandler(reg)),
+		loop.WithInvokeOptions(xtool.WithFilteredTools(reg, nil)),
+	)
+	early := `{"category":"other","priority":3,"tags":[]}`
+	sp := script.Play(
+		script.Reply(
+			artifact.ToolCall{ID: "c1", Name: "lookup", Arguments: `{"user":"ann"}`},
+			artifact.ToolCall{ID: "c2", Name: "final_answer", Arguments: early},
+		),
+		script.Call("c3", "final_answer", validTicket),
+	)
+	th := newThread(t)
+	got, err := output.Run[ticket](t.Context(), step, th, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, wantTicket) {
+		t.Fatalf("got %+v", got)
+	}
+	turns := untimed(th.Turns())
+	want := []ledger.Turn{
+		turns[0],
+		{Role: ledger.RoleAssistant, Artifacts: []artifact.Artifact{
+			artifact.ToolCall{ID: "c1", Name: "lookup", Arguments: `{"user":"ann"}`},
+			artifact.Text{Content: early},
+		}},
+		{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{artifact.ToolResult{ToolCallID: "c1", Name: "lookup", Content: "free plan", Value: "free plan"}}},
+		{Role: ledger.RoleAssistant, Artifacts: []artifact.Artifact{artifact.Text{Content: validTicket}}},
+	}
+	if !reflect.DeepEqual(turns, want) {
+		t.Fatalf("turns\n%#v\nwant\n%#v", turns, want)
+	}
+}
