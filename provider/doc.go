@@ -10,4 +10,8 @@
 // temperature can depend on who is asking and what was said. Options never
 // write to the ledger: a transform applied to Request.Turns lasts for one
 // invocation only.
+//
+// Request.ResponseFormat asks for an answer in JSON (a schema, or any
+// object). A provider that can send it implements ResponseFormatSupporter,
+// so that a caller such as x/output can fall back to a tool elsewhere.
 package provider

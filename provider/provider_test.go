@@ -117,3 +117,25 @@ func TestOptionSlicesAreClipped(t *testing.T) {
 		t.Fatal("an append to the request wrote into the caller's slice")
 	}
 }
+
+func TestWithResponseFormat(t *testing.T) {
+	f := provider.ResponseFormat{Type: provider.ResponseFormatJSONSchema, Name: "n", Schema: []byte(`{"type":"object"}`)}
+	req := &provider.Request{}
+	if err := provider.Resolve(context.Background(), ledger.NewThread(), req, provider.WithResponseFormat(f)); err != nil {
+		t.Fatal(err)
+	}
+	if req.ResponseFormat == nil || req.ResponseFormat.Name != "n" || string(req.ResponseFormat.Schema) != `{"type":"object"}` {
+		t.Fatalf("response format %+v", req.ResponseFormat)
+	}
+	// Each resolution gets its own value: changing one request's format
+	// leaves the next alone.
+	req2 := &provider.Request{}
+	opt := provider.WithResponseFormat(f)
+	_ = provider.Resolve(context.Background(), ledger.NewThread(), req2, opt)
+	req2.ResponseFormat.Name = "changed"
+	req3 := &provider.Request{}
+	_ = provider.Resolve(context.Background(), ledger.NewThread(), req3, opt)
+	if req3.ResponseFormat.Name != "n" {
+		t.Fatalf("a request's change reached the option: %q", req3.ResponseFormat.Name)
+	}
+}

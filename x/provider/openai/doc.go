@@ -75,6 +75,13 @@
 //     or without a closing "data: [DONE]"; one that ends with neither, or
 //     breaks, is ErrIncomplete, never a short answer. Lines may end in CRLF.
 //   - A tool call the server sent without an ID gets a random one.
+//   - Request.ResponseFormat goes out as response_format: json_object as
+//     it is; json_schema with the schema, named "answer" unless named, and
+//     strict exactly when a tool with that schema would be (CheckStrict,
+//     WithStrictTools). SupportsResponseFormat reports json_object for
+//     every server and json_schema for OpenAI and Azure OpenAI hosts, or as
+//     WithJSONSchemaFormat says: x/output falls back to a final-answer tool
+//     elsewhere.
 //
 // # Servers
 //

@@ -59,7 +59,10 @@ var (
 	ErrNoAPIKey = errors.New("openai: no API key: use WithAPIKey or set " + EnvAPIKey + " (a server given with WithBaseURL may need none)")
 )
 
-var _ provider.Provider = (*Provider)(nil)
+var (
+	_ provider.Provider                = (*Provider)(nil)
+	_ provider.ResponseFormatSupporter = (*Provider)(nil)
+)
 
 // Provider invokes a chat-completions model. It is safe for concurrent use.
 type Provider struct {
@@ -81,6 +84,7 @@ type Provider struct {
 	bodyFields     []member
 	sendReason     bool
 	strict         bool
+	jsonSchema     bool
 	sleep          func(ctx context.Context, d time.Duration) error
 	now            func() time.Time
 }
@@ -99,6 +103,7 @@ type settings struct {
 	bodyFields                  []bodyField
 	noReason                    bool
 	noStrict                    bool
+	jsonSchema                  *bool
 	sleep                       func(ctx context.Context, d time.Duration) error
 	now                         func() time.Time
 	getenv                      func(string) string
@@ -252,6 +257,13 @@ func withSleep(f func(ctx context.Context, d time.Duration) error) Option {
 	return func(s *settings) { s.sleep = f }
 }
 
+// WithJSONSchemaFormat says whether the server honours response_format
+// json_schema, which SupportsResponseFormat reports (x/output uses it to
+// choose between the response format and a final-answer tool). Unset, it
+// is true for OpenAI and Azure OpenAI hosts and false elsewhere: a server
+// that ignores the format would answer in prose.
+func WithJSONSchemaFormat(on bool) Option { return func(s *settings) { s.jsonSchema = &on } }
+
 // withClock replaces the clock that reads HTTP-date Retry-After values.
 func withClock(now func() time.Time) Option { return func(s *settings) { s.now = now } }
 
@@ -339,6 +351,7 @@ func New(opts ...Option) (*Provider, error) {
 		bodyFields:     fields,
 		sendReason:     !s.noReason,
 		strict:         !s.noStrict,
+		jsonSchema:     isOpenAIHost(u.Hostname()),
 		sleep:          s.sleep,
 		now:            s.now,
 	}
@@ -348,6 +361,9 @@ func New(opts ...Option) (*Provider, error) {
 	}
 	if s.maxRetries != nil {
 		p.maxRetries = *s.maxRetries
+	}
+	if s.jsonSchema != nil {
+		p.jsonSchema = *s.jsonSchema
 	}
 	if p.maxRetryWait <= 0 {
 		p.maxRetryWait = DefaultMaxRetryWait

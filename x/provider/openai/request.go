@@ -195,6 +195,9 @@ func (p *Provider) buildInto(req *provider.Request, creq goopenai.ChatCompletion
 		*f.dst = float32(*f.v)
 	}
 	creq.Stop = req.Stop
+	if creq.ResponseFormat, err = p.responseFormat(req.ResponseFormat); err != nil {
+		return creq, nil, err
+	}
 	if p.stream {
 		creq.StreamOptions = &goopenai.StreamOptions{IncludeUsage: true}
 	}
@@ -230,6 +233,60 @@ func (p *Provider) buildInto(req *provider.Request, creq goopenai.ChatCompletion
 		}
 	}
 	return creq, patch, nil
+}
+
+// DefaultResponseFormatName names a json_schema response format whose
+// provider.ResponseFormat has no Name.
+const DefaultResponseFormatName = "answer"
+
+// responseFormat maps f to response_format: json_object as it is,
+// json_schema with the schema, strict when CheckStrict allows (and
+// WithStrictTools has not turned strict mode off), as tools are.
+func (p *Provider) responseFormat(f *provider.ResponseFormat) (*goopenai.ChatCompletionResponseFormat, error) {
+	if f == nil {
+		return nil, nil
+	}
+	switch f.Type {
+	case provider.ResponseFormatJSONObject:
+		return &goopenai.ChatCompletionResponseFormat{Type: goopenai.ChatCompletionResponseFormatTypeJSONObject}, nil
+	case provider.ResponseFormatJSONSchema:
+		schema := json.RawMessage(bytes.TrimSpace(f.Schema))
+		switch {
+		case len(schema) == 0:
+			return nil, reqErr("response format %q has no schema", f.Type)
+		case !json.Valid(schema):
+			return nil, reqErr("response format schema is not valid JSON")
+		case schema[0] != '{':
+			return nil, reqErr("response format schema is not a JSON object")
+		}
+		name := f.Name
+		if name == "" {
+			name = DefaultResponseFormatName
+		}
+		return &goopenai.ChatCompletionResponseFormat{
+			Type: goopenai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &goopenai.ChatCompletionResponseFormatJSONSchema{
+				Name:        name,
+				Description: f.Description,
+				Schema:      schema,
+				Strict:      p.strict && CheckStrict(schema) == nil,
+			},
+		}, nil
+	}
+	return nil, reqErr("unknown response format type %q; use %q or %q", f.Type, provider.ResponseFormatJSONSchema, provider.ResponseFormatJSONObject)
+}
+
+// SupportsResponseFormat reports whether the server is known to honour
+// response_format of type typ: json_object everywhere, json_schema on
+// OpenAI and Azure OpenAI, or wherever WithJSONSchemaFormat says so.
+func (p *Provider) SupportsResponseFormat(typ string) bool {
+	switch typ {
+	case provider.ResponseFormatJSONObject:
+		return true
+	case provider.ResponseFormatJSONSchema:
+		return p.jsonSchema
+	}
+	return false
 }
 
 func toolChoice(c provider.ToolChoice, tools []tool.Tool) (any, error) {
