@@ -293,3 +293,7 @@ func (s scoped) Handle(ctx context.Context, art artifact.Artifact, e loop.Emitte
 	}
 	return s.h.Handle(ctx, art, e)
 }
+
+// Flush blocks until the observers given with WithLoopOptions have
+// received every event of the child runs so far, or ctx ends.
+func (a *Agent) Flush(ctx context.Context) error { return a.step.Flush(ctx) }
