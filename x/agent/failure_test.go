@@ -36,27 +36,36 @@ func TestChildFailureIsData(t *testing.T) {
 		wantErr func(error) bool
 		thread  bool // a child thread was created
 	}{{
-		name:    "turn limit",
-		opts:    []agent.Option{agent.WithMaxTurns(1)},
-		steps:   []script.Step{script.Call("1", "noop", `{}`)},
-		want:    "the agent w stopped before finishing: it used all 1 of its turns. Give it a smaller task, or do the rest yourself.",
-		wantErr: func(err error) bool { var le *loop.LimitError; return errors.As(err, &le) && le.Limit == loop.LimitTurns },
-		thread:  true,
+		name:  "turn limit",
+		opts:  []agent.Option{agent.WithMaxTurns(1)},
+		steps: []script.Step{script.Call("1", "noop", `{}`)},
+		want:  "the agent w stopped before finishing: it used all 1 of its turns. Give it a smaller task, or do the rest yourself.",
+		wantErr: func(err error) bool {
+			var le *loop.LimitError
+			return errors.As(err, &le) && le.Limit == loop.LimitTurns
+		},
+		thread: true,
 	}, {
 		name: "token limit",
 		opts: []agent.Option{agent.WithMaxTokens(10)},
 		steps: []script.Step{script.Reply(artifact.ToolCall{ID: "1", Name: "noop", Arguments: `{}`},
 			artifact.Usage{InputTokens: 8, OutputTokens: 4})},
-		want:    "the agent w stopped before finishing: it used 12 tokens, past its limit of 10. Give it a smaller task, or do the rest yourself.",
-		wantErr: func(err error) bool { var le *loop.LimitError; return errors.As(err, &le) && le.Limit == loop.LimitTokens },
-		thread:  true,
+		want: "the agent w stopped before finishing: it used 12 tokens, past its limit of 10. Give it a smaller task, or do the rest yourself.",
+		wantErr: func(err error) bool {
+			var le *loop.LimitError
+			return errors.As(err, &le) && le.Limit == loop.LimitTokens
+		},
+		thread: true,
 	}, {
-		name:    "time limit",
-		opts:    []agent.Option{agent.WithTimeLimit(20 * time.Millisecond)},
-		steps:   []script.Step{script.Hang()},
-		want:    "the agent w stopped before finishing: it ran out of its 20ms time limit. Give it a smaller task, or do the rest yourself.",
-		wantErr: func(err error) bool { var le *loop.LimitError; return errors.As(err, &le) && le.Limit == loop.LimitTime },
-		thread:  true,
+		name:  "time limit",
+		opts:  []agent.Option{agent.WithTimeLimit(20 * time.Millisecond)},
+		steps: []script.Step{script.Hang()},
+		want:  "the agent w stopped before finishing: it ran out of its 20ms time limit. Give it a smaller task, or do the rest yourself.",
+		wantErr: func(err error) bool {
+			var le *loop.LimitError
+			return errors.As(err, &le) && le.Limit == loop.LimitTime
+		},
+		thread: true,
 	}, {
 		name:    "provider",
 		steps:   []script.Step{script.Fail(boom)},
