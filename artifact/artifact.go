@@ -37,9 +37,15 @@ type Text struct {
 
 // Reasoning is the model's visible chain of thought, where a server sends it.
 // Signature is an opaque token some servers require back with the reasoning.
+// Field and Data belong to the adapter that read the reasoning, so that it
+// goes back to the server as it came: Field names where the server put it
+// (empty: the adapter's default), and Data is structured reasoning exactly
+// as the server sent it, kept as text so that storage keeps it byte for byte.
 type Reasoning struct {
 	Content   string `json:"content"`
 	Signature string `json:"signature,omitempty"`
+	Field     string `json:"field,omitempty"`
+	Data      string `json:"data,omitempty"`
 }
 
 // ToolCall is the model's request to run a tool. Arguments is the JSON text

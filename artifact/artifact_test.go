@@ -14,6 +14,8 @@ func TestRoundTrip(t *testing.T) {
 		artifact.Text{Content: "héllo\n<b>"},
 		artifact.Text{},
 		artifact.Reasoning{Content: "think", Signature: "sig"},
+		// Data is opaque JSON from a server: spaces, <, > and & survive.
+		artifact.Reasoning{Content: "a", Field: "reasoning_details", Data: "[ {\"type\": \"reasoning.text\", \"text\": \"<a> & b\"} ]"},
 		artifact.ToolCall{ID: "c1", Name: "add", Arguments: `{"a":1,`},
 		artifact.ToolResult{ToolCallID: "c1", Name: "add", Content: "3", IsError: true, Truncated: true, Full: "3333",
 			Parts: artifact.List{artifact.Image{MIMEType: "image/png", Data: []byte{0, 1, 2}}}},

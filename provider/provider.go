@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 	"slices"
 
@@ -38,6 +39,10 @@ type Request struct {
 	TopP        *float64
 	// Stop lists sequences that end the answer.
 	Stop []string
+	// ResponseFormat, when set, asks for an answer in JSON. A provider that
+	// cannot express it ignores it; one that can says so by implementing
+	// ResponseFormatSupporter, so that a caller can pick another way.
+	ResponseFormat *ResponseFormat
 
 	ext map[any]any
 }
@@ -73,6 +78,38 @@ const (
 	ToolChoiceRequired = "required"
 	ToolChoiceTool     = "tool"
 )
+
+// Response format types.
+const (
+	// ResponseFormatJSONSchema asks for JSON matching ResponseFormat.Schema.
+	ResponseFormatJSONSchema = "json_schema"
+	// ResponseFormatJSONObject asks for any JSON object.
+	ResponseFormatJSONObject = "json_object"
+)
+
+// ResponseFormat asks a model to answer in JSON rather than prose.
+type ResponseFormat struct {
+	// Type is ResponseFormatJSONSchema or ResponseFormatJSONObject.
+	Type string
+	// Name names the schema, where the server asks for one
+	// (^[a-zA-Z0-9_-]{1,64}$ on most); empty lets the adapter choose.
+	Name string
+	// Description tells the model what the answer is for.
+	Description string
+	// Schema is the JSON Schema the answer must match, for
+	// ResponseFormatJSONSchema. Whether the server is asked to enforce it
+	// strictly is the adapter's choice, made as for tool schemas.
+	Schema json.RawMessage
+}
+
+// ResponseFormatSupporter is implemented by a Provider that can send
+// Request.ResponseFormat, so that callers can choose between it and a
+// fallback (a tool the model must call) without knowing the adapter.
+type ResponseFormatSupporter interface {
+	// SupportsResponseFormat reports whether the server is known to honour
+	// the response format type typ.
+	SupportsResponseFormat(typ string) bool
+}
 
 // InvokeOption shapes a Request for one invocation.
 type InvokeOption interface {
@@ -177,6 +214,15 @@ func WithSystemPrompt(text string) InvokeOption {
 		turns = append(turns, r.Turns[:i]...)
 		turns = append(turns, ledger.Turn{Role: ledger.RoleSystem, Artifacts: []artifact.Artifact{artifact.Text{Content: text}}})
 		r.Turns = append(turns, r.Turns[i:]...)
+		return nil
+	})
+}
+
+// WithResponseFormat asks for an answer in JSON (see ResponseFormat); the
+// schema is shared, not copied.
+func WithResponseFormat(f ResponseFormat) InvokeOption {
+	return OptionFunc(func(_ context.Context, _ ledger.State, r *Request) error {
+		r.ResponseFormat = &f
 		return nil
 	})
 }

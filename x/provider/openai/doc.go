@@ -22,12 +22,39 @@
 // breaks the protocol (ErrIncomplete, ErrMalformed, ErrInvalidToolCall) and
 // *RequestError for a history or tool set that cannot be sent.
 //
+// Two limits keep a stalled server from hanging an agent: WithIdleTimeout
+// (DefaultIdleTimeout, two minutes, unless set) bounds any silence from the
+// server — before a stream's first byte and between any two reads of a
+// body — and WithTimeout (off unless set) bounds the whole invocation. The
+// one that fires ends the invocation with a *TimeoutError that names it and
+// the option that changes it, matching ErrTimeout (and ErrIdleTimeout for
+// the idle limit) through loop.Run's errors too.
+//
 // Choices this adapter makes, for servers to agree with:
-//   - MaxTokens goes out as max_completion_tokens; WithLegacyMaxTokens sends
-//     max_tokens for servers that know only that.
+//   - MaxTokens goes out as max_completion_tokens to OpenAI and Azure
+//     OpenAI and as max_tokens to every other server (WithMaxTokensField
+//     chooses); WithReasoningEffort goes out as reasoning_effort, or as
+//     "reasoning": {"effort": ...} to OpenRouter (WithReasoningEffortField
+//     chooses). Any other member a server takes is set with
+//     WithExtraBodyField (every request) or WithBodyField (one invocation);
+//     it replaces the adapter's member of the same name.
 //   - A Temperature or TopP of 0 is sent as 0 (go-openai alone would drop it).
-//   - Reasoning from earlier answers is sent back as reasoning_content
-//     unless WithSendReasoning(false).
+//   - Reasoning from earlier answers goes back where the server put it,
+//     unless WithSendReasoning(false): reasoning_details exactly as received
+//     (a streamed list has its fragments joined by index), else the text as
+//     "reasoning" or "reasoning_content". Reasoning that no server of this
+//     adapter wrote goes back as reasoning_content. A field the server did
+//     not use is never sent.
+//   - Usage: tokens a server counts beside completion_tokens (total_tokens
+//     above prompt plus completion) are output tokens all the same, so
+//     totals and loop.WithMaxTokens include them; cached input is read from
+//     prompt_tokens_details.cached_tokens, prompt_cache_hit_tokens and
+//     cached_tokens.
+//   - A 429 or 5xx waits as long as the server asks (retry-after-ms,
+//     Retry-After in seconds or as a date, and on a 429 the
+//     X-RateLimit-Reset family), never less; a wait longer than
+//     WithMaxRetryWait is not waited for, and a 429 that names none backs
+//     off exponentially with jitter.
 //   - Usage and Finish in assistant turns are not sent.
 //   - A tool message carries only text, so a ToolResult goes out as its
 //     Content, which is what the model is meant to see (x/tool/mcp notes
@@ -44,7 +71,29 @@
 //     *RequestError: go-openai's messages carry only text and images.
 //   - A request is not sent on a context already cancelled, and an error
 //     response is read only up to 64 KiB and always closed.
-//   - A stream counts as whole only with a finish reason and a closing
-//     "data: [DONE]"; anything less is ErrIncomplete, never a short answer.
+//   - A stream is whole when it closes cleanly after a finish reason, with
+//     or without a closing "data: [DONE]"; one that ends with neither, or
+//     breaks, is ErrIncomplete, never a short answer. Lines may end in CRLF.
 //   - A tool call the server sent without an ID gets a random one.
+//
+// # Servers
+//
+// What differs between the servers this adapter is used with, and what it
+// does about it:
+//
+//	server family         what differs                                   what lode does
+//	OpenAI, Azure OpenAI  reasoning models refuse max_tokens             max_completion_tokens by host
+//	OpenRouter            reasoning + reasoning_details (typed items,    details joined by index, kept and
+//	                      signatures, encrypted data); effort object;    sent back as received; effort as
+//	                      X-RateLimit-Reset in Unix ms                   "reasoning": {"effort"}; reset read
+//	DeepSeek              reasoning_content; prompt_cache_hit_tokens     read both, reasoning sent back there
+//	Gemini (OpenAI API)   no data: [DONE]; reasoning beside completion   whole after a finish reason; total
+//	                      tokens in total_tokens                         above prompt+completion is output
+//	xAI                   reasoning_tokens beside completion_tokens      counted as output tokens
+//	Groq, OpenAI          x-ratelimit-reset-* as durations ("7.66s")     waited for, exhausted limit first
+//	Mistral, llama.cpp,   max_tokens only                                max_tokens unless told otherwise
+//	Ollama, vLLM
+//	vLLM, Ollama          "reasoning" instead of reasoning_content       read, and sent back as "reasoning"
+//	Moonshot              usage.cached_tokens                            read as cached input
+//	reasoning models      think silently for minutes                     idle limit of two minutes, pings reset it
 package openai

@@ -82,6 +82,49 @@ func (e *APIError) Is(target error) bool {
 	return false
 }
 
+// Sentinels a *TimeoutError matches with errors.Is: ErrTimeout for either
+// limit, ErrIdleTimeout only for the idle one.
+var (
+	ErrTimeout     = errors.New("openai: timed out")
+	ErrIdleTimeout = errors.New("openai: idle timeout")
+)
+
+// TimeoutError reports an invocation that one of the provider's own limits
+// ended: the whole request took longer than WithTimeout allows, or the server
+// sent nothing for longer than WithIdleTimeout allows. It also matches
+// context.DeadlineExceeded, so code that treats every deadline alike keeps
+// working.
+type TimeoutError struct {
+	// Idle is true for the idle limit, false for the whole-request one.
+	Idle  bool
+	Limit time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	if e.Idle {
+		return fmt.Sprintf("openai: the server sent nothing for %s (the idle timeout): raise it with WithIdleTimeout, or pass a negative value to turn it off", e.Limit)
+	}
+	return fmt.Sprintf("openai: the request took longer than %s (the request timeout): raise it with WithTimeout, or pass 0 to turn it off", e.Limit)
+}
+
+// Is matches ErrTimeout, and ErrIdleTimeout for the idle limit.
+func (e *TimeoutError) Is(target error) bool {
+	return target == ErrTimeout || (e.Idle && target == ErrIdleTimeout)
+}
+
+// Unwrap returns context.DeadlineExceeded.
+func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+// ctxError is the error for an invocation whose context ended: the
+// provider's own limit when one of them ended it, else the context's error.
+func ctxError(ctx context.Context) error {
+	var te *TimeoutError
+	if errors.As(context.Cause(ctx), &te) {
+		return te
+	}
+	return fmt.Errorf("openai: %w", ctx.Err())
+}
+
 // Kinds of *ResponseError, matched with errors.Is.
 var (
 	// ErrIncomplete: the answer ended early — no "data: [DONE]", no finish
@@ -141,8 +184,8 @@ func shorten(s string, n int) string {
 
 // callError turns what go-openai returned for a request into lode's error.
 func (p *Provider) callError(ctx context.Context, ct *callTransport, err error) error {
-	if cerr := ctx.Err(); cerr != nil {
-		return fmt.Errorf("openai: %w", cerr)
+	if ctx.Err() != nil {
+		return ctxError(ctx)
 	}
 	// A RequestError may wrap an empty APIError; the body is the truth.
 	var re *goopenai.RequestError
@@ -240,7 +283,13 @@ func errorType(err error) string {
 	var ae *APIError
 	var re *ResponseError
 	var qe *RequestError
+	var te *TimeoutError
 	switch {
+	case errors.As(err, &te):
+		if te.Idle {
+			return "idle_timeout"
+		}
+		return "timeout"
 	case errors.Is(err, context.Canceled):
 		return "canceled"
 	case errors.Is(err, context.DeadlineExceeded):

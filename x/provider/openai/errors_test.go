@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -139,6 +140,53 @@ func TestRetry(t *testing.T) {
 		name:    "unreadable Retry-After falls back to backoff",
 		replies: []http.HandlerFunc{jsonReply(502, "bad gateway", "Retry-After", "soon"), ok},
 		bounds:  [][2]time.Duration{{250 * time.Millisecond, 500 * time.Millisecond}},
+	}, {
+		name: "reset of the exhausted limit, as a duration",
+		replies: []http.HandlerFunc{jsonReply(429, rate,
+			"X-Ratelimit-Remaining-Requests", "0", "X-Ratelimit-Reset-Requests", "1.5s",
+			"X-Ratelimit-Remaining-Tokens", "9000", "X-Ratelimit-Reset-Tokens", "20s"), ok},
+		waits: []time.Duration{1500 * time.Millisecond},
+	}, {
+		name: "both limits exhausted: the longer reset",
+		replies: []http.HandlerFunc{jsonReply(429, rate,
+			"X-Ratelimit-Remaining-Requests", "0", "X-Ratelimit-Reset-Requests", "2s",
+			"X-Ratelimit-Remaining-Tokens", "0", "X-Ratelimit-Reset-Tokens", "7.66s"), ok},
+		waits: []time.Duration{7660 * time.Millisecond},
+	}, {
+		name: "resets without remaining counts: the longest",
+		replies: []http.HandlerFunc{jsonReply(429, rate,
+			"X-Ratelimit-Reset-Requests", "2s", "X-Ratelimit-Reset-Tokens", "1m0s"), ok},
+		waits: []time.Duration{time.Minute},
+	}, {
+		name:    "X-RateLimit-Reset as Unix milliseconds",
+		replies: []http.HandlerFunc{jsonReply(429, rate, "X-RateLimit-Reset", strconv.FormatInt(now.Add(12*time.Second).UnixMilli(), 10)), ok},
+		waits:   []time.Duration{12 * time.Second},
+	}, {
+		name:    "X-RateLimit-Reset as Unix seconds",
+		replies: []http.HandlerFunc{jsonReply(429, rate, "X-RateLimit-Reset", strconv.FormatInt(now.Add(30*time.Second).Unix(), 10)), ok},
+		waits:   []time.Duration{30 * time.Second},
+	}, {
+		name:    "X-RateLimit-Reset as seconds to wait",
+		replies: []http.HandlerFunc{jsonReply(429, rate, "X-RateLimit-Reset", "4"), ok},
+		waits:   []time.Duration{4 * time.Second},
+	}, {
+		name:    "Retry-After wins over X-RateLimit-Reset",
+		replies: []http.HandlerFunc{jsonReply(429, rate, "Retry-After", "2", "X-RateLimit-Reset", "9"), ok},
+		waits:   []time.Duration{2 * time.Second},
+	}, {
+		name:    "unreadable X-RateLimit-Reset falls back to backoff",
+		replies: []http.HandlerFunc{jsonReply(429, rate, "X-RateLimit-Reset", "soon"), ok},
+		bounds:  [][2]time.Duration{{250 * time.Millisecond, 500 * time.Millisecond}},
+	}, {
+		name:    "X-RateLimit-Reset on a 503 is not a wait",
+		replies: []http.HandlerFunc{jsonReply(503, "busy", "X-RateLimit-Reset", "9"), ok},
+		bounds:  [][2]time.Duration{{250 * time.Millisecond, 500 * time.Millisecond}},
+	}, {
+		name:    "a reset beyond WithMaxRetryWait is not waited for",
+		replies: []http.HandlerFunc{jsonReply(429, rate, "X-Ratelimit-Reset-Tokens", "6m0s")},
+		waits:   []time.Duration{},
+		wantErr: "openai: 429 Too Many Requests: Rate limit reached — rate limited; the server asked to wait 6m0s",
+		status:  429,
 	}, {
 		name: "5xx exhausted after backoff",
 		replies: []http.HandlerFunc{
@@ -365,12 +413,7 @@ func TestStreamErrors(t *testing.T) {
 		name: "ends without [DONE] or finish reason",
 		body: "data: " + textChunk("Hel") + "\n\n",
 		kind: ErrIncomplete,
-		want: "openai: incomplete response: the stream ended before data: [DONE]",
-	}, {
-		name: "a finish reason but no [DONE]",
-		body: "data: " + textChunk("Hi") + "\n\ndata: " + finishChunk("stop") + "\n\n",
-		kind: ErrIncomplete,
-		want: "openai: incomplete response: the stream ended before data: [DONE]",
+		want: "openai: incomplete response: the stream ended before data: [DONE] and without a finish reason",
 	}, {
 		name: "[DONE] but no finish reason",
 		body: "data: " + textChunk("Hi") + "\n\ndata: [DONE]\n\n",
@@ -385,7 +428,7 @@ func TestStreamErrors(t *testing.T) {
 		name: "a tool call cut off before its finish",
 		body: "data: " + toolChunk(0, "call_1", "get_weather", `{"city":"Par`) + "\n\n",
 		kind: ErrIncomplete,
-		want: "openai: incomplete response: the stream ended before data: [DONE]",
+		want: "openai: incomplete response: the stream ended before data: [DONE] and without a finish reason",
 	}, {
 		name: "malformed JSON",
 		body: "data: " + textChunk("a") + "\n\ndata: {\"id\":\"chatcmpl-1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"b\"}\n\n",

@@ -35,6 +35,13 @@ const (
 	DefaultMaxRetryWait = time.Minute
 )
 
+// DefaultIdleTimeout is the longest the server may stay silent: before the
+// first byte of a stream and between any two reads of a response body.
+// Some reasoning models think for minutes without streaming anything, so it
+// is generous; servers that ping while they think (keep-alive comments)
+// reset it with every ping.
+const DefaultIdleTimeout = 2 * time.Minute
+
 const (
 	retryBase = 500 * time.Millisecond
 	retryCap  = 8 * time.Second
@@ -46,6 +53,8 @@ const (
 
 // Construction errors, wrapped by New.
 var (
+	// ErrOption: an option was given a value it does not take.
+	ErrOption   = errors.New("openai: invalid option")
 	ErrNoModel  = errors.New("openai: no model: use WithModel")
 	ErrNoAPIKey = errors.New("openai: no API key: use WithAPIKey or set " + EnvAPIKey + " (a server given with WithBaseURL may need none)")
 )
@@ -54,22 +63,26 @@ var _ provider.Provider = (*Provider)(nil)
 
 // Provider invokes a chat-completions model. It is safe for concurrent use.
 type Provider struct {
-	model        string
-	baseURL      string
-	cfg          goopenai.ClientConfig
-	httpc        *http.Client
-	headers      http.Header
-	tracer       trace.Tracer
-	serverAddr   string
-	serverPort   int
-	maxRetries   int
-	maxRetryWait time.Duration
-	stream       bool
-	legacyMax    bool
-	sendReason   bool
-	strict       bool
-	sleep        func(ctx context.Context, d time.Duration) error
-	now          func() time.Time
+	model          string
+	baseURL        string
+	cfg            goopenai.ClientConfig
+	httpc          *http.Client
+	headers        http.Header
+	tracer         trace.Tracer
+	serverAddr     string
+	serverPort     int
+	maxRetries     int
+	maxRetryWait   time.Duration
+	timeout        time.Duration
+	idleTimeout    time.Duration
+	stream         bool
+	maxTokensField MaxTokensField
+	effortField    EffortField
+	bodyFields     []member
+	sendReason     bool
+	strict         bool
+	sleep          func(ctx context.Context, d time.Duration) error
+	now            func() time.Time
 }
 
 type settings struct {
@@ -79,8 +92,11 @@ type settings struct {
 	tracer                      trace.Tracer
 	maxRetries                  *int
 	maxRetryWait                time.Duration
+	timeout, idleTimeout        time.Duration
 	noStream                    bool
-	legacyMax                   bool
+	maxTokensField              MaxTokensField
+	effortField                 EffortField
+	bodyFields                  []bodyField
 	noReason                    bool
 	noStrict                    bool
 	sleep                       func(ctx context.Context, d time.Duration) error
@@ -139,6 +155,24 @@ func WithMaxRetries(n int) Option {
 // DefaultMaxRetryWait.
 func WithMaxRetryWait(d time.Duration) Option { return func(s *settings) { s.maxRetryWait = d } }
 
+// WithTimeout bounds one whole invocation: every attempt, the waits between
+// retries and the whole streamed body. Zero or negative means no limit of
+// the provider's own (the default), since an agent's answer may rightly take
+// long and the caller's context already bounds it; WithIdleTimeout catches a
+// server that stalls. When it ends an invocation, the error is a
+// *TimeoutError matching ErrTimeout.
+func WithTimeout(d time.Duration) Option { return func(s *settings) { s.timeout = d } }
+
+// WithIdleTimeout bounds how long the server may send nothing: the wait for
+// a stream's response headers and every gap between two reads of a response
+// body (stream chunks, keep-alive comments, or the bytes of a whole answer).
+// Without streaming, the wait for the response headers is the model's whole
+// thinking time and only WithTimeout bounds it. Zero means
+// DefaultIdleTimeout; negative turns the limit off. When it ends an
+// invocation, the error is a *TimeoutError matching ErrIdleTimeout and
+// ErrTimeout.
+func WithIdleTimeout(d time.Duration) Option { return func(s *settings) { s.idleTimeout = d } }
+
 // WithTracer records a "chat {model}" span per invocation, after the
 // OpenTelemetry GenAI conventions. Without one, tracing costs nothing.
 func WithTracer(t trace.Tracer) Option { return func(s *settings) { s.tracer = t } }
@@ -148,9 +182,61 @@ func WithTracer(t trace.Tracer) Option { return func(s *settings) { s.tracer = t
 // deltas are yielded.
 func WithStreaming(on bool) Option { return func(s *settings) { s.noStream = !on } }
 
-// WithLegacyMaxTokens sends Request.MaxTokens as max_tokens instead of
-// max_completion_tokens, for servers that know only the older field.
-func WithLegacyMaxTokens(on bool) Option { return func(s *settings) { s.legacyMax = on } }
+// MaxTokensField names the body member Request.MaxTokens goes out as.
+type MaxTokensField string
+
+const (
+	// MaxTokensAuto (the zero value) sends max_completion_tokens to OpenAI
+	// and Azure OpenAI, whose reasoning models refuse max_tokens, and
+	// max_tokens to every other server: it is the field every
+	// chat-completions server knows, while some ignore or refuse the newer
+	// one.
+	MaxTokensAuto MaxTokensField = ""
+	// MaxTokens is the original field, "max_tokens".
+	MaxTokens MaxTokensField = "max_tokens"
+	// MaxCompletionTokens is OpenAI's newer field, "max_completion_tokens".
+	MaxCompletionTokens MaxTokensField = "max_completion_tokens"
+)
+
+// WithMaxTokensField chooses the body member Request.MaxTokens goes out as;
+// see MaxTokensAuto for the default. Any other value fails New with
+// ErrOption.
+func WithMaxTokensField(f MaxTokensField) Option { return func(s *settings) { s.maxTokensField = f } }
+
+// WithLegacyMaxTokens is WithMaxTokensField(MaxTokens) when on, and
+// WithMaxTokensField(MaxCompletionTokens) when off.
+func WithLegacyMaxTokens(on bool) Option {
+	if on {
+		return WithMaxTokensField(MaxTokens)
+	}
+	return WithMaxTokensField(MaxCompletionTokens)
+}
+
+// EffortField says how WithReasoningEffort goes out.
+type EffortField string
+
+const (
+	// EffortAuto (the zero value) is EffortObject for OpenRouter and
+	// EffortString for every other server.
+	EffortAuto EffortField = ""
+	// EffortString sends "reasoning_effort": "high", as OpenAI, Azure,
+	// Groq, xAI, Gemini, vLLM and Ollama take it.
+	EffortString EffortField = "reasoning_effort"
+	// EffortObject sends "reasoning": {"effort": "high"}, the object form
+	// of gateways such as OpenRouter.
+	EffortObject EffortField = "reasoning.effort"
+)
+
+// WithReasoningEffortField chooses how WithReasoningEffort goes out; see
+// EffortAuto for the default. Any other value fails New with ErrOption.
+func WithReasoningEffortField(f EffortField) Option { return func(s *settings) { s.effortField = f } }
+
+// WithExtraBodyField sets a member of every request body; see WithBodyField,
+// its per-invocation form, which wins over it. A name the adapter owns or a
+// value encoding/json cannot encode fails New with ErrOption.
+func WithExtraBodyField(name string, value any) Option {
+	return func(s *settings) { s.bodyFields = append(s.bodyFields, bodyField{name, value}) }
+}
 
 // WithSendReasoning says whether Reasoning in earlier assistant turns is
 // sent back as reasoning_content (the default), which servers that think
@@ -202,21 +288,59 @@ func New(opts ...Option) (*Provider, error) {
 		return nil, fmt.Errorf("openai: base URL %q is not an http(s) URL", s.baseURL)
 	}
 
+	var bad []error
+	switch s.maxTokensField {
+	case MaxTokensAuto:
+		s.maxTokensField = MaxTokens
+		if isOpenAIHost(u.Hostname()) {
+			s.maxTokensField = MaxCompletionTokens
+		}
+	case MaxTokens, MaxCompletionTokens:
+	default:
+		bad = append(bad, fmt.Errorf("%w: WithMaxTokensField(%q): use MaxTokens or MaxCompletionTokens", ErrOption, string(s.maxTokensField)))
+	}
+	switch s.effortField {
+	case EffortAuto:
+		s.effortField = EffortString
+		if h := u.Hostname(); h == "openrouter.ai" || strings.HasSuffix(h, ".openrouter.ai") {
+			s.effortField = EffortObject
+		}
+	case EffortString, EffortObject:
+	default:
+		bad = append(bad, fmt.Errorf("%w: WithReasoningEffortField(%q): use EffortString or EffortObject", ErrOption, string(s.effortField)))
+	}
+	var fields []member
+	for _, f := range s.bodyFields {
+		m, err := encodeField(f.name, f.value)
+		if err != nil {
+			bad = append(bad, fmt.Errorf("%w: WithExtraBodyField: %w", ErrOption, err))
+			continue
+		}
+		fields = append(fields, m)
+	}
+	if len(bad) > 0 {
+		return nil, errors.Join(bad...)
+	}
+
 	p := &Provider{
-		model:        s.model,
-		baseURL:      strings.TrimRight(s.baseURL, "/"),
-		httpc:        s.httpc,
-		headers:      s.headers,
-		tracer:       s.tracer,
-		serverAddr:   u.Hostname(),
-		maxRetries:   DefaultMaxRetries,
-		maxRetryWait: s.maxRetryWait,
-		stream:       !s.noStream,
-		legacyMax:    s.legacyMax,
-		sendReason:   !s.noReason,
-		strict:       !s.noStrict,
-		sleep:        s.sleep,
-		now:          s.now,
+		model:          s.model,
+		baseURL:        strings.TrimRight(s.baseURL, "/"),
+		httpc:          s.httpc,
+		headers:        s.headers,
+		tracer:         s.tracer,
+		serverAddr:     u.Hostname(),
+		maxRetries:     DefaultMaxRetries,
+		maxRetryWait:   s.maxRetryWait,
+		timeout:        s.timeout,
+		idleTimeout:    s.idleTimeout,
+		stream:         !s.noStream,
+		maxTokensField: s.maxTokensField,
+		effortField:    s.effortField,
+		bodyFields:     fields,
+		sendReason:     !s.noReason,
+		strict:         !s.noStrict,
+		sleep:          s.sleep,
+		now:            s.now,
 	}
 	p.serverPort = portOf(u)
 	if p.httpc == nil {
@@ -227,6 +351,9 @@ func New(opts ...Option) (*Provider, error) {
 	}
 	if p.maxRetryWait <= 0 {
 		p.maxRetryWait = DefaultMaxRetryWait
+	}
+	if p.idleTimeout == 0 {
+		p.idleTimeout = DefaultIdleTimeout
 	}
 	if p.sleep == nil {
 		p.sleep = sleepCtx
@@ -239,6 +366,19 @@ func New(opts ...Option) (*Provider, error) {
 	p.cfg.OrgID = s.org
 	p.cfg.EmptyMessagesLimit = streamEmptyLimit
 	return p, nil
+}
+
+// isOpenAIHost reports whether host is OpenAI's own API or Azure OpenAI.
+func isOpenAIHost(host string) bool {
+	if host == "api.openai.com" {
+		return true
+	}
+	for _, suffix := range []string{".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com"} {
+		if strings.HasSuffix(host, suffix) {
+			return true
+		}
+	}
+	return false
 }
 
 func portOf(u *url.URL) int {
@@ -303,11 +443,23 @@ type result struct {
 
 func (p *Provider) invoke(ctx context.Context, req *provider.Request, yield func(artifact.Artifact, error) bool) (*result, error) {
 	res := &result{}
-	creq, patch, err := p.buildRequest(req)
+	creq, patch, edits, err := p.buildRequest(req)
 	if err != nil {
 		return res, err
 	}
-	ct := &callTransport{p: p, patch: patch, stream: p.stream}
+	if p.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, p.timeout, &TimeoutError{Limit: p.timeout})
+		defer cancel()
+	}
+	ct := &callTransport{p: p, patch: patch, edits: edits, stream: p.stream}
+	if p.idleTimeout > 0 {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		ct.idle = newIdleGuard(p.idleTimeout, cancel)
+		defer ct.idle.stop()
+	}
 	cfg := p.cfg
 	cfg.HTTPClient = ct
 	client := goopenai.NewClientWithConfig(cfg)

@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 
 	goopenai "github.com/sashabaranov/go-openai"
@@ -30,6 +32,7 @@ const (
 	extReasoningEffort extKey = iota
 	extSeed
 	extUser
+	extBody
 )
 
 // WithReasoningEffort sets reasoning_effort ("low", "medium", "high", ...)
@@ -43,6 +46,44 @@ func WithSeed(seed int) provider.InvokeOption { return setExt(extSeed, seed) }
 
 // WithUser sends a stable identifier of the end user, for abuse monitoring.
 func WithUser(user string) provider.InvokeOption { return setExt(extUser, user) }
+
+// WithBodyField sets a member of the request body on one invocation, for
+// what a server takes beyond the adapter's options: a gateway's provider
+// routing, OpenRouter's "usage": {"include": true}, a sampling knob. value
+// is encoded with encoding/json (a json.RawMessage goes as it is). The
+// member replaces one the adapter would write under the same name, and wins
+// over the provider's WithExtraBodyField; "model", "messages" and "stream"
+// belong to the adapter and are refused with a *RequestError.
+func WithBodyField(name string, value any) provider.InvokeOption {
+	return provider.OptionFunc(func(_ context.Context, _ ledger.State, r *provider.Request) error {
+		fields, _ := r.Extension(extBody)
+		list, _ := fields.([]bodyField)
+		r.SetExtension(extBody, append(slices.Clip(list), bodyField{name, value}))
+		return nil
+	})
+}
+
+type bodyField struct {
+	name  string
+	value any
+}
+
+// reservedFields are the body members only the adapter writes.
+var reservedFields = []string{"model", "messages", "stream"}
+
+func encodeField(name string, value any) (member, error) {
+	if name == "" {
+		return member{}, errors.New("a body field needs a name")
+	}
+	if slices.Contains(reservedFields, name) {
+		return member{}, fmt.Errorf("body field %q belongs to the adapter and cannot be set", name)
+	}
+	b, err := json.Marshal(value)
+	if err != nil {
+		return member{}, fmt.Errorf("body field %q: %w", name, err)
+	}
+	return member{name, b}, nil
+}
 
 func setExt(k extKey, v any) provider.InvokeOption {
 	return provider.OptionFunc(func(_ context.Context, _ ledger.State, r *provider.Request) error {
@@ -101,9 +142,15 @@ const emptyToolResult = "(no output)"
 // buildRequest maps req to go-openai's request. patch holds JSON members
 // go-openai cannot express (a zero temperature or top_p, which its
 // omitempty drops), for the transport to add to the body.
-func (p *Provider) buildRequest(req *provider.Request) (goopenai.ChatCompletionRequest, []byte, error) {
+func (p *Provider) buildRequest(req *provider.Request) (goopenai.ChatCompletionRequest, []byte, *bodyEdits, error) {
 	creq := goopenai.ChatCompletionRequest{Model: p.model}
-	msgs, err := p.messages(req.Turns)
+	edits := &bodyEdits{}
+	creq, patch, err := p.buildInto(req, creq, edits)
+	return creq, patch, edits, err
+}
+
+func (p *Provider) buildInto(req *provider.Request, creq goopenai.ChatCompletionRequest, edits *bodyEdits) (goopenai.ChatCompletionRequest, []byte, error) {
+	msgs, err := p.messages(req.Turns, edits)
 	if err != nil {
 		return creq, nil, err
 	}
@@ -124,7 +171,7 @@ func (p *Provider) buildRequest(req *provider.Request) (goopenai.ChatCompletionR
 	switch {
 	case req.MaxTokens < 0:
 		return creq, nil, reqErr("MaxTokens is %d; it must not be negative", req.MaxTokens)
-	case p.legacyMax:
+	case p.maxTokensField == MaxTokens:
 		creq.MaxTokens = req.MaxTokens
 	default:
 		creq.MaxCompletionTokens = req.MaxTokens
@@ -152,7 +199,14 @@ func (p *Provider) buildRequest(req *provider.Request) (goopenai.ChatCompletionR
 		creq.StreamOptions = &goopenai.StreamOptions{IncludeUsage: true}
 	}
 	if v, ok := req.Extension(extReasoningEffort); ok {
-		creq.ReasoningEffort, _ = v.(string)
+		if effort, _ := v.(string); effort != "" {
+			if p.effortField == EffortObject {
+				b, _ := json.Marshal(map[string]string{"effort": effort})
+				edits.setTop(member{"reasoning", b})
+			} else {
+				creq.ReasoningEffort = effort
+			}
+		}
 	}
 	if v, ok := req.Extension(extSeed); ok {
 		if seed, ok := v.(int); ok {
@@ -161,6 +215,19 @@ func (p *Provider) buildRequest(req *provider.Request) (goopenai.ChatCompletionR
 	}
 	if v, ok := req.Extension(extUser); ok {
 		creq.User, _ = v.(string)
+	}
+	for _, m := range p.bodyFields {
+		edits.setTop(m)
+	}
+	if v, ok := req.Extension(extBody); ok {
+		list, _ := v.([]bodyField)
+		for _, f := range list {
+			m, err := encodeField(f.name, f.value)
+			if err != nil {
+				return creq, nil, &RequestError{Turn: -1, Reason: "WithBodyField", Err: err}
+			}
+			edits.setTop(m)
+		}
 	}
 	return creq, patch, nil
 }
@@ -227,7 +294,7 @@ func (p *Provider) tools(ts []tool.Tool) ([]goopenai.Tool, error) {
 	return out, nil
 }
 
-func (p *Provider) messages(turns []ledger.Turn) ([]goopenai.ChatCompletionMessage, error) {
+func (p *Provider) messages(turns []ledger.Turn, edits *bodyEdits) ([]goopenai.ChatCompletionMessage, error) {
 	msgs := make([]goopenai.ChatCompletionMessage, 0, len(turns))
 	for i, t := range turns {
 		switch t.Role {
@@ -240,11 +307,14 @@ func (p *Provider) messages(turns []ledger.Turn) ([]goopenai.ChatCompletionMessa
 				msgs = append(msgs, m)
 			}
 		case ledger.RoleAssistant:
-			m, ok, err := p.assistantMessage(i, t)
+			m, extra, ok, err := p.assistantMessage(i, t)
 			if err != nil {
 				return nil, err
 			}
 			if ok {
+				if extra != nil {
+					edits.addToMessage(len(msgs), *extra)
+				}
 				msgs = append(msgs, m)
 			}
 		case ledger.RoleTool:
@@ -430,11 +500,18 @@ func imageURL(img artifact.Image) (string, error) {
 // assistantMessage maps an assistant turn. Usage and Finish are records of
 // the answer, not part of it, and are not sent. A turn left with neither
 // content nor tool calls is skipped: the API refuses such a message.
-func (p *Provider) assistantMessage(i int, t ledger.Turn) (goopenai.ChatCompletionMessage, bool, error) {
-	m := goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleAssistant}
+//
+// Reasoning goes back where the server put it (Reasoning.Field): its
+// structured reasoning_details as they came, else its text as "reasoning"
+// or, by default, "reasoning_content". extra is a member go-openai's message
+// cannot carry, for the body to gain.
+func (p *Provider) assistantMessage(i int, t ledger.Turn) (m goopenai.ChatCompletionMessage, extra *member, ok bool, err error) {
+	m = goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleAssistant}
 	var (
 		parts     []goopenai.ChatMessagePart
 		reasoning strings.Builder
+		field     string
+		details   []string
 	)
 	for _, a := range t.Artifacts {
 		switch a := a.(type) {
@@ -444,12 +521,18 @@ func (p *Provider) assistantMessage(i int, t ledger.Turn) (goopenai.ChatCompleti
 			}
 		case artifact.Reasoning:
 			reasoning.WriteString(a.Content)
+			if field == "" {
+				field = a.Field
+			}
+			if a.Field == fieldReasoningDetails && a.Data != "" {
+				details = append(details, a.Data)
+			}
 		case artifact.ToolCall:
 			if a.Name == "" {
-				return m, false, turnErr(i, t.Role, "tool call %q has no name", a.ID)
+				return m, nil, false, turnErr(i, t.Role, "tool call %q has no name", a.ID)
 			}
 			if a.ID == "" {
-				return m, false, turnErr(i, t.Role, "tool call to %q has no ID", a.Name)
+				return m, nil, false, turnErr(i, t.Role, "tool call to %q has no ID", a.Name)
 			}
 			args := a.Arguments
 			if strings.TrimSpace(args) == "" {
@@ -463,7 +546,7 @@ func (p *Provider) assistantMessage(i int, t ledger.Turn) (goopenai.ChatCompleti
 			})
 		case artifact.Usage, artifact.Finish:
 		default:
-			return m, false, turnErr(i, t.Role, "an assistant turn cannot carry %s", kindOf(a))
+			return m, nil, false, turnErr(i, t.Role, "an assistant turn cannot carry %s", kindOf(a))
 		}
 	}
 	switch {
@@ -473,10 +556,56 @@ func (p *Provider) assistantMessage(i int, t ledger.Turn) (goopenai.ChatCompleti
 		m.MultiContent = parts
 	}
 	if len(parts) == 0 && len(m.ToolCalls) == 0 {
-		return m, false, nil
+		return m, nil, false, nil
 	}
-	if p.sendReason {
+	if !p.sendReason {
+		return m, nil, true, nil
+	}
+	switch {
+	case len(details) > 0:
+		list, err := joinLists(details)
+		if err != nil {
+			return m, nil, false, turnErr(i, t.Role, "reasoning_details: %s", err)
+		}
+		extra = &member{fieldReasoningDetails, list}
+	case reasoning.Len() == 0:
+	case field == fieldReasoning:
+		b, err := marshalString(reasoning.String())
+		if err != nil {
+			return m, nil, false, turnErr(i, t.Role, "reasoning: %s", err)
+		}
+		extra = &member{fieldReasoning, b}
+	default:
 		m.ReasoningContent = reasoning.String()
 	}
-	return m, true, nil
+	return m, extra, true, nil
+}
+
+// joinLists joins JSON lists into one, each kept byte for byte.
+func joinLists(lists []string) ([]byte, error) {
+	for _, l := range lists {
+		if !json.Valid([]byte(l)) || !strings.HasPrefix(strings.TrimSpace(l), "[") {
+			return nil, fmt.Errorf("%s is not a JSON list", shorten(l, 60))
+		}
+	}
+	if len(lists) == 1 {
+		return []byte(lists[0]), nil
+	}
+	var b bytes.Buffer
+	b.WriteByte('[')
+	n := 0
+	for _, l := range lists {
+		inner := strings.TrimSpace(l)
+		inner = strings.TrimSpace(inner[1 : len(inner)-1])
+		if inner == "" {
+			continue
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(inner)
+		n++
+	}
+	b.WriteByte(']')
+	return b.Bytes(), nil
 }

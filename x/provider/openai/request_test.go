@@ -73,7 +73,7 @@ func TestRequestMapping(t *testing.T) {
 		"stream_options": {"include_usage": true},
 		"temperature": 0,
 		"top_p": 0.5,
-		"max_completion_tokens": 256,
+		"max_tokens": 256,
 		"stop": ["END"],
 		"seed": 7,
 		"user": "u-1",

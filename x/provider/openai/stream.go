@@ -21,10 +21,10 @@ import (
 // type so that both spellings of reasoning are read ("reasoning_content"
 // from DeepSeek and llama.cpp, "reasoning" from newer vLLM and OpenRouter).
 type wireChunk struct {
-	ID      string          `json:"id"`
-	Model   string          `json:"model"`
-	Choices []wireChoice    `json:"choices"`
-	Usage   *goopenai.Usage `json:"usage"`
+	ID      string       `json:"id"`
+	Model   string       `json:"model"`
+	Choices []wireChoice `json:"choices"`
+	Usage   *wireUsage   `json:"usage"`
 }
 
 type wireChoice struct {
@@ -38,8 +38,16 @@ type wireDelta struct {
 	Refusal          string              `json:"refusal"`
 	ReasoningContent string              `json:"reasoning_content"`
 	Reasoning        string              `json:"reasoning"`
+	ReasoningDetails json.RawMessage     `json:"reasoning_details"`
 	ToolCalls        []goopenai.ToolCall `json:"tool_calls"`
 }
+
+// Where a server puts reasoning, and where it goes back.
+const (
+	fieldReasoningContent = "reasoning_content"
+	fieldReasoning        = "reasoning"
+	fieldReasoningDetails = "reasoning_details"
+)
 
 func (p *Provider) runStream(ctx context.Context, client *goopenai.Client, ct *callTransport,
 	creq goopenai.ChatCompletionRequest, res *result, yield func(artifact.Artifact, error) bool) error {
@@ -55,8 +63,8 @@ func (p *Provider) runStream(ctx context.Context, client *goopenai.Client, ct *c
 	var asm assembler
 	defer asm.report(res)
 	for {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("openai: %w", err)
+		if ctx.Err() != nil {
+			return ctxError(ctx)
 		}
 		raw, err := stream.RecvRaw()
 		if errors.Is(err, io.EOF) {
@@ -76,8 +84,11 @@ func (p *Provider) runStream(ctx context.Context, client *goopenai.Client, ct *c
 			return err
 		}
 	}
-	if ct.watch == nil || !ct.watch.done {
-		detail := "the stream ended before data: [DONE]"
+	// A stream that closes cleanly after a finish reason is whole: some
+	// servers never send data: [DONE]. A broken connection is an error
+	// above, never a clean end.
+	if (ct.watch == nil || !ct.watch.done) && asm.finish == "" {
+		detail := "the stream ended before data: [DONE] and without a finish reason"
 		if asm.chunks == 0 && !strings.HasPrefix(ct.contentType, "text/event-stream") {
 			detail = fmt.Sprintf("the server answered with %q and no stream events; if it cannot stream, use WithStreaming(false)", ct.contentType)
 		}
@@ -87,8 +98,8 @@ func (p *Provider) runStream(ctx context.Context, client *goopenai.Client, ct *c
 }
 
 func (p *Provider) streamError(ctx context.Context, ct *callTransport, err error) error {
-	if cerr := ctx.Err(); cerr != nil {
-		return fmt.Errorf("openai: %w", cerr)
+	if ctx.Err() != nil {
+		return ctxError(ctx)
 	}
 	var ae *goopenai.APIError
 	if errors.As(err, &ae) {
@@ -118,9 +129,35 @@ func (p *Provider) runWhole(ctx context.Context, client *goopenai.Client, ct *ca
 	if len(resp.Choices) == 0 {
 		return respErr(ErrIncomplete, "the response has no choices", nil, nil)
 	}
+	// go-openai reads one spelling of reasoning and a narrow usage; the
+	// body it read says the rest.
+	var extra wireWhole
+	if err := json.Unmarshal(ct.whole.Bytes(), &extra); err != nil {
+		return respErr(ErrMalformed, "the response is not a chat completion", nil, err)
+	}
 	ch := resp.Choices[0]
 	msg := ch.Message
-	asm.reasoning.WriteString(msg.ReasoningContent)
+	if len(extra.Choices) > 0 {
+		m := &extra.Choices[0].Message
+		r, field := m.ReasoningContent, fieldReasoningContent
+		if r == "" {
+			r, field = m.Reasoning, fieldReasoning
+		}
+		if len(m.ReasoningDetails) > 0 && !isNull(m.ReasoningDetails) {
+			text, err := asm.details.add(m.ReasoningDetails)
+			if err != nil {
+				return respErr(ErrMalformed, "the message has reasoning_details that are not a list of objects", m.ReasoningDetails, err)
+			}
+			asm.details.whole = m.ReasoningDetails
+			if r == "" {
+				r = text
+			}
+		}
+		if r != "" {
+			asm.reasoning.WriteString(r)
+			asm.reasonField = field
+		}
+	}
 	asm.text.WriteString(msg.Content)
 	for _, part := range msg.MultiContent {
 		asm.text.WriteString(part.Text)
@@ -131,15 +168,29 @@ func (p *Provider) runWhole(ctx context.Context, client *goopenai.Client, ct *ca
 		asm.calls[i].args.WriteString(tc.Function.Arguments)
 	}
 	asm.finish = string(ch.FinishReason)
-	if u := resp.Usage; u.PromptTokens != 0 || u.CompletionTokens != 0 || u.TotalTokens != 0 {
-		asm.usage = usageOf(&u)
+	if u := extra.Usage; u != nil && !u.empty() {
+		asm.usage = usageOf(u)
 	}
 	return asm.end(yield)
+}
+
+// wireWhole is what runWhole reads of a whole answer beside go-openai.
+type wireWhole struct {
+	Choices []struct {
+		Message struct {
+			ReasoningContent string          `json:"reasoning_content"`
+			Reasoning        string          `json:"reasoning"`
+			ReasoningDetails json.RawMessage `json:"reasoning_details"`
+		} `json:"message"`
+	} `json:"choices"`
+	Usage *wireUsage `json:"usage"`
 }
 
 // assembler builds the whole artifacts of an answer from its chunks.
 type assembler struct {
 	text, reasoning strings.Builder
+	reasonField     string // where the reasoning text came
+	details         detailsAcc
 	calls           []*callAcc
 	byIndex         map[int]*callAcc // by the index calls are ordered by
 	byWire          map[int]*callAcc // by the index fragments carry
@@ -179,11 +230,23 @@ func (a *assembler) add(c *wireChunk, yield func(artifact.Artifact, error) bool)
 			return respErr(ErrMalformed, fmt.Sprintf("chunk %d has choice %d; one choice was asked for", a.chunks, ch.Index), nil, nil)
 		}
 		d := &ch.Delta
-		r := d.ReasoningContent
+		r, field := d.ReasoningContent, fieldReasoningContent
 		if r == "" {
-			r = d.Reasoning
+			r, field = d.Reasoning, fieldReasoning
+		}
+		if len(d.ReasoningDetails) > 0 && !isNull(d.ReasoningDetails) {
+			text, err := a.details.add(d.ReasoningDetails)
+			if err != nil {
+				return respErr(ErrMalformed, fmt.Sprintf("chunk %d has reasoning_details that are not a list of objects", a.chunks), d.ReasoningDetails, err)
+			}
+			if r == "" {
+				r = text
+			}
 		}
 		if r != "" {
+			if a.reasonField == "" {
+				a.reasonField = field
+			}
 			a.reasoning.WriteString(r)
 			if !yield(artifact.ReasoningDelta{Content: r}, nil) {
 				return errStopped
@@ -302,8 +365,8 @@ func (a *assembler) end(yield func(artifact.Artifact, error) bool) error {
 		ids[c.id] = c.index
 	}
 	out := make([]artifact.Artifact, 0, len(a.calls)+4)
-	if a.reasoning.Len() > 0 {
-		out = append(out, artifact.Reasoning{Content: a.reasoning.String()})
+	if r := a.reasoningArtifact(); r != nil {
+		out = append(out, *r)
 	}
 	if a.text.Len() > 0 {
 		out = append(out, artifact.Text{Content: a.text.String()})
@@ -323,13 +386,18 @@ func (a *assembler) end(yield func(artifact.Artifact, error) bool) error {
 	return nil
 }
 
-func usageOf(u *goopenai.Usage) *artifact.Usage {
-	out := &artifact.Usage{InputTokens: int64(u.PromptTokens), OutputTokens: int64(u.CompletionTokens)}
-	if d := u.PromptTokensDetails; d != nil {
-		out.CachedInputTokens = int64(d.CachedTokens)
+// reasoningArtifact is the answer's reasoning, noting where it came from
+// so that it goes back there: structured reasoning_details, when sent, win
+// over the plain text, which servers derive from them.
+func (a *assembler) reasoningArtifact() *artifact.Reasoning {
+	r := artifact.Reasoning{Content: a.reasoning.String(), Field: a.reasonField}
+	if d := a.details.json(); d != "" {
+		r.Field, r.Data = fieldReasoningDetails, d
 	}
-	if d := u.CompletionTokensDetails; d != nil {
-		out.ReasoningTokens = int64(d.ReasoningTokens)
+	if r.Content == "" && r.Data == "" {
+		return nil
 	}
-	return out
+	return &r
 }
+
+func isNull(b []byte) bool { return string(bytes.TrimSpace(b)) == "null" }

@@ -70,7 +70,7 @@ func TestStreamReasoning(t *testing.T) {
 		t.Errorf("deltas = %#v", deltas)
 	}
 	want := []artifact.Artifact{
-		artifact.Reasoning{Content: "Let me think. Done."}, artifact.Text{Content: "42"}, artifact.Finish{Reason: "stop"},
+		artifact.Reasoning{Content: "Let me think. Done.", Field: "reasoning_content"}, artifact.Text{Content: "42"}, artifact.Finish{Reason: "stop"},
 	}
 	if !reflect.DeepEqual(arts, want) {
 		t.Errorf("artifacts = %#v", arts)
@@ -285,7 +285,7 @@ func TestWhole(t *testing.T) {
 		t.Errorf("deltas = %#v", deltas)
 	}
 	want := []artifact.Artifact{
-		artifact.Reasoning{Content: "hmm"},
+		artifact.Reasoning{Content: "hmm", Field: "reasoning_content"},
 		artifact.Text{Content: "Checking."},
 		artifact.ToolCall{ID: "call_1", Name: "a", Arguments: `{"x":1}`},
 		artifact.ToolCall{ID: "call_2", Name: "b", Arguments: "oops"},

@@ -22,12 +22,17 @@ import (
 type callTransport struct {
 	p      *Provider
 	patch  []byte
+	edits  *bodyEdits
 	stream bool
 
 	attempts    int
 	retryAfter  time.Duration
 	contentType string
 	watch       *doneWatcher
+	idle        *idleGuard
+	// whole is the body of a whole answer as read, for the fields
+	// go-openai's types leave out.
+	whole bytes.Buffer
 }
 
 // maxErrorBody bounds what is read of a failed response.
@@ -54,6 +59,13 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 		patched = append(patched, t.patch...)
 		body = append(patched, body[1:]...)
 	}
+	if t.edits != nil && !t.edits.empty() {
+		b, err := t.edits.apply(body)
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
 	for attempt := 0; ; attempt++ {
 		// Not every HTTP client given to WithHTTPClient checks the context
 		// before it sends.
@@ -67,10 +79,19 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 		for k, vs := range t.p.headers {
 			r.Header[k] = vs
 		}
+		if t.stream {
+			// A streaming server answers at once; one that does not is
+			// as stalled as one that stops mid-stream.
+			t.idle.arm()
+		}
 		resp, err := t.p.httpc.Do(r)
+		t.idle.disarm()
 		t.attempts = attempt + 1
 		if err != nil {
 			return nil, err
+		}
+		if t.idle != nil {
+			resp.Body = &idleBody{ReadCloser: resp.Body, g: t.idle}
 		}
 		if resp.StatusCode/100 == 2 {
 			if t.stream {
@@ -79,7 +100,8 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 				resp.Body = t.watch
 			} else {
 				// The stream path closes its body on cancellation itself.
-				resp.Body = closeOnDone(ctx, resp.Body)
+				t.whole.Reset()
+				resp.Body = closeOnDone(ctx, teeBody{resp.Body, &t.whole})
 			}
 			return resp, nil
 		}
@@ -92,7 +114,7 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 
-		wait, asked := retryDelay(resp.Header, t.p.now())
+		wait, asked := retryDelay(resp.Header, t.p.now(), resp.StatusCode)
 		if asked {
 			t.retryAfter = wait
 		}
@@ -122,22 +144,140 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 	}
 }
 
+// teeBody keeps a copy of what is read.
+type teeBody struct {
+	io.ReadCloser
+	w *bytes.Buffer
+}
+
+func (b teeBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.w.Write(p[:n])
+	return n, err
+}
+
+// idleGuard cancels an invocation when the server stays silent for too
+// long. It is armed only while a read waits on the server, so a consumer
+// that is slow to take what was read does not count against the server.
+type idleGuard struct {
+	d time.Duration
+	t *time.Timer
+}
+
+func newIdleGuard(d time.Duration, cancel context.CancelCauseFunc) *idleGuard {
+	cause := &TimeoutError{Idle: true, Limit: d}
+	t := time.AfterFunc(time.Hour, func() { cancel(cause) })
+	t.Stop()
+	return &idleGuard{d: d, t: t}
+}
+
+func (g *idleGuard) arm() {
+	if g != nil {
+		g.t.Reset(g.d)
+	}
+}
+
+func (g *idleGuard) disarm() {
+	if g != nil {
+		g.t.Stop()
+	}
+}
+
+func (g *idleGuard) stop() { g.t.Stop() }
+
+// idleBody arms its guard while a read is waiting.
+type idleBody struct {
+	io.ReadCloser
+	g *idleGuard
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	b.g.arm()
+	n, err := b.ReadCloser.Read(p)
+	b.g.disarm()
+	return n, err
+}
+
 // retryDelay reads how long the server asked to wait: retry-after-ms, then
-// Retry-After in seconds or as an HTTP date.
-func retryDelay(h http.Header, now time.Time) (time.Duration, bool) {
+// Retry-After in seconds or as an HTTP date, then, on a 429, the
+// X-RateLimit-Reset family.
+func retryDelay(h http.Header, now time.Time, status int) (time.Duration, bool) {
 	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
 		if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
 			return durationOf(f / 1000), true
 		}
 	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+		if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
+			return durationOf(f), true
+		}
+		if at, err := http.ParseTime(v); err == nil {
+			return max(at.Sub(now), 0), true
+		}
+	}
+	if status == http.StatusTooManyRequests {
+		return rateLimitReset(h, now)
+	}
+	return 0, false
+}
+
+// rateLimitReset reads the X-RateLimit-Reset family: OpenAI and Groq send
+// x-ratelimit-reset-requests and -tokens as durations ("1s", "6m0s"),
+// others X-RateLimit-Reset as seconds to wait or as a Unix time in seconds
+// or milliseconds. A limit whose x-ratelimit-remaining counterpart is above
+// zero is not the one that refused; of the others, the longest wait counts,
+// so that a retry never comes sooner than every exhausted limit allows.
+func rateLimitReset(h http.Header, now time.Time) (time.Duration, bool) {
+	var exhausted, longest time.Duration
+	var found, foundExhausted bool
+	for name, vs := range h {
+		lower := strings.ToLower(name)
+		suffix, ok := strings.CutPrefix(lower, "x-ratelimit-reset")
+		if !ok || len(vs) == 0 {
+			continue
+		}
+		d, ok := resetValue(strings.TrimSpace(vs[0]), now)
+		if !ok {
+			continue
+		}
+		found = true
+		longest = max(longest, d)
+		if rem := strings.TrimSpace(h.Get("X-Ratelimit-Remaining" + suffix)); rem == "" || rem == "0" {
+			foundExhausted = true
+			exhausted = max(exhausted, d)
+		}
+	}
+	switch {
+	case foundExhausted:
+		return exhausted, true
+	case found:
+		return longest, true
+	}
+	return 0, false
+}
+
+func resetValue(v string, now time.Time) (time.Duration, bool) {
 	if v == "" {
 		return 0, false
 	}
-	if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		switch {
+		case f < 0:
+			return 0, false
+		case f >= 1e12: // a Unix time in milliseconds
+			return max(time.UnixMilli(int64(f)).Sub(now), 0), true
+		case f >= 1e9: // a Unix time in seconds
+			return max(time.Unix(int64(f), 0).Sub(now), 0), true
+		}
 		return durationOf(f), true
 	}
+	if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+		return d, true
+	}
 	if at, err := http.ParseTime(v); err == nil {
+		return max(at.Sub(now), 0), true
+	}
+	if at, err := time.Parse(time.RFC3339, v); err == nil {
 		return max(at.Sub(now), 0), true
 	}
 	return 0, false

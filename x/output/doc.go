@@ -1,0 +1,50 @@
+// Package output asks a model for a final answer of a Go type, not prose:
+// classify this ticket, extract these fields, plan these steps.
+//
+//	ticket, err := output.Run[Ticket](ctx, step, thread, prov)
+//
+// The answer's JSON Schema is reflected from T as typed tools' arguments
+// are (tool.SchemaFor), and the answer is validated against it and decoded
+// into T. New[T] gives an Answer to run many times; Run is the one-off.
+//
+// # How the schema reaches the model
+//
+// ModeResponseFormat sends it as the request's response format
+// (provider.Request.ResponseFormat; the adapter decides strict mode as it
+// does for tool schemas). ModeTool offers a final-answer tool (named
+// DefaultToolName unless WithToolName) whose arguments are the answer, and
+// requires a tool call on every turn, which works wherever tools do. The
+// default, ModeAuto, takes the response format when the provider says it
+// supports JSON schemas (provider.ResponseFormatSupporter), and the tool
+// otherwise.
+//
+// The model may call the step's tools before it answers: a run ends on the
+// first turn without tool calls, as loop.Step.Run does.
+//
+// # What is stored
+//
+// The schema, the response format and the final-answer tool belong to the
+// request and are never stored. In ModeTool, the call to the final-answer
+// tool is stored and streamed as text (its arguments), so the thread reads
+// the same in both modes, holds no call without a result, and no handler
+// runs it. A turn offering a tool under the final-answer tool's name fails
+// with ErrToolName rather than hide it; a call to the final-answer tool on
+// a turn that did not offer it reaches the handlers like any other call,
+// and x/tool's Handler refuses it as an unknown tool.
+//
+// # Invalid answers
+//
+// An answer that is not JSON or breaks the schema is stored as the model
+// wrote it, followed by a user turn quoting why it was refused, and the
+// model tries again: these are real turns, so the model sees them and a
+// reloaded thread builds the same request. After WithMaxAttempts answers
+// (DefaultMaxAttempts) Run returns an *InvalidError holding the last
+// answer, which matches ErrInvalid.
+//
+// # Partial values
+//
+// Partials wraps an observer so that it also receives a PartialEvent[T]
+// each time the answer parsed so far grows: the streamed JSON, cut to what
+// is whole and closed, decoded into T. Use it for a UI that shows an object
+// filling in.
+package output
