@@ -14,6 +14,7 @@ import (
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/output"
 	xtool "github.com/lodeworks/lode/x/tool"
 )
 
@@ -50,7 +51,7 @@ type config struct {
 	prompt      func(raw []byte) (string, error)
 	store       ledger.Store
 	tracer      trace.Tracer
-	output      Output
+	run         func(ctx context.Context, step *loop.Step, st ledger.State, prov provider.Provider) (any, error)
 	maxDepth    int
 	maxTurns    int
 	maxTokens   int64
@@ -132,9 +133,22 @@ func WithStore(s ledger.Store) Option { return func(c *config) { c.store = s } }
 // span's context; nil traces nothing.
 func WithTracer(t trace.Tracer) Option { return func(c *config) { c.tracer = t } }
 
-// WithOutput makes the child's answer typed (see Output); nil keeps the
-// answer as text.
-func WithOutput(o Output) Option { return func(c *config) { c.output = o } }
+// WithOutput makes the child's answer typed: the child runs through
+// ans (x/output), which asks its model for a T, validates it and lets it
+// retry; the tool's result is the answer as JSON and Outcome.Output the T.
+// Each try is one run with the agent's limits. A nil ans keeps the answer
+// as text.
+func WithOutput[T any](ans *output.Answer[T]) Option {
+	return func(c *config) {
+		if ans == nil {
+			c.run = nil
+			return
+		}
+		c.run = func(ctx context.Context, step *loop.Step, st ledger.State, prov provider.Provider) (any, error) {
+			return ans.Run(ctx, step, st, prov)
+		}
+	}
+}
 
 // WithMaxDepth refuses to start this agent when n agents are already
 // running above it (the top-level loop is depth 0). 0 means
@@ -159,17 +173,6 @@ func WithTimeLimit(d time.Duration) Option { return func(c *config) { c.timeLimi
 // ones the parent's caller may not use. Without it, a tool denied to a
 // caller stays denied to every agent below it.
 func WithWidening() Option { return func(c *config) { c.widening = true } }
-
-// Output makes a child's final answer typed. x/output's typed answers
-// fit it; any type with these two methods does.
-type Output interface {
-	// InvokeOptions shape each of the child's requests (a response format,
-	// a final-answer tool).
-	InvokeOptions() []provider.InvokeOption
-	// Answer reads the typed answer from the finished child thread. An
-	// error fails the call: its text is what the parent model reads.
-	Answer(ctx context.Context, st ledger.State) (any, error)
-}
 
 // Agent is a model, its tools and its limits, ready to be mounted as one
 // tool of another agent with Register. It holds configuration only and is
@@ -260,9 +263,6 @@ func (a *Agent) buildStep() *loop.Step {
 		loop.WithMaxTokens(c.maxTokens),
 		loop.WithTimeLimit(c.timeLimit),
 	)
-	if c.output != nil {
-		opts = append(opts, loop.WithInvokeOptions(c.output.InvokeOptions()...))
-	}
 	if c.tracer != nil {
 		opts = append(opts, loop.WithTracer(c.tracer))
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/output"
 	xtool "github.com/lodeworks/lode/x/tool"
 )
 
@@ -57,13 +58,14 @@ type Outcome struct {
 	Thread string
 	// State is the child thread itself; a stored one is closed.
 	State ledger.State
-	// Answer is the text of the child's last turn.
+	// Answer is the text of the child's last turn, or the typed answer
+	// as JSON (see WithOutput).
 	Answer string
-	// Output is the typed answer when the agent has an Output.
+	// Output is the typed answer (a T) when the agent has WithOutput.
 	Output any
 	// Err is why the child failed; nil when it answered. It wraps
 	// ErrDepth, a *loop.LimitError, a *loop.ProviderError, the store's
-	// error or the Output's.
+	// error or x/output's *InvalidError (see WithOutput).
 	Err error
 }
 
@@ -216,25 +218,28 @@ func (a *Agent) call(ctx context.Context, parent tool.Registry, args map[string]
 
 	cctx := context.WithValue(ctx, depthKey{}, depth)
 	cctx = context.WithValue(cctx, deniedKey{}, a.deniedBelow(ctx, parent))
-	if _, err := a.step.Run(cctx, st, a.cfg.prov); err != nil {
-		out.Err = err
-		return a.failed(out, a.runFailure(err))
-	}
-	out.Answer = lastText(st)
-	if a.cfg.output != nil {
-		v, err := a.cfg.output.Answer(cctx, st)
+	if a.cfg.run != nil {
+		v, err := a.cfg.run(cctx, a.step, st, a.cfg.prov)
 		if err != nil {
 			out.Err = err
-			return a.failed(out, fmt.Sprintf("the agent %s finished without a valid answer: %v", a.name, err))
+			if ie := (*output.InvalidError)(nil); errors.As(err, &ie) {
+				return a.failed(out, fmt.Sprintf("the agent %s gave no valid answer in %d attempt(s): %v. Give it a clearer task, or do this part yourself.", a.name, ie.Attempts, ie.Err))
+			}
+			return a.failed(out, a.runFailure(err))
 		}
-		out.Output = v
 		text, err := json.Marshal(v)
 		if err != nil {
 			out.Err = err
 			return a.failed(out, fmt.Sprintf("the agent %s gave an answer that cannot be shown: %v", a.name, err))
 		}
-		return tool.Result{Content: string(text), Value: out}
+		out.Answer, out.Output = string(text), v
+		return tool.Result{Content: out.Answer, Value: out}
 	}
+	if _, err := a.step.Run(cctx, st, a.cfg.prov); err != nil {
+		out.Err = err
+		return a.failed(out, a.runFailure(err))
+	}
+	out.Answer = lastText(st)
 	if out.Answer == "" {
 		out.Err = ErrNoAnswer
 		return a.failed(out, fmt.Sprintf("the agent %s finished without a text answer. Ask it again more precisely, or do this part yourself.", a.name))
