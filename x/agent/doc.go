@@ -3,7 +3,8 @@
 // another agent. The parent model passes a task (by default {"task":
 // string}; WithInput sets a schema-checked input of any type), the child
 // runs its own loop to completion on a thread of its own, and its answer is
-// the tool's result.
+// the tool's result: the text of its last turn, or with WithOutput a typed
+// answer that x/output validated (and let the child retry), as JSON.
 //
 //	summariser, err := agent.New("summarise", "Summarise a text in one sentence.",
 //		agent.WithProvider(model), agent.WithSystemPrompt("Be brief."))
