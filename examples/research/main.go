@@ -25,7 +25,7 @@ import (
 )
 
 var corpus = map[string]string{
-	"generics": "Go 1.18 added type parameters, so functions and types can be written once for many types. Constraints are interfaces that list what a type must support.",
+	"generics":  "Go 1.18 added type parameters, so functions and types can be written once for many types. Constraints are interfaces that list what a type must support.",
 	"iterators": "Go 1.23 added range over functions. An iterator is a function that takes a yield callback.",
 }
 
