@@ -295,3 +295,26 @@ func TestRecursionStoppedByDepth(t *testing.T) {
 }
 
 func itoa(n int) string { return string(rune('0' + n)) }
+
+// Two calls to one agent in one answer run concurrently, each on its own
+// thread linked to its own call.
+func TestParallelCallsGetTheirOwnThreads(t *testing.T) {
+	echo := script.Func(func(req *provider.Request) ([]artifact.Artifact, error) {
+		task := req.Turns[len(req.Turns)-1].Artifacts[0].(artifact.Text).Content
+		return []artifact.Artifact{artifact.Text{Content: "did " + task}}, nil
+	})
+	reg := tool.NewRegistry()
+	mustRegister(t, reg, mustNew(t, "w", agent.WithProvider(script.Play(echo, echo))))
+	top, res := parentRun(t, context.Background(), reg, nil, script.Play(
+		script.Reply(artifact.ToolCall{ID: "a", Name: "w", Arguments: `{"task":"a"}`},
+			artifact.ToolCall{ID: "b", Name: "w", Arguments: `{"task":"b"}`}),
+		script.Text("ok")), nil, "both")
+	if len(res) != 2 || res[0].Content != "did a" || res[1].Content != "did b" {
+		t.Fatalf("results %+v", res)
+	}
+	ida, _ := top.Metadata(agent.MetaChildPrefix + "a")
+	idb, _ := top.Metadata(agent.MetaChildPrefix + "b")
+	if ida == "" || idb == "" || ida == idb {
+		t.Errorf("child links %q, %q", ida, idb)
+	}
+}

@@ -46,6 +46,12 @@ func TestChildFailureIsData(t *testing.T) {
 		},
 		thread: true,
 	}, {
+		name:    "default turn limit",
+		steps:   repeat(script.Call("1", "noop", `{}`), agent.DefaultMaxTurns),
+		want:    "the agent w stopped before finishing: it used all 10 of its turns. Give it a smaller task, or do the rest yourself.",
+		wantErr: func(err error) bool { var le *loop.LimitError; return errors.As(err, &le) && le.Limit == loop.LimitTurns },
+		thread:  true,
+	}, {
 		name: "token limit",
 		opts: []agent.Option{agent.WithMaxTokens(10)},
 		steps: []script.Step{script.Reply(artifact.ToolCall{ID: "1", Name: "noop", Arguments: `{}`},
@@ -173,4 +179,12 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	if err := agent.Register(nil, nil); !errors.Is(err, agent.ErrOption) {
 		t.Errorf("Register(nil, nil): %v", err)
 	}
+}
+
+func repeat(s script.Step, n int) []script.Step {
+	out := make([]script.Step, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
 }
