@@ -46,11 +46,14 @@ func TestChildFailureIsData(t *testing.T) {
 		},
 		thread: true,
 	}, {
-		name:    "default turn limit",
-		steps:   repeat(script.Call("1", "noop", `{}`), agent.DefaultMaxTurns),
-		want:    "the agent w stopped before finishing: it used all 10 of its turns. Give it a smaller task, or do the rest yourself.",
-		wantErr: func(err error) bool { var le *loop.LimitError; return errors.As(err, &le) && le.Limit == loop.LimitTurns },
-		thread:  true,
+		name:  "default turn limit",
+		steps: repeat(script.Call("1", "noop", `{}`), agent.DefaultMaxTurns),
+		want:  "the agent w stopped before finishing: it used all 10 of its turns. Give it a smaller task, or do the rest yourself.",
+		wantErr: func(err error) bool {
+			var le *loop.LimitError
+			return errors.As(err, &le) && le.Limit == loop.LimitTurns
+		},
+		thread: true,
 	}, {
 		name: "token limit",
 		opts: []agent.Option{agent.WithMaxTokens(10)},
