@@ -217,6 +217,18 @@ func TestThreeLevelTree(t *testing.T) {
 	if got := path("execute_tool count_words"); got != want {
 		t.Errorf("span path\n got %s\nwant %s", got, want)
 	}
+	for _, sp := range spans {
+		if sp.Name() != "execute_tool research" {
+			continue
+		}
+		attrs := map[string]string{}
+		for _, kv := range sp.Attributes() {
+			attrs[string(kv.Key)] = kv.Value.Emit()
+		}
+		if attrs["lode.agent.thread.id"] != r.ID || attrs["lode.agent.depth"] != "1" {
+			t.Errorf("execute_tool research attributes %v", attrs)
+		}
+	}
 	if n := len(spans); n != 12 {
 		t.Errorf("%d spans, want 12 (3 runs, 6 turns, 3 tool calls)", n)
 	}
