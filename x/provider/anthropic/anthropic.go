@@ -101,7 +101,8 @@ type settings struct {
 // Option configures a Provider.
 type Option func(*settings)
 
-// WithAPIKey sets the x-api-key header; empty means ANTHROPIC_API_KEY.
+// WithAPIKey sets the API key, sent the way the SDK sends it; empty means
+// ANTHROPIC_API_KEY.
 func WithAPIKey(key string) Option { return func(s *settings) { s.apiKey = key } }
 
 // WithModel sets the model every invocation asks for, such as

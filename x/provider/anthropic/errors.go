@@ -195,9 +195,9 @@ func (p *Provider) callError(ctx context.Context, ct *callTransport, err error) 
 		if ct.streaming {
 			// An error event arrives inside a 200 stream.
 			e.StatusCode = 0
-		}
-		if e.Message == "" && se.Response == nil {
-			e.Message = "the stream's error event could not be read"
+			if e.Type == "" && e.Message == "" {
+				return respErr(ErrMalformed, "the stream's error event is not an error object", nil, err)
+			}
 		}
 		e.Hint = p.hint(e)
 		return e
