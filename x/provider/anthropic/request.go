@@ -519,7 +519,7 @@ func (p *Provider) placeCache(params *sdk.MessageNewParams) {
 	if p.cache == CacheOff {
 		return
 	}
-	cc := sdk.CacheControlEphemeralParam{}
+	cc := sdk.NewCacheControlEphemeralParam()
 	if p.cacheTTL == time.Hour {
 		cc.TTL = sdk.CacheControlEphemeralTTLTTL1h
 	}
