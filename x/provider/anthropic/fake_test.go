@@ -186,3 +186,8 @@ func js(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// httpHandlerFunc is a handler that runs f and answers nothing.
+func httpHandlerFunc(f func()) http.Handler {
+	return http.HandlerFunc(func(http.ResponseWriter, *http.Request) { f() })
+}
