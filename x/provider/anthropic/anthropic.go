@@ -365,6 +365,9 @@ func (p *Provider) invoke(ctx context.Context, req *provider.Request, yield func
 		option.WithBaseURL(p.baseURL + "/"),
 		option.WithHTTPClient(ct),
 		option.WithMaxRetries(0), // callTransport retries, honouring the server's waits
+		// The "chat {model}" span is WithTracer's; the SDK would otherwise
+		// add spans of its own through the global provider.
+		option.WithOpenTelemetryTraces(false),
 	}
 	if p.apiKey != "" {
 		opts = append(opts, option.WithAPIKey(p.apiKey))

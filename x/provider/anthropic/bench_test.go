@@ -93,7 +93,7 @@ func benchAdapter(b *testing.B, body []byte) {
 
 func benchSDK(b *testing.B, body []byte) {
 	c := sdk.NewClient(option.WithoutEnvironmentDefaults(), option.WithAPIKey("k"), option.WithBaseURL("http://127.0.0.1:1/"),
-		option.WithHTTPClient(bytesClient(body)), option.WithMaxRetries(0))
+		option.WithHTTPClient(bytesClient(body)), option.WithMaxRetries(0), option.WithOpenTelemetryTraces(false))
 	params := sdk.MessageNewParams{Model: "claude-sonnet-4-5", MaxTokens: 1024,
 		Messages: []sdk.MessageParam{sdk.NewUserMessage(sdk.NewTextBlock("go"))}}
 	b.SetBytes(int64(len(body)))

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -84,5 +85,24 @@ func TestTrace(t *testing.T) {
 	}
 	if e.Status().Code != codes.Error || errType != "invalid_request_error" {
 		t.Errorf("failed span: status %v, error.type %q", e.Status(), errType)
+	}
+}
+
+// The SDK's own spans stay off, even with a global tracer provider: the
+// adapter's span is the one WithTracer asks for.
+func TestNoSDKSpans(t *testing.T) {
+	sr, _ := recorder()
+	prev := otel.GetTracerProvider()
+	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr)))
+	t.Cleanup(func() { otel.SetTracerProvider(prev) })
+	f := newFake(t, textAnswer("ok"))
+	if _, _, err := collect(f.provider(t), req(userTurn("x"))); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(sr.Ended()); n != 0 {
+		t.Fatalf("%d spans without WithTracer", n)
+	}
+	if h := f.headers[0].Get("Traceparent"); h != "" {
+		t.Errorf("traceparent %q sent", h)
 	}
 }
