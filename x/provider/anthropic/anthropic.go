@@ -41,6 +41,11 @@ const (
 	DefaultMaxRetryWait = time.Minute
 )
 
+// DefaultIdleTimeout is the longest the server may stay silent while
+// streaming: before the response headers and between any two reads of the
+// body. The API sends ping events while a model thinks, which reset it.
+const DefaultIdleTimeout = 2 * time.Minute
+
 // MinThinkingBudget is the smallest thinking budget the API takes.
 const MinThinkingBudget = 1024
 
@@ -73,6 +78,7 @@ type Provider struct {
 	maxRetries   int
 	maxRetryWait time.Duration
 	timeout      time.Duration
+	idleTimeout  time.Duration
 	stream       bool
 	thinking     int
 	cache        CacheMode
@@ -88,7 +94,7 @@ type settings struct {
 	tracer                 trace.Tracer
 	maxRetries             *int
 	maxRetryWait           time.Duration
-	timeout                time.Duration
+	timeout, idleTimeout   time.Duration
 	noStream               bool
 	thinking               int
 	cache                  CacheMode
@@ -151,6 +157,13 @@ func WithMaxRetryWait(d time.Duration) Option { return func(s *settings) { s.max
 // included; zero or negative means no limit of the provider's own. When it
 // ends an invocation the error matches ErrTimeout.
 func WithTimeout(d time.Duration) Option { return func(s *settings) { s.timeout = d } }
+
+// WithIdleTimeout bounds how long a streaming server may send nothing:
+// the wait for the response headers and every gap between two reads of the
+// body. Zero means DefaultIdleTimeout; negative turns the limit off. When it
+// ends an invocation the error is a *TimeoutError matching ErrIdleTimeout
+// and ErrTimeout. Without streaming only WithTimeout bounds the wait.
+func WithIdleTimeout(d time.Duration) Option { return func(s *settings) { s.idleTimeout = d } }
 
 // WithTracer records a "chat {model}" span per invocation, after the
 // OpenTelemetry GenAI conventions. Without one, tracing costs nothing.
@@ -258,6 +271,7 @@ func New(opts ...Option) (*Provider, error) {
 		maxRetries:   DefaultMaxRetries,
 		maxRetryWait: s.maxRetryWait,
 		timeout:      s.timeout,
+		idleTimeout:  s.idleTimeout,
 		stream:       !s.noStream,
 		thinking:     s.thinking,
 		cache:        s.cache,
@@ -273,6 +287,9 @@ func New(opts ...Option) (*Provider, error) {
 	}
 	if p.maxRetryWait <= 0 {
 		p.maxRetryWait = DefaultMaxRetryWait
+	}
+	if p.idleTimeout == 0 {
+		p.idleTimeout = DefaultIdleTimeout
 	}
 	if p.sleep == nil {
 		p.sleep = sleepCtx
@@ -359,6 +376,13 @@ func (p *Provider) invoke(ctx context.Context, req *provider.Request, yield func
 		defer cancel()
 	}
 	ct := &callTransport{p: p, extra: extra}
+	if p.stream && p.idleTimeout > 0 {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		ct.idle = newIdleGuard(p.idleTimeout, cancel)
+		defer ct.idle.stop()
+	}
 	opts := []option.RequestOption{
 		// New has read the environment, through WithEnv's lookup.
 		option.WithoutEnvironmentDefaults(),

@@ -43,6 +43,7 @@ func TestStopMidStream(t *testing.T) {
 	})
 	t.Run("context cancelled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
 		var last error
 		for a, err := range p.Invoke(ctx, req(userTurn("x"))) {
 			if err != nil {

@@ -80,7 +80,11 @@
 // asks (retry-after-ms, retry-after, anthropic-ratelimit-*-reset) up to
 // WithMaxRetryWait; *ResponseError for a stream that breaks the protocol
 // (ErrIncomplete, ErrMalformed, ErrInvalidToolCall); *RequestError for a
-// request that cannot be sent; *TimeoutError (ErrTimeout) for WithTimeout.
+// request that cannot be sent; *TimeoutError for WithTimeout (ErrTimeout,
+// off unless set) and WithIdleTimeout (ErrIdleTimeout: DefaultIdleTimeout
+// of silence while streaming; the API's pings reset it). Without streaming
+// the SDK bounds a request to ten minutes and refuses, unsent, a max_tokens
+// it expects to take longer.
 //
 // WithTracer records a "chat {model}" span per invocation after the
 // OpenTelemetry GenAI conventions, with token usage including cache reads

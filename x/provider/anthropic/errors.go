@@ -100,20 +100,31 @@ func (e *APIError) Is(target error) bool {
 	return false
 }
 
-// Sentinels of a *TimeoutError.
-var ErrTimeout = errors.New("anthropic: timed out")
+// Sentinels a *TimeoutError matches: ErrTimeout for either limit,
+// ErrIdleTimeout only for the idle one.
+var (
+	ErrTimeout     = errors.New("anthropic: timed out")
+	ErrIdleTimeout = errors.New("anthropic: idle timeout")
+)
 
-// TimeoutError reports an invocation that WithTimeout ended. It also
-// matches context.DeadlineExceeded.
+// TimeoutError reports an invocation that WithTimeout or WithIdleTimeout
+// ended. It also matches context.DeadlineExceeded.
 type TimeoutError struct {
+	// Idle is true for the idle limit, false for the whole-request one.
+	Idle  bool
 	Limit time.Duration
 }
 
 func (e *TimeoutError) Error() string {
+	if e.Idle {
+		return fmt.Sprintf("anthropic: the server sent nothing for %s (the idle timeout): raise it with WithIdleTimeout, or pass a negative value to turn it off", e.Limit)
+	}
 	return fmt.Sprintf("anthropic: the request took longer than %s (the request timeout): raise it with WithTimeout, or pass 0 to turn it off", e.Limit)
 }
 
-func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
+func (e *TimeoutError) Is(target error) bool {
+	return target == ErrTimeout || (e.Idle && target == ErrIdleTimeout)
+}
 
 func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
 
@@ -238,6 +249,8 @@ func errorType(err error) string {
 	var re *ResponseError
 	var qe *RequestError
 	switch {
+	case errors.Is(err, ErrIdleTimeout):
+		return "idle_timeout"
 	case errors.Is(err, ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		return "timeout"
 	case errors.Is(err, context.Canceled):

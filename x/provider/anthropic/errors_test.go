@@ -3,6 +3,8 @@ package anthropic
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -197,5 +199,28 @@ func TestContextWindow(t *testing.T) {
 		if got != want || ok != (want > 0) {
 			t.Errorf("ContextWindow(%q) = %d, %v; want %d", m, got, ok, want)
 		}
+	}
+}
+
+// A server that starts a stream and then goes silent is cut off by the
+// idle timeout, with an error that names it.
+func TestIdleTimeout(t *testing.T) {
+	hold := make(chan struct{})
+	f := newFake(t)
+	f.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, sse(msgStart(`{"input_tokens":1,"output_tokens":1}`)).body)
+		w.(http.Flusher).Flush()
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+		}
+	})
+	t.Cleanup(func() { close(hold) })
+	_, _, err := collect(f.provider(t, WithIdleTimeout(30*time.Millisecond)), req(userTurn("x")))
+	var te *TimeoutError
+	if !errors.As(err, &te) || !te.Idle || !errors.Is(err, ErrIdleTimeout) || !errors.Is(err, ErrTimeout) ||
+		!strings.Contains(err.Error(), "raise it with WithIdleTimeout") {
+		t.Fatalf("err = %v (%T)", err, err)
 	}
 }

@@ -29,6 +29,7 @@ type callTransport struct {
 	// streaming is set once a 2xx answer arrived: errors after it come
 	// from inside the body.
 	streaming bool
+	idle      *idleGuard
 }
 
 // maxErrorBody bounds what is read of a failed response.
@@ -57,13 +58,18 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		t.idle.arm()
 		resp, err := t.p.httpc.Do(r)
+		t.idle.disarm()
 		t.attempts = attempt + 1
 		if err != nil {
 			return nil, err
 		}
 		if resp.StatusCode/100 == 2 {
 			t.streaming = true
+			if t.idle != nil {
+				resp.Body = &idleBody{ReadCloser: resp.Body, g: t.idle}
+			}
 			resp.Body = closeOnDone(ctx, resp.Body)
 			return resp, nil
 		}
@@ -176,4 +182,46 @@ func closeOnDone(ctx context.Context, rc io.ReadCloser) io.ReadCloser {
 func (b *ctxBody) Close() error {
 	b.stop()
 	return b.ReadCloser.Close()
+}
+
+// idleGuard cancels an invocation when the server stays silent too long.
+// It is armed only while a read waits on the server, so a consumer slow to
+// take what was read does not count against the server.
+type idleGuard struct {
+	d time.Duration
+	t *time.Timer
+}
+
+func newIdleGuard(d time.Duration, cancel context.CancelCauseFunc) *idleGuard {
+	cause := &TimeoutError{Idle: true, Limit: d}
+	t := time.AfterFunc(time.Hour, func() { cancel(cause) })
+	t.Stop()
+	return &idleGuard{d: d, t: t}
+}
+
+func (g *idleGuard) arm() {
+	if g != nil {
+		g.t.Reset(g.d)
+	}
+}
+
+func (g *idleGuard) disarm() {
+	if g != nil {
+		g.t.Stop()
+	}
+}
+
+func (g *idleGuard) stop() { g.t.Stop() }
+
+// idleBody arms its guard while a read is waiting.
+type idleBody struct {
+	io.ReadCloser
+	g *idleGuard
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	b.g.arm()
+	n, err := b.ReadCloser.Read(p)
+	b.g.disarm()
+	return n, err
 }
