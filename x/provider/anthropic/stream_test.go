@@ -157,3 +157,25 @@ func TestWholeAnswer(t *testing.T) {
 		t.Errorf("a whole request asked for a stream: %s", js(f.body(0)))
 	}
 }
+
+func TestWholeAnswerBroken(t *testing.T) {
+	cases := []struct {
+		name string
+		body string
+		kind error
+	}{
+		{"not JSON", `{nope`, ErrMalformed},
+		{"no stop reason", `{"id":"m","type":"message","role":"assistant","model":"x","content":[{"type":"text","text":"a"}],"stop_reason":null,"usage":{"input_tokens":1,"output_tokens":1}}`, ErrIncomplete},
+		{"tool call without ID", `{"id":"m","type":"message","role":"assistant","model":"x","content":[{"type":"tool_use","id":"","name":"a","input":{}}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1}}`, ErrInvalidToolCall},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake(t, reply{body: c.body})
+			_, whole, err := collect(f.provider(t, WithStreaming(false)), req(userTurn("x")))
+			var re *ResponseError
+			if !errors.Is(err, c.kind) || !errors.As(err, &re) || len(whole) != 0 {
+				t.Fatalf("err = %v (%T), whole = %v; want kind %v", err, err, whole, c.kind)
+			}
+		})
+	}
+}
