@@ -74,11 +74,15 @@ type ToolResult struct {
 	Value any  `json:"-"`
 }
 
-// Usage reports the tokens one model invocation consumed.
+// Usage reports the tokens one model invocation consumed. InputTokens is
+// the whole prompt, cached or not; CachedInputTokens is the part of it read
+// from the server's prompt cache, and CacheWriteTokens the part written to
+// it (which some servers bill above the normal rate).
 type Usage struct {
 	InputTokens       int64 `json:"input_tokens"`
 	OutputTokens      int64 `json:"output_tokens"`
 	CachedInputTokens int64 `json:"cached_input_tokens,omitempty"`
+	CacheWriteTokens  int64 `json:"cache_write_tokens,omitempty"`
 	ReasoningTokens   int64 `json:"reasoning_tokens,omitempty"`
 }
 

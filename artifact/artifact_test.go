@@ -19,7 +19,7 @@ func TestRoundTrip(t *testing.T) {
 		artifact.ToolCall{ID: "c1", Name: "add", Arguments: `{"a":1,`},
 		artifact.ToolResult{ToolCallID: "c1", Name: "add", Content: "3", IsError: true, Truncated: true, Full: "3333",
 			Parts: artifact.List{artifact.Image{MIMEType: "image/png", Data: []byte{0, 1, 2}}}},
-		artifact.Usage{InputTokens: 10, OutputTokens: 5, CachedInputTokens: 2, ReasoningTokens: 1},
+		artifact.Usage{InputTokens: 10, OutputTokens: 5, CachedInputTokens: 2, CacheWriteTokens: 3, ReasoningTokens: 1},
 		artifact.Image{URL: "https://example.invalid/a.png", Detail: "low"},
 		artifact.Finish{Reason: "tool_calls"},
 		artifact.Audio{MIMEType: "audio/wav", Data: []byte("RIFF")},

@@ -1,0 +1,156 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	"github.com/lodeworks/lode/artifact"
+)
+
+// benchEvents is about how many events one benchmarked stream has.
+const benchEvents = 10000
+
+// benchStream is a long answer: a thinking block, a text block and a tool
+// call, each streamed in many small deltas, with pings among them.
+func benchStream() []byte {
+	events := []string{msgStart(`{"input_tokens":1000,"cache_read_input_tokens":50000,"output_tokens":1}`),
+		blockStart(0, `{"type":"thinking","thinking":"","signature":""}`)}
+	words := []string{"The ", "quick ", "brown ", "fox ", "jumps ", "over ", "the ", "lazy ", "dog. "}
+	third := benchEvents / 3
+	for i := range third {
+		events = append(events, blockDelta(0, `{"type":"thinking_delta","thinking":"`+words[i%len(words)]+`"}`))
+	}
+	events = append(events, blockDelta(0, `{"type":"signature_delta","signature":"`+strings.Repeat("Zm9v", 100)+`"}`), blockStop(0),
+		blockStart(1, `{"type":"text","text":""}`))
+	for i := range third {
+		events = append(events, blockDelta(1, textDelta(words[i%len(words)])))
+		if i%100 == 0 {
+			events = append(events, ping)
+		}
+	}
+	events = append(events, blockStop(1), blockStart(2, `{"type":"tool_use","id":"toolu_1","name":"search","input":{}}`))
+	for range third {
+		events = append(events, blockDelta(2, `{"type":"input_json_delta","partial_json":"\"q"}`))
+	}
+	events = append(events, blockStop(2), msgDelta("tool_use", `{"output_tokens":10000}`), msgStop)
+	return []byte(sse(events...).body)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// bytesClient answers every request with the same bytes, in memory.
+func bytesClient(body []byte) *http.Client {
+	return &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.Body != nil {
+			_, _ = io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+		}
+		return &http.Response{
+			StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: http.Header{"Content-Type": {"text/event-stream"}},
+			Body:   io.NopCloser(bytes.NewReader(body)), Request: r,
+		}, nil
+	})}
+}
+
+func benchAdapter(b *testing.B, body []byte) {
+	p, err := New(WithAPIKey("k"), WithModel("claude-sonnet-4-5"), WithBaseURL("http://127.0.0.1:1"),
+		WithHTTPClient(bytesClient(body)), WithEnv(func(string) string { return "" }))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := req(userTurn("go"))
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var whole []artifact.Artifact
+		for a, err := range p.Invoke(context.Background(), r) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !artifact.IsDelta(a) {
+				whole = append(whole, a)
+			}
+		}
+		if len(whole) != 5 {
+			b.Fatalf("%d artifacts", len(whole))
+		}
+	}
+}
+
+func benchSDK(b *testing.B, body []byte) {
+	c := sdk.NewClient(option.WithoutEnvironmentDefaults(), option.WithAPIKey("k"), option.WithBaseURL("http://127.0.0.1:1/"),
+		option.WithHTTPClient(bytesClient(body)), option.WithMaxRetries(0), option.WithOpenTelemetryTraces(false))
+	params := sdk.MessageNewParams{Model: "claude-sonnet-4-5", MaxTokens: 1024,
+		Messages: []sdk.MessageParam{sdk.NewUserMessage(sdk.NewTextBlock("go"))}}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		stream := c.Messages.NewStreaming(context.Background(), params)
+		var msg sdk.Message
+		for stream.Next() {
+			if err := msg.Accumulate(stream.Current()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := stream.Err(); err != nil {
+			b.Fatal(err)
+		}
+		stream.Close()
+		if len(msg.Content) != 3 {
+			b.Fatalf("%d blocks", len(msg.Content))
+		}
+	}
+}
+
+// BenchmarkStream reads the same long stream through the adapter (deltas
+// and whole artifacts) and through the SDK's stream with its own
+// accumulator, Message.Accumulate.
+func BenchmarkStream(b *testing.B) {
+	body := benchStream()
+	b.Run("adapter", func(b *testing.B) { benchAdapter(b, body) })
+	b.Run("sdk-accumulate", func(b *testing.B) { benchSDK(b, body) })
+}
+
+// TestStreamRatio runs the two halves of BenchmarkStream in interleaved
+// rounds, so that both see the same machine load, and logs the median and
+// range of adapter/SDK time. It measures, never asserts: set
+// LODE_BENCH_ROUNDS to a number of rounds to run it.
+func TestStreamRatio(t *testing.T) {
+	rounds, _ := strconv.Atoi(os.Getenv("LODE_BENCH_ROUNDS"))
+	if rounds <= 0 {
+		t.Skip("set LODE_BENCH_ROUNDS to measure")
+	}
+	body := benchStream()
+	var ratios []float64
+	var line strings.Builder
+	for i := range rounds {
+		var a, s testing.BenchmarkResult
+		if i%2 == 0 {
+			a = testing.Benchmark(func(b *testing.B) { benchAdapter(b, body) })
+			s = testing.Benchmark(func(b *testing.B) { benchSDK(b, body) })
+		} else {
+			s = testing.Benchmark(func(b *testing.B) { benchSDK(b, body) })
+			a = testing.Benchmark(func(b *testing.B) { benchAdapter(b, body) })
+		}
+		r := float64(a.NsPerOp()) / float64(s.NsPerOp())
+		ratios = append(ratios, r)
+		fmt.Fprintf(&line, "round %d: adapter %s, sdk %s, ratio %.3f\n", i+1, a.String()+" "+a.MemString(), s.String()+" "+s.MemString(), r)
+	}
+	slices.Sort(ratios)
+	t.Logf("%s%d events, %d bytes: adapter/sdk median %.3f, range %.3f–%.3f",
+		line.String(), benchEvents, len(body), ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1])
+}

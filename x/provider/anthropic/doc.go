@@ -1,0 +1,95 @@
+// Package anthropic is lode's provider for Claude through Anthropic's own
+// Messages API, built on the official Go SDK
+// (github.com/anthropics/anthropic-sdk-go/v2): the SDK builds and sends the
+// request and decodes the stream's events; this package maps lode's ledger
+// to the request and assembles the events into artifacts.
+//
+// New checks its configuration up front, with the openai adapter's names:
+// a model is required (WithModel), and an API key (WithAPIKey, else
+// ANTHROPIC_API_KEY) unless a base URL is set (WithBaseURL, else
+// ANTHROPIC_BASE_URL). WithEnv changes how those variables are read; the
+// SDK reads no environment of its own.
+//
+// Invoke streams the answer: TextDelta, ReasoningDelta and ToolCallDelta as
+// they arrive, then the whole artifacts in the order the server sent its
+// content blocks, then Usage and Finish. A stream is whole only with a
+// message_stop and a stop reason; anything less is ErrIncomplete, never a
+// short answer. WithStreaming(false) asks for one whole message instead.
+//
+// What maps to what:
+//
+//	ledger / provider.Request          Messages API
+//	system turns (all, in order)       system (text blocks)
+//	user Text, Image, Resource         user text, image (base64 or URL), document
+//	                                   (text, PDF), image resource; ResourceLink as a text line
+//	assistant Text                     text block
+//	assistant Reasoning{Content,       thinking block, signature unchanged
+//	  Signature}
+//	assistant Reasoning{Field:         redacted_thinking block, data unchanged
+//	  "redacted_thinking", Data}
+//	assistant ToolCall                 tool_use (Arguments as the input object)
+//	tool turn ToolResult               tool_result in the next user message: Content as
+//	                                   text, Parts as images and documents, IsError as is_error
+//	Tools                              tools (schema as input_schema)
+//	ToolChoice auto/none/required/tool tool_choice auto/none/any/tool
+//	ParallelToolCalls false            disable_parallel_tool_use
+//	MaxTokens (0: DefaultMaxTokens)    max_tokens
+//	Temperature, TopP, Stop            temperature, top_p, stop_sequences
+//	WithThinkingBudget / WithThinking  thinking {type: enabled, budget_tokens}
+//
+//	Messages API answer                artifacts
+//	text block                         Text
+//	thinking block                     Reasoning{Content, Signature}
+//	redacted_thinking block            Reasoning{Field: "redacted_thinking", Data}
+//	tool_use block                     ToolCall (arguments as streamed)
+//	usage                              Usage: InputTokens = input + cache reads + cache
+//	                                   writes (the whole prompt, as with OpenAI);
+//	                                   CachedInputTokens = cache reads; CacheWriteTokens = writes
+//	stop_reason end_turn, stop_sequence Finish "stop"; tool_use "tool_calls";
+//	                                   max_tokens "length"; refusal "content_filter"; others as sent
+//
+// Choices this adapter makes:
+//   - Consecutive tool results, and a user turn after them, join one user
+//     message, tool results first. Consecutive assistant turns join one
+//     message. A system turn anywhere joins the system field.
+//   - Assistant blocks go back in the order the ledger holds them, which is
+//     the order the server sent them, so thinking precedes the tool use it
+//     came with. Reasoning without a signature (from another server) is not
+//     sent, since the API refuses thinking it cannot verify; Usage and
+//     Finish are not sent.
+//   - Tool-call arguments that are not a JSON object go back as {}: the API
+//     takes only objects, and the tool's result has told the model already.
+//   - With thinking on, a Temperature other than 1, a TopP below 0.95 and a
+//     forced tool choice (required, tool) are refused with a *RequestError
+//     rather than dropped, and MaxTokens must exceed the budget; with
+//     MaxTokens 0, max_tokens is DefaultMaxTokens plus the budget.
+//   - Prompt caching is on by default (CacheAuto): breakpoints on the last
+//     tool, the last system block, the newest message and the user message
+//     before it — four, the API's maximum — so each turn reads what the
+//     previous one wrote. CacheStable marks only tools and system, CacheOff
+//     nothing; WithCacheTTL(time.Hour) asks for the longer cache.
+//   - Tool-result audio, and binary resources other than PDFs and images,
+//     become a bracketed note when the result has no Content; in a user
+//     turn they are a *RequestError.
+//
+// Failures are typed as in the openai adapter: *APIError for a refusal or
+// an error event in the stream (errors.Is against ErrInvalidRequest,
+// ErrUnauthorized, ErrForbidden, ErrNotFound, ErrRateLimited, ErrOverloaded,
+// ErrServer; the API's message and a Hint saying what to fix), with 429,
+// 5xx and 529 retried up to WithMaxRetries times, waiting what the server
+// asks (retry-after-ms, retry-after, anthropic-ratelimit-*-reset) up to
+// WithMaxRetryWait; *ResponseError for a stream that breaks the protocol
+// (ErrIncomplete, ErrMalformed, ErrInvalidToolCall); *RequestError for a
+// request that cannot be sent; *TimeoutError for WithTimeout (ErrTimeout,
+// off unless set) and WithIdleTimeout (ErrIdleTimeout: DefaultIdleTimeout
+// of silence while streaming; the API's pings reset it). Without streaming
+// the SDK bounds a request to ten minutes and refuses, unsent, a max_tokens
+// it expects to take longer.
+//
+// WithTracer records a "chat {model}" span per invocation after the
+// OpenTelemetry GenAI conventions, with token usage including cache reads
+// and writes. ContextWindow reports the window of known Claude models
+// (200,000 tokens for Claude 3.x and 4.x; the 1M window of Sonnet 4 and
+// later needs the anthropic-beta header "context-1m-2025-08-07", sent with
+// WithHeader, and is not assumed).
+package anthropic

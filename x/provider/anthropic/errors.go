@@ -1,0 +1,279 @@
+package anthropic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+)
+
+// Sentinels an *APIError matches with errors.Is, by status or by the API's
+// error type (an error event inside a stream has no status of its own).
+var (
+	ErrInvalidRequest = errors.New("anthropic: invalid request (400)")
+	ErrUnauthorized   = errors.New("anthropic: unauthorized (401)")
+	ErrForbidden      = errors.New("anthropic: forbidden (403)")
+	ErrNotFound       = errors.New("anthropic: not found (404)")
+	ErrRateLimited    = errors.New("anthropic: rate limited (429)")
+	ErrServer         = errors.New("anthropic: server error (5xx)")
+	ErrOverloaded     = errors.New("anthropic: overloaded (529)")
+)
+
+// StatusOverloaded is the status the API answers with when it is
+// overloaded.
+const StatusOverloaded = 529
+
+// APIError is the server refusing a request, or an error event inside a
+// stream (StatusCode 0). Hint says what to fix where that is known.
+type APIError struct {
+	StatusCode int
+	// Type is the API's error type ("rate_limit_error",
+	// "overloaded_error", "invalid_request_error", ...).
+	Type      string
+	Message   string
+	RequestID string
+	Hint      string
+	// Attempts is how many times the request was sent; RetryAfter is the
+	// last wait the server asked for.
+	Attempts   int
+	RetryAfter time.Duration
+	// Err is the SDK's error.
+	Err error
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	b.WriteString("anthropic: ")
+	switch {
+	case e.StatusCode == StatusOverloaded:
+		b.WriteString("529 Overloaded")
+	case e.StatusCode > 0:
+		b.WriteString(strconv.Itoa(e.StatusCode))
+		if t := http.StatusText(e.StatusCode); t != "" {
+			b.WriteString(" " + t)
+		}
+	default:
+		b.WriteString("error in stream")
+	}
+	if e.Type != "" {
+		b.WriteString(" (" + e.Type + ")")
+	}
+	if e.Message != "" {
+		b.WriteString(": " + e.Message)
+	}
+	if e.Attempts > 1 {
+		fmt.Fprintf(&b, " (after %d attempts)", e.Attempts)
+	}
+	if e.Hint != "" {
+		b.WriteString(" — " + e.Hint)
+	}
+	return b.String()
+}
+
+func (e *APIError) Unwrap() error { return e.Err }
+
+// Is matches the sentinel of e's status or error type.
+func (e *APIError) Is(target error) bool {
+	switch target {
+	case ErrInvalidRequest:
+		return e.StatusCode == http.StatusBadRequest || e.Type == "invalid_request_error"
+	case ErrUnauthorized:
+		return e.StatusCode == http.StatusUnauthorized || e.Type == "authentication_error"
+	case ErrForbidden:
+		return e.StatusCode == http.StatusForbidden || e.Type == "permission_error"
+	case ErrNotFound:
+		return e.StatusCode == http.StatusNotFound || e.Type == "not_found_error"
+	case ErrRateLimited:
+		return e.StatusCode == http.StatusTooManyRequests || e.Type == "rate_limit_error"
+	case ErrOverloaded:
+		return e.StatusCode == StatusOverloaded || e.Type == "overloaded_error"
+	case ErrServer:
+		return e.StatusCode >= 500 || e.Type == "api_error" || e.Type == "overloaded_error"
+	}
+	return false
+}
+
+// Sentinels a *TimeoutError matches: ErrTimeout for either limit,
+// ErrIdleTimeout only for the idle one.
+var (
+	ErrTimeout     = errors.New("anthropic: timed out")
+	ErrIdleTimeout = errors.New("anthropic: idle timeout")
+)
+
+// TimeoutError reports an invocation that WithTimeout or WithIdleTimeout
+// ended. It also matches context.DeadlineExceeded.
+type TimeoutError struct {
+	// Idle is true for the idle limit, false for the whole-request one.
+	Idle  bool
+	Limit time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	if e.Idle {
+		return fmt.Sprintf("anthropic: the server sent nothing for %s (the idle timeout): raise it with WithIdleTimeout, or pass a negative value to turn it off", e.Limit)
+	}
+	return fmt.Sprintf("anthropic: the request took longer than %s (the request timeout): raise it with WithTimeout, or pass 0 to turn it off", e.Limit)
+}
+
+func (e *TimeoutError) Is(target error) bool {
+	return target == ErrTimeout || (e.Idle && target == ErrIdleTimeout)
+}
+
+func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+func ctxError(ctx context.Context) error {
+	var te *TimeoutError
+	if errors.As(context.Cause(ctx), &te) {
+		return te
+	}
+	return fmt.Errorf("anthropic: %w", ctx.Err())
+}
+
+// Kinds of *ResponseError, matched with errors.Is.
+var (
+	// ErrIncomplete: the answer ended early — no message_stop, or the
+	// connection broke mid-stream.
+	ErrIncomplete = errors.New("anthropic: incomplete response")
+	// ErrMalformed: the server sent something that is not the protocol:
+	// an event that is not JSON, a block index out of order.
+	ErrMalformed = errors.New("anthropic: malformed response")
+	// ErrInvalidToolCall: a tool call that cannot be run, such as one
+	// without a name or ID.
+	ErrInvalidToolCall = errors.New("anthropic: invalid tool call")
+)
+
+// ResponseError reports a response that breaks the protocol. Data holds the
+// offending part of it, shortened.
+type ResponseError struct {
+	Kind   error
+	Detail string
+	Data   string
+	Err    error
+}
+
+func (e *ResponseError) Error() string {
+	s := e.Kind.Error() + ": " + e.Detail
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	if e.Data != "" {
+		s += " (data: " + strconv.Quote(e.Data) + ")"
+	}
+	return s
+}
+
+// Unwrap returns the kind and the cause.
+func (e *ResponseError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{e.Kind, e.Err}
+	}
+	return []error{e.Kind}
+}
+
+func respErr(kind error, detail string, data []byte, cause error) *ResponseError {
+	return &ResponseError{Kind: kind, Detail: detail, Data: shorten(string(data), 200), Err: cause}
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// callError turns what the SDK returned into lode's error.
+func (p *Provider) callError(ctx context.Context, ct *callTransport, err error) error {
+	if ctx.Err() != nil {
+		return ctxError(ctx)
+	}
+	var se *sdk.Error
+	if errors.As(err, &se) {
+		e := &APIError{
+			StatusCode: se.StatusCode, Type: string(se.Type()), Message: se.Message, RequestID: se.RequestID,
+			Attempts: ct.attempts, RetryAfter: ct.retryAfter, Err: err,
+		}
+		if ct.streaming {
+			// An error event arrives inside a 200 stream.
+			e.StatusCode = 0
+			if e.Type == "" && e.Message == "" {
+				return respErr(ErrMalformed, "the stream's error event is not an error object", nil, err)
+			}
+		}
+		e.Hint = p.hint(e)
+		return e
+	}
+	if ct.attempts == 0 {
+		return &RequestError{Turn: -1, Reason: "not sent", Err: err}
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return respErr(ErrIncomplete, "the connection closed before the response", nil, err)
+	}
+	return fmt.Errorf("anthropic: cannot reach the server at %s: %w", p.baseURL, err)
+}
+
+func (p *Provider) hint(e *APIError) string {
+	switch {
+	case errors.Is(e, ErrUnauthorized):
+		return "check the API key (WithAPIKey or " + EnvAPIKey + "): it is missing, mistyped or revoked"
+	case errors.Is(e, ErrForbidden):
+		return fmt.Sprintf("the API key may not use model %q or this feature: check the key's workspace and permissions", p.model)
+	case errors.Is(e, ErrNotFound):
+		return fmt.Sprintf("check the model name %q and the base URL %q", p.model, p.baseURL)
+	case errors.Is(e, ErrRateLimited):
+		if e.RetryAfter > 0 {
+			return fmt.Sprintf("rate limited; the server asked to wait %s", e.RetryAfter)
+		}
+		return "rate limited: slow down or raise the limit"
+	case errors.Is(e, ErrOverloaded):
+		return "the API is overloaded; try again shortly"
+	case errors.Is(e, ErrServer):
+		return "the server failed; try again later"
+	}
+	return ""
+}
+
+// errorType names err for the span's error.type, from a closed set.
+func errorType(err error) string {
+	var ae *APIError
+	var re *ResponseError
+	var qe *RequestError
+	switch {
+	case errors.Is(err, ErrIdleTimeout):
+		return "idle_timeout"
+	case errors.Is(err, ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.As(err, &ae):
+		if ae.Type != "" {
+			return ae.Type
+		}
+		if ae.StatusCode > 0 {
+			return strconv.Itoa(ae.StatusCode)
+		}
+		return "stream_error"
+	case errors.As(err, &re):
+		switch re.Kind {
+		case ErrIncomplete:
+			return "incomplete_response"
+		case ErrMalformed:
+			return "malformed_response"
+		case ErrInvalidToolCall:
+			return "invalid_tool_call"
+		}
+	case errors.As(err, &qe):
+		return "invalid_request"
+	}
+	return "_OTHER"
+}

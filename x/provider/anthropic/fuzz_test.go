@@ -1,0 +1,70 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"testing"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
+
+	"github.com/lodeworks/lode/artifact"
+)
+
+// decode reads an SSE body the way runStream does: the SDK's decoder and
+// event types, this package's assembler.
+func decode(body []byte, yield func(artifact.Artifact, error) bool) error {
+	r, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1/v1/messages", nil)
+	resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
+		Body: io.NopCloser(bytes.NewReader(body)), Request: r}
+	stream := ssestream.NewStream[sdk.MessageStreamEventUnion](ssestream.NewDecoder(resp), nil)
+	defer stream.Close()
+	var a assembler
+	err := a.read(stream, yield)
+	var se *sdk.Error
+	if errors.As(err, &se) {
+		// As callError does for a stream that had begun.
+		return (&Provider{}).callError(context.Background(), &callTransport{streaming: true, p: &Provider{}}, err)
+	}
+	return err
+}
+
+func FuzzStream(f *testing.F) {
+	for _, r := range []reply{
+		textAnswer("hello"),
+		sse(msgStart(`{"input_tokens":1,"output_tokens":1}`),
+			blockStart(0, `{"type":"thinking","thinking":"","signature":""}`),
+			blockDelta(0, `{"type":"thinking_delta","thinking":"x"}`),
+			blockDelta(0, `{"type":"signature_delta","signature":"s"}`), blockStop(0),
+			blockStart(1, `{"type":"redacted_thinking","data":"d"}`), blockStop(1),
+			blockStart(2, `{"type":"tool_use","id":"t","name":"n","input":{}}`),
+			blockDelta(2, `{"type":"input_json_delta","partial_json":"{\"a\""}`), blockStop(2),
+			msgDelta("tool_use", `{"output_tokens":2}`), msgStop),
+		sse(msgStart(`{"input_tokens":1,"output_tokens":1}`), `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`),
+	} {
+		f.Add([]byte(r.body))
+	}
+	f.Add([]byte("event: message_start\ndata: {\n\n"))
+	f.Add([]byte(": comment\n\ndata: {\"type\":\"message_stop\"}\n\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var got []artifact.Artifact
+		err := decode(body, func(a artifact.Artifact, _ error) bool { got = append(got, a); return true })
+		if err == nil {
+			if len(got) == 0 {
+				t.Fatal("a whole answer without a Finish")
+			}
+			if _, ok := got[len(got)-1].(artifact.Finish); !ok {
+				t.Fatalf("a whole answer that does not end in Finish: %#v", got)
+			}
+			return
+		}
+		var re *ResponseError
+		var ae *APIError
+		if !errors.As(err, &re) && !errors.As(err, &ae) {
+			t.Fatalf("untyped error %T: %v", err, err)
+		}
+	})
+}
