@@ -25,6 +25,7 @@ const (
 	KindAudio          = "audio"
 	KindResource       = "resource"
 	KindResourceLink   = "resource_link"
+	KindSummary        = "summary"
 	KindTextDelta      = "text_delta"
 	KindReasoningDelta = "reasoning_delta"
 	KindToolCallDelta  = "tool_call_delta"
@@ -130,6 +131,17 @@ type Finish struct {
 	Reason string `json:"reason"`
 }
 
+// Summary stands, in the requests a history policy builds, for the turns
+// First to Last (indexes from 0, both included) of the thread it is stored
+// in. Those turns stay in the ledger as they were; the summary is a turn of
+// its own, so a thread reloaded from any store gives the same request.
+// Adapters do not send it unless a policy puts its Content in a request.
+type Summary struct {
+	Content string `json:"content"`
+	First   int    `json:"first"`
+	Last    int    `json:"last"`
+}
+
 // TextDelta is a fragment of a Text being streamed.
 type TextDelta struct {
 	Content string `json:"content"`
@@ -160,6 +172,7 @@ func (Finish) Kind() string         { return KindFinish }
 func (Audio) Kind() string          { return KindAudio }
 func (Resource) Kind() string       { return KindResource }
 func (ResourceLink) Kind() string   { return KindResourceLink }
+func (Summary) Kind() string        { return KindSummary }
 func (TextDelta) Kind() string      { return KindTextDelta }
 func (ReasoningDelta) Kind() string { return KindReasoningDelta }
 func (ToolCallDelta) Kind() string  { return KindToolCallDelta }

@@ -26,6 +26,7 @@ func TestRoundTrip(t *testing.T) {
 		artifact.Resource{URI: "file:///a.txt", MIMEType: "text/plain", Text: "hello"},
 		artifact.Resource{URI: "file:///a.bin", Blob: []byte{0xff, 0}},
 		artifact.ResourceLink{URI: "file:///b", Name: "b", Title: "B", Description: "d", MIMEType: "text/x", Size: new(int64)},
+		artifact.Summary{Content: "they agreed on Tuesday", First: 1, Last: 9},
 		artifact.TextDelta{Content: "he"},
 		artifact.ReasoningDelta{Content: "th"},
 		artifact.ToolCallDelta{Index: 2, ID: "c", Name: "n", Arguments: "{"},

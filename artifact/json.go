@@ -88,6 +88,8 @@ func Unmarshal(data []byte) (Artifact, error) {
 		return decode[Resource](data)
 	case KindResourceLink:
 		return decode[ResourceLink](data)
+	case KindSummary:
+		return decode[Summary](data)
 	case KindTextDelta:
 		return decode[TextDelta](data)
 	case KindReasoningDelta:

@@ -5,7 +5,9 @@
 // NewThread is the in-memory State. Appending a turn is O(1); readers may
 // run concurrently with one another and with a writer. Turns returns a view
 // that later appends never change, so a provider can read the history while
-// handlers append results.
+// handlers append results. Both keep the tool calls still waiting for a
+// result as turns are appended (CallTracker), so finding them costs the
+// same on a long thread as on a short one.
 //
 // A Store keeps threads durably (ledger/file: an append-only journal per
 // thread; ledger/sqlstore: SQLite or PostgreSQL). Its Create and Load return

@@ -86,6 +86,7 @@ type Thread struct {
 	mu    sync.RWMutex
 	turns []Turn
 	meta  map[string]string
+	open  openCalls // under mu
 }
 
 // ThreadOption configures a Thread.
@@ -117,6 +118,7 @@ func NewThread(opts ...ThreadOption) *Thread {
 	if t.id == "" {
 		t.id = NewID()
 	}
+	t.open = trackAll(t.turns)
 	return t
 }
 
@@ -161,9 +163,18 @@ func (t *Thread) Append(role Role, artifacts ...artifact.Artifact) error {
 		turn.Time = t.now()
 	}
 	t.mu.Lock()
+	t.open.add(len(t.turns), turn)
 	t.turns = append(t.turns, turn)
 	t.mu.Unlock()
 	return nil
+}
+
+// OpenCalls returns the tool calls still waiting for a result; see
+// CallTracker.
+func (t *Thread) OpenCalls() []OpenCall {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.open.clone()
 }
 
 // ownArtifacts copies a turn's artifacts as every State stores them:

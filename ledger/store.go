@@ -130,6 +130,7 @@ type StoredThread struct {
 	version int64
 	turns   []Turn
 	meta    map[string]string
+	open    openCalls
 }
 
 // NewStoredThread returns the thread id as read into snap, persisting its
@@ -143,6 +144,7 @@ func NewStoredThread(id string, snap Snapshot, j Journal, now func() time.Time) 
 		version: snap.Version,
 		turns:   slices.Clip(snap.Turns),
 		meta:    snap.Metadata,
+		open:    trackAll(snap.Turns),
 	}
 }
 
@@ -199,10 +201,19 @@ func (t *StoredThread) Append(role Role, artifacts ...artifact.Artifact) error {
 		return fmt.Errorf("ledger: append turn %d to thread %s: %w", r.Index, t.id, err)
 	}
 	t.mu.Lock()
+	t.open.add(len(t.turns), turn)
 	t.turns = append(t.turns, turn)
 	t.version = r.Version
 	t.mu.Unlock()
 	return nil
+}
+
+// OpenCalls returns the tool calls still waiting for a result; see
+// CallTracker.
+func (t *StoredThread) OpenCalls() []OpenCall {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.open.clone()
 }
 
 // Metadata returns the value stored under key.
@@ -265,6 +276,7 @@ func (t *StoredThread) Reload(ctx context.Context) error {
 	t.mu.Lock()
 	t.version = snap.Version
 	t.turns = slices.Clip(snap.Turns)
+	t.open = trackAll(snap.Turns)
 	t.meta = snap.Metadata
 	t.mu.Unlock()
 	return nil
@@ -285,4 +297,8 @@ func (t *StoredThread) Close() error {
 	return nil
 }
 
-var _ State = (*StoredThread)(nil)
+var (
+	_ State       = (*StoredThread)(nil)
+	_ CallTracker = (*StoredThread)(nil)
+	_ CallTracker = (*Thread)(nil)
+)

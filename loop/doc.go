@@ -15,7 +15,10 @@
 //
 // Before each invocation, a tool call that has no result in the ledger (a
 // crash, a cancelled run) is given an error result, so the model never sees
-// an unanswered call.
+// an unanswered call. The open calls come from the State when it keeps
+// them (ledger.CallTracker, as Thread and StoredThread do), so the loop's
+// own cost per turn does not grow with the thread; any other State is
+// read in full each turn.
 //
 // Failures are typed: *OptionError, *ProviderError, *HandlerError,
 // *LedgerError and *LimitError, each wrapping its cause. Every turn

@@ -26,6 +26,8 @@ type Config struct {
 	Tools pack.ToolsMap `yaml:"tools"`
 	// MCP lists MCP servers to mount, each under its name.
 	MCP []MCPServer `yaml:"mcp"`
+	// History keeps long threads inside the context window.
+	History HistoryConfig `yaml:"history"`
 
 	// file says where each key was, for errors found after parsing; nil
 	// when no file was read.

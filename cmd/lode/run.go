@@ -103,6 +103,13 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 	}
 	pr := &printer{out: e.stdout, info: e.stderr}
 	invoke := []provider.InvokeOption{xtool.WithFilteredTools(tb.reg, nil)}
+	pol, sendTo, err := historyPolicy(cfg, prov)
+	if err != nil {
+		return nil, err
+	}
+	if pol != nil {
+		invoke = append([]provider.InvokeOption{pol}, invoke...)
+	}
 	if cfg.System != "" {
 		invoke = append(invoke, provider.WithSystemPrompt(cfg.System))
 	}
@@ -111,7 +118,7 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 		loop.WithInvokeOptions(invoke...),
 		loop.WithObserver(pr),
 	)
-	return &agent{cfg: cfg, step: loop.New(loopOpts...), prov: prov, baseURL: prov.BaseURL(), tools: tb, printer: pr, shutdown: shutdown}, nil
+	return &agent{cfg: cfg, step: loop.New(loopOpts...), prov: sendTo, baseURL: prov.BaseURL(), tools: tb, printer: pr, shutdown: shutdown}, nil
 }
 
 func (a *agent) close() {

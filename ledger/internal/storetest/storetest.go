@@ -70,6 +70,7 @@ func EveryKind() []artifact.Artifact {
 		artifact.Usage{InputTokens: 10, OutputTokens: 5, CachedInputTokens: 1, ReasoningTokens: 2},
 		artifact.Image{MIMEType: "image/png", Data: []byte{0, 1, 2, 255}, Detail: "low"},
 		artifact.Finish{Reason: "stop"},
+		artifact.Summary{Content: "the user asked for a deploy", First: 2, Last: 41},
 		artifact.Unknown{Type: "hologram", Raw: json.RawMessage(`{"kind":"hologram","beam":[1,2.5,{"x":"y"}],"z":null}`)},
 	}
 }
@@ -205,8 +206,8 @@ func testRoundTrip(t *testing.T, open Opener) {
 	}
 	got := load(t, open(t), "kinds")
 	EqualTurns(t, got.Turns(), st.Turns())
-	if u, ok := got.Turns()[0].Artifacts[7].(artifact.Unknown); !ok || string(u.Raw) != string(arts[7].(artifact.Unknown).Raw) {
-		t.Fatalf("unknown artifact came back as %#v", got.Turns()[0].Artifacts[7])
+	if u, ok := got.Turns()[0].Artifacts[8].(artifact.Unknown); !ok || string(u.Raw) != string(arts[8].(artifact.Unknown).Raw) {
+		t.Fatalf("unknown artifact came back as %#v", got.Turns()[0].Artifacts[8])
 	}
 	if got.Turns()[0].Time.IsZero() {
 		t.Fatal("turn time was not kept")

@@ -22,6 +22,9 @@ var (
 	ErrNotFound     = errors.New("openai: not found (404)")
 	ErrRateLimited  = errors.New("openai: rate limited (429)")
 	ErrServer       = errors.New("openai: server error (5xx)")
+	// ErrContextLength: the request is longer than the model's context
+	// window (code context_length_exceeded, or a message that says so).
+	ErrContextLength = errors.New("openai: context length exceeded")
 )
 
 // APIError is the server refusing a request, or an error event inside a
@@ -78,6 +81,25 @@ func (e *APIError) Is(target error) bool {
 		return e.StatusCode == http.StatusTooManyRequests
 	case ErrServer:
 		return e.StatusCode >= 500
+	case ErrContextLength:
+		return e.ContextLengthExceeded()
+	}
+	return false
+}
+
+// ContextLengthExceeded reports whether the server refused the request as
+// longer than the model's window: OpenAI's code, or the wording that
+// compatible servers (vLLM, llama.cpp, Ollama, LiteLLM) use.
+func (e *APIError) ContextLengthExceeded() bool {
+	if e.Code == "context_length_exceeded" || e.Type == "context_length_exceeded" {
+		return true
+	}
+	m := strings.ToLower(e.Message)
+	for _, s := range []string{"maximum context length", "context length exceeded", "context_length_exceeded",
+		"exceeds the context window", "exceed context window", "context window exceeded", "too many tokens", "prompt is too long"} {
+		if strings.Contains(m, s) {
+			return true
+		}
 	}
 	return false
 }
@@ -239,6 +261,8 @@ func (p *Provider) hint(e *APIError) string {
 		return "rate limited: slow down or raise the limit"
 	case e.StatusCode >= 500:
 		return "the server failed; try again later"
+	case e.ContextLengthExceeded():
+		return fmt.Sprintf("the conversation no longer fits model %q's context window: shorten the request with a history policy (x/history, history: in lode.yaml)", p.model)
 	}
 	return ""
 }

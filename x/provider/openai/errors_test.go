@@ -57,6 +57,18 @@ func TestHTTPErrors(t *testing.T) {
 		body:   `{"error":{"message":"Invalid 'messages[1].content': string too long.","type":"invalid_request_error","param":"messages[1].content","code":"string_above_max_length"}}`,
 		want:   `openai: 400 Bad Request: Invalid 'messages[1].content': string too long.`,
 	}, {
+		name:     "400 context length exceeded (OpenAI)",
+		status:   400,
+		body:     `{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`,
+		sentinel: ErrContextLength,
+		want:     `openai: 400 Bad Request: This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens. — the conversation no longer fits model "gpt-test"'s context window: shorten the request with a history policy (x/history, history: in lode.yaml)`,
+	}, {
+		name:     "400 context length exceeded (vLLM wording, no code)",
+		status:   400,
+		body:     `{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.","type":"BadRequestError","param":null,"code":400}`,
+		sentinel: ErrContextLength,
+		want:     `openai: 400 Bad Request: This model's maximum context length is 4096 tokens. However, you requested 5000 tokens. — the conversation no longer fits model "gpt-test"'s context window: shorten the request with a history policy (x/history, history: in lode.yaml)`,
+	}, {
 		name:     "429 out of quota is not retried",
 		status:   429,
 		body:     `{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`,

@@ -452,6 +452,10 @@ func contentMessage(i int, t ledger.Turn) (goopenai.ChatCompletionMessage, bool,
 		case artifact.Audio:
 			return m, false, turnErr(i, t.Role, "a %s turn cannot carry audio (%s, %d bytes): go-openai's chat messages take only text and images",
 				t.Role, orUnknown(a.MIMEType), len(a.Data))
+		case artifact.Summary:
+			// A stored summary reaches the model only through a history
+			// policy, which puts its text in the request; the turns it
+			// covers are still in the history.
 		default:
 			return m, false, turnErr(i, t.Role, "a %s turn cannot carry %s", t.Role, kindOf(a))
 		}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/x/history"
+)
+
+// HistoryConfig is the history: section, which keeps long threads inside
+// the model's context window (see x/history). An absent or empty section
+// sends the whole thread.
+type HistoryConfig struct {
+	// Budget is the tokens a request's history may use; 0 means the
+	// model's context window less Reserve.
+	Budget int `yaml:"budget"`
+	// Reserve is the tokens left for the answer; 0 means 4096.
+	Reserve int `yaml:"reserve"`
+	// Keep is how many of the newest turns keep their tool results whole;
+	// 0 means 4.
+	Keep int `yaml:"keep"`
+	// Summarise compacts old turns into a summary stored in the thread,
+	// rather than only leaving them out of the request.
+	Summarise bool `yaml:"summarise"`
+}
+
+// historyPolicy returns the policy lode.yaml asks for, and prov wrapped to
+// retry once a request the server finds too long; nil and prov when the
+// section is empty.
+func historyPolicy(cfg *Config, prov provider.Provider) (*history.Policy, provider.Provider, error) {
+	h := cfg.History
+	if h == (HistoryConfig{}) {
+		return nil, prov, nil
+	}
+	opts := []history.Option{
+		history.WithBudget(h.Budget), history.WithReserve(h.Reserve), history.WithKeep(h.Keep),
+		history.WithModel(cfg.Model.Name), history.WithWindower(prov),
+	}
+	if h.Summarise {
+		opts = append(opts, history.WithSummarizer(prov))
+	}
+	pol, err := history.New(opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("lode.yaml: history: %w", err)
+	}
+	return pol, pol.Provider(prov), nil
+}

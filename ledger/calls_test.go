@@ -1,0 +1,75 @@
+package ledger_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+)
+
+func TestOpenCalls(t *testing.T) {
+	a := artifact.ToolCall{ID: "a", Name: "t"}
+	b := artifact.ToolCall{ID: "b", Name: "t"}
+	res := func(id string) artifact.Artifact { return artifact.ToolResult{ToolCallID: id} }
+	type turn struct {
+		role ledger.Role
+		arts []artifact.Artifact
+	}
+	cases := []struct {
+		name  string
+		turns []turn
+		want  []ledger.OpenCall
+	}{
+		{"none", nil, nil},
+		{"answered", []turn{{ledger.RoleAssistant, []artifact.Artifact{a, b}}, {ledger.RoleTool, []artifact.Artifact{res("b"), res("a")}}}, nil},
+		{"one left, in call order", []turn{{ledger.RoleAssistant, []artifact.Artifact{b, a}}, {ledger.RoleTool, []artifact.Artifact{res("a")}}},
+			[]ledger.OpenCall{{Turn: 0, Call: b}}},
+		{"duplicate while open counts once", []turn{{ledger.RoleAssistant, []artifact.Artifact{a}}, {ledger.RoleAssistant, []artifact.Artifact{a}}},
+			[]ledger.OpenCall{{Turn: 0, Call: a}}},
+		{"reused after its answer", []turn{{ledger.RoleAssistant, []artifact.Artifact{a}}, {ledger.RoleTool, []artifact.Artifact{res("a")}}, {ledger.RoleAssistant, []artifact.Artifact{a}}},
+			[]ledger.OpenCall{{Turn: 2, Call: a}}},
+		{"calls outside assistant turns", []turn{{ledger.RoleUser, []artifact.Artifact{a}}, {ledger.RoleTool, []artifact.Artifact{b}}}, nil},
+		{"a result before its call", []turn{{ledger.RoleTool, []artifact.Artifact{res("a")}}, {ledger.RoleAssistant, []artifact.Artifact{a}}},
+			[]ledger.OpenCall{{Turn: 1, Call: a}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var seed []ledger.Turn
+			th := ledger.NewThread()
+			st := ledger.NewStoredThread("t1", ledger.Snapshot{}, &memJournal{}, nil)
+			for _, tu := range c.turns {
+				seed = append(seed, ledger.Turn{Role: tu.role, Artifacts: tu.arts})
+				if err := th.Append(tu.role, tu.arts...); err != nil {
+					t.Fatal(err)
+				}
+				if err := st.Append(tu.role, tu.arts...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			seeded := ledger.NewThread(ledger.WithTurns(seed...))
+			loaded := ledger.NewStoredThread("t2", ledger.Snapshot{Turns: seed}, &memJournal{}, nil)
+			for name, ct := range map[string]ledger.CallTracker{"appended": th, "seeded": seeded, "stored": st, "loaded": loaded} {
+				if got := ct.OpenCalls(); !slices.Equal(got, c.want) {
+					t.Errorf("%s: OpenCalls = %v, want %v", name, got, c.want)
+				}
+			}
+		})
+	}
+}
+
+func TestOpenCallsAfterReload(t *testing.T) {
+	j := &memJournal{}
+	st := ledger.NewStoredThread("t1", ledger.Snapshot{}, j, nil)
+	other := ledger.NewStoredThread("t1", ledger.Snapshot{}, j, nil)
+	if err := st.Append(ledger.RoleAssistant, artifact.ToolCall{ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := other.OpenCalls(); len(got) != 1 || got[0].Call.ID != "a" {
+		t.Fatalf("after Reload, OpenCalls = %v", got)
+	}
+}

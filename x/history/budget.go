@@ -1,0 +1,130 @@
+package history
+
+import (
+	"strings"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+)
+
+// Windower is what a provider implements when it knows its models' context
+// windows; New asks it (found by type assertion on the value given to
+// WithWindower) before the built-in table.
+type Windower interface {
+	ContextWindow(model string) (tokens int, ok bool)
+}
+
+// DefaultReserve is the room, in tokens, left for the answer when the
+// budget comes from a context window.
+const DefaultReserve = 4096
+
+// windows are the context windows of common models, matched by the longest
+// prefix of the model name. They are defaults: WithBudget or a Windower
+// overrides them.
+var windows = map[string]int{
+	"gpt-3.5-turbo": 16385,
+	"gpt-4":         8192,
+	"gpt-4-turbo":   128000,
+	"gpt-4o":        128000,
+	"gpt-4.1":       1047576,
+	"gpt-5":         400000,
+	"o1":            200000,
+	"o3":            200000,
+	"o4-mini":       200000,
+	"claude-":       200000,
+	"gemini-":       1048576,
+	"llama3.1":      131072,
+	"llama3.2":      131072,
+	"llama3.3":      131072,
+	"llama3":        8192,
+	"qwen2.5":       32768,
+	"qwen3":         40960,
+	"mistral":       32768,
+}
+
+// ContextWindow returns the built-in context window of model, matched by
+// the longest known prefix of its name (after any "provider/" part).
+func ContextWindow(model string) (int, bool) {
+	if i := strings.LastIndexByte(model, '/'); i >= 0 {
+		model = model[i+1:]
+	}
+	best, n := "", 0
+	for prefix, w := range windows {
+		if strings.HasPrefix(model, prefix) && len(prefix) > len(best) {
+			best, n = prefix, w
+		}
+	}
+	return n, best != ""
+}
+
+// Token counting is an estimate: one token per four bytes of what a turn
+// says, plus a few for the turn itself. No tokenizer is linked in: each
+// model family has its own, and the estimate is corrected by what the
+// server reports (see Policy) and backed by the context-length retry.
+const (
+	bytesPerToken = 4
+	turnOverhead  = 4
+	imageTokens   = 800
+)
+
+func estimateTurn(t ledger.Turn) int {
+	n := 0
+	for _, a := range t.Artifacts {
+		switch a := a.(type) {
+		case artifact.Text:
+			n += len(a.Content)
+		case artifact.Reasoning:
+			n += len(a.Content)
+		case artifact.ToolCall:
+			n += len(a.Name) + len(a.Arguments) + len(a.ID)
+		case artifact.ToolResult:
+			n += len(a.Content)
+			for _, p := range a.Parts {
+				n += partBytes(p)
+			}
+		case artifact.Summary:
+			n += len(a.Content)
+		default:
+			n += partBytes(a)
+		}
+	}
+	return turnOverhead + (n+bytesPerToken-1)/bytesPerToken
+}
+
+func partBytes(a artifact.Artifact) int {
+	switch a := a.(type) {
+	case artifact.Text:
+		return len(a.Content)
+	case artifact.Image:
+		return imageTokens * bytesPerToken
+	case artifact.Resource:
+		return len(a.Text)
+	case artifact.ResourceLink:
+		return len(a.URI) + len(a.Description)
+	}
+	return 0
+}
+
+// Estimate returns the estimated tokens of turns, as the policy counts them.
+func Estimate(turns []ledger.Turn) int {
+	n := 0
+	for _, t := range turns {
+		n += estimateTurn(t)
+	}
+	return n
+}
+
+// reported returns the tokens the server counted for the request that
+// produced the assistant turn t and for its answer; false when t carries
+// no Usage.
+func reported(t ledger.Turn) (int, bool) {
+	var n int64
+	ok := false
+	for _, a := range t.Artifacts {
+		if u, isUsage := a.(artifact.Usage); isUsage {
+			n += u.InputTokens + u.OutputTokens
+			ok = true
+		}
+	}
+	return int(n), ok
+}

@@ -1,0 +1,32 @@
+// Package history keeps long threads inside a model's context window,
+// on the request only: the ledger keeps every turn.
+//
+// A Policy is a provider.InvokeOption. On each invocation it sends the
+// system turns and the thread's first user message (pinned), then the
+// newest turns that fit the token budget. A turn and the tool turns after
+// it go or stay together, so a call never reaches the model without its
+// result. Before whole turns are dropped, tool results older than the
+// newest few turns (WithKeep) are cut to WithResultBytes.
+//
+// With WithSummarizer, a Policy compacts instead of dropping: a provider
+// call summarises the oldest turns (and the summary before them), leaving
+// half the budget for what follows, and the summary is appended to the
+// ledger as a system turn holding an artifact.Summary that names the
+// turns it covers. The request carries the summary's text, as a user
+// turn, in place of those turns; a thread reloaded from any store builds
+// the same request, and the covered turns stay readable in the ledger.
+//
+// The budget is WithBudget, or the model's context window less a reserve
+// for the answer: from the provider when it implements Windower, else
+// from a small table of common models (ContextWindow). Tokens are
+// estimated at four bytes each plus a little per turn; no tokenizer is
+// linked in, because each model family has its own and the estimate only
+// has to err on the safe side. While the whole thread fits, the count the
+// server reported with the newest answer (artifact.Usage) is used for the
+// turns it covers, which catches an estimate that runs low.
+//
+// When the server refuses a request as too long anyway, the provider
+// returned by Policy.Provider compacts (or trims) to half of what it sent and
+// retries once; a second refusal is a *ContextError that says which
+// setting to lower.
+package history

@@ -1,0 +1,404 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/provider"
+)
+
+// Defaults for the options that take a number.
+const (
+	DefaultKeep        = 4
+	DefaultResultBytes = 256
+)
+
+// ErrOption matches every error New returns for a bad option.
+var ErrOption = errors.New("history: invalid option")
+
+type config struct {
+	budget      int
+	reserve     int
+	model       string
+	windower    Windower
+	keep        int
+	resultBytes int
+	unpinFirst  bool
+	summarizer  provider.Provider
+}
+
+// Option configures a Policy.
+type Option func(*config)
+
+// WithBudget sets how many tokens a request's history may use. Zero takes
+// the model's context window less the reserve; a negative value is an
+// error.
+func WithBudget(tokens int) Option { return func(c *config) { c.budget = tokens } }
+
+// WithModel names the model whose context window sets the budget when
+// WithBudget does not.
+func WithModel(name string) Option { return func(c *config) { c.model = name } }
+
+// WithWindower asks w for the model's window before the built-in table.
+// Pass the provider itself: if it implements Windower it is asked, if not
+// the option does nothing. nil does nothing.
+func WithWindower(w any) Option {
+	return func(c *config) {
+		if win, ok := w.(Windower); ok {
+			c.windower = win
+		}
+	}
+}
+
+// WithReserve sets the tokens left for the answer when the budget comes
+// from a window; zero means DefaultReserve, a negative value is an error.
+func WithReserve(tokens int) Option { return func(c *config) { c.reserve = tokens } }
+
+// WithKeep sets how many of the newest turns keep their tool results whole
+// when older ones are shortened; zero means DefaultKeep, a negative value
+// is an error.
+func WithKeep(turns int) Option { return func(c *config) { c.keep = turns } }
+
+// WithResultBytes sets how much of an old tool result stays when results
+// are shortened; zero means DefaultResultBytes, a negative value is an
+// error.
+func WithResultBytes(n int) Option { return func(c *config) { c.resultBytes = n } }
+
+// WithPinnedFirst keeps (true, the default) or lets go of the thread's
+// first user message when older turns are dropped.
+func WithPinnedFirst(on bool) Option { return func(c *config) { c.unpinFirst = !on } }
+
+// WithSummarizer turns on compaction: when the history does not fit, p is
+// asked to summarise the oldest part, and the summary is stored in the
+// ledger. nil leaves compaction off: old turns are only dropped from the
+// request.
+func WithSummarizer(p provider.Provider) Option { return func(c *config) { c.summarizer = p } }
+
+// Policy fits a thread's history into a token budget, on the request only.
+// It is a provider.InvokeOption; give it to the loop before options that
+// add turns (WithSystemPrompt), so that it sees the history as the ledger
+// holds it. It holds configuration only and is safe for concurrent use.
+type Policy struct {
+	cfg    config
+	budget int
+}
+
+// New checks every option and returns a Policy, or every problem found,
+// each wrapping ErrOption.
+func New(opts ...Option) (*Policy, error) {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrOption}, args...)...))
+	}
+	if c.budget < 0 {
+		bad("budget %d is negative: give a number of tokens, or 0 for the model's window", c.budget)
+	}
+	if c.reserve < 0 {
+		bad("reserve %d is negative: give a number of tokens, or 0 for %d", c.reserve, DefaultReserve)
+	}
+	if c.keep < 0 {
+		bad("keep %d is negative: give a number of turns, or 0 for %d", c.keep, DefaultKeep)
+	}
+	if c.resultBytes < 0 {
+		bad("result bytes %d is negative: give a number of bytes, or 0 for %d", c.resultBytes, DefaultResultBytes)
+	}
+	if c.reserve == 0 {
+		c.reserve = DefaultReserve
+	}
+	if c.keep == 0 {
+		c.keep = DefaultKeep
+	}
+	if c.resultBytes == 0 {
+		c.resultBytes = DefaultResultBytes
+	}
+	budget := c.budget
+	if budget == 0 && len(errs) == 0 {
+		w, ok := 0, false
+		if c.windower != nil && c.model != "" {
+			w, ok = c.windower.ContextWindow(c.model)
+		}
+		if !ok && c.model != "" {
+			w, ok = ContextWindow(c.model)
+		}
+		switch {
+		case !ok && c.model == "":
+			bad("no budget: set WithBudget, or WithModel with a model whose context window is known")
+		case !ok:
+			bad("no budget: the context window of model %q is not known; set WithBudget", c.model)
+		case w <= c.reserve:
+			bad("model %q has a window of %d tokens, no more than the reserve of %d: lower WithReserve or set WithBudget", c.model, w, c.reserve)
+		default:
+			budget = w - c.reserve
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return &Policy{cfg: c, budget: budget}, nil
+}
+
+// Budget returns the tokens a request's history may use.
+func (p *Policy) Budget() int { return p.budget }
+
+// ApplyInvoke replaces req.Turns with the view that fits the budget, after
+// compacting when a summarizer is set and turns would be dropped. The
+// ledger gains only the summary turn.
+func (p *Policy) ApplyInvoke(ctx context.Context, st ledger.State, req *provider.Request) error {
+	src := req.Turns
+	req.SetExtension(viewKey{}, &viewSource{policy: p, state: st, turns: src})
+	view, _, err := p.fit(ctx, st, src, p.budget, false)
+	if err != nil {
+		return err
+	}
+	req.Turns = view
+	return nil
+}
+
+// View returns the request view of turns within the policy's budget
+// without compacting: what ApplyInvoke sends when no summarizer is set,
+// or when the summaries already stored in turns suffice.
+func (p *Policy) View(turns []ledger.Turn) []ledger.Turn {
+	v, _ := p.view(turns, nil, p.budget)
+	return v
+}
+
+// fit builds the view of src within budget, compacting first when a
+// summarizer is set and the view would drop turns (or always, when force
+// is set).
+func (p *Policy) fit(ctx context.Context, st ledger.State, src []ledger.Turn, budget int, force bool) ([]ledger.Turn, bool, error) {
+	ledgerTurns := src
+	if st != nil {
+		ledgerTurns = st.Turns()
+	}
+	idx := mapIndexes(src, ledgerTurns)
+	v, dropped := p.viewMapped(src, idx, ledgerTurns, nil, budget)
+	if p.cfg.summarizer == nil || st == nil || (!dropped && !force) {
+		return v, dropped, nil
+	}
+	sum, err := p.compact(ctx, src, idx, ledgerTurns, budget)
+	if err != nil {
+		return nil, dropped, err
+	}
+	if sum == nil {
+		return v, dropped, nil
+	}
+	if err := st.Append(ledger.RoleSystem, *sum); err != nil {
+		return nil, dropped, fmt.Errorf("history: store the summary of turns %d to %d: %w", sum.First, sum.Last, err)
+	}
+	v, dropped = p.viewMapped(src, idx, ledgerTurns, sum, budget)
+	return v, dropped, nil
+}
+
+func (p *Policy) view(turns []ledger.Turn, sum *artifact.Summary, budget int) ([]ledger.Turn, bool) {
+	idx := make([]int, len(turns))
+	for i := range idx {
+		idx[i] = i
+	}
+	return p.viewMapped(turns, idx, turns, sum, budget)
+}
+
+// mapIndexes gives the ledger index of each turn of src, which is the
+// ledger's history with, perhaps, turns added by the loop (repair results)
+// or earlier options; an added turn gets the index of the ledger turn
+// before it. Turns are matched by identity: options share the ledger's
+// turns, they do not copy them.
+func mapIndexes(src, led []ledger.Turn) []int {
+	idx := make([]int, len(src))
+	j := 0
+	for i, t := range src {
+		if j < len(led) && sameTurn(t, led[j]) {
+			idx[i] = j
+			j++
+			continue
+		}
+		idx[i] = j - 1
+	}
+	return idx
+}
+
+func sameTurn(a, b ledger.Turn) bool {
+	if a.Role != b.Role || len(a.Artifacts) != len(b.Artifacts) {
+		return false
+	}
+	return len(a.Artifacts) == 0 || &a.Artifacts[0] == &b.Artifacts[0]
+}
+
+// latestSummary finds the newest stored summary whose range lies inside
+// the ledger.
+func latestSummary(led []ledger.Turn) *artifact.Summary {
+	for i := len(led) - 1; i >= 0; i-- {
+		for _, a := range led[i].Artifacts {
+			if s, ok := a.(artifact.Summary); ok && s.First >= 0 && s.First <= s.Last && s.Last < i {
+				return &s
+			}
+		}
+	}
+	return nil
+}
+
+func isSummaryTurn(t ledger.Turn) bool {
+	for _, a := range t.Artifacts {
+		if _, ok := a.(artifact.Summary); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// pinnedEnd returns how many turns of src lead it and are always sent:
+// the system turns, then the first user turn when it is pinned.
+func (p *Policy) pinnedEnd(src []ledger.Turn) int {
+	i := 0
+	for i < len(src) && src[i].Role == ledger.RoleSystem && !isSummaryTurn(src[i]) {
+		i++
+	}
+	if !p.cfg.unpinFirst && i < len(src) && src[i].Role == ledger.RoleUser {
+		i++
+	}
+	return i
+}
+
+// viewMapped is the heart of the policy. It reports whether whole turns
+// were left out (beyond those a summary stands for), which is when a
+// summarizer is called.
+//
+// viewMapped is the heart of the policy: pinned turns, the summary (given,
+// or the newest stored), then the newest groups of turns that fit, with
+// old tool results shortened before whole groups are dropped. A group is a
+// turn and the tool turns after it, so a call never leaves its result.
+func (p *Policy) viewMapped(src []ledger.Turn, idx []int, led []ledger.Turn, sum *artifact.Summary, budget int) ([]ledger.Turn, bool) {
+	if sum == nil {
+		sum = latestSummary(led)
+	}
+	pin := p.pinnedEnd(src)
+	var rest []ledger.Turn
+	for i := pin; i < len(src); i++ {
+		if isSummaryTurn(src[i]) {
+			continue
+		}
+		if sum != nil && idx[i] >= sum.First && idx[i] <= sum.Last {
+			continue
+		}
+		rest = append(rest, src[i])
+	}
+	head := append([]ledger.Turn(nil), src[:pin]...)
+	if sum != nil {
+		head = append(head, summaryTurn(*sum))
+	}
+	used := Estimate(head)
+
+	// Everything fits: use the server's count where it is exact, that is
+	// when nothing before the turn that carries it was left out.
+	total := used + Estimate(rest)
+	if sum == nil && len(rest) == len(src)-pin {
+		for i := len(src) - 1; i >= pin; i-- {
+			if n, ok := reported(src[i]); ok {
+				total = max(total, n+Estimate(src[i+1:]))
+				break
+			}
+		}
+	}
+	if total <= budget {
+		return append(head, rest...), false
+	}
+
+	groups := groupTurns(rest)
+	// Shorten the tool results of all but the newest keep turns.
+	shortened := make([]ledger.Turn, len(rest))
+	copy(shortened, rest)
+	for i := 0; i < len(shortened)-p.cfg.keep; i++ {
+		shortened[i] = p.shorten(shortened[i])
+	}
+	// Keep the newest groups that fit; the newest one always.
+	start := len(groups)
+	for g := len(groups) - 1; g >= 0; g-- {
+		n := Estimate(shortened[groups[g][0]:groups[g][1]])
+		if g < len(groups)-1 && used+n > budget {
+			break
+		}
+		used += n
+		start = g
+	}
+	if start == len(groups) {
+		return head, len(groups) > 0
+	}
+	return append(head, shortened[groups[start][0]:]...), start > 0
+}
+
+// groupTurns splits turns into [from, to) ranges, each a turn and the tool
+// turns that follow it.
+func groupTurns(turns []ledger.Turn) [][2]int {
+	var gs [][2]int
+	for i, t := range turns {
+		if t.Role == ledger.RoleTool && len(gs) > 0 {
+			gs[len(gs)-1][1] = i + 1
+			continue
+		}
+		gs = append(gs, [2]int{i, i + 1})
+	}
+	return gs
+}
+
+// shorten returns t with each tool result cut to the policy's result
+// bytes, marked; t itself is shared with the ledger and not changed.
+func (p *Policy) shorten(t ledger.Turn) ledger.Turn {
+	var arts []artifact.Artifact
+	for i, a := range t.Artifacts {
+		r, ok := a.(artifact.ToolResult)
+		if !ok || len(r.Content) <= p.cfg.resultBytes {
+			continue
+		}
+		if arts == nil {
+			arts = append([]artifact.Artifact(nil), t.Artifacts...)
+		}
+		cut := p.cfg.resultBytes
+		for cut > 0 && cut < len(r.Content) && !utf8RuneStart(r.Content[cut]) {
+			cut--
+		}
+		r.Content = fmt.Sprintf("%s\n[… %d more bytes of this old result left out to fit the context window; call the tool again if it matters …]", r.Content[:cut], len(r.Content)-cut)
+		r.Full, r.Truncated, r.Parts = "", true, nil
+		arts[i] = r
+	}
+	if arts == nil {
+		return t
+	}
+	t.Artifacts = arts
+	return t
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// SummaryPrefix opens the text that stands for summarised turns in a
+// request.
+const SummaryPrefix = "Summary of the earlier conversation, which was shortened to fit the context window:\n\n"
+
+func summaryTurn(s artifact.Summary) ledger.Turn {
+	return ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{artifact.Text{Content: SummaryPrefix + s.Content}}}
+}
+
+// transcript renders turns as plain text for the summarizer.
+func (p *Policy) transcript(b *strings.Builder, turns []ledger.Turn) {
+	for _, t := range turns {
+		for _, a := range t.Artifacts {
+			switch a := a.(type) {
+			case artifact.Text:
+				fmt.Fprintf(b, "%s: %s\n", t.Role, a.Content)
+			case artifact.ToolCall:
+				fmt.Fprintf(b, "%s called %s(%s)\n", t.Role, a.Name, a.Arguments)
+			case artifact.ToolResult:
+				c := p.shorten(ledger.Turn{Artifacts: []artifact.Artifact{a}}).Artifacts[0].(artifact.ToolResult).Content
+				fmt.Fprintf(b, "result of %s: %s\n", a.Name, c)
+			}
+		}
+	}
+}
