@@ -5,19 +5,24 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/internal/pgtest"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/ledger/file"
+	"github.com/lodeworks/lode/ledger/sqlstore/postgres"
 	"github.com/lodeworks/lode/ledger/sqlstore/sqlite"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/history"
 	"github.com/lodeworks/lode/x/provider/script"
 )
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 func TestNewOptions(t *testing.T) {
 	cases := []struct {
@@ -184,17 +189,19 @@ func (s *summarizer) Invoke(_ context.Context, req *provider.Request) iter.Seq2[
 	}
 }
 
-func openStores(t *testing.T) map[string]func() ledger.Store {
+// openStores gives openers that take the calling test, so a failure is
+// reported on the goroutine that runs it.
+func openStores(t *testing.T) map[string]func(*testing.T) ledger.Store {
 	dir := t.TempDir()
-	return map[string]func() ledger.Store{
-		"file": func() ledger.Store {
+	stores := map[string]func(*testing.T) ledger.Store{
+		"file": func(t *testing.T) ledger.Store {
 			s, err := file.Open(filepath.Join(dir, "file"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			return s
 		},
-		"sqlite": func() ledger.Store {
+		"sqlite": func(t *testing.T) ledger.Store {
 			s, err := sqlite.Open(context.Background(), filepath.Join(dir, "lode.db"))
 			if err != nil {
 				t.Fatal(err)
@@ -202,6 +209,17 @@ func openStores(t *testing.T) map[string]func() ledger.Store {
 			return s
 		},
 	}
+	if os.Getenv(pgtest.Env) != "off" {
+		dsn := pgtest.Shared(t).NewDatabase(t)
+		stores["postgres"] = func(t *testing.T) ledger.Store {
+			s, err := postgres.Open(context.Background(), dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+	}
+	return stores
 }
 
 // TestLongConversation runs 2,000 turns with tool calls under a small
@@ -213,7 +231,7 @@ func TestLongConversation(t *testing.T) {
 		for name, open := range openStores(t) {
 			t.Run(fmt.Sprintf("%s/compact=%v", name, compact), func(t *testing.T) {
 				ctx := context.Background()
-				store := open()
+				store := open(t)
 				st, err := store.Create(ctx, ledger.WithID("long"))
 				if err != nil {
 					t.Fatal(err)
@@ -258,7 +276,7 @@ func TestLongConversation(t *testing.T) {
 				if err := store.Close(); err != nil {
 					t.Fatal(err)
 				}
-				again := open()
+				again := open(t)
 				defer again.Close()
 				loaded, err := again.Load(ctx, "long")
 				if err != nil {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/lodeworks/lode/ledger/internal/pgtest"
+	"github.com/lodeworks/lode/internal/pgtest"
 	"github.com/lodeworks/lode/ledger/internal/storetest"
 )
 

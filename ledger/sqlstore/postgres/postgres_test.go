@@ -14,7 +14,7 @@ import (
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
-	"github.com/lodeworks/lode/ledger/internal/pgtest"
+	"github.com/lodeworks/lode/internal/pgtest"
 	"github.com/lodeworks/lode/ledger/internal/storetest"
 	"github.com/lodeworks/lode/ledger/sqlstore"
 	"github.com/lodeworks/lode/ledger/sqlstore/internal/sqltest"
