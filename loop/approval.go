@@ -339,7 +339,7 @@ func (s *Step) claim(ctx context.Context, st ledger.State, decisions []artifact.
 		}
 		p, ok := open[d.ToolCallID]
 		if !ok {
-			if _, done := tl.decided[d.ToolCallID]; done || tl.answered[d.ToolCallID] {
+			if _, was := tl.pending[d.ToolCallID]; was {
 				return nil, &DecisionError{ToolCallID: d.ToolCallID, Err: fmt.Errorf("the call was already decided: %w", ledger.ErrConflict)}
 			}
 			return nil, &DecisionError{ToolCallID: d.ToolCallID, Err: ErrNotPending}
