@@ -476,7 +476,7 @@ func (s *Step) runApproved(ctx context.Context, st ledger.State, run []approvedC
 	cols := make([]collector, len(run))
 	for i, r := range run {
 		cols[i].step = s
-		cctx := context.WithValue(hctx, approvedKey{}, r.decision)
+		cctx := WithApproval(hctx, r.decision)
 		if err := s.handleOne(cctx, r.index, r.call, &cols[i]); err != nil {
 			return err
 		}
@@ -499,4 +499,11 @@ func (s *Step) runApproved(ctx context.Context, st ledger.State, run []approvedC
 		return nil
 	}
 	return s.appendTurn(ctx, st, ledger.RoleTool, arts)
+}
+
+// WithApproval marks ctx with a decision, as Resume does for each approved
+// call it hands to the handlers; for handlers' own tests and for callers
+// that run approved calls outside a loop.
+func WithApproval(ctx context.Context, d artifact.Decision) context.Context {
+	return context.WithValue(ctx, approvedKey{}, d)
 }
