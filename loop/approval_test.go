@@ -47,8 +47,14 @@ func TestPausedThreadTakesNoTurn(t *testing.T) {
 	n := st.Len()
 	prov := script.Play(script.Text("never"))
 	for name, run := range map[string]func() error{
-		"Turn": func() error { _, err := loop.New(loop.WithHandlers(asker)).Turn(context.Background(), st, prov); return err },
-		"Run":  func() error { _, err := loop.New(loop.WithHandlers(asker)).Run(context.Background(), st, prov); return err },
+		"Turn": func() error {
+			_, err := loop.New(loop.WithHandlers(asker)).Turn(context.Background(), st, prov)
+			return err
+		},
+		"Run": func() error {
+			_, err := loop.New(loop.WithHandlers(asker)).Run(context.Background(), st, prov)
+			return err
+		},
 	} {
 		if err := run(); !errors.Is(err, loop.ErrPending) {
 			t.Fatalf("%s: %v", name, err)
