@@ -26,6 +26,11 @@ type Config struct {
 	Tools pack.ToolsMap `yaml:"tools"`
 	// MCP lists MCP servers to mount, each under its name.
 	MCP []MCPServer `yaml:"mcp"`
+	// Approve names tools, packs and MCP servers whose calls wait for a
+	// person's approval (destructive tools always do).
+	Approve []string `yaml:"approve"`
+	// Store is the directory of the ledger (--store).
+	Store string `yaml:"store"`
 
 	// file says where each key was, for errors found after parsing; nil
 	// when no file was read.
@@ -267,6 +272,7 @@ type options struct {
 	timeout  time.Duration
 	idle     time.Duration
 	trace    bool
+	store    string
 }
 
 // register adds the flags of a command that runs the model (run, chat).
@@ -279,6 +285,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.timeout, "timeout", 0, "stop a run that takes longer than this (e.g. 5m); 0 means model.timeout in lode.yaml, or no limit")
 	fs.DurationVar(&o.idle, "idle-timeout", 0, fmt.Sprintf("stop a run when the model server sends nothing for this long; 0 means model.idle_timeout in lode.yaml, or %s", openai.DefaultIdleTimeout))
 	o.registerTrace(fs)
+	o.registerStore(fs)
 }
 
 // registerTools adds the flags of a command that only mounts tools.
