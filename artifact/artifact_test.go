@@ -30,6 +30,8 @@ func TestRoundTrip(t *testing.T) {
 		artifact.TextDelta{Content: "he"},
 		artifact.ReasoningDelta{Content: "th"},
 		artifact.ToolCallDelta{Index: 2, ID: "c", Name: "n", Arguments: "{"},
+		artifact.Pending{ToolCallID: "c1", Name: "rm", Arguments: `{"path":"a"}`, Reason: "destructive"},
+		artifact.Decision{ToolCallID: "c1", Name: "rm", Approved: true, Arguments: `{"path":"b"}`, Reason: "ok", By: "ana"},
 	}
 	for _, a := range cases {
 		t.Run(a.Kind(), func(t *testing.T) {

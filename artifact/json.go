@@ -96,6 +96,10 @@ func Unmarshal(data []byte) (Artifact, error) {
 		return decode[ReasoningDelta](data)
 	case KindToolCallDelta:
 		return decode[ToolCallDelta](data)
+	case KindPending:
+		return decode[Pending](data)
+	case KindDecision:
+		return decode[Decision](data)
 	}
 	if ok && !json.Valid(data) {
 		return nil, errors.New("artifact: invalid JSON")

@@ -178,6 +178,22 @@ func (t *StoredThread) Version() int64 {
 // failed, or the thread is closed (ErrClosed), gone (ErrNotFound) or was
 // changed elsewhere (ErrConflict).
 func (t *StoredThread) Append(role Role, artifacts ...artifact.Artifact) error {
+	return t.appendAt(-1, role, artifacts)
+}
+
+// AppendAt appends like Append, but only if this State is still at
+// version (as Version reported it): a caller that decided something on
+// what it read claims the decision with it, and a change made since, in
+// this process or another, fails with ErrConflict, adding nothing.
+func (t *StoredThread) AppendAt(version int64, role Role, artifacts ...artifact.Artifact) error {
+	if version < 0 {
+		return fmt.Errorf("ledger: append to thread %s at version %d: %w", t.id, version, ErrConflict)
+	}
+	return t.appendAt(version, role, artifacts)
+}
+
+// appendAt appends at any version when version is negative.
+func (t *StoredThread) appendAt(version int64, role Role, artifacts []artifact.Artifact) error {
 	if !role.Valid() {
 		return fmt.Errorf("ledger: append to thread %s: invalid role %q", t.id, role)
 	}
@@ -197,6 +213,9 @@ func (t *StoredThread) Append(role Role, artifacts ...artifact.Artifact) error {
 	t.mu.RLock()
 	r := Record{Version: t.version + 1, Turn: &turn, Index: len(t.turns)}
 	t.mu.RUnlock()
+	if version >= 0 && r.Version != version+1 {
+		return fmt.Errorf("ledger: append turn %d to thread %s: it is at version %d, not %d: %w", r.Index, t.id, r.Version-1, version, ErrConflict)
+	}
 	if err := t.j.Commit(context.Background(), r); err != nil {
 		return fmt.Errorf("ledger: append turn %d to thread %s: %w", r.Index, t.id, err)
 	}

@@ -332,3 +332,35 @@ func TestHeavyDependenciesStayInSubpackages(t *testing.T) {
 		}
 	}
 }
+
+func TestStoredThreadAppendAt(t *testing.T) {
+	j := &memJournal{}
+	st := ledger.NewStoredThread("t1", ledger.Snapshot{}, j, fixed)
+	if err := st.Append(ledger.RoleUser, artifact.Text{Content: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	seen := st.Version()
+	if err := st.AppendAt(seen, ledger.RoleTool, artifact.Text{Content: "claim"}); err != nil {
+		t.Fatalf("append at the current version: %v", err)
+	}
+	cases := []struct {
+		name    string
+		version int64
+		want    string
+	}{
+		{"stale", seen, "ledger: append turn 2 to thread t1: it is at version 2, not 1: ledger: conflict"},
+		{"ahead", seen + 5, "ledger: append turn 2 to thread t1: it is at version 2, not 6: ledger: conflict"},
+		{"negative", -1, "ledger: append to thread t1 at version -1: ledger: conflict"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := st.AppendAt(c.version, ledger.RoleTool, artifact.Text{Content: "late"})
+			if !errors.Is(err, ledger.ErrConflict) || err.Error() != c.want {
+				t.Fatalf("err = %v, want %q", err, c.want)
+			}
+			if st.Len() != 2 || len(j.commits) != 2 {
+				t.Fatalf("a refused append changed the thread: %d turns, %d commits", st.Len(), len(j.commits))
+			}
+		})
+	}
+}

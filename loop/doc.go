@@ -20,8 +20,43 @@
 // own cost per turn does not grow with the thread; any other State is
 // read in full each turn.
 //
+// # Approvals that wait
+//
+// A handler may leave a tool call to a person: it emits an
+// artifact.Pending in the tool turn instead of a result (x/tool's Handler
+// does when its Approver returns xtool.ErrPending). Run then stops with a
+// *PendingError (errors.Is ErrPending) listing the calls, every turn
+// stored; the pending calls live in the ledger and nowhere else, and the
+// thread takes no more turns — Run and Turn return the *PendingError
+// without asking the model, and no pending call is given an
+// "interrupted" result. Pending lists them.
+//
+// Resume, in any process that opens the same store, records decisions
+// (Approve, ApproveWith edited arguments — checked again by the handler's
+// CheckCall before anything is recorded — or Deny with a reason the model
+// reads) as one tool turn of artifact.Decision records, runs the approved
+// calls, and goes on as Run does. Calls without a decision stay pending.
+// The rule for exactly once:
+//
+//   - The decision turn is appended at the version the pending calls were
+//     read at (ledger.StoredThread.AppendAt), before any call runs: of two
+//     resumers, one records and runs, the other fails with an error
+//     matching ledger.ErrConflict and runs nothing. Give each resumer its
+//     own loaded StoredThread; an in-memory Thread has no such guard.
+//   - A call approved but without a result (the process died while it ran)
+//     is never run again silently: the next Resume gives it an error result,
+//     InterruptedMessage, saying it may have partly taken effect. Only a
+//     call whose tool is idempotent (tool.Hints.Idempotent, reported by a
+//     CallChecker handler) is claimed again and run again. Run, instead of
+//     Resume, gives every such call InterruptedMessage.
+//
+// PausedEvent and DecidedEvent tell observers when a run paused and who
+// (Decision.By) decided what; with a tracer, the run span carries
+// lode.paused and lode.pending_calls, and Resume's span "lode.resume" has
+// one lode.decision event per decision.
+//
 // Failures are typed: *OptionError, *ProviderError, *HandlerError,
-// *LedgerError and *LimitError, each wrapping its cause. Every turn
+// *LedgerError, *LimitError, *PendingError and *DecisionError, each wrapping its cause. Every turn
 // completed before a failure stays in the ledger. An invoke option (and so
 // a ToolFilter), provider, handler or ledger.State that panics fails the
 // turn with its typed error, carrying the panic value and stack, which are

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -44,7 +45,10 @@ func (s *Step) Run(ctx context.Context, st ledger.State, prov provider.Provider,
 		))
 		defer func() {
 			span.SetAttributes(attribute.Int("lode.turns", turns), attribute.Int64("lode.tokens", tokens))
-			if err != nil {
+			var pe *PendingError
+			if errors.As(err, &pe) {
+				span.SetAttributes(attribute.Bool("lode.paused", true), attribute.Int("lode.pending_calls", len(pe.Calls)))
+			} else if err != nil {
 				span.RecordError(err)
 				span.SetStatus(codes.Error, err.Error())
 			}
@@ -58,6 +62,9 @@ func (s *Step) Run(ctx context.Context, st ledger.State, prov provider.Provider,
 		tokens += out.usage.Total()
 		if err != nil {
 			return st, err
+		}
+		if out.pending != nil {
+			return st, &PendingError{Thread: st.ID(), Calls: out.pending}
 		}
 		if out.calls == 0 {
 			return st, nil

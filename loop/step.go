@@ -154,6 +154,9 @@ func (s *Step) notify(ctx context.Context, ev Event) {
 type turnOutcome struct {
 	calls int
 	usage artifact.Usage
+	// pending lists the calls that wait for approval: the turn stopped, or
+	// never started, for them.
+	pending []artifact.Pending
 }
 
 // Turn runs one turn on st with prov and returns st. opts are resolved after
@@ -162,7 +165,10 @@ func (s *Step) Turn(ctx context.Context, st ledger.State, prov provider.Provider
 	if err := checkArgs(st, prov); err != nil {
 		return st, err
 	}
-	_, err := s.turn(ctx, st, prov, opts)
+	out, err := s.turn(ctx, st, prov, opts)
+	if err == nil && out.pending != nil {
+		err = &PendingError{Thread: st.ID(), Calls: out.pending}
+	}
 	return st, err
 }
 
@@ -209,6 +215,11 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 	if err := ctx.Err(); err != nil {
 		return out, &ProviderError{Err: err}
 	}
+	// A call waiting for approval has no result yet, and must not get one
+	// from repair: the thread takes no turn until Resume decides.
+	if out.pending, err = s.paused(ctx, st); err != nil || out.pending != nil {
+		return out, err
+	}
 	turns, err := s.repair(ctx, st)
 	if err != nil {
 		return out, err
@@ -254,7 +265,10 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 	if err := ctx.Err(); err != nil {
 		return out, &ProviderError{Err: err}
 	}
-	return out, nil
+	if out.calls > 0 {
+		out.pending, err = s.paused(ctx, st)
+	}
+	return out, err
 }
 
 // The State is the caller's code as much as a handler is: these wrappers

@@ -28,6 +28,11 @@ type Config struct {
 	MCP []MCPServer `yaml:"mcp"`
 	// History keeps long threads inside the context window.
 	History HistoryConfig `yaml:"history"`
+	// Approve names tools, packs and MCP servers whose calls wait for a
+	// person's approval (destructive tools always do).
+	Approve []string `yaml:"approve"`
+	// Store is the directory of the ledger (--store).
+	Store string `yaml:"store"`
 
 	// file says where each key was, for errors found after parsing; nil
 	// when no file was read.
@@ -269,6 +274,7 @@ type options struct {
 	timeout  time.Duration
 	idle     time.Duration
 	trace    bool
+	store    string
 }
 
 // register adds the flags of a command that runs the model (run, chat).
@@ -281,6 +287,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.timeout, "timeout", 0, "stop a run that takes longer than this (e.g. 5m); 0 means model.timeout in lode.yaml, or no limit")
 	fs.DurationVar(&o.idle, "idle-timeout", 0, fmt.Sprintf("stop a run when the model server sends nothing for this long; 0 means model.idle_timeout in lode.yaml, or %s", openai.DefaultIdleTimeout))
 	o.registerTrace(fs)
+	o.registerStore(fs)
 }
 
 // registerTools adds the flags of a command that only mounts tools.

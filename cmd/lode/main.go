@@ -5,6 +5,7 @@
 //	lode demo                      a complete multi-turn run, offline
 //	lode run [flags] "prompt"      one agent run, streamed ("-": the prompt from stdin)
 //	lode chat [flags]              an interactive conversation
+//	lode resume [flags] THREAD ... decide on calls waiting for approval, then go on
 //	lode tools [flags]             the tools a configuration mounts
 //	lode serve [--http ADDR]       the configured packs over MCP (stdio by default)
 //	lode --version                 the version, commit and Go release it was built with
@@ -59,6 +60,8 @@ usage:
   lode run [flags] "prompt"      run an agent once on an OpenAI-compatible endpoint
   lode run [flags] -             the same, the prompt read from standard input
   lode chat [flags]              talk to the agent; Ctrl-C stops a turn, Ctrl-D quits
+  lode resume [flags] THREAD [approve:ID | deny:ID=REASON | edit:ID=JSON ...]
+                                 decide on calls waiting for approval (--store), then go on
   lode tools [flags]             list the tools the configuration mounts
   lode serve [flags]             serve the configured packs over MCP (stdio, or --http ADDR)
   lode --version                 the version, commit and Go release of this build
@@ -175,6 +178,8 @@ func run(ctx context.Context, e env, args []string) int {
 		err = cmdRun(ctx, e, rest)
 	case "chat":
 		err = cmdChat(ctx, e, rest)
+	case "resume":
+		err = cmdResume(ctx, e, rest)
 	case "tools":
 		err = cmdTools(ctx, e, rest)
 	case "serve":

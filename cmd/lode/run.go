@@ -95,7 +95,7 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 	if err != nil {
 		return nil, err
 	}
-	handlerOpts := []xtool.HandlerOption{}
+	handlerOpts := approvalOptions(cfg)
 	loopOpts := []loop.Option{loop.WithMaxTurns(cfg.MaxTurns), loop.WithTimeLimit(time.Duration(cfg.Model.Timeout))}
 	if tracer != nil {
 		handlerOpts = append(handlerOpts, xtool.WithTracer(tracer))
@@ -210,7 +210,17 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	defer a.close()
 	ctx, stop := interruptible(ctx, e)
 	defer stop()
-	return a.ask(ctx, ledger.NewThread(), prompt)
+	thread, closeStore, err := newThread(ctx, storeDir(&o, a.cfg))
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	err = a.ask(ctx, thread, prompt)
+	var pe *loop.PendingError
+	if errors.As(err, &pe) {
+		return pausedError(e.stderr, pe, storeDir(&o, a.cfg))
+	}
+	return err
 }
 
 // maxPrompt bounds a prompt read from standard input.
@@ -331,7 +341,17 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 		for {
 			select {
 			case err = <-answered:
-				break turn
+				var pe *loop.PendingError
+				if !errors.As(err, &pe) {
+					break turn
+				}
+				// Ask here, then go on as Resume would anywhere.
+				ds, aerr := askInTerminal(turnCtx, e.stderr, lines, pe.Calls)
+				if aerr != nil {
+					err = aerr
+					break turn
+				}
+				go func() { answered <- a.resume(turnCtx, thread, ds) }()
 			case <-sigs:
 				cancel()
 			}

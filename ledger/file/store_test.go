@@ -718,3 +718,12 @@ func TestListSkipsStrayFiles(t *testing.T) {
 		t.Fatalf("listed %v", ids)
 	}
 }
+
+func TestApproval(t *testing.T) {
+	storetest.RunApproval(t, opener())
+}
+
+func TestApprovalCrash(t *testing.T) {
+	storetest.ApprovalCrash(t, "TestApprovalCrash", func(t testing.TB) string { return t.TempDir() },
+		func(dir string) (ledger.Store, error) { return file.Open(dir) })
+}

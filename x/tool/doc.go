@@ -34,6 +34,20 @@
 // calls outside a turn, and without any restriction it is the whole
 // registry); only the result budget cuts it, with its usual marker.
 //
+// Approval. With WithApprover, a call needs approval when its tool's hints
+// say Destructive, when WithApprovalFor names the tool or its source (a
+// pack, an MCP server: lode.yaml's approve: list), or when a
+// WithApprovalRule of the application asks. The Approver answers at once
+// (nil runs the call, an error refuses it) or returns ErrPending — AskLater
+// always does — and the call is recorded as an artifact.Pending in the
+// ledger: the loop pauses and loop.Step.Resume decides later, in any
+// process. The Handler is a loop.CallChecker, so an edited approval is
+// validated against the schema before it is recorded, and an approved call
+// interrupted by a crash runs again only if its tool is Idempotent. Execute,
+// for callers that cannot wait, returns an error result for a pending call.
+// Spans say lode.approval=pending (with the reason) or approved (with
+// lode.approval.by).
+//
 // With WithTracer, every execution is a span "execute_tool {name}" following
 // the OpenTelemetry GenAI conventions (gen_ai.operation.name, gen_ai.tool.name,
 // gen_ai.tool.call.id, gen_ai.tool.type, error.type); with WithMeter, a

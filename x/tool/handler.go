@@ -26,9 +26,11 @@ const DefaultTimeout = 2 * time.Minute
 // ErrDenied is what an Approver returns to refuse a call.
 var ErrDenied = errors.New("call denied")
 
-// Approver decides whether a destructive tool may run. Returning nil
-// approves; any error — ErrDenied or a failure of the approver itself —
-// refuses the call, and the model is told so.
+// Approver decides whether a call that needs approval may run (see
+// WithApprover). Returning nil approves; ErrPending (or an error wrapping
+// it) leaves the decision to a person later, and the run pauses; any other
+// error — ErrDenied or a failure of the approver itself — refuses the call,
+// and the model is told so.
 type Approver func(ctx context.Context, t toolpkg.Tool, call artifact.ToolCall) error
 
 // Handler executes tool calls. It is safe for concurrent use.
@@ -41,6 +43,7 @@ type Handler struct {
 	budget    toolpkg.Budget
 	sem       chan struct{}
 	approver  Approver
+	approval  approvalRules
 	sandbox   toolpkg.Sandbox
 	sandboxes map[string]toolpkg.Sandbox
 }
@@ -94,7 +97,9 @@ func WithConcurrency(n int) HandlerOption {
 	}
 }
 
-// WithApprover gates tools whose hints say Destructive.
+// WithApprover gates the calls that need approval: those to tools whose
+// hints say Destructive, and those WithApprovalFor and WithApprovalRule
+// select. Without an approver every call runs.
 func WithApprover(a Approver) HandlerOption { return func(h *Handler) { h.approver = a } }
 
 // WithSandbox assigns the sandbox tools run in (a mounted source sees it
@@ -140,8 +145,12 @@ func (h *Handler) Handle(ctx context.Context, art artifact.Artifact, e loop.Emit
 	if !ok {
 		return nil
 	}
-	res := h.Execute(ctx, call)
-	e.Emit(ctx, loop.TurnCompleteEvent{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{res}})
+	res, pend := h.executeCall(ctx, call)
+	var out artifact.Artifact = res
+	if pend != nil {
+		out = *pend
+	}
+	e.Emit(ctx, loop.TurnCompleteEvent{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{out}})
 	return nil
 }
 
@@ -192,6 +201,10 @@ type outcome struct {
 	// hidden marks a refused call that named a registered tool the caller
 	// may not use; it shows on the span only.
 	hidden bool
+	// pending is set when the call waits for a person's approval.
+	pending *artifact.Pending
+	// approved is the decision the call runs under, from Resume.
+	approved *artifact.Decision
 }
 
 // Execute runs one call and returns its result; it never fails; every
@@ -201,6 +214,13 @@ type outcome struct {
 // Content, error messages included, is bounded by the tool's budget (or
 // the handler's) and is valid UTF-8 whatever the tool or the model sent.
 func (h *Handler) Execute(ctx context.Context, call artifact.ToolCall) artifact.ToolResult {
+	res, _ := h.executeCall(ctx, call)
+	return res
+}
+
+// executeCall is Execute, also returning the Pending record of a call that
+// waits for approval; its result then says so, for callers that cannot wait.
+func (h *Handler) executeCall(ctx context.Context, call artifact.ToolCall) (artifact.ToolResult, *artifact.Pending) {
 	start := time.Now()
 	ctx, span := h.startSpan(ctx, call)
 	res, out := h.execute(ctx, call)
@@ -215,7 +235,7 @@ func (h *Handler) Execute(ctx context.Context, call artifact.ToolCall) artifact.
 		res.Full = text
 	}
 	h.finish(ctx, span, call, out, time.Since(start))
-	return res
+	return res, out.pending
 }
 
 func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact.ToolResult, outcome) {
@@ -267,8 +287,13 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		return artifact.ToolResult{ToolCallID: call.ID, Name: call.Name, IsError: true,
 			Content: fmt.Sprintf("%s. The arguments you sent were: %s", clip(err.Error(), maxArgErr), quoteArgs(call.Arguments))}, o
 	}
-	if b.Tool.Hints.Destructive && h.approver != nil {
-		if err := h.approve(ctx, b.Tool, call); err != nil {
+	var approved *artifact.Decision
+	if reason, ask := h.needsApproval(ctx, b, call); ask {
+		if d, ok := loop.Approved(ctx); ok && d.Approved && d.ToolCallID == call.ID {
+			approved = &d
+		} else if err := h.approve(ctx, b.Tool, call); errors.Is(err, ErrPending) {
+			return pendingResult(call, reason, remote, &b.Tool)
+		} else if err != nil {
 			r, o := fail(errRefused, fmt.Sprintf("the call to %s was not approved: %v", name, err), err)
 			o.remote, o.tool = remote, &b.Tool
 			return r, o
@@ -294,7 +319,7 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 	v, err, stack := h.run(cctx, prepared)
 
 	res := artifact.ToolResult{ToolCallID: call.ID, Name: call.Name}
-	o := outcome{remote: remote, tool: &b.Tool}
+	o := outcome{remote: remote, tool: &b.Tool, approved: approved}
 	switch {
 	case stack != nil:
 		h.log().ErrorContext(ctx, "lode: tool panicked", "tool", call.Name, "call_id", call.ID, "panic", err, "stack", string(stack))

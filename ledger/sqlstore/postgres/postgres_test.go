@@ -164,3 +164,16 @@ func TestOpenBadDSN(t *testing.T) {
 		t.Fatalf("open: %v", err)
 	}
 }
+
+func TestApproval(t *testing.T) {
+	srv := pgtest.Shared(t)
+	storetest.RunApproval(t, func(t testing.TB) storetest.Opener {
+		dsn := srv.NewDatabase(t)
+		return func(t testing.TB) ledger.Store { return open(t, dsn) }
+	})
+}
+
+func TestApprovalCrash(t *testing.T) {
+	storetest.ApprovalCrash(t, "TestApprovalCrash", func(t testing.TB) string { return pgtest.Shared(t).NewDatabase(t) },
+		func(dsn string) (ledger.Store, error) { return postgres.Open(context.Background(), dsn) })
+}

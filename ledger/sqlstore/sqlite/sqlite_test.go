@@ -83,3 +83,15 @@ func TestOpenRejectsBadPaths(t *testing.T) {
 		t.Fatalf("open in a missing folder: %v", err)
 	}
 }
+
+func TestApproval(t *testing.T) {
+	storetest.RunApproval(t, func(t testing.TB) storetest.Opener {
+		path := filepath.Join(t.TempDir(), "ledger.db")
+		return func(t testing.TB) ledger.Store { return open(t, path) }
+	})
+}
+
+func TestApprovalCrash(t *testing.T) {
+	storetest.ApprovalCrash(t, "TestApprovalCrash", func(t testing.TB) string { return filepath.Join(t.TempDir(), "ledger.db") },
+		func(path string) (ledger.Store, error) { return sqlite.Open(context.Background(), path) })
+}

@@ -376,6 +376,10 @@ func (p *Provider) messages(turns []ledger.Turn, edits *bodyEdits) ([]goopenai.C
 			}
 		case ledger.RoleTool:
 			for _, a := range t.Artifacts {
+				switch a.(type) {
+				case artifact.Pending, artifact.Decision:
+					continue // approval records: the results say what the model needs
+				}
 				r, ok := a.(artifact.ToolResult)
 				if !ok {
 					return nil, turnErr(i, t.Role, "a tool turn cannot carry %s", kindOf(a))

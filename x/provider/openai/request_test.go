@@ -41,6 +41,11 @@ func TestRequestMapping(t *testing.T) {
 			}},
 			{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{
 				artifact.ToolResult{ToolCallID: "call_a", Name: "zoom", Content: "a cat", Full: "a cat, in full"},
+				// Approval records are the application's, never the model's.
+				artifact.Pending{ToolCallID: "call_b", Name: "now", Reason: "asks the clock"},
+			}},
+			{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{artifact.Decision{ToolCallID: "call_b", Approved: true}}},
+			{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{
 				artifact.ToolResult{ToolCallID: "call_b", Name: "now", Content: ""},
 			}},
 			{Role: ledger.RoleAssistant, Artifacts: []artifact.Artifact{artifact.Finish{Reason: "stop"}}},

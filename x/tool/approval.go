@@ -1,0 +1,146 @@
+package tool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/loop"
+	toolpkg "github.com/lodeworks/lode/tool"
+)
+
+// ErrPending is what an Approver returns when a person must decide later:
+// the Handler records the call as an artifact.Pending in the ledger instead
+// of running it, and loop.Run pauses with a *loop.PendingError.
+var ErrPending = errors.New("xtool: the call waits for approval")
+
+// AskLater is an Approver that leaves every call to a person: each call
+// that needs approval pauses the run until loop.Step.Resume decides.
+func AskLater(context.Context, toolpkg.Tool, artifact.ToolCall) error { return ErrPending }
+
+// ApprovalRule selects calls that need approval beyond those to
+// destructive tools, and says why (the reason is kept with a pending call
+// and shown to the person deciding). It must be safe for concurrent use.
+type ApprovalRule func(ctx context.Context, t toolpkg.Tool, call artifact.ToolCall) (reason string, ask bool)
+
+// WithApprovalRule adds a rule; a call needs approval when its tool is
+// destructive or any rule asks. A nil rule is skipped. Rules matter only
+// with an Approver (WithApprover).
+func WithApprovalRule(r ApprovalRule) HandlerOption {
+	return func(h *Handler) {
+		if r != nil {
+			h.approval.rules = append(h.approval.rules, r)
+		}
+	}
+}
+
+// WithApprovalFor makes every call to the named tools, and to every tool
+// of the named sources (packs, MCP servers, as mounted), need approval, as
+// the approve: list of lode.yaml does.
+func WithApprovalFor(names ...string) HandlerOption {
+	return func(h *Handler) { h.approval.names = append(h.approval.names, names...) }
+}
+
+type approvalRules struct {
+	names []string
+	rules []ApprovalRule
+}
+
+// needsApproval reports whether call must be approved before it runs, and
+// why.
+func (h *Handler) needsApproval(ctx context.Context, b *toolpkg.Binding, call artifact.ToolCall) (reason string, ask bool) {
+	if h.approver == nil {
+		return "", false
+	}
+	if b.Tool.Hints.Destructive {
+		return "the tool is marked destructive", true
+	}
+	switch {
+	case slices.Contains(h.approval.names, b.Tool.Name):
+		return fmt.Sprintf("the configuration requires approval for %s", b.Tool.Name), true
+	case b.Source != toolpkg.LocalOwner && slices.Contains(h.approval.names, b.Source):
+		return fmt.Sprintf("the configuration requires approval for the tools of %s", b.Source), true
+	}
+	for _, r := range h.approval.rules {
+		if reason, ask := h.askRule(ctx, r, b.Tool, call); ask {
+			return reason, true
+		}
+	}
+	return "", false
+}
+
+// askRule runs an application's rule; one that panics asks for approval,
+// since failing closed is the safe side of a gate.
+func (h *Handler) askRule(ctx context.Context, r ApprovalRule, t toolpkg.Tool, call artifact.ToolCall) (reason string, ask bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.log().ErrorContext(ctx, "lode: approval rule panicked", "tool", t.Name, "panic", p)
+			reason, ask = fmt.Sprintf("the approval rule failed (%v)", p), true
+		}
+	}()
+	reason, ask = r(ctx, t, call)
+	if ask && reason == "" {
+		reason = "the application requires approval"
+	}
+	return reason, ask
+}
+
+// pendingResult is the outcome of a call that waits for approval: Handle
+// emits the Pending record, and Execute, whose callers cannot wait,
+// returns the error result.
+func pendingResult(call artifact.ToolCall, reason string, remote bool, t *toolpkg.Tool) (artifact.ToolResult, outcome) {
+	p := &artifact.Pending{ToolCallID: call.ID, Name: call.Name, Arguments: call.Arguments, Reason: reason}
+	return artifact.ToolResult{ToolCallID: call.ID, Name: call.Name, IsError: true,
+			Content: fmt.Sprintf("the call to %s waits for a person's approval (%s) and did not run", call.Name, reason)},
+		outcome{remote: remote, tool: t, pending: p}
+}
+
+// CheckCall reports why call could not run as sent: an unknown tool, or
+// arguments that are not JSON or break the tool's schema (an
+// *tool.ArgumentsError). loop.Step.Resume uses it to refuse edited
+// arguments before it records anything.
+func (h *Handler) CheckCall(_ context.Context, call artifact.ToolCall) error {
+	b, found := h.registry.Lookup(call.Name)
+	if !found {
+		return fmt.Errorf("xtool: unknown tool %s", quoteName(call.Name))
+	}
+	sb := h.sandbox
+	if s, ok := h.sandboxes[b.Tool.Name]; ok {
+		sb = s
+		if sb == nil {
+			sb = toolpkg.NoSandbox()
+		}
+	}
+	if _, err := b.Prepare(sb, call.Arguments); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Idempotent reports whether call's tool says running it twice is
+// harmless (tool.Hints.Idempotent), which lets Resume run again an approved
+// call whose run was interrupted.
+func (h *Handler) Idempotent(call artifact.ToolCall) bool {
+	b, found := h.registry.Lookup(call.Name)
+	return found && b.Tool.Hints.Idempotent
+}
+
+var _ loop.CallChecker = (*Handler)(nil)
+
+// approvalAttrs says on the span that a call paused, or who approved it.
+func approvalAttrs(span trace.Span, o outcome) {
+	switch {
+	case o.pending != nil:
+		span.SetAttributes(attribute.String("lode.approval", "pending"),
+			attribute.String("lode.approval.reason", attrText(o.pending.Reason)))
+	case o.approved != nil:
+		span.SetAttributes(attribute.String("lode.approval", "approved"),
+			attribute.String("lode.approval.by", attrText(o.approved.By)),
+			attribute.Bool("lode.approval.edited", o.approved.Arguments != ""))
+	}
+}
