@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"os"
 
+	"go.yaml.in/yaml/v4"
+
 	vcr "gopkg.in/dnaeon/go-vcr.v4/pkg/cassette"
 )
 
@@ -17,6 +19,20 @@ func load(path string) (*vcr.Cassette, error) {
 		return nil, fmt.Errorf("%w: %s does not exist: record it with %s=1 (or lode run --record)", ErrNotFound, path, EnvRecord)
 	}
 	c, err := vcr.LoadWithFS(path, fileFS{path: path})
+	if err == nil {
+		// go-vcr takes a file without a version, even an empty one, as
+		// the current version.
+		var head struct {
+			Version *int `yaml:"version"`
+		}
+		data, rerr := os.ReadFile(path)
+		if rerr != nil {
+			return nil, corrupt(path, rerr)
+		}
+		if yerr := yaml.Unmarshal(data, &head); yerr != nil || head.Version == nil {
+			err = vcr.ErrUnsupportedCassetteFormat
+		}
+	}
 	switch {
 	case errors.Is(err, vcr.ErrUnsupportedCassetteFormat):
 		return nil, corrupt(path, fmt.Errorf("not a go-vcr cassette of format version %d (is \"version: %d\" missing?)", vcr.CassetteFormatVersion, vcr.CassetteFormatVersion))
