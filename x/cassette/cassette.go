@@ -73,6 +73,11 @@ const (
 	// seqHeader ties a request in flight to its capture while recording;
 	// it never leaves the process and never reaches the file.
 	seqHeader = "Lode-Cassette-Seq"
+	// cutHeader marks a response the client stopped reading, by ending
+	// its request's context, before the server ended it: replay holds
+	// it open after its last byte until the request's context ends, as
+	// the server did.
+	cutHeader = "Lode-Cassette-Cut"
 )
 
 type config struct {

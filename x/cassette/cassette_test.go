@@ -202,9 +202,6 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if os.Getenv("SHOWCASSETTE") != "" {
-		t.Log(string(data))
-	}
 	for _, secret := range []string{secretKey, secretHeader, secretField, secretReply} {
 		if strings.Contains(string(data), secret) {
 			t.Errorf("cassette holds the secret %q", secret)
@@ -239,3 +236,5 @@ func TestReplayChangedRequest(t *testing.T) {
 		t.Errorf("error does not show the difference and the fix: %v", err)
 	}
 }
+
+func fmtV(v any) string { return fmt.Sprintf("%+v", v) }

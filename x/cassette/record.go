@@ -1,6 +1,7 @@
 package cassette
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ type capture struct {
 	live  chan *http.Response
 	body  *liveBody
 	clock *eventClock
+	cut   bool
 }
 
 func (r *Recorder) record(req *http.Request, body []byte) (*http.Response, error) {
@@ -84,7 +86,7 @@ func (t *liveTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	*live = *resp
 	live.Header = resp.Header.Clone()
 	live.Body = c.body
-	tap := &tapBody{rc: resp.Body, to: c.body}
+	tap := &tapBody{ctx: req.Context(), c: c, rc: resp.Body, to: c.body}
 	if t.r.cfg.timing && isEventStream(resp.Header) {
 		c.clock = &eventClock{start: time.Now()}
 		tap.clock = c.clock
@@ -96,6 +98,8 @@ func (t *liveTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // tapBody passes what go-vcr reads on to the client's copy.
 type tapBody struct {
+	ctx   context.Context
+	c     *capture
 	rc    io.ReadCloser
 	to    *liveBody
 	clock *eventClock
@@ -103,6 +107,12 @@ type tapBody struct {
 
 func (b *tapBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
+	if err != nil && err != io.EOF && b.ctx.Err() != nil {
+		// The client is done with the response: what came so far is
+		// what it saw, and what replay serves.
+		b.c.cut = true
+		err = io.EOF
+	}
 	if n > 0 {
 		b.to.write(p[:n])
 		if b.clock != nil {
@@ -124,6 +134,13 @@ func (r *Recorder) captured(i *vcr.Interaction) error {
 	r.mu.Lock()
 	c := r.pending[id]
 	r.mu.Unlock()
+	if c != nil && c.cut {
+		i.Response.Headers = i.Response.Headers.Clone()
+		if i.Response.Headers == nil {
+			i.Response.Headers = http.Header{}
+		}
+		i.Response.Headers.Set(cutHeader, "client")
+	}
 	if r.cfg.timing {
 		if c != nil && c.clock != nil && len(c.clock.times) > 0 {
 			i.Response.Headers = i.Response.Headers.Clone()

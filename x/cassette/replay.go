@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 
 	vcr "gopkg.in/dnaeon/go-vcr.v4/pkg/cassette"
 )
@@ -34,6 +35,8 @@ func (r *Recorder) replay(req *http.Request, body []byte) (*http.Response, error
 	resp.Header = resp.Header.Clone()
 	times := parseTimes(resp.Header.Get(timingHeader))
 	resp.Header.Del(timingHeader)
+	cut := resp.Header.Get(cutHeader) != ""
+	resp.Header.Del(cutHeader)
 	if resp.ContentLength >= 0 {
 		resp.ContentLength = int64(len(data))
 		if resp.Header.Get("Content-Length") != "" {
@@ -47,6 +50,9 @@ func (r *Recorder) replay(req *http.Request, body []byte) (*http.Response, error
 		resp.Body = newEventBody(req.Context(), data, times)
 	} else {
 		resp.Body = io.NopCloser(bytes.NewReader(data))
+	}
+	if cut {
+		resp.Body = &heldBody{rc: resp.Body, ctx: req.Context(), closed: make(chan struct{})}
 	}
 	return resp, nil
 }
@@ -172,4 +178,31 @@ func kind(n *normBody) string {
 		return "empty"
 	}
 	return "not JSON"
+}
+
+// heldBody does not end after its last byte: it waits, as the recorded
+// server did, until the request's context ends or the body is closed.
+type heldBody struct {
+	rc     io.ReadCloser
+	ctx    context.Context
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (b *heldBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != io.EOF || n > 0 {
+		return n, err
+	}
+	select {
+	case <-b.ctx.Done():
+		return 0, b.ctx.Err()
+	case <-b.closed:
+		return 0, errClosed
+	}
+}
+
+func (b *heldBody) Close() error {
+	b.once.Do(func() { close(b.closed) })
+	return b.rc.Close()
 }
