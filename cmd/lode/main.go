@@ -4,6 +4,8 @@
 //
 //	lode demo                      a complete multi-turn run, offline
 //	lode run [flags] "prompt"      one agent run, streamed ("-": the prompt from stdin)
+//	lode run --record FILE "..."   the same, its HTTP traffic recorded in a cassette (keys scrubbed)
+//	lode run --replay FILE "..."   the recorded run again, with no network
 //	lode chat [flags]              an interactive conversation
 //	lode tools [flags]             the tools a configuration mounts
 //	lode serve [--http ADDR]       the configured packs over MCP (stdio by default)
@@ -50,6 +52,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
+
+	"github.com/lodeworks/lode/x/cassette"
 )
 
 const usage = `lode — an LLM agent loop with tools, packs and MCP
@@ -58,6 +62,8 @@ usage:
   lode demo                      a complete multi-turn run with a scripted model, offline
   lode run [flags] "prompt"      run an agent once on an OpenAI-compatible endpoint
   lode run [flags] -             the same, the prompt read from standard input
+  lode run --record FILE "..."   record the run's traffic with the model and MCP servers
+  lode run --replay FILE "..."   replay a recorded run, with no network
   lode chat [flags]              talk to the agent; Ctrl-C stops a turn, Ctrl-D quits
   lode tools [flags]             list the tools the configuration mounts
   lode serve [flags]             serve the configured packs over MCP (stdio, or --http ADDR)
@@ -95,6 +101,9 @@ type env struct {
 	// flushWait bounds the wait for spans to reach a collector at exit;
 	// zero means defaultFlushWait.
 	flushWait time.Duration
+	// cassette, when set, carries the model's and remote MCP servers'
+	// HTTP traffic (lode run --record, --replay).
+	cassette *cassette.Recorder
 }
 
 func main() {
