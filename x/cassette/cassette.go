@@ -166,9 +166,12 @@ type Recorder struct {
 	tape *vcr.Cassette
 	norm *normCache
 
-	mu       sync.Mutex
-	used     map[int]bool
-	pending  map[string]*capture
+	mu      sync.Mutex
+	used    map[int]bool
+	pending map[string]*capture
+	// order is when each recorded interaction's request was made: go-vcr
+	// keeps them in the order their responses ended.
+	order    map[*vcr.Interaction]int64
 	stopped  bool
 	seq      atomic.Int64
 	inFlight sync.WaitGroup
@@ -188,7 +191,7 @@ func New(path string, opts ...Option) (*Recorder, error) {
 	if len(cfg.problems) > 0 {
 		return nil, errors.Join(cfg.problems...)
 	}
-	r := &Recorder{path: path, cfg: cfg, norm: newNormCache(cfg.scrubFields), used: map[int]bool{}, pending: map[string]*capture{}}
+	r := &Recorder{path: path, cfg: cfg, norm: newNormCache(cfg.scrubFields), used: map[int]bool{}, pending: map[string]*capture{}, order: map[*vcr.Interaction]int64{}}
 	fs := fileFS{path: path}
 	vopts := []recorder.Option{
 		recorder.WithFS(fs),
@@ -213,6 +216,7 @@ func New(path string, opts ...Option) (*Recorder, error) {
 		vopts = append(vopts,
 			recorder.WithMode(recorder.ModeRecordOnly),
 			recorder.WithRealTransport(&liveTransport{r: r, base: base}),
+			recorder.WithMarshalFunc(r.marshal),
 			recorder.WithHook(r.captured, recorder.AfterCaptureHook))
 	}
 	rec, err := recorder.New(path, vopts...)

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
 
+	"go.yaml.in/yaml/v4"
 	vcr "gopkg.in/dnaeon/go-vcr.v4/pkg/cassette"
 )
 
@@ -131,8 +133,10 @@ func (r *Recorder) captured(i *vcr.Interaction) error {
 	i.Request.Headers = i.Request.Headers.Clone()
 	id := i.Request.Headers.Get(seqHeader)
 	i.Request.Headers.Del(seqHeader)
+	seq, _ := strconv.ParseInt(id, 10, 64)
 	r.mu.Lock()
 	c := r.pending[id]
+	r.order[i] = seq
 	r.mu.Unlock()
 	if c != nil && c.cut {
 		i.Response.Headers = i.Response.Headers.Clone()
@@ -218,4 +222,22 @@ func (b *liveBody) Close() error {
 	b.mu.Unlock()
 	b.cond.Broadcast()
 	return nil
+}
+
+// marshal writes the cassette with its interactions in the order their
+// requests were made, so that a session that asks the same thing twice
+// replays the answers in turn, and recording the same session twice
+// writes the same file.
+func (r *Recorder) marshal(v any) ([]byte, error) {
+	if c, ok := v.(*vcr.Cassette); ok {
+		r.mu.Lock()
+		sort.SliceStable(c.Interactions, func(a, b int) bool {
+			return r.order[c.Interactions[a]] < r.order[c.Interactions[b]]
+		})
+		r.mu.Unlock()
+		for n, it := range c.Interactions {
+			it.ID = n
+		}
+	}
+	return yaml.Marshal(v)
 }

@@ -150,3 +150,51 @@ func TestReplayHoldsACutResponse(t *testing.T) {
 		t.Errorf("replay: read after cancel = %v, want context.Canceled (held open, not ended)", err)
 	}
 }
+
+// TestRecordKeepsRequestOrder: the first response ends only after the
+// second request is answered; the cassette still lists the first request
+// first.
+func TestRecordKeepsRequestOrder(t *testing.T) {
+	secondDone := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: %s\n\n", r.URL.Path)
+		w.(http.Flusher).Flush()
+		if r.URL.Path == "/first" {
+			select {
+			case <-secondDone:
+			case <-r.Context().Done():
+			}
+		}
+	}))
+	defer srv.Close()
+	path := filepath.Join(t.TempDir(), "order.yaml")
+	rec, err := cassette.New(path, cassette.WithMode(cassette.Record))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := rec.Client().Get(srv.URL + "/first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	if n, err := first.Body.Read(buf); err != nil || string(buf[:n]) != "data: /first\n\n" {
+		t.Fatalf("first event = %q, %v", buf[:n], err)
+	}
+	second, err := rec.Client().Get(srv.URL + "/second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads(t, second)
+	// go-vcr has recorded the second interaction by the time its body ends.
+	close(secondDone)
+	reads(t, first)
+	if err := rec.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	i, j := strings.Index(string(data), "url: "+srv.URL+"/first"), strings.Index(string(data), "url: "+srv.URL+"/second")
+	if i < 0 || j < 0 || i > j {
+		t.Errorf("the cassette does not list /first before /second:\n%s", data)
+	}
+}
