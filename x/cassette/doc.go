@@ -23,8 +23,9 @@
 //   - Replay matches a request by method, URL (query in any order) and
 //     body: JSON compared after scrubbing and canonicalising (key order,
 //     whitespace), anything else byte for byte. Headers are not compared.
-//     Each recorded interaction answers once, in recorded order, so a
-//     session that asks the same thing twice gets both answers in turn.
+//     Interactions are written in the order their requests were made, and
+//     each answers once, so a session that asks the same thing twice gets
+//     both answers in turn.
 //   - A request the cassette holds no answer for fails the request with a
 //     *MissError (ErrNoInteraction) naming the closest recorded
 //     interaction and the first difference, as a JSON path with both
@@ -38,7 +39,11 @@
 //     replay keeps that pace; without it a cassette holds no times.
 //   - While recording, the client reads each response as it arrives, so a
 //     recorded stream still streams; the interaction is complete, and the
-//     body ends, when the server ends the response.
+//     body ends, when the server ends the response. A response the client
+//     gives up on first (it ends the request's context, as an MCP client
+//     does with a stream that stays open) is recorded as far as it went,
+//     and replay holds it open after its last byte until the request's
+//     context ends, as the server did.
 //   - MCP over streamable HTTP records and replays like a model: JSON-RPC
 //     ids are deterministic within a session, and the Mcp-Session-Id the
 //     server gave is given back on replay. The standalone event stream an
