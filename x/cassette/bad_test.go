@@ -235,3 +235,17 @@ func readAll(t *testing.T, resp *http.Response) string {
 	}
 	return b.String()
 }
+
+func TestMissNamesTheRecordedID(t *testing.T) {
+	rec, err := cassette.New(writeCassette(t, strings.Replace(goodInteraction, "id: 0", "id: 5", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Stop()
+	req, _ := http.NewRequest("POST", "http://model.test/v1/chat/completions", strings.NewReader(`{"a":2}`))
+	_, err = rec.Client().Do(req)
+	var miss *cassette.MissError
+	if !errors.As(err, &miss) || miss.Closest != 5 || !strings.Contains(err.Error(), "the closest, #5 POST") {
+		t.Errorf("err = %v, want interaction #5 named", err)
+	}
+}

@@ -83,8 +83,8 @@ type MissError struct {
 	Path   string // the cassette file
 	Method string // the request's
 	URL    string
-	// Closest is the index of the nearest recorded interaction, -1 when
-	// the cassette holds none.
+	// Closest is the id of the nearest recorded interaction, -1 when the
+	// cassette holds none.
 	Closest       int
 	ClosestMethod string
 	ClosestURL    string
@@ -124,6 +124,7 @@ func (r *Recorder) miss(req *http.Request, key *normBody) error {
 	r.mu.Unlock()
 	const bodyLimit = 1000
 	best, bestD := -1, 0
+	usedAt := func(idx int) bool { return used[r.tape.Interactions[idx].ID] }
 	for idx, it := range r.tape.Interactions {
 		rec := r.norm.of(it.Request.Body)
 		d := 0
@@ -139,7 +140,7 @@ func (r *Recorder) miss(req *http.Request, key *normBody) error {
 		case !rec.equal(key):
 			d += bodyLimit
 		}
-		if best < 0 || d < bestD || (d == bestD && used[best] && !used[idx]) {
+		if best < 0 || d < bestD || (d == bestD && usedAt(best) && !usedAt(idx)) {
 			best, bestD = idx, d
 		}
 	}
@@ -147,7 +148,7 @@ func (r *Recorder) miss(req *http.Request, key *normBody) error {
 		return e
 	}
 	it := r.tape.Interactions[best]
-	e.Closest, e.ClosestMethod, e.ClosestURL = best, it.Request.Method, it.Request.URL
+	e.Closest, e.ClosestMethod, e.ClosestURL = it.ID, it.Request.Method, it.Request.URL
 	rec := r.norm.of(it.Request.Body)
 	switch {
 	case it.Request.Method != req.Method:
