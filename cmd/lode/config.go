@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"reflect"
 	"strings"
@@ -78,6 +79,9 @@ type MCPServer struct {
 	// Timeout bounds each request to the server; 0 (absent) leaves the
 	// MCP client's default.
 	Timeout Duration `yaml:"timeout"`
+	// httpc carries the traffic of a url: server; nil means the MCP
+	// client's own.
+	httpc *http.Client
 }
 
 // Duration is a lode.yaml duration, written as time.ParseDuration reads

@@ -4,6 +4,8 @@
 //
 //	lode demo                      a complete multi-turn run, offline
 //	lode run [flags] "prompt"      one agent run, streamed ("-": the prompt from stdin)
+//	lode run --record FILE "..."   the same, its HTTP traffic recorded in a cassette (keys scrubbed)
+//	lode run --replay FILE "..."   the recorded run again, with no network
 //	lode chat [flags]              an interactive conversation
 //	lode resume [flags] THREAD ... decide on calls waiting for approval, then go on
 //	lode tools [flags]             the tools a configuration mounts
@@ -51,6 +53,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
+
+	"github.com/lodeworks/lode/x/cassette"
 )
 
 const usage = `lode — an LLM agent loop with tools, packs and MCP
@@ -59,6 +63,8 @@ usage:
   lode demo                      a complete multi-turn run with a scripted model, offline
   lode run [flags] "prompt"      run an agent once on an OpenAI-compatible endpoint
   lode run [flags] -             the same, the prompt read from standard input
+  lode run --record FILE "..."   record the run's traffic with the model and MCP servers
+  lode run --replay FILE "..."   replay a recorded run, with no network
   lode chat [flags]              talk to the agent; Ctrl-C stops a turn, Ctrl-D quits
   lode resume [flags] THREAD [approve:ID | deny:ID=REASON | edit:ID=JSON ...]
                                  decide on calls waiting for approval (--store), then go on
@@ -98,6 +104,9 @@ type env struct {
 	// flushWait bounds the wait for spans to reach a collector at exit;
 	// zero means defaultFlushWait.
 	flushWait time.Duration
+	// cassette, when set, carries the model's and remote MCP servers'
+	// HTTP traffic (lode run --record, --replay).
+	cassette *cassette.Recorder
 }
 
 func main() {

@@ -30,7 +30,7 @@ const noEndpoint = "no model endpoint configured: set --base-url and --model (or
 
 // newProvider builds the OpenAI-compatible provider a configuration names.
 func newProvider(cfg *Config, e env, tracer trace.Tracer) (*openai.Provider, error) {
-	key := e.getenv(cfg.Model.APIKeyEnv)
+	httpc, key := cassetteClient(e, e.getenv(cfg.Model.APIKeyEnv))
 	if cfg.Model.BaseURL == "" && key == "" {
 		return nil, errors.New(noEndpoint)
 	}
@@ -58,6 +58,9 @@ func newProvider(cfg *Config, e env, tracer trace.Tracer) (*openai.Provider, err
 	}
 	if key != "" {
 		opts = append(opts, openai.WithAPIKey(key))
+	}
+	if httpc != nil {
+		opts = append(opts, openai.WithHTTPClient(httpc))
 	}
 	return openai.New(opts...)
 }
@@ -90,6 +93,11 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 	prov, err := newProvider(cfg, e, tracer)
 	if err != nil {
 		return nil, err
+	}
+	if e.cassette != nil {
+		for i := range cfg.MCP {
+			cfg.MCP[i].httpc = e.cassette.Client()
+		}
 	}
 	tb, err := mountTools(ctx, cfg)
 	if err != nil {
@@ -185,10 +193,12 @@ func explain(err error, cfg *Config, baseURL string) error {
 	return err
 }
 
-func cmdRun(ctx context.Context, e env, args []string) error {
+func cmdRun(ctx context.Context, e env, args []string) (err error) {
 	fs := flag.NewFlagSet("lode run", flag.ContinueOnError)
 	var o options
 	o.register(fs)
+	var cas cassetteFlags
+	cas.register(fs)
 	describe(fs, `lode run [flags] "prompt"   (or lode run [flags] - to read the prompt from standard input)`, exitCodes)
 	words, err := parseFlags(fs, e, args)
 	if err != nil {
@@ -202,6 +212,12 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	}
 	if prompt == "" {
 		return usageError{`lode run needs a prompt: lode run "what is 2^64?" (or lode run - to read it from standard input)`}
+	}
+	if e.cassette, err = cas.start(); err != nil {
+		return err
+	}
+	if e.cassette != nil {
+		defer func() { err = stopCassette(e.cassette, e, err) }()
 	}
 	a, err := newAgent(ctx, e, &o)
 	if err != nil {

@@ -33,6 +33,9 @@ func mountMCP(ctx context.Context, tb *toolbox, servers []MCPServer) error {
 			for _, k := range keys {
 				opts = append(opts, mcp.WithHeader(k, s.Headers[k]))
 			}
+			if s.httpc != nil {
+				opts = append(opts, mcp.WithHTTPClient(s.httpc))
+			}
 		} else {
 			opts = append(opts, mcp.WithStdio(s.Command[0], s.Command[1:]...))
 			env := make([]string, 0, len(s.Env))

@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log"
 	"os"
 
@@ -39,22 +40,29 @@ func byRole(_ context.Context, st ledger.State, tools []tool.Tool) []tool.Tool {
 }
 
 func main() {
-	ctx := context.Background()
+	if err := run(context.Background(), os.Stdout); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// run is the program; opts come after its own provider options (a test
+// replays a recorded session through them).
+func run(ctx context.Context, w io.Writer, opts ...openai.Option) error {
 	registry := tool.NewRegistry()
 	err := tool.RegisterFunc(registry, "add", "Add two numbers",
 		func(ctx context.Context, in addArgs) (float64, error) { return in.A + in.B, nil },
 		tool.WithHints(tool.Hints{ReadOnly: true}))
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 
 	model := os.Getenv("LODE_MODEL")
 	if model == "" {
 		model = "gpt-4o-mini"
 	}
-	prov, err := openai.New(openai.WithModel(model)) // key and base URL from OPENAI_API_KEY / OPENAI_BASE_URL
+	prov, err := openai.New(append([]openai.Option{openai.WithModel(model)}, opts...)...) // key and base URL from OPENAI_API_KEY / OPENAI_BASE_URL
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 
 	step := loop.New(
@@ -65,12 +73,13 @@ func main() {
 	thread := ledger.NewThread(ledger.WithMetadata(map[string]string{"role": "viewer"}))
 	_ = thread.Append(ledger.RoleUser, artifact.Text{Content: "What is 2 + 40?"})
 	if _, err := step.Run(ctx, thread, prov); err != nil {
-		log.Fatal(err)
+		return err
 	}
 	last := thread.Turns()[len(thread.Turns())-1]
 	for _, a := range last.Artifacts {
 		if t, ok := a.(artifact.Text); ok {
-			fmt.Println(t.Content)
+			fmt.Fprintln(w, t.Content)
 		}
 	}
+	return nil
 }

@@ -40,6 +40,28 @@ func finalAnswer() []string {
 	return []string{roleChunk(), textChunk("Sunny, "), textChunk("and it is noon."), finishChunk("stop"), usageChunk(90, 8)}
 }
 
+// parallelLedger is the thread TestLoopParallelToolCalls ends with.
+func parallelLedger() []ledger.Turn {
+	return []ledger.Turn{
+		{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{artifact.Text{Content: "Weather and time in Paris?"}}},
+		{Role: ledger.RoleAssistant, Artifacts: []artifact.Artifact{
+			artifact.ToolCall{ID: "call_w", Name: "get_weather", Arguments: `{"city":"Paris"}`},
+			artifact.ToolCall{ID: "call_t", Name: "get_time", Arguments: `{"tz":"Europe/Paris"}`},
+			artifact.Usage{InputTokens: 50, OutputTokens: 20, CachedInputTokens: 3, ReasoningTokens: 2},
+			artifact.Finish{Reason: "tool_calls"},
+		}},
+		{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{
+			artifact.ToolResult{ToolCallID: "call_w", Name: "get_weather", Content: `get_weather says {"city":"Paris"}`},
+			artifact.ToolResult{ToolCallID: "call_t", Name: "get_time", Content: `get_time says {"tz":"Europe/Paris"}`},
+		}},
+		{Role: ledger.RoleAssistant, Artifacts: []artifact.Artifact{
+			artifact.Text{Content: "Sunny, and it is noon."},
+			artifact.Usage{InputTokens: 90, OutputTokens: 8, CachedInputTokens: 3, ReasoningTokens: 2},
+			artifact.Finish{Reason: "stop"},
+		}},
+	}
+}
+
 func TestLoopParallelToolCalls(t *testing.T) {
 	f := newFake(t, sse(parallelCalls(`{"city":"Paris"}`)...), sse(finalAnswer()...))
 	tools := []tool.Tool{
@@ -63,24 +85,7 @@ func TestLoopParallelToolCalls(t *testing.T) {
 	}
 
 	turns := th.Turns()
-	want := []ledger.Turn{
-		{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{artifact.Text{Content: "Weather and time in Paris?"}}},
-		{Role: ledger.RoleAssistant, Artifacts: []artifact.Artifact{
-			artifact.ToolCall{ID: "call_w", Name: "get_weather", Arguments: `{"city":"Paris"}`},
-			artifact.ToolCall{ID: "call_t", Name: "get_time", Arguments: `{"tz":"Europe/Paris"}`},
-			artifact.Usage{InputTokens: 50, OutputTokens: 20, CachedInputTokens: 3, ReasoningTokens: 2},
-			artifact.Finish{Reason: "tool_calls"},
-		}},
-		{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{
-			artifact.ToolResult{ToolCallID: "call_w", Name: "get_weather", Content: `get_weather says {"city":"Paris"}`},
-			artifact.ToolResult{ToolCallID: "call_t", Name: "get_time", Content: `get_time says {"tz":"Europe/Paris"}`},
-		}},
-		{Role: ledger.RoleAssistant, Artifacts: []artifact.Artifact{
-			artifact.Text{Content: "Sunny, and it is noon."},
-			artifact.Usage{InputTokens: 90, OutputTokens: 8, CachedInputTokens: 3, ReasoningTokens: 2},
-			artifact.Finish{Reason: "stop"},
-		}},
-	}
+	want := parallelLedger()
 	if !reflect.DeepEqual(turns, want) {
 		t.Errorf("ledger =\n%#v\nwant\n%#v", turns, want)
 	}

@@ -1,0 +1,53 @@
+// Package cassette records an HTTP session with a model server or a remote
+// MCP server once, and replays it in tests ever after: same requests, same
+// answers, byte for byte, with no network, no key and no cost.
+//
+// A cassette is a go-vcr file (gopkg.in/dnaeon/go-vcr.v4, YAML, format
+// version 2): one interaction per request, each with its request and its
+// response. A Recorder is the http.RoundTripper of the client a provider
+// or MCP client is given:
+//
+//	client := cassette.ForTest(t, "testdata/weather.yaml")
+//	prov, err := openai.New(openai.WithModel("gpt-4o-mini"), openai.WithHTTPClient(client))
+//
+// ForTest replays by default and records when LODE_RECORD=1; New and Stop
+// do the same outside tests (lode run --record FILE and --replay FILE).
+//
+// What this package decides:
+//
+//   - Secrets never reach the file. The values of DefaultScrubHeaders
+//     (Authorization, Api-Key, X-Api-Key, Anthropic-Api-Key, cookies, ...)
+//     and of the headers and JSON body fields named with WithScrubHeaders
+//     and WithScrubFields become Redacted in go-vcr's after-capture hook,
+//     before the interaction is even kept in memory.
+//   - Replay matches a request by method, URL (query in any order) and
+//     body: JSON compared after scrubbing and canonicalising (key order,
+//     whitespace), anything else byte for byte. Headers are not compared.
+//     Interactions are written in the order their requests were made, and
+//     each answers once, so a session that asks the same thing twice gets
+//     both answers in turn.
+//   - A request the cassette holds no answer for fails the request with a
+//     *MissError (ErrNoInteraction) naming the closest recorded
+//     interaction and the first difference, as a JSON path with both
+//     values. A missing file is ErrNotFound; a file that is not a
+//     cassette, or one whose interactions lack a method, an absolute URL
+//     or a status, is ErrCorrupt; both errors name the file.
+//   - Event streams (text/event-stream) replay one event per read, as the
+//     server sent them, so the loop's deltas and observers see what they
+//     saw live. With WithTiming, recording notes when each event arrived
+//     (in a response header of lode's own, Lode-Cassette-Event-Ms) and
+//     replay keeps that pace; without it a cassette holds no times.
+//   - While recording, the client reads each response as it arrives, so a
+//     recorded stream still streams; the interaction is complete, and the
+//     body ends, when the server ends the response. A response the client
+//     gives up on first (it ends the request's context, as an MCP client
+//     does with a stream that stays open) is recorded as far as it went,
+//     and replay holds it open after its last byte until the request's
+//     context ends, as the server did.
+//   - MCP over streamable HTTP records and replays like a model: JSON-RPC
+//     ids are deterministic within a session, and the Mcp-Session-Id the
+//     server gave is given back on replay. The standalone event stream an
+//     MCP client opens with GET has no end to record: both modes answer
+//     it with 405, as a server without one does, so server notifications
+//     sent on it (list_changed) are not part of a cassette.
+package cassette

@@ -1,0 +1,209 @@
+package cassette
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+
+	vcr "gopkg.in/dnaeon/go-vcr.v4/pkg/cassette"
+)
+
+// bodyKey carries a request's normalised body to the matcher.
+type bodyKey struct{}
+
+func (r *Recorder) replay(req *http.Request, body []byte) (*http.Response, error) {
+	key := normalise(body, r.cfg.scrubFields)
+	ctx := context.WithValue(req.Context(), bodyKey{}, key)
+	resp, err := r.rec.RoundTrip(withBody(ctx, req, body))
+	if err != nil {
+		if errors.Is(err, vcr.ErrInteractionNotFound) {
+			return nil, r.miss(req, key)
+		}
+		return nil, fmt.Errorf("cassette: %s: %w", r.path, err)
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("cassette: %s: %w", r.path, err)
+	}
+	resp.Request = req
+	resp.Header = resp.Header.Clone()
+	times := parseTimes(resp.Header.Get(timingHeader))
+	resp.Header.Del(timingHeader)
+	cut := resp.Header.Get(cutHeader) != ""
+	resp.Header.Del(cutHeader)
+	if resp.ContentLength >= 0 {
+		resp.ContentLength = int64(len(data))
+		if resp.Header.Get("Content-Length") != "" {
+			resp.Header.Set("Content-Length", strconv.Itoa(len(data)))
+		}
+	}
+	if !r.cfg.timing {
+		times = nil
+	}
+	if isEventStream(resp.Header) {
+		resp.Body = newEventBody(req.Context(), data, times)
+	} else {
+		resp.Body = io.NopCloser(bytes.NewReader(data))
+	}
+	if cut {
+		resp.Body = &heldBody{rc: resp.Body, ctx: req.Context(), closed: make(chan struct{})}
+	}
+	return resp, nil
+}
+
+// match is go-vcr's matcher: method, URL and normalised body.
+func (r *Recorder) match(req *http.Request, rec vcr.Request) bool {
+	if req.Method != rec.Method || !sameURL(req.URL.String(), rec.URL) {
+		return false
+	}
+	key, _ := req.Context().Value(bodyKey{}).(*normBody)
+	if key == nil {
+		key = normalise(nil, nil)
+	}
+	return key.equal(r.norm.of(rec.Body))
+}
+
+// replayed notes which interactions have answered, for miss diagnostics.
+func (r *Recorder) replayed(i *vcr.Interaction) error {
+	r.mu.Lock()
+	r.used[i.ID] = true
+	r.mu.Unlock()
+	return nil
+}
+
+// MissError is a request the cassette holds no answer for. It names the
+// recorded interaction closest to the request and their first difference.
+type MissError struct {
+	Path   string // the cassette file
+	Method string // the request's
+	URL    string
+	// Closest is the id of the nearest recorded interaction, -1 when the
+	// cassette holds none.
+	Closest       int
+	ClosestMethod string
+	ClosestURL    string
+	// Difference is the first difference from Closest: the method, the
+	// URL, or a JSON path in the body with both values.
+	Difference string
+	// Replayed: Closest matches the request but has answered already;
+	// the session made more such requests than were recorded.
+	Replayed bool
+}
+
+func (e *MissError) Error() string {
+	msg := fmt.Sprintf("cassette: %s holds no interaction for %s %s", e.Path, e.Method, e.URL)
+	switch {
+	case e.Closest < 0:
+		msg += ": it holds no interactions at all"
+	case e.Replayed:
+		msg += fmt.Sprintf(": interaction #%d matches but has answered already (the session made more such requests than were recorded)", e.Closest)
+	default:
+		msg += fmt.Sprintf(": the closest, #%d %s %s, differs at %s", e.Closest, e.ClosestMethod, e.ClosestURL, e.Difference)
+	}
+	return msg + "; if the change is meant, record the cassette again with " + EnvRecord + "=1"
+}
+
+// Is makes a *MissError match ErrNoInteraction.
+func (e *MissError) Is(target error) bool { return target == ErrNoInteraction }
+
+// miss finds the recorded interaction closest to a request that matched
+// none: the fewest differences, preferring one that has not answered yet.
+func (r *Recorder) miss(req *http.Request, key *normBody) error {
+	e := &MissError{Path: r.path, Method: req.Method, URL: req.URL.String(), Closest: -1}
+	r.mu.Lock()
+	used := make(map[int]bool, len(r.used))
+	for k, v := range r.used {
+		used[k] = v
+	}
+	r.mu.Unlock()
+	const bodyLimit = 1000
+	best, bestD := -1, 0
+	usedAt := func(idx int) bool { return used[r.tape.Interactions[idx].ID] }
+	for idx, it := range r.tape.Interactions {
+		rec := r.norm.of(it.Request.Body)
+		d := 0
+		if it.Request.Method != req.Method {
+			d += 100 * bodyLimit
+		}
+		if !sameURL(it.Request.URL, e.URL) {
+			d += 10 * bodyLimit
+		}
+		switch {
+		case rec.json && key.json:
+			d += countDiffs(rec.v, key.v, bodyLimit)
+		case !rec.equal(key):
+			d += bodyLimit
+		}
+		if best < 0 || d < bestD || (d == bestD && usedAt(best) && !usedAt(idx)) {
+			best, bestD = idx, d
+		}
+	}
+	if best < 0 {
+		return e
+	}
+	it := r.tape.Interactions[best]
+	e.Closest, e.ClosestMethod, e.ClosestURL = it.ID, it.Request.Method, it.Request.URL
+	rec := r.norm.of(it.Request.Body)
+	switch {
+	case it.Request.Method != req.Method:
+		e.Difference = fmt.Sprintf("the method: recorded %s, request %s", it.Request.Method, req.Method)
+	case !sameURL(it.Request.URL, e.URL):
+		e.Difference = fmt.Sprintf("the URL: recorded %s, request %s", it.Request.URL, e.URL)
+	case rec.json && key.json:
+		if d, ok := firstDiff("$", rec.v, key.v); ok {
+			e.Difference = d
+		} else {
+			e.Replayed = true
+		}
+	case rec.json != key.json:
+		e.Difference = "the body: recorded " + kind(rec) + ", request " + kind(key)
+	case !rec.equal(key):
+		e.Difference = bytesDiff(rec.raw, key.raw)
+	default:
+		e.Replayed = true
+	}
+	return e
+}
+
+func kind(n *normBody) string {
+	switch {
+	case n.json:
+		return "JSON"
+	case len(n.raw) == 0:
+		return "empty"
+	}
+	return "not JSON"
+}
+
+// heldBody does not end after its last byte: it waits, as the recorded
+// server did, until the request's context ends or the body is closed.
+type heldBody struct {
+	rc     io.ReadCloser
+	ctx    context.Context
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (b *heldBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != io.EOF || n > 0 {
+		return n, err
+	}
+	select {
+	case <-b.ctx.Done():
+		return 0, b.ctx.Err()
+	case <-b.closed:
+		return 0, errClosed
+	}
+}
+
+func (b *heldBody) Close() error {
+	b.once.Do(func() { close(b.closed) })
+	return b.rc.Close()
+}
