@@ -32,7 +32,7 @@
 // a call streams, then tool-input-available (or tool-input-error when the
 // model's arguments are not JSON); tool-output-available or
 // tool-output-error with the text the model was shown; data-usage with
-// token counts; and finally finish, abort (the turn was cancelled) or
+// token counts (transient: useChat hands it to onData and keeps it out of the message); and finally finish, abort (the turn was cancelled) or
 // error. Events carry no thread ID, so each request builds its own
 // loop.Step from the configured options plus an observer for its stream.
 //

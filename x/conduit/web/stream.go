@@ -186,7 +186,7 @@ func (s *stream) answer(arts []artifact.Artifact) {
 					"errorText": "the model's arguments are not valid JSON"})
 			}
 		case artifact.Usage:
-			s.send(map[string]any{"type": "data-usage", "data": map[string]int64{
+			s.send(map[string]any{"type": "data-usage", "transient": true, "data": map[string]int64{
 				"inputTokens": a.InputTokens, "outputTokens": a.OutputTokens,
 				"cachedInputTokens": a.CachedInputTokens, "reasoningTokens": a.ReasoningTokens,
 			}})

@@ -299,7 +299,7 @@ func TestInvalidArgumentsGiveToolInputError(t *testing.T) {
 }
 
 func TestProviderError(t *testing.T) {
-	f := serve(t, script.Play(script.FailAfter(2, errors.New("upstream\nfell over"), artifact.Text{Content: "partial answer here"})), web.WithLogger(slog.New(slog.DiscardHandler)))
+	f := serve(t, script.Play(script.FailAfter(2, errors.New("upstream\nfell over"), artifact.Text{Content: "partial answer here"})), quiet())
 	ps := parts(t, f.post(t, "/api/chat", chatBody("", "go")))
 	got := types(ps)
 	if got[len(got)-1] != "error" || got[len(got)-2] != "text-end" {
@@ -567,3 +567,5 @@ func TestDisconnectPolicy(t *testing.T) {
 		})
 	}
 }
+
+func quiet() web.Option { return web.WithLogger(slog.New(slog.DiscardHandler)) }
