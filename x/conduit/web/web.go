@@ -418,10 +418,15 @@ func (h *Handler) claim(w http.ResponseWriter, id string, run *running) bool {
 	return true
 }
 
-func (h *Handler) release(id string) {
+func (h *Handler) unclaim(id string) {
 	h.mu.Lock()
 	delete(h.turns, id)
 	h.mu.Unlock()
+}
+
+// release undoes claim for a turn that never started.
+func (h *Handler) release(id string) {
+	h.unclaim(id)
 	h.wg.Done()
 }
 
@@ -483,16 +488,20 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	step := loop.New(append(h.cfg.loopOpts[:len(h.cfg.loopOpts):len(h.cfg.loopOpts)], loop.WithObserver(s))...)
 	started = true
 	go func() {
-		defer h.release(st.ID())
-		defer st.Close()
-		defer cancel(nil)
+		defer h.wg.Done()
 		_, err := step.Run(runCtx, st, h.prov)
 		// The observer never blocks, so this wait is short.
 		_ = step.Flush(context.Background())
-		if err != nil && context.Cause(runCtx) == nil {
+		cause := context.Cause(runCtx)
+		if err != nil && cause == nil {
 			h.cfg.logger.WarnContext(runCtx, "lode: web turn failed", "thread", st.ID(), "err", err)
 		}
-		s.end(err, context.Cause(runCtx))
+		cancel(nil)
+		st.Close()
+		// The thread is free before the browser reads the end of the
+		// stream, so that it can post its next message at once.
+		h.unclaim(st.ID())
+		s.end(err, cause)
 	}()
 
 	hd := w.Header()

@@ -569,3 +569,22 @@ func TestDisconnectPolicy(t *testing.T) {
 }
 
 func quiet() web.Option { return web.WithLogger(slog.New(slog.DiscardHandler)) }
+
+// TestNextTurnRightAfterDone posts each message the moment the previous
+// stream ended: the thread is free by the time [DONE] arrives.
+func TestNextTurnRightAfterDone(t *testing.T) {
+	const n = 30
+	steps := make([]script.Step, n)
+	for i := range steps {
+		steps[i] = script.Text("ok")
+	}
+	f := serve(t, script.New(steps))
+	id := ""
+	for i := range n {
+		resp := f.post(t, "/api/chat", chatBody(id, "again"))
+		id = resp.Header.Get("X-Lode-Thread")
+		if ps := parts(t, resp); ps[len(ps)-1]["type"] != "finish" {
+			t.Fatalf("turn %d: %v", i, types(ps))
+		}
+	}
+}
