@@ -284,7 +284,7 @@ func (s *stream) pump(ctx context.Context, w http.ResponseWriter) bool {
 		select {
 		case f, ok := <-s.frames:
 			if !ok {
-				return true
+				return s.finished(w, rc)
 			}
 			if _, err := w.Write(f); err != nil {
 				return false
@@ -294,8 +294,7 @@ func (s *stream) pump(ctx context.Context, w http.ResponseWriter) bool {
 				select {
 				case f, ok := <-s.frames:
 					if !ok {
-						_ = rc.Flush()
-						return true
+						return s.finished(w, rc)
 					}
 					if _, err := w.Write(f); err != nil {
 						return false
@@ -308,11 +307,27 @@ func (s *stream) pump(ctx context.Context, w http.ResponseWriter) bool {
 				return false
 			}
 		case <-s.lost:
-			_, _ = w.Write([]byte(`data: {"type":"error","errorText":"web: this browser fell behind the stream; reload the thread to see the rest"}` + "\n\n"))
-			_ = rc.Flush()
-			return false
+			return s.fellBehind(w, rc)
 		case <-ctx.Done():
 			return false
 		}
 	}
+}
+
+// finished is the end of the queue: a whole stream, unless parts were
+// dropped on the way.
+func (s *stream) finished(w http.ResponseWriter, rc *http.ResponseController) bool {
+	select {
+	case <-s.lost:
+		return s.fellBehind(w, rc)
+	default:
+	}
+	_ = rc.Flush()
+	return true
+}
+
+func (s *stream) fellBehind(w http.ResponseWriter, rc *http.ResponseController) bool {
+	_, _ = w.Write([]byte(`data: {"type":"error","errorText":"web: this browser fell behind the stream; reload the thread to see the rest"}` + "\n\n"))
+	_ = rc.Flush()
+	return false
 }
