@@ -70,6 +70,7 @@ usage:
                                  decide on calls waiting for approval (--store), then go on
   lode tools [flags]             list the tools the configuration mounts
   lode serve [flags]             serve the configured packs over MCP (stdio, or --http ADDR)
+  lode web [flags]               a chat page for the configured agent (--addr, loopback only)
   lode --version                 the version, commit and Go release of this build
 
 Flags go before or after the prompt; -- ends them. Configuration comes from
@@ -193,6 +194,8 @@ func run(ctx context.Context, e env, args []string) int {
 		err = cmdTools(ctx, e, rest)
 	case "serve":
 		err = cmdServe(ctx, e, rest)
+	case "web":
+		err = cmdWeb(ctx, e, rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(e.stdout, usage)
 		return 0
@@ -201,7 +204,7 @@ func run(ctx context.Context, e env, args []string) int {
 			fmt.Fprint(e.stdout, versionText(debug.ReadBuildInfo()))
 		}
 	default:
-		err = usageError{fmt.Sprintf("unknown command %q (try lode demo, run, chat, tools, serve or --version)", cmd)}
+		err = usageError{fmt.Sprintf("unknown command %q (try lode demo, run, chat, tools, serve, web or --version)", cmd)}
 	}
 	switch {
 	case err == nil:

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/lodeworks/lode/ledger/file"
+	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/x/conduit/web"
+	xtool "github.com/lodeworks/lode/x/tool"
+)
+
+// defaultWebAddr is where `lode web` listens without --addr.
+const defaultWebAddr = "127.0.0.1:7480"
+
+// defaultThreadsDir is where `lode web` keeps threads without --threads.
+const defaultThreadsDir = ".lode/threads"
+
+// cmdWeb serves the chat page and the UI message stream for the configured
+// model and packs, threads kept in a file store.
+func cmdWeb(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("lode web", flag.ContinueOnError)
+	var o options
+	o.register(fs)
+	addr := fs.String("addr", defaultWebAddr, "listen on this loopback HOST:PORT")
+	threads := fs.String("threads", defaultThreadsDir, "keep the chat threads in this folder (a ledger file store)")
+	var allowHosts []string
+	fs.Func("allow-host", "accept requests for this Host name besides loopback ones (repeatable; \"*\" for any); needed to listen on an address other than loopback, which lets anyone who reaches it chat and run the tools, unauthenticated", func(v string) error {
+		if strings.TrimSpace(v) == "" {
+			return errors.New("empty host name")
+		}
+		allowHosts = append(allowHosts, strings.TrimSpace(v))
+		return nil
+	})
+	rest, err := parseFlags(fs, e, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs("lode web", rest); err != nil {
+		return err
+	}
+	remote, err := checkServeAddr(*addr, allowHosts)
+	if err != nil {
+		return usageError{strings.Replace(err.Error(), "--http", "--addr", 1)}
+	}
+	cfg, err := o.load(e)
+	if err != nil {
+		return err
+	}
+	tracer, shutdown, err := setupTracing(ctx, e, o.trace)
+	if err != nil {
+		return err
+	}
+	defer shutdown(context.Background())
+	prov, err := newProvider(cfg, e, tracer)
+	if err != nil {
+		return err
+	}
+	tb, err := mountTools(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer tb.Close()
+	store, err := file.Open(*threads)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	var hopts []xtool.HandlerOption
+	loopOpts := []loop.Option{loop.WithMaxTurns(cfg.MaxTurns), loop.WithTimeLimit(time.Duration(cfg.Model.Timeout))}
+	if tracer != nil {
+		hopts = append(hopts, xtool.WithTracer(tracer))
+		loopOpts = append(loopOpts, loop.WithTracer(tracer))
+	}
+	invoke := []provider.InvokeOption{xtool.WithFilteredTools(tb.reg, nil)}
+	if cfg.System != "" {
+		invoke = append(invoke, provider.WithSystemPrompt(cfg.System))
+	}
+	loopOpts = append(loopOpts, loop.WithHandlers(xtool.NewHandler(tb.reg, hopts...)), loop.WithInvokeOptions(invoke...))
+	wopts := []web.Option{web.WithLoopOptions(loopOpts...)}
+	if len(allowHosts) > 0 {
+		wopts = append(wopts, web.WithAllowedHosts(allowHosts...))
+	}
+	h, err := web.New(prov, store, wopts...)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	if remote {
+		fmt.Fprintf(e.stderr, "lode web: warning: %s is not a loopback address: anyone who can reach it can chat and run these tools, unauthenticated\n", *addr)
+	}
+	fmt.Fprintf(e.stderr, "lode web: %d tools, threads in %s, chat at http://%s/\n", len(tb.reg.Tools()), *threads, ln.Addr())
+	ctx, stop := interruptible(ctx, e)
+	defer stop()
+	err = h.Serve(ctx, ln)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,108 @@
+package web_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/x/provider/script"
+)
+
+// requireBrowser returns Debian's chromium. LODE_TEST_BROWSER=off skips;
+// otherwise a missing browser fails with the step that installs it.
+func requireBrowser(t *testing.T) string {
+	t.Helper()
+	if os.Getenv("LODE_TEST_BROWSER") == "off" {
+		t.Skip("LODE_TEST_BROWSER=off: skipping the test of the chat page in chromium")
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("chromium is not installed: run scripts/setup-web.sh (Debian: apt-get install chromium), or set LODE_TEST_BROWSER=off to skip")
+	return ""
+}
+
+// TestChatPageInChromium loads the embedded page in headless chromium,
+// sends a message, sees the streamed answer and its tool card, then sends
+// another whose turn never ends and presses stop.
+func TestChatPageInChromium(t *testing.T) {
+	bin := requireBrowser(t)
+	f := serve(t, script.Play(
+		script.Call("c1", "add", `{"a":2,"b":3}`),
+		script.Text("The sum is 5."),
+		script.Hang(artifact.Text{Content: "thinking forever"}),
+	))
+	// A guard against a browser that never answers, not a speed check.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(bin),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	text := func(sel string) string {
+		t.Helper()
+		v, err := chromedp.Run(bctx, chromedp.TextContent(css(sel)))
+		if err != nil {
+			t.Fatalf("%s: %v", sel, err)
+		}
+		return v
+	}
+	if err := chromedp.Do(bctx,
+		chromedp.Navigate(f.srv.URL+"/"),
+		chromedp.WaitVisible(css("#input")),
+		chromedp.SendKeys(css("#input"), "add 2 and 3"),
+		chromedp.Click(css("#send")),
+		chromedp.WaitVisible(css(`.msg.assistant[data-done="true"]`)),
+	); err != nil {
+		t.Fatalf("first message: %v", err)
+	}
+	if answer, card, out := text(".msg.assistant .text"), text("details.tool summary"), text("details.tool .output"); answer != "The sum is 5." || card != "add ✓" || out != "5" {
+		t.Errorf("page shows answer %q, card %q with output %q", answer, card, out)
+	}
+
+	if err := chromedp.Do(bctx,
+		chromedp.SendKeys(css("#input"), "keep going"),
+		chromedp.Click(css("#send")),
+		func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+			_, err := chromedp.Poll[bool](`document.body.innerText.includes("thinking forever")`)(ctx, t)
+			return chromedp.Void{}, err
+		},
+		chromedp.Click(css("#stop")),
+		chromedp.WaitVisible(css(`.msg.assistant:last-of-type[data-done="true"]`)),
+	); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	stopped, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`[...document.querySelectorAll(".msg.assistant:last-of-type .note")].some(e => e.textContent === "Stopped.")`))
+	if err != nil || !stopped {
+		t.Errorf("the page does not say the turn stopped (%v)", err)
+	}
+	got := turns(t, f.store, onlyThread(t, f))
+	var roles []string
+	for _, tn := range got {
+		roles = append(roles, string(tn.Role))
+	}
+	want := []string{"user", "assistant", "tool", "assistant", "user"}
+	if strings.Join(roles, ",") != strings.Join(want, ",") {
+		t.Errorf("stored roles %v, want %v (the stopped turn stores nothing)", roles, want)
+	}
+}

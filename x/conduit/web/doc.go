@@ -1,0 +1,55 @@
+// Package web serves an agent to people over HTTP: a chat page, and each
+// turn streamed as the AI SDK's UI message stream protocol, so that a
+// React app using useChat, or the page embedded here, renders it as it
+// arrives.
+//
+//	h, err := web.New(prov, store, web.WithLoopOptions(
+//		loop.WithHandlers(xtool.NewHandler(reg)),
+//		loop.WithInvokeOptions(xtool.WithFilteredTools(reg, filter)),
+//	))
+//	mux.Handle("/chat/", http.StripPrefix("/chat", h))
+//
+// # Routes
+//
+//	GET  /                         the chat page (embedded; no CDN, no build step)
+//	POST /api/chat                 {"id": THREAD, "messages": [...]}: run turns, stream them back
+//	POST /api/threads              make an empty thread: 201 {"id": THREAD}
+//	GET  /api/threads/{id}         the thread as UI messages (useChat's initial messages)
+//	POST /api/threads/{id}/cancel  cancel the turn running on the thread: 204
+//
+// POST /api/chat reads only the last message, which must be the user's:
+// the ledger store, not the browser, holds the history. An empty id starts
+// a new thread, named in the X-Lode-Thread header and in the start part's
+// messageMetadata.threadId; an id the caller does not own is 404.
+//
+// # The stream
+//
+// The response is Server-Sent Events with the header
+// x-vercel-ai-ui-message-stream: v1, one JSON part per event and
+// "data: [DONE]" last. lode sends start; start-step and finish-step
+// around each model turn and its tool results; text-start/-delta/-end and
+// reasoning-start/-delta/-end from the deltas; tool-input-start/-delta as
+// a call streams, then tool-input-available (or tool-input-error when the
+// model's arguments are not JSON); tool-output-available or
+// tool-output-error with the text the model was shown; data-usage with
+// token counts (transient: useChat hands it to onData and keeps it out of the message); and finally finish, abort (the turn was cancelled) or
+// error. Events carry no thread ID, so each request builds its own
+// loop.Step from the configured options plus an observer for its stream.
+//
+// One browser can queue at most WithStreamBuffer parts: the loop's
+// observers never block a turn, so a browser further behind loses its
+// stream rather than the server's memory, and its turn is treated as
+// disconnected. A disconnected turn runs to its end and is stored
+// (FinishOnDisconnect, the default) or is cancelled (CancelOnDisconnect).
+//
+// # Callers
+//
+// WithIdentify maps each request to an Identity. The thread's creator is
+// stored under OwnerKey, and only that caller can read it, post to it or
+// cancel it; others get the same 404 as for a missing thread. The
+// caller's Role is stored under RoleKey before each turn, where a
+// ToolFilter reads it. ServeHTTP documents its checks and their statuses.
+//
+// The Host and cross-origin checks are this package's own; x/tool/mcp has
+// equivalent ones, and the two could share one internal middleware.
+package web

@@ -1,0 +1,649 @@
+package web
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/provider"
+)
+
+// Defaults for the options that have one.
+const (
+	// DefaultMaxBodyBytes bounds a request body when WithMaxBodyBytes is not given.
+	DefaultMaxBodyBytes = 1 << 20
+	// DefaultStreamBuffer is how many stream parts one response may have
+	// queued for a slow browser when WithStreamBuffer is not given.
+	DefaultStreamBuffer = 1024
+)
+
+// Metadata keys the handler writes on the threads it serves.
+const (
+	// OwnerKey holds the Identity.Caller that created the thread; only that
+	// caller can read it, post to it or cancel its turn.
+	OwnerKey = "lode.owner"
+	// RoleKey holds the Identity.Role of the caller who posted the latest
+	// message, set before the turn runs so a ToolFilter can read it with
+	// st.Metadata(RoleKey).
+	RoleKey = "role"
+)
+
+// Errors New reports, joined when several options are wrong.
+var (
+	ErrNoProvider = errors.New("web: no provider given: pass one to New")
+	ErrNoStore    = errors.New("web: no ledger.Store given: pass one to New, e.g. from ledger/file.Open")
+	ErrOption     = errors.New("web: invalid option")
+)
+
+// Identity is who sent a request, as the WithIdentify hook decides.
+type Identity struct {
+	// Caller names the person or client. Threads belong to the caller
+	// that created them; the empty Caller is a caller like any other.
+	Caller string
+	// Role is copied into the thread's metadata under RoleKey before each
+	// turn, so that per-turn tool filters can act on it.
+	Role string
+}
+
+// DisconnectPolicy says what happens to a turn whose browser goes away
+// (or falls too far behind the stream).
+type DisconnectPolicy int
+
+const (
+	// FinishOnDisconnect lets the turn run to its end and be stored; a
+	// reload of the thread shows it. The zero value.
+	FinishOnDisconnect DisconnectPolicy = iota
+	// CancelOnDisconnect cancels the turn; what it stored so far stays.
+	CancelOnDisconnect
+)
+
+// Option configures a Handler.
+type Option func(*config)
+
+type config struct {
+	loopOpts   []loop.Option
+	identify   func(*http.Request) (Identity, error)
+	maxBody    int64
+	buffer     int
+	maxTurns   int
+	disconnect DisconnectPolicy
+	hosts      []string
+	logger     *slog.Logger
+	errs       []error
+}
+
+// WithLoopOptions sets what every turn's loop.Step is built with: handlers
+// (an x/tool Handler to run tools), invoke options (tools, filters), limits
+// and tracing. A Step is built per request from these, plus the observer
+// that feeds the response.
+func WithLoopOptions(opts ...loop.Option) Option {
+	return func(c *config) { c.loopOpts = append(c.loopOpts, opts...) }
+}
+
+// WithIdentify sets the hook that maps a request to its caller: a bearer
+// token, a cookie, a header set by a proxy. An error answers 401 with the
+// error's text. Nil (the default) makes every request the same anonymous
+// caller, which suits a loopback, single-user server.
+func WithIdentify(f func(r *http.Request) (Identity, error)) Option {
+	return func(c *config) { c.identify = f }
+}
+
+// WithMaxBodyBytes bounds a request body; a larger one is answered 413.
+// 0 means DefaultMaxBodyBytes; a negative n is an error.
+func WithMaxBodyBytes(n int64) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.errs = append(c.errs, fmt.Errorf("%w: WithMaxBodyBytes(%d): want 0 (default) or more", ErrOption, n))
+		}
+		c.maxBody = n
+	}
+}
+
+// WithStreamBuffer bounds how many stream parts wait for one browser. A
+// browser that falls further behind loses its stream (it gets an error
+// part when it can still read one), and its turn is treated as
+// disconnected. 0 means DefaultStreamBuffer; a negative n is an error.
+func WithStreamBuffer(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.errs = append(c.errs, fmt.Errorf("%w: WithStreamBuffer(%d): want 0 (default) or more", ErrOption, n))
+		}
+		c.buffer = n
+	}
+}
+
+// WithMaxConcurrentTurns bounds the turns running at once across all
+// threads; one more is answered 429. 0 means no bound; negative is an error.
+func WithMaxConcurrentTurns(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.errs = append(c.errs, fmt.Errorf("%w: WithMaxConcurrentTurns(%d): want 0 (no bound) or more", ErrOption, n))
+		}
+		c.maxTurns = n
+	}
+}
+
+// WithDisconnect sets what happens to a turn when its browser goes away.
+func WithDisconnect(p DisconnectPolicy) Option {
+	return func(c *config) {
+		if p != FinishOnDisconnect && p != CancelOnDisconnect {
+			c.errs = append(c.errs, fmt.Errorf("%w: WithDisconnect(%d): want FinishOnDisconnect or CancelOnDisconnect", ErrOption, p))
+		}
+		c.disconnect = p
+	}
+}
+
+// WithAllowedHosts accepts requests whose Host is one of hosts, besides
+// loopback names and addresses, which are always accepted. "*" accepts
+// any Host. Without it a request for another Host is answered 403, which
+// keeps a DNS-rebinding page from reaching a server on loopback.
+func WithAllowedHosts(hosts ...string) Option {
+	return func(c *config) {
+		for _, h := range hosts {
+			if strings.TrimSpace(h) == "" {
+				c.errs = append(c.errs, fmt.Errorf("%w: WithAllowedHosts: empty host name", ErrOption))
+				continue
+			}
+			c.hosts = append(c.hosts, strings.ToLower(strings.TrimSpace(h)))
+		}
+	}
+}
+
+// WithLogger sets where failed turns and hook panics are logged; nil means
+// slog.Default.
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+//go:embed page
+var pageFS embed.FS
+
+// Handler serves an agent over HTTP: the chat page, and turns streamed as
+// the AI SDK's UI message stream. It is safe for concurrent use.
+type Handler struct {
+	cfg   config
+	prov  provider.Provider
+	store ledger.Store
+	mux   *http.ServeMux
+	cop   *http.CrossOriginProtection
+
+	base   context.Context
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	closed bool
+	turns  map[string]*running // by thread ID
+}
+
+// running is a turn in flight on one thread.
+type running struct {
+	owner  string
+	cancel context.CancelCauseFunc
+}
+
+// errCancelled is the cause of a turn cancelled by its caller.
+var errCancelled = errors.New("web: the turn was cancelled by the caller")
+
+// errDisconnected is the cause of a turn cancelled because its browser left.
+var errDisconnected = errors.New("web: the browser disconnected")
+
+// New returns a Handler that runs turns with prov on threads kept in store.
+// Every option is checked; the problems are returned together, each
+// wrapping ErrOption.
+func New(prov provider.Provider, store ledger.Store, opts ...Option) (*Handler, error) {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	errs := c.errs
+	if prov == nil {
+		errs = append(errs, ErrNoProvider)
+	}
+	if store == nil {
+		errs = append(errs, ErrNoStore)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if c.maxBody == 0 {
+		c.maxBody = DefaultMaxBodyBytes
+	}
+	if c.buffer == 0 {
+		c.buffer = DefaultStreamBuffer
+	}
+	if c.logger == nil {
+		c.logger = slog.Default()
+	}
+	h := &Handler{cfg: c, prov: prov, store: store, turns: map[string]*running{}, cop: http.NewCrossOriginProtection()}
+	h.base, h.stop = context.WithCancel(context.Background())
+	page, _ := fs.Sub(pageFS, "page")
+	files := http.FileServerFS(page)
+	h.mux = http.NewServeMux()
+	h.mux.Handle("GET /{$}", files)
+	h.mux.Handle("GET /app.js", files)
+	h.mux.Handle("GET /app.css", files)
+	h.mux.HandleFunc("POST /api/chat", h.chat)
+	h.mux.HandleFunc("POST /api/threads", h.create)
+	h.mux.HandleFunc("GET /api/threads/{id}", h.replay)
+	h.mux.HandleFunc("POST /api/threads/{id}/cancel", h.cancel)
+	return h, nil
+}
+
+// ServeHTTP routes a request. Every request passes these checks, in this
+// order, and the first that fails answers with a one-line message:
+//
+//  1. its Host is loopback or allowed (WithAllowedHosts), and a browser's
+//     cross-origin POST is refused (http.CrossOriginProtection): 403;
+//  2. the path is known (404) and the method is one it takes (405, with Allow);
+//  3. the WithIdentify hook accepts it: 401;
+//  4. the body fits WithMaxBodyBytes: 413;
+//  5. the body is JSON of the expected shape: 400;
+//  6. the thread exists and belongs to the caller: 404 either way, so
+//     that no one can probe for another caller's threads;
+//  7. no other turn runs on the thread (409) and the handler runs fewer
+//     than WithMaxConcurrentTurns turns (429).
+//
+// A request that fails a check changes nothing in the store. POST
+// /api/chat answers 503 after Close.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.hostAllowed(r.Host) {
+		httpError(w, http.StatusForbidden, fmt.Sprintf("web: Host %q is not allowed", r.Host))
+		return
+	}
+	if err := h.cop.Check(r); err != nil {
+		httpError(w, http.StatusForbidden, "web: cross-origin request refused")
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// httpError answers with one line of text.
+func httpError(w http.ResponseWriter, code int, msg string) {
+	msg = strings.ReplaceAll(msg, "\n", " ")
+	http.Error(w, msg, code)
+}
+
+func (h *Handler) hostAllowed(hostport string) bool {
+	host := hostport
+	if hp, _, err := net.SplitHostPort(hostport); err == nil {
+		host = hp
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	if host == "localhost" {
+		return true
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return true
+	}
+	for _, a := range h.cfg.hosts {
+		if a == "*" || a == host {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *Handler) identify(w http.ResponseWriter, r *http.Request) (id Identity, ok bool) {
+	if h.cfg.identify == nil {
+		return Identity{}, true
+	}
+	var err error
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				h.cfg.logger.ErrorContext(r.Context(), "lode: web identify hook panicked", "panic", p, "stack", string(debug.Stack()))
+				err = errors.New("the server could not identify the request")
+			}
+		}()
+		id, err = h.cfg.identify(r)
+	}()
+	if err != nil {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		httpError(w, http.StatusUnauthorized, "web: unauthorized: "+err.Error())
+		return id, false
+	}
+	return id, true
+}
+
+// chatRequest is the body useChat's default transport sends: the chat's
+// ID and its messages. Only the last message is read: the store, not the
+// browser, holds the history.
+type chatRequest struct {
+	ID       string      `json:"id"`
+	Messages []uiMessage `json:"messages"`
+}
+
+func (h *Handler) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if r.ContentLength > h.cfg.maxBody {
+		httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("web: request body of %d bytes exceeds the limit of %d", r.ContentLength, h.cfg.maxBody))
+		return false
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, h.cfg.maxBody))
+	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		err = errors.New("more than one JSON value")
+	}
+	if err != nil {
+		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("web: request body exceeds the limit of %d bytes", mbe.Limit))
+			return false
+		}
+		httpError(w, http.StatusBadRequest, "web: the body is not valid JSON: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// userText returns the text of the last message, which must be the
+// user's.
+func (c *chatRequest) userText() (string, error) {
+	if len(c.Messages) == 0 {
+		return "", errors.New("web: no messages: send {\"id\": THREAD, \"messages\": [{\"role\": \"user\", \"parts\": [{\"type\": \"text\", \"text\": ...}]}]}")
+	}
+	m := c.Messages[len(c.Messages)-1]
+	if m.Role != "user" {
+		return "", fmt.Errorf("web: the last message has role %q: want \"user\"", m.Role)
+	}
+	var b strings.Builder
+	for _, p := range m.Parts {
+		if p.Type == "text" {
+			b.WriteString(p.Text)
+		}
+	}
+	if strings.TrimSpace(b.String()) == "" {
+		return "", errors.New("web: the last message has no text")
+	}
+	return b.String(), nil
+}
+
+// load opens the caller's thread id, answering 404 when it is missing, not
+// the caller's, or not a valid ID.
+func (h *Handler) load(w http.ResponseWriter, r *http.Request, id string, who Identity) (*ledger.StoredThread, bool) {
+	notFound := func() {
+		httpError(w, http.StatusNotFound, fmt.Sprintf("web: thread %q not found", id))
+	}
+	if ledger.CheckID(id) != nil {
+		notFound()
+		return nil, false
+	}
+	st, err := h.store.Load(r.Context(), id)
+	if errors.Is(err, ledger.ErrNotFound) {
+		notFound()
+		return nil, false
+	}
+	if err != nil {
+		h.cfg.logger.ErrorContext(r.Context(), "lode: web could not load a thread", "thread", id, "err", err)
+		httpError(w, http.StatusInternalServerError, "web: the thread could not be loaded")
+		return nil, false
+	}
+	if owner, _ := st.Metadata(OwnerKey); owner != who.Caller {
+		st.Close()
+		notFound()
+		return nil, false
+	}
+	return st, true
+}
+
+// claim reserves the thread for one turn.
+func (h *Handler) claim(w http.ResponseWriter, id string, run *running) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.closed:
+		httpError(w, http.StatusServiceUnavailable, "web: the server is shutting down")
+		return false
+	case h.turns[id] != nil:
+		httpError(w, http.StatusConflict, fmt.Sprintf("web: a turn is already running on thread %q: wait for it or cancel it", id))
+		return false
+	case h.cfg.maxTurns > 0 && len(h.turns) >= h.cfg.maxTurns:
+		w.Header().Set("Retry-After", "1")
+		httpError(w, http.StatusTooManyRequests, fmt.Sprintf("web: %d turns are running, the most this server runs at once: retry later", len(h.turns)))
+		return false
+	}
+	h.turns[id] = run
+	h.wg.Add(1)
+	return true
+}
+
+func (h *Handler) unclaim(id string) {
+	h.mu.Lock()
+	delete(h.turns, id)
+	h.mu.Unlock()
+}
+
+// release undoes claim for a turn that never started.
+func (h *Handler) release(id string) {
+	h.unclaim(id)
+	h.wg.Done()
+}
+
+// chat runs a turn on a thread and streams it back. An empty id starts a
+// new thread; its ID is in the X-Lode-Thread header and the start part's
+// messageMetadata.
+func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
+	who, ok := h.identify(w, r)
+	if !ok {
+		return
+	}
+	var req chatRequest
+	if !h.decode(w, r, &req) {
+		return
+	}
+	text, err := req.userText()
+	if err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	var st *ledger.StoredThread
+	if req.ID != "" {
+		if st, ok = h.load(w, r, req.ID, who); !ok {
+			return
+		}
+	} else {
+		st, err = h.store.Create(r.Context(), ledger.WithMetadata(map[string]string{OwnerKey: who.Caller, RoleKey: who.Role}))
+		if err != nil {
+			h.cfg.logger.ErrorContext(r.Context(), "lode: web could not create a thread", "err", err)
+			httpError(w, http.StatusInternalServerError, "web: the thread could not be created")
+			return
+		}
+	}
+	runCtx, cancel := context.WithCancelCause(h.base)
+	run := &running{owner: who.Caller, cancel: cancel}
+	if !h.claim(w, st.ID(), run) {
+		cancel(nil)
+		st.Close()
+		return
+	}
+	started := false
+	defer func() {
+		if !started {
+			cancel(nil)
+			st.Close()
+			h.release(st.ID())
+		}
+	}()
+	if err := st.SetMetadata(RoleKey, who.Role); err != nil {
+		h.storeError(w, r, st.ID(), err)
+		return
+	}
+	if err := st.Append(ledger.RoleUser, artifact.Text{Content: text}); err != nil {
+		h.storeError(w, r, st.ID(), err)
+		return
+	}
+
+	s := newStream(h.cfg.buffer, ledger.NewID(), st.ID())
+	step := loop.New(append(h.cfg.loopOpts[:len(h.cfg.loopOpts):len(h.cfg.loopOpts)], loop.WithObserver(s))...)
+	started = true
+	go func() {
+		defer h.wg.Done()
+		_, err := step.Run(runCtx, st, h.prov)
+		// The observer never blocks, so this wait is short.
+		_ = step.Flush(context.Background())
+		cause := context.Cause(runCtx)
+		if err != nil && cause == nil {
+			h.cfg.logger.WarnContext(runCtx, "lode: web turn failed", "thread", st.ID(), "err", err)
+		}
+		cancel(nil)
+		st.Close()
+		// The thread is free before the browser reads the end of the
+		// stream, so that it can post its next message at once.
+		h.unclaim(st.ID())
+		s.end(err, cause)
+	}()
+
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("X-Accel-Buffering", "no")
+	hd.Set("x-vercel-ai-ui-message-stream", "v1")
+	hd.Set("X-Lode-Thread", st.ID())
+	w.WriteHeader(http.StatusOK)
+	if !s.pump(r.Context(), w) && h.cfg.disconnect == CancelOnDisconnect {
+		cancel(errDisconnected)
+	}
+}
+
+func (h *Handler) storeError(w http.ResponseWriter, r *http.Request, id string, err error) {
+	h.cfg.logger.ErrorContext(r.Context(), "lode: web could not store a message", "thread", id, "err", err)
+	if errors.Is(err, ledger.ErrConflict) {
+		httpError(w, http.StatusConflict, fmt.Sprintf("web: thread %q was changed elsewhere: retry", id))
+		return
+	}
+	httpError(w, http.StatusInternalServerError, "web: the message could not be stored")
+}
+
+// create makes an empty thread for the caller and answers 201 with its ID.
+func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
+	who, ok := h.identify(w, r)
+	if !ok {
+		return
+	}
+	st, err := h.store.Create(r.Context(), ledger.WithMetadata(map[string]string{OwnerKey: who.Caller, RoleKey: who.Role}))
+	if err != nil {
+		h.cfg.logger.ErrorContext(r.Context(), "lode: web could not create a thread", "err", err)
+		httpError(w, http.StatusInternalServerError, "web: the thread could not be created")
+		return
+	}
+	defer st.Close()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	_ = json.NewEncoder(w).Encode(map[string]string{"id": st.ID()})
+}
+
+// threadView is what replay answers: the thread as UI messages.
+type threadView struct {
+	ID       string      `json:"id"`
+	Running  bool        `json:"running"`
+	Messages []uiMessage `json:"messages"`
+}
+
+// replay answers the caller's thread as the AI SDK's UI messages, which
+// useChat takes as its initial messages.
+func (h *Handler) replay(w http.ResponseWriter, r *http.Request) {
+	who, ok := h.identify(w, r)
+	if !ok {
+		return
+	}
+	id := r.PathValue("id")
+	st, ok := h.load(w, r, id, who)
+	if !ok {
+		return
+	}
+	defer st.Close()
+	h.mu.Lock()
+	busy := h.turns[id] != nil
+	h.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(threadView{ID: id, Running: busy, Messages: toUIMessages(st.Turns())})
+}
+
+// cancel stops the turn running on the caller's thread and answers 204;
+// with no turn running it answers 204 too.
+func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
+	who, ok := h.identify(w, r)
+	if !ok {
+		return
+	}
+	id := r.PathValue("id")
+	h.mu.Lock()
+	run := h.turns[id]
+	h.mu.Unlock()
+	if run != nil && run.owner == who.Caller {
+		run.cancel(errCancelled)
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	st, ok := h.load(w, r, id, who)
+	if !ok {
+		return
+	}
+	st.Close()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// Close cancels every running turn, waits for them to end, and makes later
+// turns fail with 503. The store stays open: it is the caller's.
+func (h *Handler) Close() error {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	h.stop()
+	h.wg.Wait()
+	return nil
+}
+
+// Shutdown makes later turns fail with 503 and waits for the running ones
+// to end; when ctx ends first it cancels them, waits, and returns ctx's
+// error.
+func (h *Handler) Shutdown(ctx context.Context) error {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		h.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		h.stop()
+		<-done
+		return ctx.Err()
+	}
+}
+
+// Serve answers HTTP requests on ln until ctx ends, then cancels the
+// running turns, closes the connections and returns nil.
+func (h *Handler) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	_ = h.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+	}
+	<-done
+	return nil
+}
