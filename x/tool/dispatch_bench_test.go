@@ -3,7 +3,11 @@ package tool_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"slices"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/loop"
@@ -78,4 +82,64 @@ func BenchmarkDispatchAdd(b *testing.B) {
 			}
 		})
 	}
+}
+
+// maxDispatchAllocs is issue 14's bound on the allocations of one call of
+// the add tool through the Handler.
+const maxDispatchAllocs = 15
+
+func TestDispatchAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own account")
+	}
+	f := addDispatch(t)
+	if n := testing.AllocsPerRun(200, f); n > maxDispatchAllocs {
+		t.Fatalf("one call through the Handler allocates %v times, want at most %d", n, maxDispatchAllocs)
+	}
+}
+
+// TestDispatchRatio measures the dispatch ratio of issue 14 as interleaved
+// rounds: each round times the baseline and the Handler back to back, in
+// alternating order, so that the load of a shared machine falls on both.
+// It prints the median and range of the per-round ratios. It runs only
+// when LODE_BENCH_ROUNDS gives the number of rounds:
+//
+//	LODE_BENCH_ROUNDS=41 go test -run TestDispatchRatio -v ./x/tool
+func TestDispatchRatio(t *testing.T) {
+	rounds, _ := strconv.Atoi(os.Getenv("LODE_BENCH_ROUNDS"))
+	if rounds <= 0 {
+		t.Skip("set LODE_BENCH_ROUNDS to measure")
+	}
+	handler, baseline := addDispatch(t), addBaseline(t)
+	timeN := func(f func(), n int) time.Duration {
+		start := time.Now()
+		for range n {
+			f()
+		}
+		return time.Since(start)
+	}
+	// Size a round so that each side runs for about 20 ms.
+	n := 1000
+	for timeN(baseline, n) < 20*time.Millisecond && n < 1<<24 {
+		n *= 2
+	}
+	ratios := make([]float64, rounds)
+	var hs, bs []float64
+	for r := range rounds {
+		var h, b time.Duration
+		if r%2 == 0 {
+			b, h = timeN(baseline, n), timeN(handler, n)
+		} else {
+			h, b = timeN(handler, n), timeN(baseline, n)
+		}
+		ratios[r] = float64(h) / float64(b)
+		hs = append(hs, float64(h)/float64(n))
+		bs = append(bs, float64(b)/float64(n))
+	}
+	slices.Sort(ratios)
+	slices.Sort(hs)
+	slices.Sort(bs)
+	t.Logf("%d rounds of %d calls: ratio median %.2f× (range %.2f–%.2f×); handler median %.0f ns, baseline median %.0f ns; allocs %v vs %v",
+		rounds, n, ratios[rounds/2], ratios[0], ratios[rounds-1], hs[rounds/2], bs[rounds/2],
+		testing.AllocsPerRun(100, handler), testing.AllocsPerRun(100, baseline))
 }
