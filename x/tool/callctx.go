@@ -58,7 +58,9 @@ func (c *callCtx) Err() error {
 	return c.err
 }
 
-func (c *callCtx) String() string { return fmt.Sprintf("lode tool call context (deadline %s)", c.deadline) }
+func (c *callCtx) String() string {
+	return fmt.Sprintf("lode tool call context (deadline %s)", c.deadline)
+}
 
 // cancel ends the context with err, unless it has ended, and wakes the
 // handler if it is still waiting.
