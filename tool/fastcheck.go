@@ -44,6 +44,8 @@ type quickNode struct {
 
 	props    map[string]*quickNode
 	required []string
+	// keys joins props and required for the scan: one lookup per key.
+	keys map[string]quickKey
 	// extra is the schema of properties not in props; nil allows any.
 	extra *quickNode
 
@@ -64,6 +66,13 @@ const (
 	bXMin
 	bXMax
 )
+
+// quickKey is what an object's schema says of one property name.
+type quickKey struct {
+	node     *quickNode
+	named    bool   // in properties: node applies, not extra
+	required uint64 // the bits of required this name meets
+}
 
 // maxQuickDepth bounds how deep the check follows nested values; deeper
 // arguments go to the full validator.
@@ -107,6 +116,18 @@ func quickFrom(doc any, root bool) *quickNode {
 			if !n.keyword(k, v, root) {
 				return opaque
 			}
+		}
+		if len(n.required) > 64 {
+			return opaque
+		}
+		n.keys = make(map[string]quickKey, len(n.props)+len(n.required))
+		for name, sub := range n.props {
+			n.keys[name] = quickKey{node: sub, named: true}
+		}
+		for i, name := range n.required {
+			k := n.keys[name]
+			k.required |= 1 << i
+			n.keys[name] = k
 		}
 		return n
 	}
@@ -308,9 +329,6 @@ func (s *quickScan) lit(word string) bool {
 func (s *quickScan) object(n *quickNode, depth int) bool {
 	s.i++           // '{'
 	var seen uint64 // bit i: required[i] was present
-	if n != nil && len(n.required) > 64 {
-		return false
-	}
 	s.space()
 	if s.i < len(s.b) && s.b[s.i] == '}' {
 		s.i++
@@ -336,18 +354,12 @@ func (s *quickScan) object(n *quickNode, depth int) bool {
 			if !plainText(key) {
 				return false
 			}
-			p, ok := n.props[key]
-			switch {
-			case ok:
-				sub = p
-			case n.extra != nil:
-				sub = n.extra
+			k := n.keys[key]
+			sub = n.extra
+			if k.named {
+				sub = k.node
 			}
-			for i, r := range n.required {
-				if r == key {
-					seen |= 1 << i
-				}
-			}
+			seen |= k.required
 		}
 		if !s.value(sub, depth+1) {
 			return false
@@ -505,12 +517,9 @@ func (s *quickScan) number(n *quickNode) bool {
 			return false
 		}
 	}
-	f, err := strconv.ParseFloat(s.b[start:s.i], 64)
-	if err != nil {
-		return false // out of range: encoding/json refuses it
-	}
-	if n == nil {
-		return true
+	f, ok := parseNumber(s.b[start:s.i])
+	if !ok || n == nil {
+		return ok
 	}
 	if n.types != 0 {
 		typ := uint8(tNumber)
@@ -524,6 +533,37 @@ func (s *quickScan) number(n *quickNode) bool {
 	b := n.bounds
 	return (b&bMin == 0 || f >= n.min) && (b&bMax == 0 || f <= n.max) &&
 		(b&bXMin == 0 || f > n.xmin) && (b&bXMax == 0 || f < n.xmax)
+}
+
+// parseNumber is the float64 encoding/json makes of a JSON number, and
+// false when it refuses the number as out of range. A short integer, the
+// common case, is exact in a float64 and needs no parsing.
+func parseNumber(text string) (float64, bool) {
+	if len(text) <= 15 {
+		neg := text[0] == '-'
+		digits := text
+		if neg {
+			digits = text[1:]
+		}
+		var v int64
+		whole := true
+		for i := 0; i < len(digits); i++ {
+			c := digits[i]
+			if c < '0' || c > '9' {
+				whole = false
+				break
+			}
+			v = v*10 + int64(c-'0')
+		}
+		if whole {
+			if neg {
+				return -float64(v), true
+			}
+			return float64(v), true
+		}
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	return f, err == nil
 }
 
 func (s *quickScan) digits() int {
