@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -44,8 +43,10 @@ type quickNode struct {
 
 	props    map[string]*quickNode
 	required []string
-	// keys joins props and required for the scan: one lookup per key.
-	keys map[string]quickKey
+	// keys joins props and required for the scan: one lookup per key,
+	// in a short list or, past maxKeyList names, a map.
+	keyList []quickKey
+	keys    map[string]quickKey
 	// extra is the schema of properties not in props; nil allows any.
 	extra *quickNode
 
@@ -67,8 +68,27 @@ const (
 	bXMax
 )
 
+// maxKeyList is how many names an object's schema may have for the scan
+// to look them up in a list rather than a map.
+const maxKeyList = 16
+
+// lookup returns what n says of the property key; the zero quickKey for a
+// name n does not mention.
+func (n *quickNode) lookup(key string) quickKey {
+	if n.keys != nil {
+		return n.keys[key]
+	}
+	for _, k := range n.keyList {
+		if k.name == key {
+			return k
+		}
+	}
+	return quickKey{}
+}
+
 // quickKey is what an object's schema says of one property name.
 type quickKey struct {
+	name     string
 	node     *quickNode
 	named    bool   // in properties: node applies, not extra
 	required uint64 // the bits of required this name meets
@@ -120,14 +140,22 @@ func quickFrom(doc any, root bool) *quickNode {
 		if len(n.required) > 64 {
 			return opaque
 		}
-		n.keys = make(map[string]quickKey, len(n.props)+len(n.required))
+		keys := make(map[string]quickKey, len(n.props)+len(n.required))
 		for name, sub := range n.props {
-			n.keys[name] = quickKey{node: sub, named: true}
+			keys[name] = quickKey{name: name, node: sub, named: true}
 		}
 		for i, name := range n.required {
-			k := n.keys[name]
+			k := keys[name]
+			k.name = name
 			k.required |= 1 << i
-			n.keys[name] = k
+			keys[name] = k
+		}
+		if len(keys) > maxKeyList {
+			n.keys = keys
+			return n
+		}
+		for _, k := range keys {
+			n.keyList = append(n.keyList, k)
 		}
 		return n
 	}
@@ -336,11 +364,13 @@ func (s *quickScan) object(n *quickNode, depth int) bool {
 	}
 	for {
 		s.space()
-		start := s.i
-		if s.i >= len(s.b) || s.b[s.i] != '"' || !s.str(nil) {
+		if s.i >= len(s.b) || s.b[s.i] != '"' {
 			return false
 		}
-		key := s.b[start+1 : s.i-1]
+		key, plain, ok := s.scanString()
+		if !ok {
+			return false
+		}
 		s.space()
 		if s.i >= len(s.b) || s.b[s.i] != ':' {
 			return false
@@ -351,10 +381,10 @@ func (s *quickScan) object(n *quickNode, depth int) bool {
 		if n != nil {
 			// A key with escapes or bytes that are not UTF-8 reads differently
 			// once decoded; leave it to the full validator.
-			if !plainText(key) {
+			if !plain {
 				return false
 			}
-			k := n.keys[key]
+			k := n.lookup(key)
 			sub = n.extra
 			if k.named {
 				sub = k.node
@@ -419,70 +449,75 @@ func (s *quickScan) array(n *quickNode, depth int) bool {
 
 // str moves past the string at s.i and checks it against n.
 func (s *quickScan) str(n *quickNode) bool {
+	text, plain, ok := s.scanString()
+	if !ok {
+		return false
+	}
+	if n == nil || n.minLen < 0 && n.maxLen < 0 && !n.hasEnum {
+		return true
+	}
+	if !plain {
+		return false
+	}
+	if runes := utf8.RuneCountInString(text); n.minLen >= 0 && runes < n.minLen || n.maxLen >= 0 && runes > n.maxLen {
+		return false
+	}
+	if !n.hasEnum {
+		return true
+	}
+	for _, e := range n.enum {
+		if e == text {
+			return true
+		}
+	}
+	return false
+}
+
+// scanString moves past the string at s.i and returns its raw text, and
+// whether that text is exactly what it decodes to: no escapes, valid UTF-8.
+func (s *quickScan) scanString() (text string, plain, ok bool) {
 	s.i++ // '"'
 	start := s.i
-	plain := true
-	for {
-		if s.i >= len(s.b) {
-			return false
-		}
+	escaped, high := false, false
+	for s.i < len(s.b) {
 		c := s.b[s.i]
 		switch {
 		case c == '"':
-			text := s.b[start:s.i]
+			text = s.b[start:s.i]
 			s.i++
-			if n == nil || n.minLen < 0 && n.maxLen < 0 && !n.hasEnum {
-				return true
-			}
-			if !plain || !utf8.ValidString(text) {
-				return false
-			}
-			if runes := utf8.RuneCountInString(text); n.minLen >= 0 && runes < n.minLen || n.maxLen >= 0 && runes > n.maxLen {
-				return false
-			}
-			if !n.hasEnum {
-				return true
-			}
-			for _, e := range n.enum {
-				if e == text {
-					return true
-				}
-			}
-			return false
+			return text, !escaped && (!high || utf8.ValidString(text)), true
 		case c < 0x20:
-			return false
+			return "", false, false
+		case c >= utf8.RuneSelf:
+			high = true
+			s.i++
 		case c == '\\':
-			plain = false
+			escaped = true
 			s.i++
 			if s.i >= len(s.b) {
-				return false
+				return "", false, false
 			}
 			switch s.b[s.i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				s.i++
 			case 'u':
 				if len(s.b)-s.i < 5 {
-					return false
+					return "", false, false
 				}
 				for _, h := range []byte(s.b[s.i+1 : s.i+5]) {
 					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
-						return false
+						return "", false, false
 					}
 				}
 				s.i += 5
 			default:
-				return false
+				return "", false, false
 			}
 		default:
 			s.i++
 		}
 	}
-}
-
-// plainText reports whether a string's raw bytes are exactly its decoded
-// text: no escapes, valid UTF-8.
-func plainText(b string) bool {
-	return strings.IndexByte(b, '\\') < 0 && utf8.ValidString(b)
+	return "", false, false
 }
 
 // number moves past the number at s.i and checks it against n: the full
