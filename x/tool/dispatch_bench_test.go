@@ -3,7 +3,9 @@ package tool_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"testing"
@@ -100,46 +102,57 @@ func TestDispatchAllocs(t *testing.T) {
 
 // TestDispatchRatio measures the dispatch ratio of issue 14 as interleaved
 // rounds: each round times the baseline and the Handler back to back, in
-// alternating order, so that the load of a shared machine falls on both.
-// It prints the median and range of the per-round ratios. It runs only
+// alternating order, so that the load of a shared machine falls on both. It
+// logs the median and range of the per-round ratios, by wall time and by
+// the process's CPU time, and the allocations of each side. It runs only
 // when LODE_BENCH_ROUNDS gives the number of rounds:
 //
-//	LODE_BENCH_ROUNDS=41 go test -run TestDispatchRatio -v ./x/tool
+//	LODE_BENCH_ROUNDS=101 go test -run TestDispatchRatio -v ./x/tool
 func TestDispatchRatio(t *testing.T) {
 	rounds, _ := strconv.Atoi(os.Getenv("LODE_BENCH_ROUNDS"))
 	if rounds <= 0 {
 		t.Skip("set LODE_BENCH_ROUNDS to measure")
 	}
 	handler, baseline := addDispatch(t), addBaseline(t)
-	timeN := func(f func(), n int) time.Duration {
-		start := time.Now()
+	type sample struct{ wall, cpu time.Duration }
+	timeN := func(f func(), n int) sample {
+		runtime.GC() // each side starts with a clean heap
+		c, w := cpuTime(), time.Now()
 		for range n {
 			f()
 		}
-		return time.Since(start)
+		return sample{time.Since(w), cpuTime() - c}
 	}
-	// Size a round so that each side runs for about 20 ms.
-	n := 1000
-	for timeN(baseline, n) < 20*time.Millisecond && n < 1<<24 {
+	// Size a round so that the baseline runs for about 10 ms.
+	n := 500
+	for timeN(baseline, n).wall < 10*time.Millisecond && n < 1<<24 {
 		n *= 2
 	}
-	ratios := make([]float64, rounds)
-	var hs, bs []float64
+	var wall, cpu, hns, bns []float64
 	for r := range rounds {
-		var h, b time.Duration
+		var h, b sample
 		if r%2 == 0 {
 			b, h = timeN(baseline, n), timeN(handler, n)
 		} else {
 			h, b = timeN(handler, n), timeN(baseline, n)
 		}
-		ratios[r] = float64(h) / float64(b)
-		hs = append(hs, float64(h)/float64(n))
-		bs = append(bs, float64(b)/float64(n))
+		wall = append(wall, float64(h.wall)/float64(b.wall))
+		if b.cpu > 0 {
+			cpu = append(cpu, float64(h.cpu)/float64(b.cpu))
+		}
+		hns = append(hns, float64(h.wall)/float64(n))
+		bns = append(bns, float64(b.wall)/float64(n))
 	}
-	slices.Sort(ratios)
-	slices.Sort(hs)
-	slices.Sort(bs)
-	t.Logf("%d rounds of %d calls: ratio median %.2f× (range %.2f–%.2f×); handler median %.0f ns, baseline median %.0f ns; allocs %v vs %v",
-		rounds, n, ratios[rounds/2], ratios[0], ratios[rounds-1], hs[rounds/2], bs[rounds/2],
+	summary := func(xs []float64) string {
+		if len(xs) == 0 {
+			return "not measured"
+		}
+		slices.Sort(xs)
+		return fmt.Sprintf("median %.2f× (range %.2f–%.2f×)", xs[len(xs)/2], xs[0], xs[len(xs)-1])
+	}
+	slices.Sort(hns)
+	slices.Sort(bns)
+	t.Logf("%d rounds of %d calls; wall time %s; CPU time %s; handler %.0f ns, baseline %.0f ns (medians); allocations %v vs %v",
+		rounds, n, summary(wall), summary(cpu), hns[rounds/2], bns[rounds/2],
 		testing.AllocsPerRun(100, handler), testing.AllocsPerRun(100, baseline))
 }
