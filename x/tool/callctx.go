@@ -254,7 +254,7 @@ func run(ctx context.Context, timeout time.Duration, prepared toolpkg.Prepared) 
 		if c.finished || c.err != nil {
 			break
 		}
-		c.mu.Unlock() // a wake-up an earlier call left behind
+		c.mu.Unlock() // woken with nothing to see: look again
 	}
 	if c.finished {
 		r.v, r.err, r.stack = c.v, c.verr, c.stack
