@@ -19,4 +19,13 @@
 // Func builds a typed tool from func(ctx, In) (Out, error): its schema is
 // reflected from In, and arguments are validated against the schema
 // (compiled once, at registration) before the function runs.
+//
+// Validation has two stages that accept exactly the same arguments. A
+// quick check, compiled with the schema, reads the raw JSON once and proves
+// common arguments valid (the keywords reflected schemas use: type,
+// properties, required, additionalProperties, items, string enums, bounds
+// on numbers, lengths and item counts); a typed tool's arguments it proves
+// are decoded once, straight into In. Anything else — a keyword it does not
+// know, an escaped property name, arguments that break the schema — goes to
+// github.com/google/jsonschema-go, whose verdict and messages stand.
 package tool

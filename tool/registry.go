@@ -522,6 +522,9 @@ func (b *Binding) Decode(raw string) (map[string]any, error) {
 	if err != nil {
 		return nil, &ArgumentsError{Tool: b.Tool.Name, Err: err}
 	}
+	if b.schema.quick.proves(raw) {
+		return args, nil
+	}
 	if err := b.schema.validate(args); err != nil {
 		return nil, &ArgumentsError{Tool: b.Tool.Name, Err: err}
 	}
@@ -539,6 +542,10 @@ type typedDecoder func(raw []byte) (Prepared, error)
 // binds them, with sb, to the tool. An *ArgumentsError means they cannot be
 // used and the tool must not run.
 func (b *Binding) Prepare(sb Sandbox, raw string) (Prepared, error) {
+	if b.typed != nil && b.schema.quick.proves(raw) {
+		// Proved valid: decode once, straight into the tool's type.
+		return b.typed([]byte(raw))
+	}
 	args, err := b.Decode(raw)
 	if err != nil {
 		return nil, err

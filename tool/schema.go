@@ -14,6 +14,8 @@ var emptyObjectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 type compiledSchema struct {
 	raw      json.RawMessage
 	resolved *jsonschema.Resolved
+	// quick proves common arguments valid without the full validator.
+	quick *quickNode
 }
 
 // ValidateSchema reports whether schema can describe a tool's arguments: a
@@ -60,7 +62,7 @@ func compileSchema(raw json.RawMessage) (*compiledSchema, error) {
 	if err := json.Compact(compact, raw); err != nil {
 		return nil, fmt.Errorf("invalid schema: %w", err)
 	}
-	return &compiledSchema{raw: compact.Bytes(), resolved: res}, nil
+	return &compiledSchema{raw: compact.Bytes(), resolved: res, quick: compileQuick(compact.Bytes())}, nil
 }
 
 func typeString(raw json.RawMessage) string {

@@ -21,6 +21,13 @@
 // sent, the Content is valid UTF-8 and within the result budget, error
 // messages included; a call ID used twice in one answer runs once.
 //
+// A tool runs on a goroutine of its own under a context that carries the
+// caller's values and deadline, ends with DeadlineExceeded at the tool's
+// timeout (Tool.Timeout, else WithTimeout, else DefaultTimeout) and with
+// Canceled when the call returns, so work a tool left behind on it stops.
+// A tool that ignores its context is abandoned at the timeout: the turn goes
+// on, with a timeout result.
+//
 // WithFilteredTools picks the tools of each turn with a ToolFilter that
 // sees the turn's context and ledger.State (a role in thread metadata, a
 // tenant, what was said). The filter also binds execution: the Handler

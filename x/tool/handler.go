@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -221,7 +219,10 @@ func (h *Handler) Execute(ctx context.Context, call artifact.ToolCall) artifact.
 // executeCall is Execute, also returning the Pending record of a call that
 // waits for approval; its result then says so, for callers that cannot wait.
 func (h *Handler) executeCall(ctx context.Context, call artifact.ToolCall) (artifact.ToolResult, *artifact.Pending) {
-	start := time.Now()
+	var start time.Time
+	if h.duration != nil {
+		start = time.Now() // the clock is read only for the histogram
+	}
 	ctx, span := h.startSpan(ctx, call)
 	res, out := h.execute(ctx, call)
 	var budget toolpkg.Budget
@@ -234,7 +235,7 @@ func (h *Handler) executeCall(ctx context.Context, call artifact.ToolCall) (arti
 	if res.Truncated {
 		res.Full = text
 	}
-	h.finish(ctx, span, call, out, time.Since(start))
+	h.finish(ctx, span, call, out, start)
 	return res, out.pending
 }
 
@@ -314,9 +315,8 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 	if b.Tool.Timeout > 0 {
 		timeout = b.Tool.Timeout
 	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	v, err, stack := h.run(cctx, prepared)
+	ran := run(ctx, timeout, prepared)
+	v, err, stack := ran.v, ran.err, ran.stack
 
 	res := artifact.ToolResult{ToolCallID: call.ID, Name: call.Name}
 	o := outcome{remote: remote, tool: &b.Tool, approved: approved}
@@ -326,7 +326,7 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		res.IsError, res.Content = true, fmt.Sprintf("the tool %s crashed (%s); this is a fault in the tool, not in your arguments", call.Name, clip(err.Error(), maxPanicText))
 		o.errType, o.err, o.stack = errPanic, err, stack
 		return res, o
-	case err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+	case err != nil && errors.Is(ran.ctxErr, context.DeadlineExceeded) && ctx.Err() == nil:
 		res.IsError, res.Content = true, fmt.Sprintf("the call to %s timed out after %s and was abandoned; it may have partly taken effect", call.Name, timeout)
 		o.errType, o.err = errTimeout, err
 		return res, o
@@ -359,45 +359,6 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		o.errType = errTool
 	}
 	return res, o
-}
-
-// run calls the tool on its own goroutine so that a tool that ignores its
-// context still cannot hold the turn past the timeout.
-func (h *Handler) run(ctx context.Context, prepared toolpkg.Prepared) (v any, err error, stack []byte) {
-	type ret struct {
-		v     any
-		err   error
-		stack []byte
-	}
-	done := make(chan ret, 1)
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				done <- ret{err: fmt.Errorf("panic: %v", p), stack: debug.Stack()}
-			}
-		}()
-		v, err := prepared(ctx)
-		done <- ret{v: v, err: err}
-	}()
-	// Most calls are quick: yield the processor to the call first, so that
-	// it runs here and its result is waiting, before parking on the
-	// channel, which costs a cross-thread wake-up.
-	for range 2 {
-		runtime.Gosched()
-		if len(done) > 0 {
-			break
-		}
-	}
-	select {
-	case r := <-done:
-		if r.err == nil && ctx.Err() != nil {
-			// Finished, but after its deadline: the value may be whole; keep it.
-			return r.v, nil, nil
-		}
-		return r.v, r.err, r.stack
-	case <-ctx.Done():
-		return nil, ctx.Err(), nil
-	}
 }
 
 // fill renders v, what the tool returned, into res; Execute bounds it.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	toolpkg "github.com/lodeworks/lode/tool"
@@ -43,14 +44,35 @@ func render(v any) (string, error) {
 			return v.String(), nil
 		}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	e := encoders.Get().(*encoder)
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
+		encoders.Put(e)
 		return "", err
 	}
-	return strings.TrimSuffix(buf.String(), "\n"), nil
+	out := string(bytes.TrimSuffix(e.buf.Bytes(), []byte("\n")))
+	if e.buf.Cap() <= maxPooledEncoder {
+		encoders.Put(e)
+	}
+	return out, nil
 }
+
+// encoder is a JSON encoder writing to its own buffer, reused across
+// results; one that a panic in a MarshalJSON left behind is not.
+type encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+// maxPooledEncoder keeps one huge result from pinning its buffer.
+const maxPooledEncoder = 64 << 10
+
+var encoders = sync.Pool{New: func() any {
+	e := new(encoder)
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
 
 // resolve fills in the budget's defaults: zero takes the default, negative
 // means unlimited.

@@ -58,7 +58,7 @@ func (h *Handler) startSpan(ctx context.Context, call artifact.ToolCall) (contex
 		))
 }
 
-func (h *Handler) finish(ctx context.Context, span trace.Span, call artifact.ToolCall, o outcome, d time.Duration) {
+func (h *Handler) finish(ctx context.Context, span trace.Span, call artifact.ToolCall, o outcome, start time.Time) {
 	if span != nil {
 		span.SetAttributes(attribute.String("gen_ai.tool.type", toolType(o.remote)))
 		if o.hidden {
@@ -92,6 +92,6 @@ func (h *Handler) finish(ctx context.Context, span trace.Span, call artifact.Too
 		if o.errType != "" {
 			attrs = append(attrs, attribute.String("error.type", o.errType))
 		}
-		h.duration.Record(ctx, d.Seconds(), metric.WithAttributes(attrs...))
+		h.duration.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(attrs...))
 	}
 }

@@ -1,0 +1,281 @@
+package tool
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	toolpkg "github.com/lodeworks/lode/tool"
+)
+
+// callCtx is the context a tool runs under: its caller's values, done when
+// the caller's context is, when the call's time is up, and at the latest
+// when the call ends, as context.WithTimeout's would be. It also carries
+// the tool's answer back to the handler. It is the one allocation a call's
+// timing costs: the timeout is kept by the shared watchdog, and the channel
+// the handler waits on is reused.
+type callCtx struct {
+	parent   context.Context
+	deadline time.Time // what Deadline reports: the earlier of expires and the parent's
+
+	mu   sync.Mutex
+	done chan struct{} // made when first asked for
+	err  error
+	// waiter wakes the handler waiting for this call, nil once it stopped
+	// waiting.
+	waiter chan struct{}
+
+	// The tool's answer, set once under mu.
+	finished bool
+	v        any
+	verr     error
+	stack    []byte
+
+	// The watchdog's, under its lock.
+	expires    time.Time
+	timeout    time.Duration
+	prev, next *callCtx
+	queued     bool
+}
+
+// closedDone is the Done channel of a call that ended before anyone asked.
+var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func (c *callCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *callCtx) Value(key any) any           { return c.parent.Value(key) }
+
+func (c *callCtx) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		if c.err != nil {
+			c.done = closedDone
+		} else {
+			c.done = make(chan struct{})
+		}
+	}
+	return c.done
+}
+
+func (c *callCtx) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+func (c *callCtx) String() string {
+	return fmt.Sprintf("lode tool call context (deadline %s)", c.deadline)
+}
+
+// cancel ends the context with err, unless it has ended, and wakes the
+// handler if it is still waiting.
+func (c *callCtx) cancel(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		c.err = err
+		if c.done != nil {
+			close(c.done)
+		}
+	}
+	c.wake()
+}
+
+// wake tells the waiting handler, if any, to look again; c.mu is held.
+func (c *callCtx) wake() {
+	if c.waiter != nil {
+		select {
+		case c.waiter <- struct{}{}:
+		default: // a wake-up is already pending
+		}
+	}
+}
+
+// call runs the tool and hands its answer over, a panic included.
+func (c *callCtx) call(prepared toolpkg.Prepared) {
+	var (
+		v     any
+		err   error
+		stack []byte
+	)
+	defer func() {
+		if p := recover(); p != nil {
+			v, err, stack = nil, fmt.Errorf("panic: %v", p), debug.Stack()
+		}
+		c.mu.Lock()
+		c.finished, c.v, c.verr, c.stack = true, v, err, stack
+		c.wake()
+		c.mu.Unlock()
+	}()
+	v, err = prepared(c)
+}
+
+// waiters are the channels handlers sleep on, reused across calls.
+var waiters = sync.Pool{New: func() any { return make(chan struct{}, 1) }}
+
+// watchdog ends calls whose time is up. One timer serves every call: calls
+// with the same timeout expire in the order they started, so each timeout
+// keeps a queue, and the timer is set for the earliest head. Starting and
+// ending a call costs a lock and a few pointers, where a timer of its own
+// would cost two operations on the runtime's timer heap.
+type watchdog struct {
+	mu     sync.Mutex
+	queues map[time.Duration]*callQueue
+	timer  *time.Timer
+	next   time.Time // when the timer is set to fire; zero when it is not
+}
+
+type callQueue struct{ head, tail *callCtx }
+
+var dog watchdog
+
+func (w *watchdog) add(c *callCtx) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	q := w.queues[c.timeout]
+	if q == nil {
+		if w.queues == nil {
+			w.queues = make(map[time.Duration]*callQueue)
+		}
+		q = new(callQueue)
+		w.queues[c.timeout] = q
+	}
+	c.prev, c.next, c.queued = q.tail, nil, true
+	if q.tail != nil {
+		q.tail.next = c
+	} else {
+		q.head = c
+	}
+	q.tail = c
+	if w.next.IsZero() || c.expires.Before(w.next) {
+		w.arm(c.expires)
+	}
+}
+
+// arm sets the timer for at; w.mu is held.
+func (w *watchdog) arm(at time.Time) {
+	w.next = at
+	d := time.Until(at)
+	if w.timer == nil {
+		w.timer = time.AfterFunc(d, w.fire)
+		return
+	}
+	w.timer.Reset(d)
+}
+
+func (w *watchdog) remove(c *callCtx) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.unlink(c)
+}
+
+// unlink takes c out of its queue; w.mu is held. The timer stays set: if
+// it fires for nothing, fire sets it for the next head.
+func (w *watchdog) unlink(c *callCtx) {
+	if !c.queued {
+		return
+	}
+	q := w.queues[c.timeout]
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		q.head = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		q.tail = c.prev
+	}
+	c.prev, c.next, c.queued = nil, nil, false
+}
+
+func (w *watchdog) fire() {
+	var expired []*callCtx
+	w.mu.Lock()
+	now := time.Now()
+	var next time.Time
+	for _, q := range w.queues {
+		for q.head != nil && !now.Before(q.head.expires) {
+			c := q.head
+			w.unlink(c)
+			expired = append(expired, c)
+		}
+		if q.head != nil && (next.IsZero() || q.head.expires.Before(next)) {
+			next = q.head.expires
+		}
+	}
+	w.next = time.Time{}
+	if !next.IsZero() {
+		w.arm(next)
+	}
+	w.mu.Unlock()
+	for _, c := range expired {
+		c.cancel(context.DeadlineExceeded)
+	}
+}
+
+// runResult is how a call ended, as the handler saw it.
+type runResult struct {
+	v     any
+	err   error
+	stack []byte
+	// ctxErr is the call context's error when the handler stopped waiting.
+	ctxErr error
+}
+
+// run calls the tool on a goroutine of its own, so that a tool that
+// ignores its context still cannot hold the turn past its timeout, and
+// waits for its answer, the timeout or the caller's cancellation,
+// whichever comes first. Besides that goroutine, a call costs one
+// allocation and one clock read.
+func run(ctx context.Context, timeout time.Duration, prepared toolpkg.Prepared) runResult {
+	now := time.Now()
+	c := &callCtx{parent: ctx, expires: now.Add(timeout), timeout: timeout}
+	c.deadline = c.expires
+	if d, ok := ctx.Deadline(); ok && d.Before(c.deadline) {
+		c.deadline = d
+	}
+	waiter := waiters.Get().(chan struct{})
+	c.waiter = waiter // no one else sees c yet
+	dog.add(c)
+	var stopParent func() bool
+	if ctx.Done() != nil {
+		stopParent = context.AfterFunc(ctx, func() { c.cancel(ctx.Err()) })
+	}
+
+	go c.call(prepared)
+
+	var r runResult
+	for {
+		<-waiter
+		c.mu.Lock()
+		if c.finished || c.err != nil {
+			break
+		}
+		c.mu.Unlock() // woken with nothing to see: look again
+	}
+	if c.finished {
+		r.v, r.err, r.stack = c.v, c.verr, c.stack
+	} else {
+		r.err = c.err
+	}
+	r.ctxErr = c.err
+	c.waiter = nil
+	c.mu.Unlock()
+
+	dog.remove(c)
+	if stopParent != nil {
+		stopParent()
+	}
+	// No one sends to the waiter any more: take a wake-up left behind.
+	select {
+	case <-waiter:
+	default:
+	}
+	waiters.Put(waiter)
+	// What the tool may have kept of its context ends with the call.
+	c.cancel(context.Canceled)
+	return r
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package tool_test
+
+const raceEnabled = true
