@@ -23,7 +23,10 @@ type addIn struct {
 func TestRunRecordReplay(t *testing.T) {
 	served := tool.NewRegistry()
 	if err := tool.RegisterFunc(served, "add", "Adds two numbers",
-		func(_ context.Context, in addIn) (float64, error) { return in.A + in.B, nil }); err != nil {
+		func(_ context.Context, in addIn) (float64, error) { return in.A + in.B, nil },
+		// Read-only: an MCP tool that says nothing counts as destructive,
+		// and the run would stop for approval.
+		tool.WithHints(tool.Hints{ReadOnly: true})); err != nil {
 		t.Fatal(err)
 	}
 	srv, err := mcp.NewServer(served)
