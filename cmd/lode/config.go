@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/lodeworks/lode/x/provider/anthropic"
 	"github.com/lodeworks/lode/x/provider/openai"
 	"github.com/lodeworks/lode/x/tool/pack"
 )
@@ -40,17 +41,39 @@ type Config struct {
 	file *fileLines
 }
 
+// The providers model.provider and --provider name.
+const (
+	providerOpenAI    = "openai"
+	providerAnthropic = "anthropic"
+)
+
+// checkProvider refuses a provider lode cannot build; where says where the
+// value was written.
+func checkProvider(where, name string) error {
+	switch name {
+	case "", providerOpenAI, providerAnthropic:
+		return nil
+	}
+	return fmt.Errorf("%s: %q is not a provider lode knows: write openai (the default, any OpenAI-compatible server) or anthropic", where, name)
+}
+
 // DefaultMaxTurns bounds a run when neither lode.yaml nor --max-turns does.
 const DefaultMaxTurns = 20
 
 // ModelConfig is the model: section.
 type ModelConfig struct {
-	// BaseURL of an OpenAI-compatible API (OpenAI, vLLM, llama.cpp,
-	// Ollama, LiteLLM ...).
+	// Provider is the API the server speaks: "openai" (the default, for
+	// OpenAI and every compatible server) or "anthropic" (the Messages
+	// API, for Claude's prompt caching, thinking and exact usage).
+	Provider string `yaml:"provider"`
+	// BaseURL of the API: an OpenAI-compatible one (OpenAI, vLLM,
+	// llama.cpp, Ollama, LiteLLM ...), or Anthropic's or a server
+	// speaking the same.
 	BaseURL string `yaml:"base_url"`
 	Name    string `yaml:"name"`
 	// APIKeyEnv names the environment variable holding the key (default
-	// OPENAI_API_KEY); the key itself never goes in the file.
+	// OPENAI_API_KEY, or ANTHROPIC_API_KEY for provider anthropic); the
+	// key itself never goes in the file.
 	APIKeyEnv string `yaml:"api_key_env"`
 	// Stream false asks for whole answers, for a server that cannot
 	// stream; the default is true.
@@ -256,6 +279,9 @@ func parseConfig(name string, data []byte) (*Config, error) {
 			return nil, fmt.Errorf("%s: mcp server %q: timeout must be more than 0 (leave it out for the client's default)", f.at(fmt.Sprintf("mcp[%d].timeout", i)), s.Name)
 		}
 	}
+	if err := checkProvider(f.at("model.provider")+": model.provider", cfg.Model.Provider); err != nil {
+		return nil, err
+	}
 	if cfg.MaxTurns < 0 {
 		return nil, fmt.Errorf("%s: max_turns must not be negative (0 means the default, %d)", f.at("max_turns"), DefaultMaxTurns)
 	}
@@ -271,6 +297,7 @@ func parseConfig(name string, data []byte) (*Config, error) {
 // options are the flags every agent command shares.
 type options struct {
 	config   string
+	provider string
 	baseURL  string
 	model    string
 	system   string
@@ -284,7 +311,8 @@ type options struct {
 // register adds the flags of a command that runs the model (run, chat).
 func (o *options) register(fs *flag.FlagSet) {
 	o.registerTools(fs)
-	fs.StringVar(&o.baseURL, "base-url", "", "OpenAI-compatible API base URL (env OPENAI_BASE_URL)")
+	fs.StringVar(&o.provider, "provider", "", "the API the model server speaks: openai (any OpenAI-compatible server) or anthropic; empty means model.provider in lode.yaml, or openai")
+	fs.StringVar(&o.baseURL, "base-url", "", "API base URL (env OPENAI_BASE_URL, or ANTHROPIC_BASE_URL for --provider anthropic)")
 	fs.StringVar(&o.model, "model", "", "model name (env LODE_MODEL)")
 	fs.StringVar(&o.system, "system", "", "system prompt")
 	fs.IntVar(&o.maxTurns, "max-turns", 0, fmt.Sprintf("most model turns per run; 0 means max_turns in lode.yaml, or %d", DefaultMaxTurns))
@@ -306,6 +334,9 @@ func (o *options) registerTrace(fs *flag.FlagSet) {
 // check refuses flag values that lode.yaml would refuse too, so that a
 // value means the same in both places.
 func (o *options) check() error {
+	if err := checkProvider("--provider", o.provider); err != nil {
+		return usageError{err.Error()}
+	}
 	if o.maxTurns < 0 {
 		return usageError{fmt.Sprintf("--max-turns %d: must not be negative (0 means max_turns in lode.yaml, or %d)", o.maxTurns, DefaultMaxTurns)}
 	}
@@ -340,7 +371,14 @@ func (o *options) load(e env) (*Config, error) {
 	if cfg.Tools == nil {
 		cfg.Tools = defaultTools
 	}
-	if v := e.getenv("OPENAI_BASE_URL"); v != "" {
+	if o.provider != "" {
+		cfg.Model.Provider = o.provider
+	}
+	baseURLEnv, keyEnv := "OPENAI_BASE_URL", "OPENAI_API_KEY"
+	if cfg.Model.Provider == providerAnthropic {
+		baseURLEnv, keyEnv = anthropic.EnvBaseURL, anthropic.EnvAPIKey
+	}
+	if v := e.getenv(baseURLEnv); v != "" {
 		cfg.Model.BaseURL = v
 	}
 	if v := e.getenv("LODE_MODEL"); v != "" {
@@ -371,7 +409,7 @@ func (o *options) load(e env) (*Config, error) {
 		cfg.Model.IdleTimeout = Duration(openai.DefaultIdleTimeout)
 	}
 	if cfg.Model.APIKeyEnv == "" {
-		cfg.Model.APIKeyEnv = "OPENAI_API_KEY"
+		cfg.Model.APIKeyEnv = keyEnv
 	}
 	return cfg, nil
 }

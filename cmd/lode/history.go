@@ -34,7 +34,7 @@ func historyPolicy(cfg *Config, prov provider.Provider) (*history.Policy, provid
 	}
 	opts := []history.Option{
 		history.WithBudget(h.Budget), history.WithReserve(h.Reserve), history.WithKeep(h.Keep),
-		history.WithModel(cfg.Model.Name), history.WithWindower(prov),
+		history.WithModel(cfg.Model.Name), history.WithWindower(windowerOf(prov)),
 	}
 	if h.Summarise {
 		opts = append(opts, history.WithSummarizer(prov))
@@ -44,4 +44,21 @@ func historyPolicy(cfg *Config, prov provider.Provider) (*history.Policy, provid
 		return nil, nil, fmt.Errorf("lode.yaml: history: %w", err)
 	}
 	return pol, pol.Provider(prov), nil
+}
+
+// ownWindow adapts a provider that knows the window of its one model
+// (anthropic's ContextWindow()) to history.Windower, which names the model.
+type ownWindow struct {
+	p interface{ ContextWindow() (int, bool) }
+}
+
+func (w ownWindow) ContextWindow(string) (int, bool) { return w.p.ContextWindow() }
+
+// windowerOf returns what history.WithWindower should ask for prov's
+// context window: prov itself, or prov adapted.
+func windowerOf(prov provider.Provider) any {
+	if w, ok := prov.(interface{ ContextWindow() (int, bool) }); ok {
+		return ownWindow{w}
+	}
+	return prov
 }

@@ -20,7 +20,9 @@
 // Host clients use; the MCP server refuses requests for any other host.
 //
 // Configuration comes from lode.yaml (or --config), then the environment
-// (OPENAI_API_KEY, OPENAI_BASE_URL, LODE_MODEL), then flags. A flag at its
+// (OPENAI_API_KEY, OPENAI_BASE_URL, LODE_MODEL; ANTHROPIC_API_KEY and
+// ANTHROPIC_BASE_URL with model.provider or --provider anthropic), then
+// flags. A flag at its
 // zero value (--max-turns 0, --timeout 0) leaves the file's value; a
 // negative one is refused, as it is in the file. Every error is one line
 // on stderr, and a mistake in lode.yaml names its line.

@@ -22,14 +22,30 @@ import (
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/x/provider/anthropic"
 	"github.com/lodeworks/lode/x/provider/openai"
 	xtool "github.com/lodeworks/lode/x/tool"
 )
 
 const noEndpoint = "no model endpoint configured: set --base-url and --model (or model: in lode.yaml) for any OpenAI-compatible server, or OPENAI_API_KEY for OpenAI — or try `lode demo`, which needs neither"
 
-// newProvider builds the OpenAI-compatible provider a configuration names.
-func newProvider(cfg *Config, e env, tracer trace.Tracer) (*openai.Provider, error) {
+// modelProvider is a provider that says which server it talks to, for
+// errors.
+type modelProvider interface {
+	provider.Provider
+	BaseURL() string
+}
+
+// newProvider builds the provider a configuration names.
+func newProvider(cfg *Config, e env, tracer trace.Tracer) (modelProvider, error) {
+	if cfg.Model.Provider == providerAnthropic {
+		return newAnthropic(cfg, e, tracer)
+	}
+	return newOpenAI(cfg, e, tracer)
+}
+
+// newOpenAI builds the provider of an OpenAI-compatible server.
+func newOpenAI(cfg *Config, e env, tracer trace.Tracer) (*openai.Provider, error) {
 	httpc, key := cassetteClient(e, e.getenv(cfg.Model.APIKeyEnv))
 	if cfg.Model.BaseURL == "" && key == "" {
 		return nil, errors.New(noEndpoint)
@@ -63,6 +79,42 @@ func newProvider(cfg *Config, e env, tracer trace.Tracer) (*openai.Provider, err
 		opts = append(opts, openai.WithHTTPClient(httpc))
 	}
 	return openai.New(opts...)
+}
+
+// newAnthropic builds the provider of the Messages API.
+func newAnthropic(cfg *Config, e env, tracer trace.Tracer) (*anthropic.Provider, error) {
+	httpc, key := cassetteClient(e, e.getenv(cfg.Model.APIKeyEnv))
+	if cfg.Model.BaseURL == "" && key == "" {
+		return nil, fmt.Errorf("no Anthropic API key: set %s (model.api_key_env in lode.yaml names the variable), or model.base_url for a server that needs none", cfg.Model.APIKeyEnv)
+	}
+	if cfg.Model.Name == "" {
+		return nil, errors.New("no model named: set --model, LODE_MODEL or model.name in lode.yaml")
+	}
+	// As for openai: the key and URL come from lode's configuration only,
+	// never from the provider's own fallback to its variables.
+	getenv := func(k string) string {
+		switch k {
+		case anthropic.EnvAPIKey:
+			return key
+		case anthropic.EnvBaseURL:
+			return cfg.Model.BaseURL
+		}
+		return e.getenv(k)
+	}
+	opts := []anthropic.Option{
+		anthropic.WithModel(cfg.Model.Name), anthropic.WithAPIKey(key), anthropic.WithBaseURL(cfg.Model.BaseURL),
+		anthropic.WithEnv(getenv), anthropic.WithIdleTimeout(time.Duration(cfg.Model.IdleTimeout)),
+	}
+	if tracer != nil {
+		opts = append(opts, anthropic.WithTracer(tracer))
+	}
+	if cfg.Model.Stream != nil {
+		opts = append(opts, anthropic.WithStreaming(*cfg.Model.Stream))
+	}
+	if httpc != nil {
+		opts = append(opts, anthropic.WithHTTPClient(httpc))
+	}
+	return anthropic.New(opts...)
 }
 
 // agent is a configured loop with its tools and model.
@@ -165,6 +217,19 @@ func explain(err error, cfg *Config, baseURL string) error {
 	var timeout *openai.TimeoutError
 	if errors.As(err, &timeout) && timeout.Idle {
 		return fmt.Errorf("the model endpoint %s sent nothing for %s (--idle-timeout, or model.idle_timeout in lode.yaml) and the run was stopped", baseURL, timeout.Limit)
+	}
+	var aTimeout *anthropic.TimeoutError
+	if errors.As(err, &aTimeout) && aTimeout.Idle {
+		return fmt.Errorf("the model endpoint %s sent nothing for %s (--idle-timeout, or model.idle_timeout in lode.yaml) and the run was stopped", baseURL, aTimeout.Limit)
+	}
+	var aErr *anthropic.APIError
+	if errors.As(err, &aErr) && errors.Is(aErr, anthropic.ErrUnauthorized) {
+		// The provider's hint names its Go options; say what to set here.
+		msg := "anthropic: 401 Unauthorized"
+		if aErr.Message != "" {
+			msg += ": " + aErr.Message
+		}
+		return fmt.Errorf("%s — check the API key in $%s (model.api_key_env in lode.yaml names the variable)", msg, cfg.Model.APIKeyEnv)
 	}
 	var apiErr *openai.APIError
 	if errors.As(err, &apiErr) {

@@ -57,6 +57,10 @@
 //     came with. Reasoning without a signature (from another server) is not
 //     sent, since the API refuses thinking it cannot verify; Usage and
 //     Finish are not sent.
+//   - What other packages keep in the ledger for themselves is not sent:
+//     an artifact.Summary in a system or user turn (a history policy puts
+//     its text in the request), artifact.Pending and artifact.Decision in
+//     a tool turn (approval records; the model sees only the results).
 //   - Tool-call arguments that are not a JSON object go back as {}: the API
 //     takes only objects, and the tool's result has told the model already.
 //   - With thinking on, a Temperature other than 1, a TopP below 0.95 and a

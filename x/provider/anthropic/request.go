@@ -275,6 +275,9 @@ func messages(turns []ledger.Turn) ([]sdk.TextBlockParam, []sdk.MessageParam, er
 						return nil, nil, turnErr(i, t.Role, "a system turn carries only text; resource %q has none", a.URI)
 					}
 					system = append(system, sdk.TextBlockParam{Text: resourceText(a)})
+				case artifact.Summary:
+					// A history policy puts a stored summary's text in the
+					// request itself; the turns it covers are still here.
 				default:
 					return nil, nil, turnErr(i, t.Role, "a system turn carries only text, not %s", kindOf(a))
 				}
@@ -288,6 +291,10 @@ func messages(turns []ledger.Turn) ([]sdk.TextBlockParam, []sdk.MessageParam, er
 		case ledger.RoleTool:
 			var blocks []sdk.ContentBlockParamUnion
 			for _, a := range t.Artifacts {
+				switch artifact.Normalize(a).(type) {
+				case artifact.Pending, artifact.Decision:
+					continue // approval records: the results say what the model needs
+				}
 				r, ok := artifact.Normalize(a).(artifact.ToolResult)
 				if !ok {
 					return nil, nil, turnErr(i, t.Role, "a tool turn carries tool results, not %s", kindOf(a))
@@ -295,7 +302,7 @@ func messages(turns []ledger.Turn) ([]sdk.TextBlockParam, []sdk.MessageParam, er
 				blocks = append(blocks, toolResult(r))
 			}
 			// Tool results lead their user message.
-			if n := len(msgs); n > 0 && msgs[n-1].OfUser != nil && !onlyToolResults(msgs[n-1].OfUser.Content) {
+			if n := len(msgs); len(blocks) > 0 && n > 0 && msgs[n-1].OfUser != nil && !onlyToolResults(msgs[n-1].OfUser.Content) {
 				return nil, nil, turnErr(i, t.Role, "tool results follow a user turn; they must answer the assistant turn before it")
 			}
 			add(true, blocks)
@@ -350,6 +357,8 @@ func userBlocks(i int, t ledger.Turn) ([]sdk.ContentBlockParamUnion, error) {
 			out = append(out, b)
 		case artifact.ResourceLink:
 			out = append(out, sdk.NewTextBlock(linkText(a)))
+		case artifact.Summary:
+			// Sent by a history policy as text, as in a system turn.
 		default:
 			return nil, turnErr(i, t.Role, "a user turn cannot carry %s", kindOf(a))
 		}
