@@ -106,3 +106,37 @@ func TestChatPageInChromium(t *testing.T) {
 		t.Errorf("stored roles %v, want %v (the stopped turn stores nothing)", roles, want)
 	}
 }
+
+// TestApproveInChromium: a turn pauses on a call that needs approval, the
+// page shows its card, and clicking Approve runs it and shows the answer.
+func TestApproveInChromium(t *testing.T) {
+	bin := requireBrowser(t)
+	f := serveTools(t, script.Play(script.Call("c1", "add", `{"a":2,"b":3}`), script.Text("The sum is 5.")), askForAdd)
+	// A guard against a browser that never answers, not a speed check.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, chromedp.ExecPath(bin), chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true), chromedp.Flag("no-first-run", true),
+		chromedp.UserDataDir(t.TempDir()))
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+	if err := chromedp.Do(bctx,
+		chromedp.Navigate(f.srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS("#input")),
+		chromedp.SendKeys(chromedp.CSS("#input"), "add 2 and 3"),
+		chromedp.Click(chromedp.CSS("#send")),
+		chromedp.WaitVisible(chromedp.CSS(`.approval[data-tool-call-id="c1"] button.approve`)),
+		chromedp.Click(chromedp.CSS(`.approval button.approve`)),
+		chromedp.WaitVisible(chromedp.CSS(`.msg.assistant:last-of-type[data-done="true"]`)),
+	); err != nil {
+		t.Fatalf("approve: %v", err)
+	}
+	answer, err := chromedp.Run(bctx, chromedp.TextContent(chromedp.CSS(".msg.assistant:last-of-type .text")))
+	if err != nil || answer != "The sum is 5." {
+		t.Errorf("after Approve the page shows %q (%v), want the answer", answer, err)
+	}
+	if n := results(t, f, onlyThread(t, f), "c1"); n != 1 {
+		t.Errorf("c1 has %d results, want 1", n)
+	}
+}

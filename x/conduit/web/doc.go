@@ -16,6 +16,8 @@
 //	POST /api/threads              make an empty thread: 201 {"id": THREAD}
 //	GET  /api/threads/{id}         the thread as UI messages (useChat's initial messages)
 //	POST /api/threads/{id}/cancel  cancel the turn running on the thread: 204
+//	POST /api/threads/{id}/decide  {"decisions": [{"id": CALL, "approve": BOOL, "reason": ..., "arguments": ...}]}:
+//	                               decide calls waiting for approval, stream the continued turn
 //
 // POST /api/chat reads only the last message, which must be the user's:
 // the ledger store, not the browser, holds the history. An empty id starts
@@ -41,6 +43,22 @@
 // stream rather than the server's memory, and its turn is treated as
 // disconnected. A disconnected turn runs to its end and is stored
 // (FinishOnDisconnect, the default) or is cancelled (CancelOnDisconnect).
+//
+// # Approvals
+//
+// When a turn pauses because tool calls wait for a person (see
+// loop.PendingError), its stream ends with a data-approval part, then
+// finish. The part is not transient, so it stays in the message; GET
+// /api/threads/{id} ends the last message with it too while the calls
+// wait. Its data is {"threadId", "calls": [{"toolCallId", "toolName",
+// "input", "reason"}]}. POST .../decide records the decisions (By is the
+// caller) with loop.Step.Resume and streams the rest of the turn as POST
+// /api/chat does, starting with a step that holds the decided calls and
+// their outputs. Approval "arguments" (a JSON object, or a string holding
+// one) replace the model's. A decision Resume refuses (no such pending
+// call, edited arguments the tool refuses) is answered 400, and a call
+// already decided by someone else 409; nothing is stored then. The page
+// shows each waiting call as a card with Approve and Deny buttons.
 //
 // # Callers
 //

@@ -15,7 +15,7 @@ type uiMessage struct {
 }
 
 // uiPart is one part of a UIMessage: text, reasoning, step-start, or a
-// tool part ("tool-" + name) with its state.
+// tool part ("tool-" + name) with its state, or a data part.
 type uiPart struct {
 	Type       string `json:"type"`
 	Text       string `json:"text,omitempty"`
@@ -24,6 +24,9 @@ type uiPart struct {
 	Input      any    `json:"input,omitempty"`
 	Output     any    `json:"output,omitempty"`
 	ErrorText  string `json:"errorText,omitempty"`
+	// ID and Data are a data part's ("data-approval").
+	ID   string `json:"id,omitempty"`
+	Data any    `json:"data,omitempty"`
 }
 
 // toUIMessages renders stored turns as the messages a browser shows: each

@@ -33,6 +33,13 @@ type stream struct {
 	started   map[string]bool // call IDs given a tool-input-start
 	pending   int             // tool calls of the step waiting for results
 	finish    string
+
+	// asked are the calls a decide request answers, by ID, for the
+	// arguments the decisions do not repeat; decided is closed once the
+	// decisions are recorded.
+	asked       map[string]artifact.Pending
+	decided     chan struct{}
+	decidedOnce sync.Once
 }
 
 func newStream(buffer int, messageID, threadID string) *stream {
@@ -41,6 +48,7 @@ func newStream(buffer int, messageID, threadID string) *stream {
 		lost:    make(chan struct{}),
 		calls:   map[int]string{},
 		started: map[string]bool{},
+		decided: make(chan struct{}),
 	}
 	s.send(map[string]any{"type": "start", "messageId": messageID, "messageMetadata": map[string]string{"threadId": threadID}})
 	return s
@@ -111,6 +119,9 @@ func (s *stream) Emit(_ context.Context, ev loop.Event) {
 		s.startStep()
 		s.sawDelta = true
 		s.delta(ev.Delta)
+	case loop.DecidedEvent:
+		s.decisions(ev.Decisions)
+		s.decidedOnce.Do(func() { close(s.decided) })
 	case loop.TurnCompleteEvent:
 		switch ev.Role {
 		case ledger.RoleAssistant:
@@ -233,13 +244,72 @@ func (s *stream) results(arts []artifact.Artifact) {
 	}
 }
 
-// end sends the last parts: finish when err is nil, abort when the turn
+// decisions opens a step with the decided calls, so that the stream of a
+// decide request is a whole message: each call's input, then its output as
+// the approved ones finish. A denied call's error output is sent at once.
+func (s *stream) decisions(ds []artifact.Decision) {
+	s.startStep()
+	for _, d := range ds {
+		args := d.Arguments
+		if args == "" {
+			args = s.asked[d.ToolCallID].Arguments
+		}
+		input, ok := toolInput(args)
+		if !ok {
+			input, _ = json.Marshal(args)
+		}
+		s.send(map[string]any{"type": "tool-input-available", "toolCallId": d.ToolCallID, "toolName": d.Name, "input": input})
+		if d.Approved {
+			s.pending++
+			continue
+		}
+		text := "denied"
+		if d.Reason != "" {
+			text += ": " + d.Reason
+		}
+		s.send(map[string]string{"type": "tool-output-error", "toolCallId": d.ToolCallID, "errorText": text})
+	}
+	if s.pending == 0 {
+		s.endStep()
+	}
+}
+
+// approvalPart is the data-approval part listing calls that wait for a
+// decision. It is not transient: it belongs to the message, as the pending
+// calls belong to the thread, so useChat keeps it and a replay repeats it.
+func approvalPart(threadID string, calls []artifact.Pending) map[string]any {
+	type call struct {
+		ToolCallID string `json:"toolCallId"`
+		ToolName   string `json:"toolName"`
+		Input      any    `json:"input"`
+		Reason     string `json:"reason,omitempty"`
+	}
+	cs := make([]call, 0, len(calls))
+	for _, p := range calls {
+		c := call{ToolCallID: p.ToolCallID, ToolName: p.Name, Input: p.Arguments, Reason: p.Reason}
+		if in, ok := toolInput(p.Arguments); ok {
+			c.Input = in
+		}
+		cs = append(cs, c)
+	}
+	return map[string]any{"type": "data-approval", "id": "approval", "data": map[string]any{"threadId": threadID, "calls": cs}}
+}
+
+// end sends the last parts: finish when err is nil, data-approval and
+// finish when the run paused for approval, abort when the turn
 // was cancelled (cause is why), error otherwise; then [DONE], and closes
 // the queue.
 func (s *stream) end(err, cause error) {
 	s.closeText()
 	s.closeReasoning()
+	var pe *loop.PendingError
 	switch {
+	case errors.As(err, &pe) && cause == nil:
+		// A pause is a normal end: the calls wait for a person.
+		s.pending = 0
+		s.endStep()
+		s.send(approvalPart(pe.Thread, pe.Calls))
+		s.send(map[string]string{"type": "finish", "finishReason": finishReason(s.finish)})
 	case err == nil:
 		s.endStep()
 		s.send(map[string]string{"type": "finish", "finishReason": finishReason(s.finish)})

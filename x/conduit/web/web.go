@@ -239,6 +239,7 @@ func New(prov provider.Provider, store ledger.Store, opts ...Option) (*Handler, 
 	h.mux.HandleFunc("POST /api/threads", h.create)
 	h.mux.HandleFunc("GET /api/threads/{id}", h.replay)
 	h.mux.HandleFunc("POST /api/threads/{id}/cancel", h.cancel)
+	h.mux.HandleFunc("POST /api/threads/{id}/decide", h.decide)
 	return h, nil
 }
 
@@ -485,35 +486,159 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 
 	s := newStream(h.cfg.buffer, ledger.NewID(), st.ID())
-	step := loop.New(append(h.cfg.loopOpts[:len(h.cfg.loopOpts):len(h.cfg.loopOpts)], loop.WithObserver(s))...)
+	step := h.step(s)
 	started = true
-	go func() {
-		defer h.wg.Done()
-		_, err := step.Run(runCtx, st, h.prov)
-		// The observer never blocks, so this wait is short.
-		_ = step.Flush(context.Background())
-		cause := context.Cause(runCtx)
-		if err != nil && cause == nil {
-			h.cfg.logger.WarnContext(runCtx, "lode: web turn failed", "thread", st.ID(), "err", err)
-		}
-		cancel(nil)
-		st.Close()
-		// The thread is free before the browser reads the end of the
-		// stream, so that it can post its next message at once.
-		h.unclaim(st.ID())
-		s.end(err, cause)
-	}()
+	go h.runTurn(runCtx, cancel, st, s, nil, func(ctx context.Context) error {
+		_, err := step.Run(ctx, st, h.prov)
+		return err
+	}, step)
+	h.respond(w, r, s, st.ID(), cancel)
+}
 
+// step builds a request's loop.Step: the configured options and s.
+func (h *Handler) step(s *stream) *loop.Step {
+	return loop.New(append(h.cfg.loopOpts[:len(h.cfg.loopOpts):len(h.cfg.loopOpts)], loop.WithObserver(s))...)
+}
+
+// runTurn runs a claimed turn to its end and ends its stream; done, when
+// not nil, gets the turn's error before the stream ends.
+func (h *Handler) runTurn(runCtx context.Context, cancel context.CancelCauseFunc, st *ledger.StoredThread, s *stream, done chan<- error, run func(context.Context) error, step *loop.Step) {
+	defer h.wg.Done()
+	err := run(runCtx)
+	// The observer never blocks, so this wait is short.
+	_ = step.Flush(context.Background())
+	cause := context.Cause(runCtx)
+	var refused *loop.DecisionError
+	if err != nil && cause == nil && !errors.Is(err, loop.ErrPending) && !errors.As(err, &refused) {
+		h.cfg.logger.WarnContext(runCtx, "lode: web turn failed", "thread", st.ID(), "err", err)
+	}
+	cancel(nil)
+	st.Close()
+	// The thread is free before the browser reads the end of the
+	// stream, so that it can post its next message at once.
+	h.unclaim(st.ID())
+	if done != nil {
+		done <- err
+	}
+	s.end(err, cause)
+}
+
+// respond streams s to the browser.
+func (h *Handler) respond(w http.ResponseWriter, r *http.Request, s *stream, id string, cancel context.CancelCauseFunc) {
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("X-Accel-Buffering", "no")
 	hd.Set("x-vercel-ai-ui-message-stream", "v1")
-	hd.Set("X-Lode-Thread", st.ID())
+	hd.Set("X-Lode-Thread", id)
 	w.WriteHeader(http.StatusOK)
 	if !s.pump(r.Context(), w) && h.cfg.disconnect == CancelOnDisconnect {
 		cancel(errDisconnected)
 	}
+}
+
+// decideRequest is the body of POST /api/threads/{id}/decide.
+type decideRequest struct {
+	Decisions []struct {
+		ID      string `json:"id"`
+		Approve bool   `json:"approve"`
+		Reason  string `json:"reason"`
+		// Arguments, on an approval, replace the model's: a JSON object,
+		// or a string holding one.
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"decisions"`
+}
+
+// decisions converts the request, with by as who decided.
+func (d *decideRequest) decisions(by string) ([]artifact.Decision, error) {
+	if len(d.Decisions) == 0 {
+		return nil, errors.New(`web: no decisions: send {"decisions": [{"id": CALL, "approve": true}]}`)
+	}
+	out := make([]artifact.Decision, 0, len(d.Decisions))
+	for _, x := range d.Decisions {
+		if x.ID == "" {
+			return nil, errors.New("web: a decision has no call id")
+		}
+		dec := artifact.Decision{ToolCallID: x.ID, Approved: x.Approve, Reason: x.Reason, By: by}
+		if raw := strings.TrimSpace(string(x.Arguments)); raw != "" && raw != "null" {
+			if !x.Approve {
+				return nil, fmt.Errorf("web: decision on call %q: arguments are only taken with an approval", x.ID)
+			}
+			if raw[0] == '"' {
+				if err := json.Unmarshal(x.Arguments, &raw); err != nil {
+					return nil, fmt.Errorf("web: decision on call %q: %w", x.ID, err)
+				}
+			}
+			dec.Arguments = raw
+		}
+		out = append(out, dec)
+	}
+	return out, nil
+}
+
+// decide records the caller's decisions on the thread's pending calls and
+// streams the run that continues, as chat does. A decision Resume refuses
+// (an unknown call, edited arguments the tool refuses) is answered 400,
+// and one already taken by another decider 409; nothing is stored then.
+func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
+	who, ok := h.identify(w, r)
+	if !ok {
+		return
+	}
+	var req decideRequest
+	if !h.decode(w, r, &req) {
+		return
+	}
+	decisions, err := req.decisions(who.Caller)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	id := r.PathValue("id")
+	st, ok := h.load(w, r, id, who)
+	if !ok {
+		return
+	}
+	runCtx, cancel := context.WithCancelCause(h.base)
+	run := &running{owner: who.Caller, cancel: cancel}
+	if !h.claim(w, id, run) {
+		cancel(nil)
+		st.Close()
+		return
+	}
+	if err := st.SetMetadata(RoleKey, who.Role); err != nil {
+		cancel(nil)
+		st.Close()
+		h.release(id)
+		h.storeError(w, r, id, err)
+		return
+	}
+	s := newStream(h.cfg.buffer, ledger.NewID(), id)
+	s.asked = make(map[string]artifact.Pending)
+	for _, p := range loop.Pending(st) {
+		s.asked[p.ToolCallID] = p
+	}
+	step := h.step(s)
+	done := make(chan error, 1)
+	go h.runTurn(runCtx, cancel, st, s, done, func(ctx context.Context) error {
+		_, err := step.Resume(ctx, st, h.prov, decisions)
+		return err
+	}, step)
+	// Answer with a status until the decisions are recorded: a refused
+	// decision stores nothing and streams nothing.
+	select {
+	case <-s.decided:
+	case err := <-done:
+		if _, refused := errors.AsType[*loop.DecisionError](err); refused || errors.Is(err, ledger.ErrConflict) {
+			code := http.StatusBadRequest
+			if errors.Is(err, ledger.ErrConflict) {
+				code = http.StatusConflict
+			}
+			httpError(w, code, oneLine(strings.TrimPrefix(err.Error(), "loop: ")))
+			return
+		}
+	}
+	h.respond(w, r, s, id, cancel)
 }
 
 func (h *Handler) storeError(w http.ResponseWriter, r *http.Request, id string, err error) {
@@ -567,7 +692,13 @@ func (h *Handler) replay(w http.ResponseWriter, r *http.Request) {
 	busy := h.turns[id] != nil
 	h.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(threadView{ID: id, Running: busy, Messages: toUIMessages(st.Turns())})
+	msgs := toUIMessages(st.Turns())
+	if calls := loop.Pending(st); len(calls) > 0 && len(msgs) > 0 && msgs[len(msgs)-1].Role == "assistant" {
+		ap := approvalPart(id, calls)
+		last := &msgs[len(msgs)-1]
+		last.Parts = append(last.Parts, uiPart{Type: "data-approval", ID: ap["id"].(string), Data: ap["data"]})
+	}
+	_ = json.NewEncoder(w).Encode(threadView{ID: id, Running: busy, Messages: msgs})
 }
 
 // cancel stops the turn running on the caller's thread and answers 204;

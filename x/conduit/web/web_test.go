@@ -73,13 +73,19 @@ type fixture struct {
 // the test ends.
 func serve(t testing.TB, prov provider.Provider, opts ...web.Option) *fixture {
 	t.Helper()
+	return serveTools(t, prov, nil, opts...)
+}
+
+// serveTools is serve with options for the tool handler.
+func serveTools(t testing.TB, prov provider.Provider, hopts []xtool.HandlerOption, opts ...web.Option) *fixture {
+	t.Helper()
 	store, err := file.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := registry(t)
 	opts = append([]web.Option{web.WithLoopOptions(
-		loop.WithHandlers(xtool.NewHandler(reg)),
+		loop.WithHandlers(xtool.NewHandler(reg, hopts...)),
 		loop.WithInvokeOptions(xtool.WithFilteredTools(reg, nil)),
 	)}, opts...)
 	h, err := web.New(prov, store, opts...)

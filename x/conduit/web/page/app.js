@@ -36,6 +36,28 @@
     if (failed) card.classList.add("failed");
   }
 
+  // An approval card per call that waits for a person: Approve and Deny
+  // post the decision and stream the continued turn below.
+  function approvalCards(box, data) {
+    for (const c of data.calls || []) {
+      const d = el("div", "approval");
+      d.dataset.toolCallId = c.toolCallId;
+      d.append(el("div", "", "Run " + c.toolName + "?" + (c.reason ? " (" + c.reason + ")" : "")), el("pre", "input", show(c.input)));
+      const yes = el("button", "approve", "Approve"), no = el("button", "deny", "Deny");
+      yes.type = no.type = "button";
+      const decide = (approve) => {
+        if (abort) return;
+        yes.disabled = no.disabled = true;
+        d.classList.add(approve ? "approved" : "denied");
+        stream("api/threads/" + encodeURIComponent(data.threadId || thread) + "/decide", { decisions: [{ id: c.toolCallId, approve: approve }] });
+      };
+      yes.addEventListener("click", () => decide(true));
+      no.addEventListener("click", () => decide(false));
+      d.append(yes, no);
+      box.append(d);
+    }
+  }
+
   function renderMessage(m) {
     const box = el("div", "msg " + m.role);
     for (const p of m.parts || []) {
@@ -46,7 +68,7 @@
         setInput(c, p.input);
         if (p.state === "output-available") setOutput(c, p.output, false);
         if (p.state === "output-error") setOutput(c, p.errorText, true);
-      }
+      } else if (p.type === "data-approval") approvalCards(box, p.data);
     }
     log.append(box);
   }
@@ -87,24 +109,31 @@
       }
       case "tool-output-available": if (state.tools[part.toolCallId]) setOutput(state.tools[part.toolCallId], part.output, false); break;
       case "tool-output-error": if (state.tools[part.toolCallId]) setOutput(state.tools[part.toolCallId], part.errorText, true); break;
+      case "data-approval": approvalCards(box, part.data); break;
       case "error": box.append(el("div", "error", part.errorText)); break;
       case "abort": box.append(el("div", "note", "Stopped.")); break;
     }
     scroll();
   }
 
-  async function send(text) {
+  function send(text) {
     renderMessage({ role: "user", parts: [{ type: "text", text: text }] });
+    return stream("api/chat", { id: thread, messages: [{ id: "m" + Date.now(), role: "user", parts: [{ type: "text", text: text }] }] });
+  }
+
+  // stream posts body to url and renders the streamed answer in a new
+  // assistant box.
+  async function stream(url, body) {
     const box = el("div", "msg assistant");
     log.append(box);
     const state = { parts: {}, tools: {} };
     abort = new AbortController();
     sendBtn.disabled = true; stopBtn.disabled = false;
     try {
-      const r = await fetch("api/chat", {
+      const r = await fetch(url, {
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ id: thread, messages: [{ id: "m" + Date.now(), role: "user", parts: [{ type: "text", text: text }] }] }),
+        body: JSON.stringify(body),
         signal: abort.signal,
       });
       if (!r.ok) { box.append(el("div", "error", (await r.text()).trim())); return; }
