@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/lodeworks/lode/artifact"
-	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/internal/pgtest"
+	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/ledger/internal/storetest"
 	"github.com/lodeworks/lode/ledger/sqlstore"
 	"github.com/lodeworks/lode/ledger/sqlstore/internal/sqltest"
