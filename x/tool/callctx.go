@@ -93,23 +93,16 @@ func (c *callCtx) wake() {
 	}
 }
 
-// call runs the tool and hands its answer over, a panic included. Before
-// the answer goes out, the worker w parks in pool for the next call, so
-// that a caller that goes on to another call finds it there; a tool that
-// ends its goroutine (runtime.Goexit) takes the worker with it.
-func (c *callCtx) call(prepared toolpkg.Prepared, pool *workers, w *worker) {
+// call runs the tool and hands its answer over, a panic included.
+func (c *callCtx) call(prepared toolpkg.Prepared) {
 	var (
-		v        any
-		err      error
-		stack    []byte
-		returned bool
+		v     any
+		err   error
+		stack []byte
 	)
 	defer func() {
 		if p := recover(); p != nil {
-			v, err, stack, returned = nil, fmt.Errorf("panic: %v", p), debug.Stack(), true
-		}
-		if returned {
-			pool.put(w)
+			v, err, stack = nil, fmt.Errorf("panic: %v", p), debug.Stack()
 		}
 		c.mu.Lock()
 		c.finished, c.v, c.verr, c.stack = true, v, err, stack
@@ -117,7 +110,6 @@ func (c *callCtx) call(prepared toolpkg.Prepared, pool *workers, w *worker) {
 		c.mu.Unlock()
 	}()
 	v, err = prepared(c)
-	returned = true
 }
 
 // waiters are the channels handlers sleep on, reused across calls.
@@ -233,12 +225,12 @@ type runResult struct {
 	ctxErr error
 }
 
-// run calls the tool on a worker goroutine, so that a tool that ignores
-// its context still cannot hold the turn past its timeout, and waits for
-// its answer, the timeout or the caller's cancellation, whichever comes
-// first. Besides the hand-over, a call costs one allocation and one clock
-// read.
-func run(ctx context.Context, pool *workers, timeout time.Duration, prepared toolpkg.Prepared) runResult {
+// run calls the tool on a goroutine of its own, so that a tool that
+// ignores its context still cannot hold the turn past its timeout, and
+// waits for its answer, the timeout or the caller's cancellation,
+// whichever comes first. Besides that goroutine, a call costs one
+// allocation and one clock read.
+func run(ctx context.Context, timeout time.Duration, prepared toolpkg.Prepared) runResult {
 	now := time.Now()
 	c := &callCtx{parent: ctx, expires: now.Add(timeout), timeout: timeout}
 	c.deadline = c.expires
@@ -253,7 +245,7 @@ func run(ctx context.Context, pool *workers, timeout time.Duration, prepared too
 		stopParent = context.AfterFunc(ctx, func() { c.cancel(ctx.Err()) })
 	}
 
-	pool.get().jobs <- job{c, prepared}
+	go c.call(prepared)
 
 	var r runResult
 	for {
@@ -286,102 +278,4 @@ func run(ctx context.Context, pool *workers, timeout time.Duration, prepared too
 	// What the tool may have kept of its context ends with the call.
 	c.cancel(context.Canceled)
 	return r
-}
-
-// workerIdle is how often idle workers are swept: a worker that ran no
-// call between two sweeps leaves, so an idle program keeps none for
-// longer than twice this.
-const workerIdle = 50 * time.Millisecond
-
-// workers keeps the goroutines that ran a Handler's calls, parked, for the
-// next calls. Handing a call to a parked goroutine is cheaper than starting
-// one, and the tool must run off the caller's goroutine either way: that is
-// what keeps a tool that ignores its context from stalling the caller. A
-// worker that a hung tool holds is out of the pool until the tool returns,
-// and the next call takes another worker or starts one, so a stuck tool
-// never blocks a call. The zero value is an empty pool.
-type workers struct {
-	mu    sync.Mutex
-	idle  []*worker // the most recently parked last
-	timer *time.Timer
-	armed bool // the sweep is due
-}
-
-// worker is a goroutine that runs the calls sent to it, one at a time.
-type worker struct {
-	jobs chan job
-	used bool // taken since the last sweep; under workers.mu
-}
-
-type job struct {
-	c        *callCtx
-	prepared toolpkg.Prepared
-}
-
-// get returns a parked worker, or starts one when none is parked.
-func (p *workers) get() *worker {
-	p.mu.Lock()
-	if n := len(p.idle); n > 0 {
-		w := p.idle[n-1]
-		p.idle[n-1] = nil
-		p.idle = p.idle[:n-1]
-		w.used = true
-		p.mu.Unlock()
-		return w
-	}
-	p.mu.Unlock()
-	// One slot: the caller hands the job over and goes on to wait for the
-	// answer whether or not the new goroutine has started.
-	w := &worker{jobs: make(chan job, 1), used: true}
-	go w.serve(p)
-	return w
-}
-
-// put parks w for the next call and makes sure a sweep is due.
-func (p *workers) put(w *worker) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.idle = append(p.idle, w)
-	if p.armed {
-		return
-	}
-	p.armed = true
-	if p.timer == nil {
-		p.timer = time.AfterFunc(workerIdle, p.sweep)
-		return
-	}
-	p.timer.Reset(workerIdle)
-}
-
-// sweep dismisses the workers that ran no call since the last sweep, and
-// sets the next sweep while any remain.
-func (p *workers) sweep() {
-	p.mu.Lock()
-	var gone []*worker
-	kept := p.idle[:0]
-	for _, w := range p.idle {
-		if w.used {
-			w.used = false
-			kept = append(kept, w)
-		} else {
-			gone = append(gone, w)
-		}
-	}
-	clear(p.idle[len(kept):])
-	p.idle = kept
-	p.armed = len(kept) > 0
-	if p.armed {
-		p.timer.Reset(workerIdle)
-	}
-	p.mu.Unlock()
-	for _, w := range gone {
-		close(w.jobs) // out of the pool: no one sends to it any more
-	}
-}
-
-// serve runs calls until the pool dismisses w.
-func (w *worker) serve(p *workers) {
-	for j := range w.jobs {
-		j.c.call(j.prepared, p, w)
-	}
 }

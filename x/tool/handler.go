@@ -44,7 +44,6 @@ type Handler struct {
 	approval  approvalRules
 	sandbox   toolpkg.Sandbox
 	sandboxes map[string]toolpkg.Sandbox
-	pool      workers // the goroutines tools run on
 }
 
 // HandlerOption configures a Handler.
@@ -316,7 +315,7 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 	if b.Tool.Timeout > 0 {
 		timeout = b.Tool.Timeout
 	}
-	ran := run(ctx, &h.pool, timeout, prepared)
+	ran := run(ctx, timeout, prepared)
 	v, err, stack := ran.v, ran.err, ran.stack
 
 	res := artifact.ToolResult{ToolCallID: call.ID, Name: call.Name}
