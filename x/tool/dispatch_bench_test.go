@@ -104,8 +104,11 @@ func TestDispatchAllocs(t *testing.T) {
 // rounds: each round times the baseline and the Handler back to back, in
 // alternating order, so that the load of a shared machine falls on both. It
 // logs the median and range of the per-round ratios, by wall time and by
-// the process's CPU time, and the allocations of each side. It runs only
-// when LODE_BENCH_ROUNDS gives the number of rounds:
+// the process's CPU time, and the allocations of each side. Beside them it
+// times the baseline with the tool's function run on a goroutine of its
+// own: the least that keeping a tool that ignores its context from
+// stalling the caller adds, whatever the Handler does. It runs only when
+// LODE_BENCH_ROUNDS gives the number of rounds:
 //
 //	LODE_BENCH_ROUNDS=101 go test -run TestDispatchRatio -v ./x/tool
 func TestDispatchRatio(t *testing.T) {
@@ -114,6 +117,7 @@ func TestDispatchRatio(t *testing.T) {
 		t.Skip("set LODE_BENCH_ROUNDS to measure")
 	}
 	handler, baseline := addDispatch(t), addBaseline(t)
+	handedOff := addBaselineHandedOff(t)
 	type sample struct{ wall, cpu time.Duration }
 	timeN := func(f func(), n int) sample {
 		runtime.GC() // each side starts with a clean heap
@@ -128,17 +132,22 @@ func TestDispatchRatio(t *testing.T) {
 	for timeN(baseline, n).wall < 10*time.Millisecond && n < 1<<24 {
 		n *= 2
 	}
-	var wall, cpu, hns, bns []float64
+	var wall, cpu, floorWall, floorCPU, hns, bns []float64
 	for r := range rounds {
-		var h, b sample
-		if r%2 == 0 {
-			b, h = timeN(baseline, n), timeN(handler, n)
-		} else {
-			h, b = timeN(handler, n), timeN(baseline, n)
+		var h, b, f sample
+		switch r % 3 { // each side in each place of the round in turn
+		case 0:
+			b, h, f = timeN(baseline, n), timeN(handler, n), timeN(handedOff, n)
+		case 1:
+			h, f, b = timeN(handler, n), timeN(handedOff, n), timeN(baseline, n)
+		default:
+			f, b, h = timeN(handedOff, n), timeN(baseline, n), timeN(handler, n)
 		}
 		wall = append(wall, float64(h.wall)/float64(b.wall))
+		floorWall = append(floorWall, float64(f.wall)/float64(b.wall))
 		if b.cpu > 0 {
 			cpu = append(cpu, float64(h.cpu)/float64(b.cpu))
+			floorCPU = append(floorCPU, float64(f.cpu)/float64(b.cpu))
 		}
 		hns = append(hns, float64(h.wall)/float64(n))
 		bns = append(bns, float64(b.wall)/float64(n))
@@ -155,4 +164,27 @@ func TestDispatchRatio(t *testing.T) {
 	t.Logf("%d rounds of %d calls; wall time %s; CPU time %s; handler %.0f ns, baseline %.0f ns (medians); allocations %v vs %v",
 		rounds, n, summary(wall), summary(cpu), hns[rounds/2], bns[rounds/2],
 		testing.AllocsPerRun(100, handler), testing.AllocsPerRun(100, baseline))
+	t.Logf("the baseline with the function on a goroutine: wall time %s; CPU time %s", summary(floorWall), summary(floorCPU))
+}
+
+// addBaselineHandedOff is addBaseline with the tool's function run on a
+// goroutine of its own and waited for, as a call that must not stall its
+// caller has to run.
+func addBaselineHandedOff(tb testing.TB) func() {
+	raw := []byte(addArgs)
+	ctx := context.Background()
+	done := make(chan addOut, 1)
+	return func() {
+		var in addIn
+		if err := json.Unmarshal(raw, &in); err != nil {
+			tb.Fatal(err)
+		}
+		go func() {
+			out, _ := addFn(ctx, in)
+			done <- out
+		}()
+		if _, err := json.Marshal(<-done); err != nil {
+			tb.Fatal(err)
+		}
+	}
 }
