@@ -17,6 +17,8 @@ import (
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/provider"
+
+	"github.com/lodeworks/lode/x/provider/internal/idle"
 )
 
 // Environment variables New reads when the matching option is not given.
@@ -473,8 +475,8 @@ func (p *Provider) invoke(ctx context.Context, req *provider.Request, yield func
 		var cancel context.CancelCauseFunc
 		ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
-		ct.idle = newIdleGuard(p.idleTimeout, cancel)
-		defer ct.idle.stop()
+		ct.idle = idle.NewGuard(p.idleTimeout, cancel, &TimeoutError{Idle: true, Limit: p.idleTimeout})
+		defer ct.idle.Disarm()
 	}
 	cfg := p.cfg
 	cfg.HTTPClient = ct
