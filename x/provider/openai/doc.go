@@ -82,6 +82,12 @@
 //     every server and json_schema for OpenAI and Azure OpenAI hosts, or as
 //     WithJSONSchemaFormat says: x/output falls back to a final-answer tool
 //     elsewhere.
+//   - A failed "chat {model}" span (WithTracer) carries one name from a
+//     closed set as both its status text and its error.type: the HTTP
+//     status, "stream_error", "timeout", "idle_timeout", "canceled",
+//     "incomplete_response", "malformed_response", "invalid_tool_call",
+//     "invalid_request" or "_OTHER". The error's own text, which may quote
+//     the request, stays in the span's exception event.
 //
 // # Servers
 //

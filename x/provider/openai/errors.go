@@ -301,8 +301,8 @@ func messageFromBody(body []byte) string {
 	return shorten(strings.TrimSpace(string(body)), 300)
 }
 
-// errorType names err for the span's error.type: the HTTP status, the
-// response error's kind, or the Go type.
+// errorType names err for the span's error.type and status, from a closed
+// set: the HTTP status, the response error's kind, or "_OTHER".
 func errorType(err error) string {
 	var ae *APIError
 	var re *ResponseError
@@ -335,5 +335,5 @@ func errorType(err error) string {
 	case errors.As(err, &qe):
 		return "invalid_request"
 	}
-	return fmt.Sprintf("%T", err)
+	return "_OTHER"
 }
