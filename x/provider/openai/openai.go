@@ -18,6 +18,7 @@ import (
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/provider"
 
+	"github.com/lodeworks/lode/x/provider/internal/genaispan"
 	"github.com/lodeworks/lode/x/provider/internal/idle"
 )
 
@@ -433,15 +434,20 @@ func (p *Provider) Invoke(ctx context.Context, req *provider.Request) iter.Seq2[
 		if req == nil {
 			req = &provider.Request{}
 		}
-		var sp *chatSpan
+		var sp trace.Span
 		if p.tracer != nil {
-			ctx, sp = p.startSpan(ctx, req)
+			ctx, sp = genaispan.Start(ctx, p.tracer, genaispan.Call{
+				Provider: "openai", Model: p.model, ServerAddr: p.serverAddr, ServerPort: p.serverPort,
+			}, req)
 		}
 		res, err := p.invoke(ctx, req, yield)
-		if sp != nil {
-			sp.end(res, err)
+		if err == errStopped {
+			err = nil
 		}
-		if err != nil && !errors.Is(err, errStopped) {
+		if sp != nil {
+			genaispan.End(sp, res, err, errorType)
+		}
+		if err != nil {
 			yield(nil, err)
 		}
 	}
@@ -452,12 +458,7 @@ func (p *Provider) Invoke(ctx context.Context, req *provider.Request) iter.Seq2[
 var errStopped = errors.New("openai: consumer stopped")
 
 // result is what an invocation learned, for the span.
-type result struct {
-	model  string
-	id     string
-	finish string
-	usage  *artifact.Usage
-}
+type result = genaispan.Result
 
 func (p *Provider) invoke(ctx context.Context, req *provider.Request, yield func(artifact.Artifact, error) bool) (*result, error) {
 	res := &result{}

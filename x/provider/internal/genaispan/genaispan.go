@@ -48,7 +48,8 @@ func Start(ctx context.Context, tracer trace.Tracer, c Call, req *provider.Reque
 		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 }
 
-// Result is what the call learned.
+// Result is what the call learned; the adapters fill it as they read the
+// answer.
 type Result struct {
 	Model, ID, Finish string
 	Usage             *artifact.Usage
@@ -57,12 +58,25 @@ type Result struct {
 	CacheTokens bool
 }
 
-// End records r and, when err is not nil, the failure, then ends span.
+// End records r (nil when the call learned nothing) and, when err is not
+// nil, the failure, then ends span.
 // The status description and error.type are both errorType(err), a value
 // from the adapter's closed set: raw error text can carry a prompt or a
 // key and makes every failure its own group.
-func End(span trace.Span, r Result, err error, errorType func(error) string) {
+func End(span trace.Span, r *Result, err error, errorType func(error) string) {
 	defer span.End()
+	if r != nil {
+		r.record(span)
+	}
+	if err != nil {
+		kind := errorType(err)
+		span.RecordError(err)
+		span.SetStatus(codes.Error, kind)
+		span.SetAttributes(attribute.String("error.type", kind))
+	}
+}
+
+func (r *Result) record(span trace.Span) {
 	if r.Model != "" {
 		span.SetAttributes(attribute.String("gen_ai.response.model", r.Model))
 	}
@@ -83,11 +97,5 @@ func End(span trace.Span, r Result, err error, errorType func(error) string) {
 				attribute.Int64("gen_ai.usage.cache_creation.input_tokens", u.CacheWriteTokens),
 			)
 		}
-	}
-	if err != nil {
-		kind := errorType(err)
-		span.RecordError(err)
-		span.SetStatus(codes.Error, kind)
-		span.SetAttributes(attribute.String("error.type", kind))
 	}
 }
