@@ -27,10 +27,6 @@ type callTransport struct {
 	idle      *idle.Guard
 }
 
-func retryable(code int) bool {
-	return code == http.StatusTooManyRequests || code >= 500
-}
-
 func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	body, err := retry.ReadBody(req)
@@ -59,7 +55,7 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 		if asked {
 			t.retryAfter = wait
 		}
-		should := retryable(resp.StatusCode)
+		should := retry.Retryable(resp.StatusCode)
 		switch strings.ToLower(resp.Header.Get("X-Should-Retry")) {
 		case "true":
 			should = true

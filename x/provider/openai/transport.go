@@ -35,8 +35,6 @@ type callTransport struct {
 // maxErrorBody bounds what is read of a failed response.
 const maxErrorBody = retry.MaxErrorBody
 
-func retryable(code int) bool { return code == http.StatusTooManyRequests || code >= 500 }
-
 func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	body, err := retry.ReadBody(req)
@@ -95,7 +93,7 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 		// A refusal is read here, bounded, and closed: go-openai reads an
 		// error body whole and, on the streaming path, never closes it.
 		data := retry.Drain(resp)
-		if !retryable(resp.StatusCode) {
+		if !retry.Retryable(resp.StatusCode) {
 			return resp, nil
 		}
 

@@ -111,3 +111,9 @@ func Drain(resp *http.Response) []byte {
 	resp.Body = io.NopCloser(bytes.NewReader(data))
 	return data
 }
+
+// Retryable reports whether a status is worth sending the request again
+// for: a rate limit or a server failure.
+func Retryable(status int) bool {
+	return status == http.StatusTooManyRequests || status >= 500
+}
