@@ -65,17 +65,12 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 		if !should || attempt >= t.p.maxRetries {
 			return resp, nil
 		}
-		if !asked {
-			wait = retry.Backoff(attempt, retryBase, retryCap)
-		}
-		if !retry.Fits(ctx, wait, t.p.maxRetryWait) {
-			return resp, nil
-		}
-		if t.p.tracer != nil {
-			retry.Event(ctx, resp.StatusCode, attempt, wait)
-		}
-		if err := t.p.sleep(ctx, wait); err != nil {
+		again, err := t.plan().Wait(ctx, attempt, resp.StatusCode, wait, asked)
+		if err != nil {
 			return nil, err
+		}
+		if !again {
+			return resp, nil
 		}
 	}
 }
@@ -107,4 +102,8 @@ func retryDelay(h http.Header, now time.Time) (time.Duration, bool) {
 		wait = max(wait, at.Sub(now))
 	}
 	return max(wait, 0), found
+}
+
+func (t *callTransport) plan() retry.Plan {
+	return retry.Plan{Base: retryBase, Cap: retryCap, MaxWait: t.p.maxRetryWait, Trace: t.p.tracer != nil, Sleep: t.p.sleep}
 }

@@ -105,17 +105,12 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 		if attempt >= t.p.maxRetries || bytes.Contains(data, []byte("insufficient_quota")) {
 			return resp, nil
 		}
-		if !asked {
-			wait = retry.Backoff(attempt, retryBase, retryCap)
-		}
-		if !retry.Fits(ctx, wait, t.p.maxRetryWait) {
-			return resp, nil
-		}
-		if t.p.tracer != nil {
-			retry.Event(ctx, resp.StatusCode, attempt, wait)
-		}
-		if err := t.p.sleep(ctx, wait); err != nil {
+		again, err := t.plan().Wait(ctx, attempt, resp.StatusCode, wait, asked)
+		if err != nil {
 			return nil, err
+		}
+		if !again {
+			return resp, nil
 		}
 	}
 }
@@ -269,3 +264,7 @@ func isDoneLine(b []byte) bool {
 }
 
 func (w *doneWatcher) Close() error { return w.rc.Close() }
+
+func (t *callTransport) plan() retry.Plan {
+	return retry.Plan{Base: retryBase, Cap: retryCap, MaxWait: t.p.maxRetryWait, Trace: t.p.tracer != nil, Sleep: t.p.sleep}
+}

@@ -71,6 +71,38 @@ func Fits(ctx context.Context, wait, maxWait time.Duration) bool {
 	return true
 }
 
+// Plan is how an adapter waits between attempts.
+type Plan struct {
+	// Base and Cap shape the backoff used when the server named no wait.
+	Base, Cap time.Duration
+	// MaxWait is the longest wait worth making.
+	MaxWait time.Duration
+	// Trace notes each retry on the span in the context.
+	Trace bool
+	// Sleep waits d, or less when ctx ends, and then returns ctx's error.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Wait waits before retry attempt+1 of a request refused with status:
+// wait when the server named it (named), else the backoff. It reports
+// false, at once, when the wait is longer than MaxWait or outlasts ctx's
+// deadline, and the error of Sleep when ctx ends during the wait.
+func (p Plan) Wait(ctx context.Context, attempt, status int, wait time.Duration, named bool) (bool, error) {
+	if !named {
+		wait = Backoff(attempt, p.Base, p.Cap)
+	}
+	if !Fits(ctx, wait, p.MaxWait) {
+		return false, nil
+	}
+	if p.Trace {
+		Event(ctx, status, attempt, wait)
+	}
+	if err := p.Sleep(ctx, wait); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 // Event notes a retry on the span in ctx, if it records.
 func Event(ctx context.Context, status, attempt int, wait time.Duration) {
 	trace.SpanFromContext(ctx).AddEvent("retry", trace.WithAttributes(

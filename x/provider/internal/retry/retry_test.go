@@ -2,6 +2,7 @@ package retry
 
 import (
 	"context"
+	"errors"
 	"io"
 	"math"
 	"net/http"
@@ -113,5 +114,43 @@ func TestDrainBounds(t *testing.T) {
 	again, _ := io.ReadAll(resp.Body)
 	if len(data) != MaxErrorBody || string(again) != string(data) {
 		t.Errorf("drained %d bytes, body then %d", len(data), len(again))
+	}
+}
+
+func TestPlanWait(t *testing.T) {
+	errEnded := errors.New("ended")
+	cases := []struct {
+		name      string
+		wait      time.Duration
+		named     bool
+		sleepErr  error
+		wantAgain bool
+		wantErr   error
+		wantSlept []time.Duration
+	}{
+		{name: "named", wait: 3 * time.Second, named: true, wantAgain: true, wantSlept: []time.Duration{3 * time.Second}},
+		{name: "named too long", wait: time.Hour, named: true, wantSlept: nil},
+		{name: "backoff", wait: time.Hour, named: false, wantAgain: true, wantSlept: []time.Duration{-1}},
+		{name: "context ends", wait: time.Second, named: true, sleepErr: errEnded, wantErr: errEnded, wantSlept: []time.Duration{time.Second}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var slept []time.Duration
+			p := Plan{Base: time.Second, Cap: 4 * time.Second, MaxWait: time.Minute,
+				Sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d); return tc.sleepErr }}
+			again, err := p.Wait(context.Background(), 1, 503, tc.wait, tc.named)
+			if again != tc.wantAgain || !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
+				t.Errorf("Wait = %v, %v; want %v, %v", again, err, tc.wantAgain, tc.wantErr)
+			}
+			if len(slept) != len(tc.wantSlept) {
+				t.Fatalf("slept %v, want %v", slept, tc.wantSlept)
+			}
+			for i, d := range tc.wantSlept {
+				// -1: a backoff of attempt 1, between 1s and 2s.
+				if (d == -1 && (slept[i] < time.Second || slept[i] > 2*time.Second)) || (d != -1 && slept[i] != d) {
+					t.Errorf("slept %v, want %v", slept, tc.wantSlept)
+				}
+			}
+		})
 	}
 }
