@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 
 	"github.com/lodeworks/lode/x/provider/internal/genaispan"
 	"github.com/lodeworks/lode/x/provider/internal/idle"
+	"github.com/lodeworks/lode/x/provider/internal/retry"
 )
 
 // Environment variables New reads when the matching option is not given.
@@ -270,7 +270,7 @@ func New(opts ...Option) (*Provider, error) {
 		headers:      s.headers,
 		tracer:       s.tracer,
 		serverAddr:   u.Hostname(),
-		serverPort:   portOf(u),
+		serverPort:   genaispan.Port(u),
 		maxRetries:   DefaultMaxRetries,
 		maxRetryWait: s.maxRetryWait,
 		timeout:      s.timeout,
@@ -295,33 +295,12 @@ func New(opts ...Option) (*Provider, error) {
 		p.idleTimeout = DefaultIdleTimeout
 	}
 	if p.sleep == nil {
-		p.sleep = sleepCtx
+		p.sleep = retry.Sleep
 	}
 	if p.now == nil {
 		p.now = time.Now
 	}
 	return p, nil
-}
-
-func portOf(u *url.URL) int {
-	if n, err := strconv.Atoi(u.Port()); err == nil {
-		return n
-	}
-	if u.Scheme == "https" {
-		return 443
-	}
-	return 80
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Model returns the model the provider asks for.

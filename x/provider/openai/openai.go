@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 
 	"github.com/lodeworks/lode/x/provider/internal/genaispan"
 	"github.com/lodeworks/lode/x/provider/internal/idle"
+	"github.com/lodeworks/lode/x/provider/internal/retry"
 )
 
 // Environment variables New reads when the matching option is not given.
@@ -358,7 +358,7 @@ func New(opts ...Option) (*Provider, error) {
 		sleep:          s.sleep,
 		now:            s.now,
 	}
-	p.serverPort = portOf(u)
+	p.serverPort = genaispan.Port(u)
 	if p.httpc == nil {
 		p.httpc = &http.Client{}
 	}
@@ -400,26 +400,8 @@ func isOpenAIHost(host string) bool {
 	return false
 }
 
-func portOf(u *url.URL) int {
-	if n, err := strconv.Atoi(u.Port()); err == nil {
-		return n
-	}
-	if u.Scheme == "https" {
-		return 443
-	}
-	return 80
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+// sleepCtx is the real wait between attempts.
+var sleepCtx = retry.Sleep
 
 // Model returns the model the provider asks for.
 func (p *Provider) Model() string { return p.model }

@@ -5,6 +5,8 @@ package genaispan
 
 import (
 	"context"
+	"net/url"
+	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -21,6 +23,17 @@ type Call struct {
 	Model      string
 	ServerAddr string
 	ServerPort int
+}
+
+// Port is the server.port of a base URL: its own, or the scheme's.
+func Port(u *url.URL) int {
+	if n, err := strconv.Atoi(u.Port()); err == nil {
+		return n
+	}
+	if u.Scheme == "https" {
+		return 443
+	}
+	return 80
 }
 
 // Start opens the span of a call of req.

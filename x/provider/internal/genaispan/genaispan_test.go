@@ -3,6 +3,7 @@ package genaispan
 import (
 	"context"
 	"errors"
+	"net/url"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -91,5 +92,19 @@ func TestSpan(t *testing.T) {
 				t.Errorf("status %v", s.Status())
 			}
 		})
+	}
+}
+
+func TestPort(t *testing.T) {
+	for raw, want := range map[string]int{
+		"https://api.example.test/v1": 443, "http://127.0.0.1/v1": 80, "http://127.0.0.1:8080/v1": 8080, "https://h:9443": 9443,
+	} {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Port(u); got != want {
+			t.Errorf("Port(%s) = %d, want %d", raw, got, want)
+		}
 	}
 }

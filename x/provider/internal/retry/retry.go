@@ -103,6 +103,18 @@ func (p Plan) Wait(ctx context.Context, attempt, status int, wait time.Duration,
 	return true, nil
 }
 
+// Sleep waits d, or less when ctx ends, and then returns ctx's error.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // Event notes a retry on the span in ctx, if it records.
 func Event(ctx context.Context, status, attempt int, wait time.Duration) {
 	trace.SpanFromContext(ctx).AddEvent("retry", trace.WithAttributes(

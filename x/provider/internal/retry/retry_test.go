@@ -154,3 +154,14 @@ func TestPlanWait(t *testing.T) {
 		})
 	}
 }
+
+func TestSleep(t *testing.T) {
+	if err := Sleep(context.Background(), 0); err != nil {
+		t.Errorf("Sleep(0) = %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("Sleep on an ended context = %v", err)
+	}
+}
