@@ -22,6 +22,10 @@
 // breaks the protocol (ErrIncomplete, ErrMalformed, ErrInvalidToolCall) and
 // *RequestError for a history or tool set that cannot be sent.
 //
+// Tests of code built on this adapter can run it against
+// x/provider/openai/openaitest, a loopback server that replays canned
+// stream replies and records what was sent.
+//
 // Two limits keep a stalled server from hanging an agent: WithIdleTimeout
 // (DefaultIdleTimeout, two minutes, unless set) bounds any silence from the
 // server — before a stream's first byte and between any two reads of a
