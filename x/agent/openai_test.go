@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -18,44 +15,29 @@ import (
 	"github.com/lodeworks/lode/tool"
 	"github.com/lodeworks/lode/x/agent"
 	"github.com/lodeworks/lode/x/provider/openai"
+	"github.com/lodeworks/lode/x/provider/openai/openaitest"
 )
 
 // wire is a chat-completions server on 127.0.0.1 that streams canned
 // replies in order — a reply starting "call:" is a tool call ("call:name
 // {json}") — and keeps every request body.
 type wire struct {
-	t       *testing.T
-	srv     *httptest.Server
-	mu      sync.Mutex
-	bodies  []map[string]any
-	replies []string
+	srv *openaitest.Server
 }
 
 func newWire(t *testing.T, replies ...string) *wire {
-	w := &wire{t: t, replies: replies}
-	w.srv = httptest.NewServer(http.HandlerFunc(w.serve))
-	t.Cleanup(w.srv.Close)
-	return w
+	handlers := make([]http.HandlerFunc, len(replies))
+	for n, r := range replies {
+		handlers[n] = streamReply(n, r)
+	}
+	return &wire{srv: openaitest.NewServer(t, handlers...)}
 }
 
-func (w *wire) serve(rw http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(r.Body)
-	var body map[string]any
-	if err := json.Unmarshal(raw, &body); err != nil {
-		w.t.Errorf("request is not JSON: %s", raw)
-	}
-	w.mu.Lock()
-	n := len(w.bodies)
-	w.bodies = append(w.bodies, body)
-	w.mu.Unlock()
-	if n >= len(w.replies) {
-		w.t.Errorf("unexpected request %d", n+1)
-		http.Error(rw, `{"error":{"message":"no reply left"}}`, http.StatusTeapot)
-		return
-	}
-	rw.Header().Set("Content-Type", "text/event-stream")
-	delta, finish := map[string]any{"content": w.replies[n]}, "stop"
-	if call, ok := strings.CutPrefix(w.replies[n], "call:"); ok {
+// streamReply is reply n as chunks: its text or tool call, the finish
+// reason, and usage.
+func streamReply(n int, reply string) http.HandlerFunc {
+	delta, finish := map[string]any{"content": reply}, "stop"
+	if call, ok := strings.CutPrefix(reply, "call:"); ok {
 		name, args, _ := strings.Cut(call, " ")
 		delta = map[string]any{"tool_calls": []any{map[string]any{
 			"index": 0, "id": fmt.Sprintf("call_%d", n), "type": "function",
@@ -63,23 +45,22 @@ func (w *wire) serve(rw http.ResponseWriter, r *http.Request) {
 		}}}
 		finish = "tool_calls"
 	}
-	chunk := func(choices []any, usage any) {
+	chunk := func(choices []any, usage any) string {
 		b, _ := json.Marshal(map[string]any{"id": "c", "object": "chat.completion.chunk", "created": 1,
 			"model": "gpt-test", "choices": choices, "usage": usage})
-		fmt.Fprintf(rw, "data: %s\n\n", b)
+		return string(b)
 	}
-	chunk([]any{map[string]any{"index": 0, "delta": delta, "finish_reason": nil}}, nil)
-	chunk([]any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}, nil)
-	chunk([]any{}, map[string]any{"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12})
-	fmt.Fprint(rw, "data: [DONE]\n\n")
+	return openaitest.Stream(
+		chunk([]any{map[string]any{"index": 0, "delta": delta, "finish_reason": nil}}, nil),
+		chunk([]any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}, nil),
+		chunk([]any{}, map[string]any{"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}),
+	)
 }
 
 // request returns what request i (from 0) sent: the tool names offered
 // and the last message's role and content.
 func (w *wire) request(i int) (tools, role, content string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	b := w.bodies[i]
+	b := w.srv.Requests()[i].Body
 	var names []string
 	if ts, ok := b["tools"].([]any); ok {
 		for _, t := range ts {
@@ -95,7 +76,7 @@ func (w *wire) request(i int) (tools, role, content string) {
 func (w *wire) provider(t *testing.T, tracer trace.Tracer) *openai.Provider {
 	t.Helper()
 	opts := []openai.Option{openai.WithAPIKey("sk-test"), openai.WithModel("gpt-test"),
-		openai.WithBaseURL(w.srv.URL + "/v1"), openai.WithHTTPClient(w.srv.Client())}
+		openai.WithBaseURL(w.srv.BaseURL()), openai.WithHTTPClient(w.srv.Client())}
 	if tracer != nil {
 		opts = append(opts, openai.WithTracer(tracer))
 	}
@@ -150,9 +131,7 @@ func TestThreeLevelTreeOverOpenAI(t *testing.T) {
 			t.Errorf("request %d: tools %s, last %s %q; want %+v", i, tools, role, content, want)
 		}
 	}
-	w.mu.Lock()
-	first := w.bodies[2]["messages"].([]any)[0].(map[string]any)
-	w.mu.Unlock()
+	first := w.srv.Requests()[2].Body["messages"].([]any)[0].(map[string]any)
 	if first["role"] != "system" || first["content"] != "Summarise in three words." {
 		t.Errorf("summariser's first message %v", first)
 	}

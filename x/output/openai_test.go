@@ -5,68 +5,44 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/tool"
 	"github.com/lodeworks/lode/x/output"
 	"github.com/lodeworks/lode/x/provider/openai"
+	"github.com/lodeworks/lode/x/provider/openai/openaitest"
 	xtool "github.com/lodeworks/lode/x/tool"
 )
 
 // wire is a loopback server speaking the chat-completions stream: the
-// n-th request gets the n-th reply; every request body is kept.
+// n-th request gets the n-th reply (the data of its chunks); every request
+// body is kept.
 type wire struct {
-	t       *testing.T
-	srv     *httptest.Server
-	mu      sync.Mutex
-	bodies  []map[string]any
-	replies [][]string // each reply: the data of its chunks
+	srv *openaitest.Server
 }
 
 func newWire(t *testing.T, replies ...[]string) *wire {
-	w := &wire{t: t, replies: replies}
-	w.srv = httptest.NewServer(http.HandlerFunc(w.serve))
-	t.Cleanup(w.srv.Close)
-	return w
-}
-
-func (w *wire) serve(rw http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(r.Body)
-	var body map[string]any
-	if err := json.Unmarshal(raw, &body); err != nil {
-		w.t.Errorf("body is not JSON: %s", raw)
+	handlers := make([]http.HandlerFunc, len(replies))
+	for i, r := range replies {
+		handlers[i] = openaitest.Stream(r...)
 	}
-	w.mu.Lock()
-	n := len(w.bodies)
-	w.bodies = append(w.bodies, body)
-	w.mu.Unlock()
-	if n >= len(w.replies) {
-		w.t.Errorf("unexpected request %d", n+1)
-		http.Error(rw, `{"error":{"message":"no reply"}}`, http.StatusTeapot)
-		return
-	}
-	rw.Header().Set("Content-Type", "text/event-stream")
-	for _, c := range w.replies[n] {
-		fmt.Fprintf(rw, "data: %s\n\n", c)
-	}
-	io.WriteString(rw, "data: [DONE]\n\n")
+	return &wire{srv: openaitest.NewServer(t, handlers...)}
 }
 
 func (w *wire) requests() []map[string]any {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]map[string]any(nil), w.bodies...)
+	var bodies []map[string]any
+	for _, r := range w.srv.Requests() {
+		bodies = append(bodies, r.Body)
+	}
+	return bodies
 }
 
 func (w *wire) provider(t *testing.T, opts ...openai.Option) *openai.Provider {
-	p, err := openai.New(append([]openai.Option{openai.WithModel("m"), openai.WithBaseURL(w.srv.URL + "/v1"), openai.WithHTTPClient(w.srv.Client())}, opts...)...)
+	p, err := openai.New(append([]openai.Option{openai.WithModel("m"), openai.WithBaseURL(w.srv.BaseURL()), openai.WithHTTPClient(w.srv.Client())}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

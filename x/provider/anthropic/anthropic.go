@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +17,10 @@ import (
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/provider"
+
+	"github.com/lodeworks/lode/x/provider/internal/genaispan"
+	"github.com/lodeworks/lode/x/provider/internal/idle"
+	"github.com/lodeworks/lode/x/provider/internal/retry"
 )
 
 // Environment variables New reads when the matching option is not given.
@@ -267,7 +270,7 @@ func New(opts ...Option) (*Provider, error) {
 		headers:      s.headers,
 		tracer:       s.tracer,
 		serverAddr:   u.Hostname(),
-		serverPort:   portOf(u),
+		serverPort:   genaispan.Port(u),
 		maxRetries:   DefaultMaxRetries,
 		maxRetryWait: s.maxRetryWait,
 		timeout:      s.timeout,
@@ -292,33 +295,12 @@ func New(opts ...Option) (*Provider, error) {
 		p.idleTimeout = DefaultIdleTimeout
 	}
 	if p.sleep == nil {
-		p.sleep = sleepCtx
+		p.sleep = retry.Sleep
 	}
 	if p.now == nil {
 		p.now = time.Now
 	}
 	return p, nil
-}
-
-func portOf(u *url.URL) int {
-	if n, err := strconv.Atoi(u.Port()); err == nil {
-		return n
-	}
-	if u.Scheme == "https" {
-		return 443
-	}
-	return 80
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Model returns the model the provider asks for.
@@ -338,15 +320,20 @@ func (p *Provider) Invoke(ctx context.Context, req *provider.Request) iter.Seq2[
 		if req == nil {
 			req = &provider.Request{}
 		}
-		var sp *chatSpan
+		var sp trace.Span
 		if p.tracer != nil {
-			ctx, sp = p.startSpan(ctx, req)
+			ctx, sp = genaispan.Start(ctx, p.tracer, genaispan.Call{
+				Provider: "anthropic", Model: p.model, ServerAddr: p.serverAddr, ServerPort: p.serverPort,
+			}, req)
 		}
 		res, err := p.invoke(ctx, req, yield)
-		if sp != nil {
-			sp.end(res, err)
+		if err == errStopped {
+			err = nil
 		}
-		if err != nil && !errors.Is(err, errStopped) {
+		if sp != nil {
+			genaispan.End(sp, res, err, errorType)
+		}
+		if err != nil {
 			yield(nil, err)
 		}
 	}
@@ -356,13 +343,10 @@ func (p *Provider) Invoke(ctx context.Context, req *provider.Request) iter.Seq2[
 var errStopped = errors.New("anthropic: consumer stopped")
 
 // result is what an invocation learned, for the span.
-type result struct {
-	model, id, finish string
-	usage             *artifact.Usage
-}
+type result = genaispan.Result
 
 func (p *Provider) invoke(ctx context.Context, req *provider.Request, yield func(artifact.Artifact, error) bool) (*result, error) {
-	res := &result{}
+	res := &result{CacheTokens: true}
 	params, extra, err := p.buildParams(req)
 	if err != nil {
 		return res, err
@@ -380,8 +364,8 @@ func (p *Provider) invoke(ctx context.Context, req *provider.Request, yield func
 		var cancel context.CancelCauseFunc
 		ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
-		ct.idle = newIdleGuard(p.idleTimeout, cancel)
-		defer ct.idle.stop()
+		ct.idle = idle.NewGuard(p.idleTimeout, cancel, &TimeoutError{Idle: true, Limit: p.idleTimeout})
+		defer ct.idle.Disarm()
 	}
 	opts := []option.RequestOption{
 		// New has read the environment, through WithEnv's lookup.

@@ -92,7 +92,8 @@
 //
 // WithTracer records a "chat {model}" span per invocation after the
 // OpenTelemetry GenAI conventions, with token usage including cache reads
-// and writes. ContextWindow reports the window of known Claude models
+// and writes; a failed one carries the API's error type (or another name
+// from a closed set) as its status text and error.type. ContextWindow reports the window of known Claude models
 // (200,000 tokens for Claude 3.x and 4.x; the 1M window of Sonnet 4 and
 // later needs the anthropic-beta header "context-1m-2025-08-07", sent with
 // WithHeader, and is not assumed).

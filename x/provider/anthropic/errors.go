@@ -7,11 +7,11 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/lodeworks/lode/x/provider/internal/apierr"
 )
 
 // Sentinels an *APIError matches with errors.Is, by status or by the API's
@@ -49,32 +49,11 @@ type APIError struct {
 }
 
 func (e *APIError) Error() string {
-	var b strings.Builder
-	b.WriteString("anthropic: ")
-	switch {
-	case e.StatusCode == StatusOverloaded:
-		b.WriteString("529 Overloaded")
-	case e.StatusCode > 0:
-		b.WriteString(strconv.Itoa(e.StatusCode))
-		if t := http.StatusText(e.StatusCode); t != "" {
-			b.WriteString(" " + t)
-		}
-	default:
-		b.WriteString("error in stream")
+	r := apierr.Refusal{Prefix: "anthropic", Status: e.StatusCode, Type: e.Type, Message: e.Message, Attempts: e.Attempts, Hint: e.Hint}
+	if e.StatusCode == StatusOverloaded {
+		r.StatusText = "Overloaded"
 	}
-	if e.Type != "" {
-		b.WriteString(" (" + e.Type + ")")
-	}
-	if e.Message != "" {
-		b.WriteString(": " + e.Message)
-	}
-	if e.Attempts > 1 {
-		fmt.Fprintf(&b, " (after %d attempts)", e.Attempts)
-	}
-	if e.Hint != "" {
-		b.WriteString(" — " + e.Hint)
-	}
-	return b.String()
+	return r.Text()
 }
 
 func (e *APIError) Unwrap() error { return e.Err }
@@ -115,12 +94,7 @@ type TimeoutError struct {
 	Limit time.Duration
 }
 
-func (e *TimeoutError) Error() string {
-	if e.Idle {
-		return fmt.Sprintf("anthropic: the server sent nothing for %s (the idle timeout): raise it with WithIdleTimeout, or pass a negative value to turn it off", e.Limit)
-	}
-	return fmt.Sprintf("anthropic: the request took longer than %s (the request timeout): raise it with WithTimeout, or pass 0 to turn it off", e.Limit)
-}
+func (e *TimeoutError) Error() string { return apierr.TimeoutText("anthropic", e.Idle, e.Limit) }
 
 func (e *TimeoutError) Is(target error) bool {
 	return target == ErrTimeout || (e.Idle && target == ErrIdleTimeout)
@@ -128,13 +102,7 @@ func (e *TimeoutError) Is(target error) bool {
 
 func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
 
-func ctxError(ctx context.Context) error {
-	var te *TimeoutError
-	if errors.As(context.Cause(ctx), &te) {
-		return te
-	}
-	return fmt.Errorf("anthropic: %w", ctx.Err())
-}
+func ctxError(ctx context.Context) error { return apierr.FromContext[*TimeoutError](ctx, "anthropic") }
 
 // Kinds of *ResponseError, matched with errors.Is.
 var (
@@ -158,38 +126,13 @@ type ResponseError struct {
 	Err    error
 }
 
-func (e *ResponseError) Error() string {
-	s := e.Kind.Error() + ": " + e.Detail
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	if e.Data != "" {
-		s += " (data: " + strconv.Quote(e.Data) + ")"
-	}
-	return s
-}
+func (e *ResponseError) Error() string { return apierr.ResponseText(e.Kind, e.Detail, e.Data, e.Err) }
 
 // Unwrap returns the kind and the cause.
-func (e *ResponseError) Unwrap() []error {
-	if e.Err != nil {
-		return []error{e.Kind, e.Err}
-	}
-	return []error{e.Kind}
-}
+func (e *ResponseError) Unwrap() []error { return apierr.Unwrap(e.Kind, e.Err) }
 
 func respErr(kind error, detail string, data []byte, cause error) *ResponseError {
-	return &ResponseError{Kind: kind, Detail: detail, Data: shorten(string(data), 200), Err: cause}
-}
-
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return &ResponseError{Kind: kind, Detail: detail, Data: apierr.Shorten(string(data), 200), Err: cause}
 }
 
 // callError turns what the SDK returned into lode's error.
@@ -245,16 +188,12 @@ func (p *Provider) hint(e *APIError) string {
 
 // errorType names err for the span's error.type, from a closed set.
 func errorType(err error) string {
+	if name, ok := errorNames.Type(err); ok {
+		return name
+	}
 	var ae *APIError
-	var re *ResponseError
 	var qe *RequestError
 	switch {
-	case errors.Is(err, ErrIdleTimeout):
-		return "idle_timeout"
-	case errors.Is(err, ErrTimeout), errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
-	case errors.Is(err, context.Canceled):
-		return "canceled"
 	case errors.As(err, &ae):
 		if ae.Type != "" {
 			return ae.Type
@@ -263,17 +202,13 @@ func errorType(err error) string {
 			return strconv.Itoa(ae.StatusCode)
 		}
 		return "stream_error"
-	case errors.As(err, &re):
-		switch re.Kind {
-		case ErrIncomplete:
-			return "incomplete_response"
-		case ErrMalformed:
-			return "malformed_response"
-		case ErrInvalidToolCall:
-			return "invalid_tool_call"
-		}
 	case errors.As(err, &qe):
 		return "invalid_request"
 	}
-	return "_OTHER"
+	return apierr.Other
+}
+
+var errorNames = apierr.Names{
+	Timeout: ErrTimeout, IdleTimeout: ErrIdleTimeout,
+	Incomplete: ErrIncomplete, Malformed: ErrMalformed, InvalidToolCall: ErrInvalidToolCall,
 }

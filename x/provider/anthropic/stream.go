@@ -126,10 +126,10 @@ type assembler struct {
 }
 
 func (a *assembler) report(res *result) {
-	res.model, res.id, res.finish = a.model, a.id, a.stop
+	res.Model, res.ID, res.Finish = a.model, a.id, a.stop
 	if a.hasUsage {
 		u := a.usage()
-		res.usage = &u
+		res.Usage = &u
 	}
 }
 

@@ -22,6 +22,10 @@
 // breaks the protocol (ErrIncomplete, ErrMalformed, ErrInvalidToolCall) and
 // *RequestError for a history or tool set that cannot be sent.
 //
+// Tests of code built on this adapter can run it against
+// x/provider/openai/openaitest, a loopback server that replays canned
+// stream replies and records what was sent.
+//
 // Two limits keep a stalled server from hanging an agent: WithIdleTimeout
 // (DefaultIdleTimeout, two minutes, unless set) bounds any silence from the
 // server — before a stream's first byte and between any two reads of a
@@ -82,6 +86,12 @@
 //     every server and json_schema for OpenAI and Azure OpenAI hosts, or as
 //     WithJSONSchemaFormat says: x/output falls back to a final-answer tool
 //     elsewhere.
+//   - A failed "chat {model}" span (WithTracer) carries one name from a
+//     closed set as both its status text and its error.type: the HTTP
+//     status, "stream_error", "timeout", "idle_timeout", "canceled",
+//     "incomplete_response", "malformed_response", "invalid_tool_call",
+//     "invalid_request" or "_OTHER". The error's own text, which may quote
+//     the request, stays in the span's exception event.
 //
 // # Servers
 //

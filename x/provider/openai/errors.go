@@ -10,9 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	goopenai "github.com/sashabaranov/go-openai"
+
+	"github.com/lodeworks/lode/x/provider/internal/apierr"
 )
 
 // Sentinels an *APIError matches with errors.Is, by status.
@@ -44,26 +45,7 @@ type APIError struct {
 }
 
 func (e *APIError) Error() string {
-	var b strings.Builder
-	b.WriteString("openai: ")
-	if e.StatusCode > 0 {
-		b.WriteString(strconv.Itoa(e.StatusCode))
-		if t := http.StatusText(e.StatusCode); t != "" {
-			b.WriteString(" " + t)
-		}
-	} else {
-		b.WriteString("error in stream")
-	}
-	if e.Message != "" {
-		b.WriteString(": " + e.Message)
-	}
-	if e.Attempts > 1 {
-		fmt.Fprintf(&b, " (after %d attempts)", e.Attempts)
-	}
-	if e.Hint != "" {
-		b.WriteString(" — " + e.Hint)
-	}
-	return b.String()
+	return apierr.Refusal{Prefix: "openai", Status: e.StatusCode, Message: e.Message, Attempts: e.Attempts, Hint: e.Hint}.Text()
 }
 
 func (e *APIError) Unwrap() error { return e.Err }
@@ -122,12 +104,7 @@ type TimeoutError struct {
 	Limit time.Duration
 }
 
-func (e *TimeoutError) Error() string {
-	if e.Idle {
-		return fmt.Sprintf("openai: the server sent nothing for %s (the idle timeout): raise it with WithIdleTimeout, or pass a negative value to turn it off", e.Limit)
-	}
-	return fmt.Sprintf("openai: the request took longer than %s (the request timeout): raise it with WithTimeout, or pass 0 to turn it off", e.Limit)
-}
+func (e *TimeoutError) Error() string { return apierr.TimeoutText("openai", e.Idle, e.Limit) }
 
 // Is matches ErrTimeout, and ErrIdleTimeout for the idle limit.
 func (e *TimeoutError) Is(target error) bool {
@@ -139,13 +116,7 @@ func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
 
 // ctxError is the error for an invocation whose context ended: the
 // provider's own limit when one of them ended it, else the context's error.
-func ctxError(ctx context.Context) error {
-	var te *TimeoutError
-	if errors.As(context.Cause(ctx), &te) {
-		return te
-	}
-	return fmt.Errorf("openai: %w", ctx.Err())
-}
+func ctxError(ctx context.Context) error { return apierr.FromContext[*TimeoutError](ctx, "openai") }
 
 // Kinds of *ResponseError, matched with errors.Is.
 var (
@@ -170,38 +141,13 @@ type ResponseError struct {
 	Err    error
 }
 
-func (e *ResponseError) Error() string {
-	s := e.Kind.Error() + ": " + e.Detail
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	if e.Data != "" {
-		s += " (data: " + strconv.Quote(e.Data) + ")"
-	}
-	return s
-}
+func (e *ResponseError) Error() string { return apierr.ResponseText(e.Kind, e.Detail, e.Data, e.Err) }
 
 // Unwrap returns the kind and the cause.
-func (e *ResponseError) Unwrap() []error {
-	if e.Err != nil {
-		return []error{e.Kind, e.Err}
-	}
-	return []error{e.Kind}
-}
+func (e *ResponseError) Unwrap() []error { return apierr.Unwrap(e.Kind, e.Err) }
 
 func respErr(kind error, detail string, data []byte, cause error) *ResponseError {
-	return &ResponseError{Kind: kind, Detail: detail, Data: shorten(string(data), 200), Err: cause}
-}
-
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return &ResponseError{Kind: kind, Detail: detail, Data: apierr.Shorten(string(data), 200), Err: cause}
 }
 
 // callError turns what go-openai returned for a request into lode's error.
@@ -295,45 +241,33 @@ func messageFromBody(body []byte) string {
 		}
 		if v.Detail != nil {
 			b, _ := json.Marshal(v.Detail)
-			return shorten(string(b), 300)
+			return apierr.Shorten(string(b), 300)
 		}
 	}
-	return shorten(strings.TrimSpace(string(body)), 300)
+	return apierr.Shorten(strings.TrimSpace(string(body)), 300)
 }
 
-// errorType names err for the span's error.type: the HTTP status, the
-// response error's kind, or the Go type.
+// errorType names err for the span's error.type and status, from a closed
+// set: the HTTP status, the response error's kind, or "_OTHER".
 func errorType(err error) string {
+	if name, ok := errorNames.Type(err); ok {
+		return name
+	}
 	var ae *APIError
-	var re *ResponseError
 	var qe *RequestError
-	var te *TimeoutError
 	switch {
-	case errors.As(err, &te):
-		if te.Idle {
-			return "idle_timeout"
-		}
-		return "timeout"
-	case errors.Is(err, context.Canceled):
-		return "canceled"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
 	case errors.As(err, &ae):
 		if ae.StatusCode > 0 {
 			return strconv.Itoa(ae.StatusCode)
 		}
 		return "stream_error"
-	case errors.As(err, &re):
-		switch re.Kind {
-		case ErrIncomplete:
-			return "incomplete_response"
-		case ErrMalformed:
-			return "malformed_response"
-		case ErrInvalidToolCall:
-			return "invalid_tool_call"
-		}
 	case errors.As(err, &qe):
 		return "invalid_request"
 	}
-	return fmt.Sprintf("%T", err)
+	return apierr.Other
+}
+
+var errorNames = apierr.Names{
+	Timeout: ErrTimeout, IdleTimeout: ErrIdleTimeout,
+	Incomplete: ErrIncomplete, Malformed: ErrMalformed, InvalidToolCall: ErrInvalidToolCall,
 }

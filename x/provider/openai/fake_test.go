@@ -4,66 +4,29 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/x/provider/openai/openaitest"
 )
 
 // fakeServer speaks the chat-completions wire format on 127.0.0.1. It
 // answers the n-th request with the n-th reply and records every request.
 type fakeServer struct {
-	t       *testing.T
-	srv     *httptest.Server
-	mu      sync.Mutex
-	reqs    []recorded
-	replies []http.HandlerFunc
+	srv *openaitest.Server
 }
 
-type recorded struct {
-	Path   string
-	Header http.Header
-	Raw    []byte
-	Body   map[string]any
-}
+type recorded = openaitest.Request
 
 func newFake(t *testing.T, replies ...http.HandlerFunc) *fakeServer {
 	t.Helper()
-	f := &fakeServer{t: t, replies: replies}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
-	return f
+	return &fakeServer{srv: openaitest.NewServer(t, replies...)}
 }
 
-func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(r.Body)
-	var body map[string]any
-	if err := json.Unmarshal(raw, &body); err != nil {
-		f.t.Errorf("request body is not JSON: %v: %s", err, raw)
-	}
-	f.mu.Lock()
-	n := len(f.reqs)
-	f.reqs = append(f.reqs, recorded{Path: r.URL.Path, Header: r.Header.Clone(), Raw: raw, Body: body})
-	f.mu.Unlock()
-	if n >= len(f.replies) {
-		f.t.Errorf("unexpected request %d: %s", n+1, raw)
-		http.Error(w, `{"error":{"message":"no reply scripted"}}`, http.StatusTeapot)
-		return
-	}
-	f.replies[n](w, r)
-}
-
-func (f *fakeServer) requests() []recorded {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]recorded(nil), f.reqs...)
-}
+func (f *fakeServer) requests() []recorded { return f.srv.Requests() }
 
 func noSleep(context.Context, time.Duration) error { return nil }
 
@@ -71,7 +34,7 @@ func noSleep(context.Context, time.Duration) error { return nil }
 func (f *fakeServer) provider(t *testing.T, opts ...Option) *Provider {
 	t.Helper()
 	base := []Option{
-		WithAPIKey("sk-test"), WithModel("gpt-test"), WithBaseURL(f.srv.URL + "/v1"),
+		WithAPIKey("sk-test"), WithModel("gpt-test"), WithBaseURL(f.srv.BaseURL()),
 		WithHTTPClient(f.srv.Client()), withSleep(noSleep),
 	}
 	p, err := New(append(base, opts...)...)
@@ -121,32 +84,13 @@ func toolChunk(index int, id, name, args string) string {
 }
 
 // sse streams the chunks as data: lines and ends with data: [DONE].
-func sse(chunks ...string) http.HandlerFunc {
-	var b strings.Builder
-	for _, c := range chunks {
-		b.WriteString("data: " + c + "\n\n")
-	}
-	b.WriteString("data: [DONE]\n\n")
-	return sseRaw(b.String())
-}
+func sse(chunks ...string) http.HandlerFunc { return openaitest.Stream(chunks...) }
 
 // sseRaw streams body exactly as given.
-func sseRaw(body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = io.WriteString(w, body)
-	}
-}
+func sseRaw(body string) http.HandlerFunc { return openaitest.Raw(body) }
 
 func jsonReply(status int, body string, headers ...string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		for i := 0; i+1 < len(headers); i += 2 {
-			w.Header().Set(headers[i], headers[i+1])
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, body)
-	}
+	return openaitest.JSON(status, body, headers...)
 }
 
 // collect runs one invocation and splits what it yields.

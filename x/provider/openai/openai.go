@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +16,10 @@ import (
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/provider"
+
+	"github.com/lodeworks/lode/x/provider/internal/genaispan"
+	"github.com/lodeworks/lode/x/provider/internal/idle"
+	"github.com/lodeworks/lode/x/provider/internal/retry"
 )
 
 // Environment variables New reads when the matching option is not given.
@@ -355,7 +358,7 @@ func New(opts ...Option) (*Provider, error) {
 		sleep:          s.sleep,
 		now:            s.now,
 	}
-	p.serverPort = portOf(u)
+	p.serverPort = genaispan.Port(u)
 	if p.httpc == nil {
 		p.httpc = &http.Client{}
 	}
@@ -397,26 +400,8 @@ func isOpenAIHost(host string) bool {
 	return false
 }
 
-func portOf(u *url.URL) int {
-	if n, err := strconv.Atoi(u.Port()); err == nil {
-		return n
-	}
-	if u.Scheme == "https" {
-		return 443
-	}
-	return 80
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+// sleepCtx is the real wait between attempts.
+var sleepCtx = retry.Sleep
 
 // Model returns the model the provider asks for.
 func (p *Provider) Model() string { return p.model }
@@ -431,15 +416,20 @@ func (p *Provider) Invoke(ctx context.Context, req *provider.Request) iter.Seq2[
 		if req == nil {
 			req = &provider.Request{}
 		}
-		var sp *chatSpan
+		var sp trace.Span
 		if p.tracer != nil {
-			ctx, sp = p.startSpan(ctx, req)
+			ctx, sp = genaispan.Start(ctx, p.tracer, genaispan.Call{
+				Provider: "openai", Model: p.model, ServerAddr: p.serverAddr, ServerPort: p.serverPort,
+			}, req)
 		}
 		res, err := p.invoke(ctx, req, yield)
-		if sp != nil {
-			sp.end(res, err)
+		if err == errStopped {
+			err = nil
 		}
-		if err != nil && !errors.Is(err, errStopped) {
+		if sp != nil {
+			genaispan.End(sp, res, err, errorType)
+		}
+		if err != nil {
 			yield(nil, err)
 		}
 	}
@@ -450,12 +440,7 @@ func (p *Provider) Invoke(ctx context.Context, req *provider.Request) iter.Seq2[
 var errStopped = errors.New("openai: consumer stopped")
 
 // result is what an invocation learned, for the span.
-type result struct {
-	model  string
-	id     string
-	finish string
-	usage  *artifact.Usage
-}
+type result = genaispan.Result
 
 func (p *Provider) invoke(ctx context.Context, req *provider.Request, yield func(artifact.Artifact, error) bool) (*result, error) {
 	res := &result{}
@@ -473,8 +458,8 @@ func (p *Provider) invoke(ctx context.Context, req *provider.Request, yield func
 		var cancel context.CancelCauseFunc
 		ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
-		ct.idle = newIdleGuard(p.idleTimeout, cancel)
-		defer ct.idle.stop()
+		ct.idle = idle.NewGuard(p.idleTimeout, cancel, &TimeoutError{Idle: true, Limit: p.idleTimeout})
+		defer ct.idle.Disarm()
 	}
 	cfg := p.cfg
 	cfg.HTTPClient = ct

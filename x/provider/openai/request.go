@@ -19,6 +19,7 @@ import (
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/provider/internal/apierr"
 )
 
 // WithTools offers tools to the model on one invocation. It sets
@@ -650,7 +651,7 @@ func (p *Provider) assistantMessage(i int, t ledger.Turn) (m goopenai.ChatComple
 func joinLists(lists []string) ([]byte, error) {
 	for _, l := range lists {
 		if !json.Valid([]byte(l)) || !strings.HasPrefix(strings.TrimSpace(l), "[") {
-			return nil, fmt.Errorf("%s is not a JSON list", shorten(l, 60))
+			return nil, fmt.Errorf("%s is not a JSON list", apierr.Shorten(l, 60))
 		}
 	}
 	if len(lists) == 1 {

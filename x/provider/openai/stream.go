@@ -208,7 +208,7 @@ type callAcc struct {
 }
 
 func (a *assembler) report(res *result) {
-	res.model, res.id, res.finish, res.usage = a.model, a.id, a.finish, a.usage
+	res.Model, res.ID, res.Finish, res.Usage = a.model, a.id, a.finish, a.usage
 }
 
 // add takes one chunk, yielding its deltas. It returns errStopped when the

@@ -1,11 +1,15 @@
 package openai
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"reflect"
 	"strconv"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -99,8 +103,10 @@ func TestTraceFailures(t *testing.T) {
 				t.Fatalf("%d spans", len(spans))
 			}
 			s := spans[0]
-			if s.Status().Code != codes.Error || s.Status().Description != err.Error() {
-				t.Errorf("status = %v", s.Status())
+			// The status text is the closed error.type, never the raw
+			// error text.
+			if s.Status().Code != codes.Error || s.Status().Description != tc.errorType {
+				t.Errorf("status = %v, want %q", s.Status(), tc.errorType)
 			}
 			if got := attrs(s)["error.type"]; got.AsString() != tc.errorType {
 				t.Errorf("error.type = %q, want %q", got.AsString(), tc.errorType)
@@ -133,5 +139,30 @@ func TestTraceConsumerStopIsNotAnError(t *testing.T) {
 	spans := sr.Ended()
 	if len(spans) != 1 || spans[0].Status().Code == codes.Error {
 		t.Fatalf("spans = %v", spans)
+	}
+}
+
+// errorType answers from a closed set: an error of no known kind is
+// "_OTHER", not its Go type name.
+func TestErrorTypeClosedSet(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"unknown", errors.New("dial tcp: refused"), "_OTHER"},
+		{"wrapped unknown", fmt.Errorf("openai: cannot reach the server: %w", errors.New("refused")), "_OTHER"},
+		{"canceled", fmt.Errorf("openai: %w", context.Canceled), "canceled"},
+		{"deadline", fmt.Errorf("openai: %w", context.DeadlineExceeded), "timeout"},
+		{"idle", &TimeoutError{Idle: true, Limit: time.Second}, "idle_timeout"},
+		{"stream error", &APIError{Message: "boom"}, "stream_error"},
+		{"request", &RequestError{Turn: -1, Reason: "not sent"}, "invalid_request"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := errorType(tc.err); got != tc.want {
+				t.Errorf("errorType(%v) = %q, want %q", tc.err, got, tc.want)
+			}
+		})
 	}
 }

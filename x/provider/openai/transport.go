@@ -2,17 +2,14 @@ package openai
 
 import (
 	"bytes"
-	"context"
 	"io"
-	"math"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
+	"github.com/lodeworks/lode/x/provider/internal/idle"
+	"github.com/lodeworks/lode/x/provider/internal/retry"
 )
 
 // callTransport is the go-openai HTTPDoer of one invocation. It adds what
@@ -29,27 +26,20 @@ type callTransport struct {
 	retryAfter  time.Duration
 	contentType string
 	watch       *doneWatcher
-	idle        *idleGuard
+	idle        *idle.Guard
 	// whole is the body of a whole answer as read, for the fields
 	// go-openai's types leave out.
 	whole bytes.Buffer
 }
 
 // maxErrorBody bounds what is read of a failed response.
-const maxErrorBody = 1 << 16
-
-func retryable(code int) bool { return code == http.StatusTooManyRequests || code >= 500 }
+const maxErrorBody = retry.MaxErrorBody
 
 func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	var body []byte
-	if req.Body != nil {
-		b, err := io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		body = b
+	body, err := retry.ReadBody(req)
+	if err != nil {
+		return nil, err
 	}
 	if len(t.patch) > 0 && len(body) > 2 && body[0] == '{' {
 		// go-openai always writes "model" first, so a member followed by a
@@ -72,27 +62,22 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		r := req.Clone(ctx)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
-		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		r := retry.Clone(ctx, req, body)
 		for k, vs := range t.p.headers {
 			r.Header[k] = vs
 		}
 		if t.stream {
 			// A streaming server answers at once; one that does not is
 			// as stalled as one that stops mid-stream.
-			t.idle.arm()
+			t.idle.Arm()
 		}
 		resp, err := t.p.httpc.Do(r)
-		t.idle.disarm()
+		t.idle.Disarm()
 		t.attempts = attempt + 1
 		if err != nil {
 			return nil, err
 		}
-		if t.idle != nil {
-			resp.Body = &idleBody{ReadCloser: resp.Body, g: t.idle}
-		}
+		resp.Body = t.idle.Body(resp.Body)
 		if resp.StatusCode/100 == 2 {
 			if t.stream {
 				t.contentType = resp.Header.Get("Content-Type")
@@ -101,16 +86,14 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 			} else {
 				// The stream path closes its body on cancellation itself.
 				t.whole.Reset()
-				resp.Body = closeOnDone(ctx, teeBody{resp.Body, &t.whole})
+				resp.Body = idle.CloseOnDone(ctx, teeBody{resp.Body, &t.whole})
 			}
 			return resp, nil
 		}
 		// A refusal is read here, bounded, and closed: go-openai reads an
 		// error body whole and, on the streaming path, never closes it.
-		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		resp.Body.Close()
-		resp.Body = io.NopCloser(bytes.NewReader(data))
-		if !retryable(resp.StatusCode) {
+		data := retry.Drain(resp)
+		if !retry.Retryable(resp.StatusCode) {
 			return resp, nil
 		}
 
@@ -122,24 +105,12 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 		if attempt >= t.p.maxRetries || bytes.Contains(data, []byte("insufficient_quota")) {
 			return resp, nil
 		}
-		if !asked {
-			wait = backoff(attempt)
-		}
-		if wait > t.p.maxRetryWait {
-			return resp, nil
-		}
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-			return resp, nil
-		}
-		if t.p.tracer != nil {
-			trace.SpanFromContext(ctx).AddEvent("retry", trace.WithAttributes(
-				attribute.Int("http.response.status_code", resp.StatusCode),
-				attribute.Int("lode.retry.attempt", attempt+1),
-				attribute.Float64("lode.retry.wait_seconds", wait.Seconds()),
-			))
-		}
-		if err := t.p.sleep(ctx, wait); err != nil {
+		again, err := t.plan().Wait(ctx, attempt, resp.StatusCode, wait, asked)
+		if err != nil {
 			return nil, err
+		}
+		if !again {
+			return resp, nil
 		}
 	}
 }
@@ -156,64 +127,12 @@ func (b teeBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// idleGuard cancels an invocation when the server stays silent for too
-// long. It is armed only while a read waits on the server, so a consumer
-// that is slow to take what was read does not count against the server.
-type idleGuard struct {
-	d time.Duration
-	t *time.Timer
-}
-
-func newIdleGuard(d time.Duration, cancel context.CancelCauseFunc) *idleGuard {
-	cause := &TimeoutError{Idle: true, Limit: d}
-	t := time.AfterFunc(time.Hour, func() { cancel(cause) })
-	t.Stop()
-	return &idleGuard{d: d, t: t}
-}
-
-func (g *idleGuard) arm() {
-	if g != nil {
-		g.t.Reset(g.d)
-	}
-}
-
-func (g *idleGuard) disarm() {
-	if g != nil {
-		g.t.Stop()
-	}
-}
-
-func (g *idleGuard) stop() { g.t.Stop() }
-
-// idleBody arms its guard while a read is waiting.
-type idleBody struct {
-	io.ReadCloser
-	g *idleGuard
-}
-
-func (b *idleBody) Read(p []byte) (int, error) {
-	b.g.arm()
-	n, err := b.ReadCloser.Read(p)
-	b.g.disarm()
-	return n, err
-}
-
 // retryDelay reads how long the server asked to wait: retry-after-ms, then
 // Retry-After in seconds or as an HTTP date, then, on a 429, the
 // X-RateLimit-Reset family.
 func retryDelay(h http.Header, now time.Time, status int) (time.Duration, bool) {
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
-			return durationOf(f / 1000), true
-		}
-	}
-	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
-		if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
-			return durationOf(f), true
-		}
-		if at, err := http.ParseTime(v); err == nil {
-			return max(at.Sub(now), 0), true
-		}
+	if d, ok := retry.After(h, now); ok {
+		return d, true
 	}
 	if status == http.StatusTooManyRequests {
 		return rateLimitReset(h, now)
@@ -269,7 +188,7 @@ func resetValue(v string, now time.Time) (time.Duration, bool) {
 		case f >= 1e9: // a Unix time in seconds
 			return max(time.Unix(int64(f), 0).Sub(now), 0), true
 		}
-		return durationOf(f), true
+		return retry.Seconds(f), true
 	}
 	if d, err := time.ParseDuration(v); err == nil && d >= 0 {
 		return d, true
@@ -281,24 +200,6 @@ func resetValue(v string, now time.Time) (time.Duration, bool) {
 		return max(at.Sub(now), 0), true
 	}
 	return 0, false
-}
-
-func durationOf(seconds float64) time.Duration {
-	if seconds*float64(time.Second) >= math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return time.Duration(seconds * float64(time.Second))
-}
-
-// backoff is the wait before retry attempt+1 when the server named none:
-// exponential from retryBase, capped at retryCap, with half of it jittered
-// so that many clients do not come back at once.
-func backoff(attempt int) time.Duration {
-	d := retryCap
-	if attempt < 5 {
-		d = min(retryBase<<attempt, retryCap)
-	}
-	return d/2 + rand.N(d/2+1)
 }
 
 // doneLineMax is longer than any line "data: [DONE]" can be written as
@@ -364,18 +265,6 @@ func isDoneLine(b []byte) bool {
 
 func (w *doneWatcher) Close() error { return w.rc.Close() }
 
-// ctxBody closes a response body when its context ends, which unblocks a
-// read at once even through an HTTP client that ignores the context.
-type ctxBody struct {
-	io.ReadCloser
-	stop func() bool
-}
-
-func closeOnDone(ctx context.Context, rc io.ReadCloser) io.ReadCloser {
-	return &ctxBody{ReadCloser: rc, stop: context.AfterFunc(ctx, func() { rc.Close() })}
-}
-
-func (b *ctxBody) Close() error {
-	b.stop()
-	return b.ReadCloser.Close()
+func (t *callTransport) plan() retry.Plan {
+	return retry.Plan{Base: retryBase, Cap: retryCap, MaxWait: t.p.maxRetryWait, Trace: t.p.tracer != nil, Sleep: t.p.sleep}
 }

@@ -1,0 +1,126 @@
+package apierr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestRefusalText(t *testing.T) {
+	cases := []struct {
+		name string
+		r    Refusal
+		want string
+	}{
+		{"bare status", Refusal{Prefix: "p", Status: 404}, "p: 404 Not Found"},
+		{"stream", Refusal{Prefix: "p", Message: "boom"}, "p: error in stream: boom"},
+		{"unknown status", Refusal{Prefix: "p", Status: 599}, "p: 599"},
+		{"named status", Refusal{Prefix: "p", Status: 529, StatusText: "Overloaded"}, "p: 529 Overloaded"},
+		{"everything", Refusal{Prefix: "p", Status: 429, Type: "rate_limit_error", Message: "slow", Attempts: 3, Hint: "wait"},
+			"p: 429 Too Many Requests (rate_limit_error): slow (after 3 attempts) — wait"},
+		{"one attempt not said", Refusal{Prefix: "p", Status: 500, Attempts: 1}, "p: 500 Internal Server Error"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.r.Text(); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestTimeoutText(t *testing.T) {
+	if got, want := TimeoutText("p", true, time.Minute), "p: the server sent nothing for 1m0s (the idle timeout): raise it with WithIdleTimeout, or pass a negative value to turn it off"; got != want {
+		t.Errorf("idle: %q", got)
+	}
+	if got, want := TimeoutText("p", false, time.Second), "p: the request took longer than 1s (the request timeout): raise it with WithTimeout, or pass 0 to turn it off"; got != want {
+		t.Errorf("whole: %q", got)
+	}
+}
+
+type limitErr struct{}
+
+func (*limitErr) Error() string { return "limit" }
+
+func TestFromContext(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	own := &limitErr{}
+	cancel(own)
+	if got := FromContext[*limitErr](ctx, "p"); got != own {
+		t.Errorf("own limit: %v", got)
+	}
+	ctx, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	got := FromContext[*limitErr](ctx, "p")
+	if got.Error() != "p: context canceled" || !errors.Is(got, context.Canceled) {
+		t.Errorf("plain cancel: %v", got)
+	}
+}
+
+func TestResponseText(t *testing.T) {
+	kind := errors.New("p: malformed response")
+	cause := errors.New("bad")
+	if got, want := ResponseText(kind, "chunk", "{x\"", cause), `p: malformed response: chunk: bad (data: "{x\"")`; got != want {
+		t.Errorf("got %q", got)
+	}
+	if got, want := ResponseText(kind, "chunk", "", nil), "p: malformed response: chunk"; got != want {
+		t.Errorf("got %q", got)
+	}
+	if got := Unwrap(kind, cause); !reflect.DeepEqual(got, []error{kind, cause}) {
+		t.Errorf("Unwrap = %v", got)
+	}
+	if got := Unwrap(kind, nil); !reflect.DeepEqual(got, []error{kind}) {
+		t.Errorf("Unwrap = %v", got)
+	}
+}
+
+func TestShorten(t *testing.T) {
+	cases := []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly", 7, "exactly"},
+		{"abcdef", 3, "abc…"},
+		{"aéb", 2, "a…"}, // never halves the é
+	}
+	for _, tc := range cases {
+		if got := Shorten(tc.s, tc.n); got != tc.want {
+			t.Errorf("Shorten(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestNamesType(t *testing.T) {
+	n := Names{
+		Timeout: errors.New("timeout"), IdleTimeout: errors.New("idle"),
+		Incomplete: errors.New("incomplete"), Malformed: errors.New("malformed"), InvalidToolCall: errors.New("call"),
+	}
+	cases := []struct {
+		name string
+		err  error
+		want string
+		ok   bool
+	}{
+		{"idle", errors.Join(n.IdleTimeout, n.Timeout), "idle_timeout", true},
+		{"timeout", n.Timeout, "timeout", true},
+		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), "timeout", true},
+		{"canceled", fmt.Errorf("x: %w", context.Canceled), "canceled", true},
+		{"incomplete", fmt.Errorf("x: %w", n.Incomplete), "incomplete_response", true},
+		{"malformed", n.Malformed, "malformed_response", true},
+		{"tool call", n.InvalidToolCall, "invalid_tool_call", true},
+		{"other", errors.New("else"), "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := n.Type(tc.err)
+			if got != tc.want || ok != tc.ok {
+				t.Errorf("Type = %q, %v; want %q, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
