@@ -6,8 +6,10 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -267,18 +269,21 @@ func walkable(t reflect.Type) bool {
 // whole (sorted keys, HTML unescaped), one leaf at a time; invalid UTF-8
 // becomes U+FFFD as Execute would make it, which is exact leaf by leaf
 // since leaves begin and end in ASCII. The common shapes, []any and
-// map[string]any, are walked without reflection and without allocating.
+// map[string]any, are walked without reflection and without allocating, and their plain
+// strings, ints and floats written without encoding/json.
 type streamer struct {
 	w    *clipWriter
 	buf  bytes.Buffer
 	enc  *json.Encoder
 	keys [][]string // per depth, reused across the maps met there
+	num  []byte     // scratch for numbers
 }
 
 func (s *streamer) value(v any, depth int) error {
 	if depth >= maxWalkDepth {
 		return s.leaf(v)
 	}
+	boxed := v // for leaf, which boxing v again would copy
 	switch v := v.(type) {
 	case []any:
 		if v == nil {
@@ -327,6 +332,33 @@ func (s *streamer) value(v any, depth int) error {
 	case nil:
 		s.w.WriteString("null")
 		return nil
+	case string:
+		if plain(v) {
+			s.w.WriteString(`"`)
+			s.w.WriteString(v)
+			s.w.WriteString(`"`)
+			return nil
+		}
+		return s.leaf(boxed)
+	case bool:
+		s.w.WriteString(strconv.FormatBool(v))
+		return nil
+	case int:
+		s.num = strconv.AppendInt(s.num[:0], int64(v), 10)
+		s.w.Write(s.num)
+		return nil
+	case int64:
+		s.num = strconv.AppendInt(s.num[:0], v, 10)
+		s.w.Write(s.num)
+		return nil
+	case float64:
+		// encoding/json's own format in the range where it is plain 'f'.
+		if a := math.Abs(v); a == 0 || a >= 1e-6 && a < 1e21 {
+			s.num = strconv.AppendFloat(s.num[:0], v, 'f', -1, 64)
+			s.w.Write(s.num)
+			return nil
+		}
+		return s.leaf(boxed)
 	}
 	rv := reflect.ValueOf(v)
 	if !walkable(rv.Type()) {
@@ -387,19 +419,28 @@ func (s *streamer) reflected(v reflect.Value, depth int) error {
 // key writes an object's key and its colon. A key of plain ASCII, as most
 // are, is written as it is, which is what encoding/json writes for it.
 func (s *streamer) key(k string) error {
-	for i := range len(k) {
-		if c := k[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			if err := s.leaf(k); err != nil {
-				return err
-			}
-			s.w.WriteString(":")
-			return nil
+	if !plain(k) {
+		if err := s.leaf(k); err != nil {
+			return err
 		}
+		s.w.WriteString(":")
+		return nil
 	}
 	s.w.WriteString(`"`)
 	s.w.WriteString(k)
 	s.w.WriteString(`":`)
 	return nil
+}
+
+// plain reports whether encoding/json quotes s as it is: printable ASCII
+// with no quote or backslash.
+func plain(s string) bool {
+	for i := range len(s) {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // leaf encodes one value whole.
@@ -444,13 +485,21 @@ func newClipWriter(maxBytes, maxLines, fullLimit int) *clipWriter {
 	return &clipWriter{maxBytes: maxBytes, maxLines: maxLines, fullLimit: fullLimit, keep: keep}
 }
 
-func (w *clipWriter) WriteString(s string) { w.Write([]byte(s)) }
+func (w *clipWriter) WriteString(s string) { write(w, s) }
 
-func (w *clipWriter) Write(p []byte) {
+func (w *clipWriter) Write(p []byte) { write(w, p) }
+
+// write is Write for strings and byte slices alike, so that no string is
+// copied to be written.
+func write[T string | []byte](w *clipWriter, p T) {
 	w.n += len(p)
-	w.newlines += bytes.Count(p, []byte("\n"))
+	for i := range len(p) {
+		if p[i] == '\n' {
+			w.newlines++
+		}
+	}
 	if w.over {
-		w.push(p)
+		push(w, p)
 		return
 	}
 	if need := len(w.all) + len(p); w.keep < 0 || need <= w.keep {
@@ -494,7 +543,7 @@ func (w *clipWriter) Write(p []byte) {
 }
 
 // push writes p into the ring.
-func (w *clipWriter) push(p []byte) {
+func push[T string | []byte](w *clipWriter, p T) {
 	if len(p) >= len(w.ring) {
 		copy(w.ring, p[len(p)-len(w.ring):])
 		w.at = 0

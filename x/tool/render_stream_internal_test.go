@@ -55,6 +55,9 @@ func streamValues() map[string]any {
 		"array":            [3]string{"<", "é", ">"},
 		"cycle":            cyclic,
 		"NaN":              []any{1, math.NaN()},
+		"numbers":          []any{0.0, math.Copysign(0, -1), 1.5, -2.25, 1e-6, 9.9e-7, 1e20, 1e21, 123456789.0, int64(-7), 1 << 62, float32(0.1), uint8(3)},
+		"infinity":         map[string]any{"x": math.Inf(1)},
+		"strings":          []any{"", "plain", `q"uote`, `back\slash`, "tab\t", "\u2028", "é", "<>&", "\x7f", "a\xffb"},
 		"chan":             map[string]any{"c": make(chan int)},
 	}
 }
