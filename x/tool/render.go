@@ -214,15 +214,36 @@ func (h *Handler) renderTo(res *artifact.ToolResult, v any, budget toolpkg.Budge
 		res.Content, err = render(v)
 		return err
 	}
-	w := newClipWriter(maxBytes, maxLines, resolveFullLimit(h.fullLimit))
-	st := streamer{w: w}
-	st.enc = json.NewEncoder(&st.buf)
-	st.enc.SetEscapeHTML(false)
+	st := streamers.Get().(*streamer)
+	st.w.reset(maxBytes, maxLines, resolveFullLimit(h.fullLimit))
 	if err := st.value(v, 0); err != nil {
+		st.release()
 		return err
 	}
-	res.Content, res.Truncated, res.Full = w.result()
+	res.Content, res.Truncated, res.Full = st.w.result()
+	st.release()
 	return nil
+}
+
+// streamers are reused across results, as encoders are; one that a panic
+// in a MarshalJSON left behind is not.
+var streamers = sync.Pool{New: func() any {
+	s := new(streamer)
+	s.enc = json.NewEncoder(&s.buf)
+	s.enc.SetEscapeHTML(false)
+	return s
+}}
+
+// release returns s to the pool unless it holds a large buffer, dropping
+// the keys it holds so that the pool pins none of the caller's values.
+func (s *streamer) release() {
+	for _, k := range s.keys {
+		clear(k[:cap(k)])
+	}
+	if s.buf.Cap() > maxPooledEncoder || cap(s.w.all) > maxPooledEncoder {
+		return
+	}
+	streamers.Put(s)
 }
 
 // maxWalkDepth is how deep streaming walks nested maps and slices before it
@@ -269,10 +290,11 @@ func walkable(t reflect.Type) bool {
 // whole (sorted keys, HTML unescaped), one leaf at a time; invalid UTF-8
 // becomes U+FFFD as Execute would make it, which is exact leaf by leaf
 // since leaves begin and end in ASCII. The common shapes, []any and
-// map[string]any, are walked without reflection and without allocating, and their plain
-// strings, ints and floats written without encoding/json.
+// map[string]any, are walked without reflection and without allocating,
+// and their plain strings, ints and floats are written without
+// encoding/json.
 type streamer struct {
-	w    *clipWriter
+	w    clipWriter
 	buf  bytes.Buffer
 	enc  *json.Encoder
 	keys [][]string // per depth, reused across the maps met there
@@ -475,14 +497,15 @@ type clipWriter struct {
 	n, newlines int
 }
 
-func newClipWriter(maxBytes, maxLines, fullLimit int) *clipWriter {
+// reset readies w for a new text, keeping the memory of all.
+func (w *clipWriter) reset(maxBytes, maxLines, fullLimit int) {
 	keep := maxBytes + 8
 	if fullLimit < 0 {
 		keep = -1
 	} else {
 		keep = max(keep, fullLimit)
 	}
-	return &clipWriter{maxBytes: maxBytes, maxLines: maxLines, fullLimit: fullLimit, keep: keep}
+	*w = clipWriter{maxBytes: maxBytes, maxLines: maxLines, fullLimit: fullLimit, keep: keep, all: w.all[:0]}
 }
 
 func (w *clipWriter) WriteString(s string) { write(w, s) }
