@@ -486,7 +486,7 @@ func (s *streamer) leaf(v any) error {
 // bytes more), and counts bytes and lines.
 type clipWriter struct {
 	maxBytes, maxLines, fullLimit int
-	keep                          int // at least maxBytes+8, so head and tail never overlap past it
+	keep                          int // at least maxBytes+8, so head and tail never overlap past it; -1: all
 
 	all  []byte // everything, while it fits keep
 	over bool   // past keep: head and ring only

@@ -90,14 +90,15 @@ func renderWhole(v any, maxBytes, maxLines, fullLimit int) (artifact.ToolResult,
 // for every budget, cut or not, Full kept or not; errors too.
 func TestRenderStreamsExactly(t *testing.T) {
 	for name, v := range streamValues() {
-		for _, maxBytes := range []int{1, 2, 3, 5, 8, 11, 17, 64, 101, 1000, 100000} {
+		for _, maxBytes := range []int{-1, 1, 2, 3, 5, 8, 11, 17, 64, 101, 1000, 100000} {
 			for _, maxLines := range []int{-1, 1, 2, 1000} {
 				for _, fullLimit := range []int{-1, 1, 50, 5000} {
 					h := &Handler{budget: toolpkg.Budget{Bytes: maxBytes, Lines: maxLines}, fullLimit: fullLimit}
 					var got artifact.ToolResult
 					gotErr := h.renderTo(&got, v, toolpkg.Budget{})
 					if !got.Truncated {
-						got.Content, got.Truncated, got.Full = cutToBudget(got.Content, maxBytes, maxLines, fullLimit)
+						// as Execute does
+						got.Content, got.Truncated, got.Full = cutToBudget(strings.ToValidUTF8(got.Content, "\uFFFD"), maxBytes, maxLines, fullLimit)
 					}
 					want, wantErr := renderWhole(v, maxBytes, maxLines, fullLimit)
 					if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
