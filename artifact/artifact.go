@@ -60,8 +60,9 @@ type ToolCall struct {
 
 // ToolResult answers one ToolCall. Content is what the model is shown; it may
 // be cut to a budget, in which case Truncated is set and Full holds the whole
-// rendering. Value is the Go value the tool returned, for the application; it
-// is not persisted.
+// rendering, unless that is larger than the executor keeps (then Full is
+// empty and Content's marker says so). Value is the Go value the tool
+// returned, for the application; it is not persisted.
 type ToolResult struct {
 	ToolCallID string `json:"tool_call_id"`
 	Name       string `json:"name"`

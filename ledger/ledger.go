@@ -164,6 +164,11 @@ func (t *Thread) Append(role Role, artifacts ...artifact.Artifact) error {
 	}
 	t.mu.Lock()
 	t.open.add(len(t.turns), turn)
+	if len(t.turns) == cap(t.turns) {
+		// Doubling copies each turn about once in its life, where append's
+		// gentler growth on long slices copies it several times.
+		t.turns = slices.Grow(t.turns, max(len(t.turns), 8))
+	}
 	t.turns = append(t.turns, turn)
 	t.mu.Unlock()
 	return nil

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
@@ -155,5 +157,32 @@ func TestAppendRefusesNilArtifacts(t *testing.T) {
 	}
 	if got := th.Turns()[0].Artifacts[0]; got != (artifact.ToolCall{ID: "1"}) {
 		t.Fatalf("stored %#v, want the ToolCall value", got)
+	}
+}
+
+// Appending copies the history only when the thread doubles, so a turn
+// costs the same on a long thread as on a short one: n appends to a thread
+// of n turns allocate at most a few copies of the history.
+func TestAppendAmortizedGrowth(t *testing.T) {
+	const n = 20000
+	seed := make([]ledger.Turn, n)
+	for i := range seed {
+		seed[i].Role = ledger.RoleUser
+	}
+	th := ledger.NewThread(ledger.WithID("t"), ledger.WithClock(nil), ledger.WithTurns(seed...))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		if err := th.Append(ledger.RoleUser); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	perTurn := (after.TotalAlloc - before.TotalAlloc) / n
+	if limit := 4 * uint64(unsafe.Sizeof(ledger.Turn{})); perTurn > limit {
+		t.Fatalf("appending allocated %d bytes per turn on a thread of %d turns; want at most %d", perTurn, n, limit)
+	}
+	if got := th.Len(); got != 2*n {
+		t.Fatalf("Len = %d, want %d", got, 2*n)
 	}
 }

@@ -21,6 +21,15 @@
 // sent, the Content is valid UTF-8 and within the result budget, error
 // messages included; a call ID used twice in one answer runs once.
 //
+// A result over its budget shows the model its head and tail with a marker
+// between them saying what was cut. ToolResult.Full keeps the whole
+// rendering for the ledger up to WithFullLimit (DefaultFullLimit, 1 MiB);
+// past that Full stays empty, the marker says the whole was not kept, and
+// only Value (not persisted) still holds what the tool returned. A map or
+// slice result is encoded element by element into a writer that keeps
+// only what the budget shows and Full may keep, so a 10 MB result renders
+// in memory near those limits; any other value is encoded whole first.
+//
 // A tool runs on a goroutine of its own under a context that carries the
 // caller's values and deadline, ends with DeadlineExceeded at the tool's
 // timeout (Tool.Timeout, else WithTimeout, else DefaultTimeout) and with

@@ -39,6 +39,7 @@ type Handler struct {
 	logger    *slog.Logger
 	timeout   time.Duration
 	budget    toolpkg.Budget
+	fullLimit int
 	sem       chan struct{}
 	approver  Approver
 	approval  approvalRules
@@ -82,6 +83,14 @@ func WithTimeout(d time.Duration) HandlerOption { return func(h *Handler) { h.ti
 // no budget of their own. Zero fields keep DefaultBudgetBytes and
 // DefaultBudgetLines; negative ones lift the limit.
 func WithBudget(b toolpkg.Budget) HandlerOption { return func(h *Handler) { h.budget = b } }
+
+// WithFullLimit caps what ToolResult.Full keeps of a result cut to the
+// budget, and so what the ledger stores of it: a rendering longer than n
+// bytes keeps no Full (the marker tells the model so; Value still holds what
+// the tool returned, for the application), which is also what lets a large
+// map or slice render in memory near the budget. Zero keeps
+// DefaultFullLimit; a negative n keeps every rendering whole.
+func WithFullLimit(n int) HandlerOption { return func(h *Handler) { h.fullLimit = n } }
 
 // WithConcurrency bounds how many calls this handler runs at once, across
 // every turn and thread it serves; n < 1 means no bound beyond the loop's.
@@ -229,11 +238,10 @@ func (h *Handler) executeCall(ctx context.Context, call artifact.ToolCall) (arti
 	if out.tool != nil {
 		budget = out.tool.Budget
 	}
-	maxBytes, maxLines := resolveBudget(budget, h.budget)
-	text := strings.ToValidUTF8(res.Content, "\uFFFD")
-	res.Content, res.Truncated = bound(text, maxBytes, maxLines)
-	if res.Truncated {
-		res.Full = text
+	if !res.Truncated { // a streamed rendering comes bounded
+		maxBytes, maxLines := resolveBudget(budget, h.budget)
+		text := strings.ToValidUTF8(res.Content, "\uFFFD")
+		res.Content, res.Truncated, res.Full = cutToBudget(text, maxBytes, maxLines, resolveFullLimit(h.fullLimit))
 	}
 	h.finish(ctx, span, call, out, start)
 	return res, out.pending
@@ -350,7 +358,7 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		res.IsError, o.err = true, err
 		return res, o
 	}
-	if err := h.fill(&res, v); err != nil {
+	if err := h.fill(&res, v, b.Tool.Budget); err != nil {
 		res.IsError, res.Content, res.Value = true, fmt.Sprintf("the tool %s returned a result that cannot be shown: %v", call.Name, err), v
 		o.errType, o.err = errRender, err
 		return res, o
@@ -361,8 +369,8 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 	return res, o
 }
 
-// fill renders v, what the tool returned, into res; Execute bounds it.
-func (h *Handler) fill(res *artifact.ToolResult, v any) (err error) {
+// fill renders v, what the tool returned, into res; see renderTo.
+func (h *Handler) fill(res *artifact.ToolResult, v any, budget toolpkg.Budget) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("rendering panicked: %s", clip(fmt.Sprint(p), maxPanicText))
@@ -379,13 +387,12 @@ func (h *Handler) fill(res *artifact.ToolResult, v any) (err error) {
 	case toolpkg.Result:
 		r = &rv
 	default:
-		res.Content, err = render(v)
-		return err
+		return h.renderTo(res, v, budget)
 	}
 	res.IsError, res.Parts = r.IsError, r.Parts
 	res.Content = r.Content
 	if res.Content == "" && r.Value != nil {
-		res.Content, err = render(r.Value)
+		err = h.renderTo(res, r.Value, budget)
 	}
 	return err
 }
