@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
@@ -44,6 +45,7 @@ type Handler struct {
 	approval  approvalRules
 	sandbox   toolpkg.Sandbox
 	sandboxes map[string]toolpkg.Sandbox
+	gate      Gate
 }
 
 // HandlerOption configures a Handler.
@@ -203,6 +205,8 @@ type outcome struct {
 	pending *artifact.Pending
 	// approved is the decision the call runs under, from Resume.
 	approved *artifact.Decision
+	// attrs are the Gate's, for the span only.
+	attrs []attribute.KeyValue
 }
 
 // Execute runs one call and returns its result; it never fails; every
@@ -256,19 +260,33 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		// span tells the two apart.
 		r, o := fail(errUnknown, unknownTool(call.Name, tools), nil)
 		o.hidden = found
+		if found {
+			o.attrs = h.ask(ctx, b, call).Attrs
+		}
 		return r, o
 	}
-	if !found {
+	var verdict Verdict
+	if found {
+		verdict = h.ask(ctx, b, call)
+	}
+	if !found || verdict.Hide {
 		if !restricted {
-			tools = h.registry.Tools()
+			tools = h.visible(ctx, h.registry.Tools())
 		}
 		msg := unknownTool(call.Name, tools)
 		if err := h.registry.Err(); err != nil {
 			msg += " Some tool sources failed to load: " + err.Error()
 		}
-		return fail(errUnknown, msg, nil)
+		r, o := fail(errUnknown, msg, nil)
+		o.hidden, o.attrs = found, verdict.Attrs
+		return r, o
 	}
 	name := call.Name // a registered name: short and plain
+	if verdict.Refuse != "" {
+		r, o := fail(errRefused, verdict.Refuse, nil)
+		o.remote, o.tool, o.attrs = b.Remote, &b.Tool, verdict.Attrs
+		return r, o
+	}
 	if t, ok := loop.CurrentTurn(ctx); ok && duplicateBefore(ctx, t.Answer, call) {
 		r, o := fail(errDuplicate, fmt.Sprintf("another call in this answer already uses the id %s; this call to %s was not run — give every call its own id", quoteID(call.ID), name), nil)
 		o.tool = &b.Tool
