@@ -173,10 +173,10 @@ func TestExamplesValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, doc := range map[string][]byte{
-		"doc.go":                  docExample(t),
-		"examples/roles":          roles,
-		"test policy":             []byte(testPolicy),
-		"a JSON document":         []byte(`{"roles": {"viewer": {"allow": {"tools": ["calc*"]}}}}`),
+		"doc.go":          docExample(t),
+		"examples/roles":  roles,
+		"test policy":     []byte(testPolicy),
+		"a JSON document": []byte(`{"roles": {"viewer": {"allow": {"tools": ["calc*"]}}}}`),
 	} {
 		t.Run(name, func(t *testing.T) {
 			var v any
