@@ -302,7 +302,7 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 	}
 	prepared, err := b.Prepare(sb, call.Arguments)
 	if err != nil {
-		o := outcome{errType: errArgs, err: err, remote: remote, tool: &b.Tool}
+		o := outcome{errType: errArgs, err: err, remote: remote, tool: &b.Tool, attrs: verdict.Attrs}
 		return artifact.ToolResult{ToolCallID: call.ID, Name: call.Name, IsError: true,
 			Content: fmt.Sprintf("%s. The arguments you sent were: %s", clip(err.Error(), maxArgErr), quoteArgs(call.Arguments))}, o
 	}
@@ -311,10 +311,12 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		if d, ok := loop.Approved(ctx); ok && d.Approved && d.ToolCallID == call.ID {
 			approved = &d
 		} else if err := h.approve(ctx, b.Tool, call); errors.Is(err, ErrPending) {
-			return pendingResult(call, reason, remote, &b.Tool)
+			r, o := pendingResult(call, reason, remote, &b.Tool)
+			o.attrs = verdict.Attrs
+			return r, o
 		} else if err != nil {
 			r, o := fail(errRefused, fmt.Sprintf("the call to %s was not approved: %v", name, err), err)
-			o.remote, o.tool = remote, &b.Tool
+			o.remote, o.tool, o.attrs = remote, &b.Tool, verdict.Attrs
 			return r, o
 		}
 	}
@@ -337,7 +339,7 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 	v, err, stack := ran.v, ran.err, ran.stack
 
 	res := artifact.ToolResult{ToolCallID: call.ID, Name: call.Name}
-	o := outcome{remote: remote, tool: &b.Tool, approved: approved}
+	o := outcome{remote: remote, tool: &b.Tool, approved: approved, attrs: verdict.Attrs}
 	switch {
 	case stack != nil:
 		h.log().ErrorContext(ctx, "lode: tool panicked", "tool", call.Name, "call_id", call.ID, "panic", err, "stack", string(stack))
