@@ -35,6 +35,13 @@ type Config struct {
 	Approve []string `yaml:"approve"`
 	// Store is the directory of the ledger (--store).
 	Store string `yaml:"store"`
+	// Policy says which roles may use which tools (x/policy); PolicyFile
+	// names a file that holds it instead. Either is followed for changes.
+	Policy     *yaml.Node `yaml:"policy"`
+	PolicyFile string     `yaml:"policy_file"`
+	// Tokens grant roles to HTTP callers, each token read from a variable
+	// or a file.
+	Tokens []TokenConfig `yaml:"tokens"`
 
 	// file says where each key was, for errors found after parsing; nil
 	// when no file was read.

@@ -10,6 +10,7 @@
 //	lode resume [flags] THREAD ... decide on calls waiting for approval, then go on
 //	lode tools [flags]             the tools a configuration mounts
 //	lode serve [--http ADDR]       the configured packs over MCP (stdio by default)
+//	lode policy check|explain      the role policy against the mounted tools
 //	lode --version                 the version, commit and Go release it was built with
 //
 // Flags may come before or after a command's other arguments; "--" ends
@@ -198,6 +199,8 @@ func run(ctx context.Context, e env, args []string) int {
 		err = cmdServe(ctx, e, rest)
 	case "web":
 		err = cmdWeb(ctx, e, rest)
+	case "policy":
+		err = cmdPolicy(ctx, e, rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(e.stdout, usage)
 		return 0

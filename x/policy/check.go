@@ -21,17 +21,16 @@ type Inventory struct {
 	Servers []string
 }
 
-// InventoryOf lists reg's tools; their sources are packs, except those
-// named in servers.
-func InventoryOf(reg toolpkg.Registry, servers ...string) Inventory {
+// InventoryOf lists reg's tools, each with its pack when owners (which
+// may be nil) know it; their sources are packs, except those
+// named in servers (tools registered one by one have the source
+// toolpkg.LocalOwner, a pack like any other here).
+func InventoryOf(reg toolpkg.Registry, owners Owners, servers ...string) Inventory {
 	inv := Inventory{Servers: slices.Clone(servers)}
 	for _, t := range reg.Tools() {
-		tt := Tool{Name: t.Name}
-		if b, ok := reg.Lookup(t.Name); ok {
-			tt.Source = b.Source
-		}
+		tt := toolOf(reg, owners, t.Name)
 		inv.Tools = append(inv.Tools, tt)
-		if tt.Source != "" && tt.Source != toolpkg.LocalOwner && !slices.Contains(servers, tt.Source) && !slices.Contains(inv.Packs, tt.Source) {
+		if tt.Source != "" && !slices.Contains(servers, tt.Source) && !slices.Contains(inv.Packs, tt.Source) {
 			inv.Packs = append(inv.Packs, tt.Source)
 		}
 	}

@@ -58,17 +58,36 @@ func SplitRoles(v string) []string {
 // (HandlerOptions), and so the MCP server (give it Filter and a Handler
 // built with HandlerOptions) and the web handler (its loop options).
 type Enforcer struct {
-	reg toolpkg.Registry
-	src Source
+	reg    toolpkg.Registry
+	src    Source
+	owners Owners
 }
+
+// Owners tell which pack serves a tool, when several packs are mounted as
+// one source (x/tool/pack's *Router does).
+type Owners interface {
+	Owner(tool string) (pack string, ok bool)
+}
+
+// EnforcerOption configures an Enforcer.
+type EnforcerOption func(*Enforcer)
+
+// WithOwners names, for the packs: rules, the pack of each tool that o
+// knows; other tools keep the source the registry mounted them from. A
+// nil o changes nothing.
+func WithOwners(o Owners) EnforcerOption { return func(e *Enforcer) { e.owners = o } }
 
 // NewEnforcer returns an Enforcer of src's policy over reg's tools. A nil
 // src (or one that yields nil) allows nothing.
-func NewEnforcer(reg toolpkg.Registry, src Source) *Enforcer {
+func NewEnforcer(reg toolpkg.Registry, src Source, opts ...EnforcerOption) *Enforcer {
 	if reg == nil {
 		reg = toolpkg.NewRegistry()
 	}
-	return &Enforcer{reg: reg, src: src}
+	e := &Enforcer{reg: reg, src: src}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
 }
 
 func (e *Enforcer) policy() *Policy {
@@ -85,9 +104,22 @@ func (e *Enforcer) Decide(roles []string, name string) Decision {
 }
 
 func (e *Enforcer) toolOf(name string) Tool {
+	return toolOf(e.reg, e.owners, name)
+}
+
+// toolOf names the source of a registered tool: its pack, when owners
+// know it, else the source it was mounted from.
+func toolOf(reg toolpkg.Registry, owners Owners, name string) Tool {
 	t := Tool{Name: name}
-	if b, ok := e.reg.Lookup(name); ok {
-		t.Source = b.Source
+	b, ok := reg.Lookup(name)
+	if !ok {
+		return t
+	}
+	t.Source = b.Source
+	if owners != nil {
+		if p, ok := owners.Owner(name); ok {
+			t.Source = p
+		}
 	}
 	return t
 }
@@ -120,7 +152,13 @@ func (e *Enforcer) HandlerOptions() []xtool.HandlerOption {
 // loop turn: an MCP request is one call, with no turn or run around it.
 func (e *Enforcer) Gate(ctx context.Context, st ledger.State, t toolpkg.Tool, source string, call artifact.ToolCall) xtool.Verdict {
 	p, roles := e.policy(), Roles(st)
-	d := p.Decide(roles, Tool{Name: t.Name, Source: source})
+	tt := Tool{Name: t.Name, Source: source}
+	if e.owners != nil {
+		if pk, ok := e.owners.Owner(t.Name); ok {
+			tt.Source = pk
+		}
+	}
+	d := p.Decide(roles, tt)
 	v := xtool.Verdict{Attrs: []attribute.KeyValue{
 		attribute.StringSlice(AttrRoles, roles),
 		attribute.String(AttrRule, d.Rule),
