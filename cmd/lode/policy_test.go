@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/tool/mcp"
+)
+
+const policyConfig = `tools:
+  calculator: {}
+  filesystem:
+    root: .
+policy:
+  roles:
+    viewer:
+      allow:
+        packs: [calculator]
+        tools: [filesystem__read, "filesystem__l*"]
+    editor:
+      allow:
+        packs: [calculator, filesystem]
+      deny:
+        tools: [filesystem__edit]
+      approve:
+        tools: [filesystem__write]
+      limits:
+        calls_per_turn: 3
+tokens:
+  - roles: [viewer]
+    env: VIEWER_TOKEN
+  - roles: [viewer, editor]
+    file: editor.token
+`
+
+func TestPolicyCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name, config   string
+		files          map[string]string
+		code           int
+		stdout, stderr string
+	}{
+		{"ok", policyConfig, nil, 0, "policy ok: 2 roles (editor, viewer) over 8 tools\n", ""},
+		{"names nothing mounted", strings.Replace(strings.Replace(policyConfig, "filesystem__l*", "filesystem__lsit", 1), "packs: [calculator, filesystem]", "packs: [calculator, filesytem]", 1), nil, 1, "",
+			"lode.yaml:10: role viewer, allow tools \"filesystem__lsit\": no mounted tool matches\n" +
+				"lode.yaml:13: role editor, allow packs \"filesytem\": no mounted pack matches\n" +
+				"lode: policy: 2 rules name nothing mounted\n"},
+		{"policy_file", "tools:\n  calculator: {}\npolicy_file: roles.yaml\n", map[string]string{"roles.yaml": "roles:\n  a:\n    allow:\n      tools: [calc]\n"}, 1, "",
+			"roles.yaml:4: role a, allow tools \"calc\": no mounted tool matches\nlode: policy: 1 rules name nothing mounted\n"},
+		{"both", "policy_file: x.yaml\npolicy:\n  roles: {}\n", nil, 1, "", "lode: lode.yaml:1: policy: and policy_file: both given; choose one\n"},
+		{"none", "tools:\n  calculator: {}\n", nil, 1, "", "lode: policy: lode.yaml has no policy: section and no policy_file:\n"},
+		{"invalid", "policy:\n  roles:\n    a:\n      allow: [x]\n", nil, 1, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeConfig(t, tc.config)
+			for name, body := range tc.files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := lode(t, dir, nil, "", "policy", "check")
+			if r.code != tc.code || r.stdout != tc.stdout || (tc.stderr != "" && r.stderr != tc.stderr) {
+				t.Errorf("exit %d\nstdout %q\nstderr %q\nwant exit %d, %q, %q", r.code, r.stdout, r.stderr, tc.code, tc.stdout, tc.stderr)
+			}
+			if tc.name == "invalid" && !strings.Contains(r.stderr, "policy: invalid document") {
+				t.Errorf("stderr %q", r.stderr)
+			}
+		})
+	}
+}
+
+func TestPolicyExplain(t *testing.T) {
+	dir := writeConfig(t, policyConfig)
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stdout string
+	}{
+		{[]string{"--role", "viewer"}, 0, `allowed  calculator__eval    viewer allow packs "calculator" (line 9)
+denied   filesystem__edit    no rule allows it
+denied   filesystem__glob    no rule allows it
+allowed  filesystem__list    viewer allow tools "filesystem__l*" (line 10)
+allowed  filesystem__read    viewer allow tools "filesystem__read" (line 10)
+denied   filesystem__search  no rule allows it
+denied   filesystem__stat    no rule allows it
+denied   filesystem__write   no rule allows it
+`},
+		{[]string{"--role", "viewer,editor", "filesystem__write"}, 0,
+			"filesystem__write approval: editor allow packs \"filesystem\" (line 13); approval: editor approve tools \"filesystem__write\" (line 17)\n"},
+		{[]string{"--role", "viewer,editor", "filesystem__edit"}, 0, "filesystem__edit denied: editor deny tools \"filesystem__edit\" (line 15)\n"},
+		{[]string{"--role", "ghost", "calculator__eval"}, 0, "role ghost: not in the policy, so it allows nothing\ncalculator__eval denied: no rule allows it\n"},
+		{[]string{"--role", "editor", "nope"}, 1, ""},
+		{[]string{"calculator__eval"}, 2, ""},
+	} {
+		r := lode(t, dir, nil, "", append([]string{"policy", "explain"}, tc.args...)...)
+		if r.code != tc.code || r.stdout != tc.stdout {
+			t.Errorf("%v: exit %d\nstdout %q\nstderr %q\nwant exit %d, %q", tc.args, r.code, r.stdout, r.stderr, tc.code, tc.stdout)
+		}
+	}
+	r := lode(t, dir, nil, "", "policy", "explain", "--role", "editor")
+	if !strings.HasSuffix(r.stdout, "limits: 3 per answer, no limit per run\n") {
+		t.Errorf("explain without a tool: %q", r.stdout)
+	}
+}
+
+// lode serve --http asks the policy, with each caller's roles from the
+// bearer token it presents; the tokens come from a variable and a file.
+func TestServePolicyOverHTTP(t *testing.T) {
+	dir := writeConfig(t, policyConfig)
+	if err := os.WriteFile(filepath.Join(dir, "editor.token"), []byte("ed-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(lodeBin, "serve", "--http", "127.0.0.1:0", "--config", filepath.Join(dir, "lode.yaml"))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "VIEWER_TOKEN=view-secret")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no address line: %v", err)
+	}
+	url := strings.TrimSpace(line[strings.Index(line, "http://"):])
+	ctx := context.Background()
+	for _, tc := range []struct {
+		token string
+		tools int
+		call  string
+		want  string
+	}{
+		{"view-secret", 3, "filesystem__edit", `unknown tool "filesystem__edit". Tools available in this turn: calculator__eval, filesystem__list, filesystem__read.`},
+		{"ed-secret", 7, "calculator__eval", "4"},
+	} {
+		c, err := mcp.NewClient(mcp.WithName("lode"), mcp.WithHTTP(url), mcp.WithHeader("Authorization", "Bearer "+tc.token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools, err := c.Tools(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tools) != tc.tools {
+			t.Errorf("%s: %d tools listed, want %d", tc.token, len(tools), tc.tools)
+		}
+		out, err := c.Call(ctx, tc.call, map[string]any{"expression": "2+2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, _ := out.(*tool.Result); res == nil || res.Content != tc.want {
+			t.Errorf("%s: call %s = %+v, want %q", tc.token, tc.call, out, tc.want)
+		}
+		_ = c.Close()
+	}
+	c, err := mcp.NewClient(mcp.WithName("lode"), mcp.WithHTTP(url), mcp.WithHeader("Authorization", "Bearer wrong"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Tools(ctx); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
+		t.Errorf("a wrong token: %v, want Unauthorized", err)
+	}
+}
