@@ -313,6 +313,7 @@ type options struct {
 	idle     time.Duration
 	trace    bool
 	store    string
+	role     string
 }
 
 // register adds the flags of a command that runs the model (run, chat).
@@ -327,6 +328,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.idle, "idle-timeout", 0, fmt.Sprintf("stop a run when the model server sends nothing for this long; 0 means model.idle_timeout in lode.yaml, or %s", openai.DefaultIdleTimeout))
 	o.registerTrace(fs)
 	o.registerStore(fs)
+	o.registerRole(fs)
 }
 
 // registerTools adds the flags of a command that only mounts tools.

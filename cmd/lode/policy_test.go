@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,5 +171,52 @@ func TestServePolicyOverHTTP(t *testing.T) {
 	defer c.Close()
 	if _, err := c.Tools(ctx); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
 		t.Errorf("a wrong token: %v, want Unauthorized", err)
+	}
+}
+
+// lode run offers the model what --role may use, and refuses the rest
+// as an unknown tool.
+func TestRunWithRole(t *testing.T) {
+	for _, tc := range []struct {
+		role    string
+		offered int
+		result  string
+	}{
+		{"viewer", 2, `✗ calculator__eval: unknown tool "calculator__eval". Tools available in this turn: filesystem__list, filesystem__read`},
+		{"editor", 7, "← calculator__eval: 4"},
+		{"", 0, `✗ calculator__eval: unknown tool "calculator__eval". No tools are available in this turn.`},
+	} {
+		t.Run(tc.role, func(t *testing.T) {
+			// The viewer may not use the calculator here.
+			cfg := strings.Replace(policyConfig, "packs: [calculator]\n        tools: [filesystem__read", "tools: [filesystem__read", 1)
+			dir := writeConfig(t, cfg)
+			fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
+				callReply("call_1", "calculator__eval", `{"expression":"2+2"}`),
+				textReply("done"),
+			}}
+			srv := httptest.NewServer(fake)
+			defer srv.Close()
+			args := []string{"run", "--model", "m", "hi"}
+			if tc.role != "" {
+				args = append(args, "--role", tc.role)
+			}
+			r := lode(t, dir, map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1"}, "", args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			if !strings.Contains(r.stderr, tc.result) {
+				t.Errorf("stderr lacks %q:\n%s", tc.result, r.stderr)
+			}
+			fake.mu.Lock()
+			defer fake.mu.Unlock()
+			tools, _ := fake.requests[0]["tools"].([]any)
+			if len(tools) != tc.offered {
+				t.Errorf("%d tools offered, want %d", len(tools), tc.offered)
+			}
+		})
+	}
+	r := lode(t, t.TempDir(), map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}, "", "run", "--model", "m", "--role", "viewer", "hi")
+	if r.code != 2 || !strings.Contains(r.stderr, "--role needs a policy") {
+		t.Errorf("--role without a policy: exit %d, %q", r.code, r.stderr)
 	}
 }

@@ -3,6 +3,7 @@ package policy
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"strings"
@@ -43,12 +44,19 @@ func NewTokens(grants map[string][]string) *Tokens {
 // Roles returns the roles of the request's bearer token. Every known
 // token is compared, in constant time, so timing tells nothing.
 func (t *Tokens) Roles(r *http.Request) ([]string, error) {
+	_, roles, err := t.Lookup(r)
+	return roles, err
+}
+
+// Lookup returns, for the request's bearer token, a caller ID that names
+// the token without revealing it (a hash prefix, stable across restarts)
+// and the token's roles.
+func (t *Tokens) Lookup(r *http.Request) (caller string, roles []string, err error) {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || tok == "" {
-		return nil, ErrUnauthenticated
+		return "", nil, ErrUnauthenticated
 	}
 	sum := sha256.Sum256([]byte(tok))
-	var roles []string
 	found := false
 	for _, e := range t.entries {
 		if subtle.ConstantTimeCompare(sum[:], e.sum[:]) == 1 {
@@ -56,9 +64,9 @@ func (t *Tokens) Roles(r *http.Request) ([]string, error) {
 		}
 	}
 	if !found {
-		return nil, ErrUnauthenticated
+		return "", nil, ErrUnauthenticated
 	}
-	return roles, nil
+	return "token:" + hex.EncodeToString(sum[:6]), roles, nil
 }
 
 // Identify returns, for the request's bearer token, a thread whose
