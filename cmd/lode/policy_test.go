@@ -3,11 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -218,5 +220,68 @@ func TestRunWithRole(t *testing.T) {
 	r := lode(t, t.TempDir(), map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}, "", "run", "--model", "m", "--role", "viewer", "hi")
 	if r.code != 2 || !strings.Contains(r.stderr, "--role needs a policy") {
 		t.Errorf("--role without a policy: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// lode web takes each caller's roles from its bearer token: no token is
+// 401, and a viewer's call to a tool it may not use reads as unknown.
+func TestWebPolicyTokens(t *testing.T) {
+	dir := writeConfig(t, policyConfig)
+	if err := os.WriteFile(filepath.Join(dir, "editor.token"), []byte("ed-secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
+		callReply("call_1", "filesystem__edit", `{}`),
+		textReply("done"),
+	}}
+	model := httptest.NewServer(fake)
+	defer model.Close()
+	lines := make(chan string, 10)
+	vars := map[string]string{"VIEWER_TOKEN": "view-secret"}
+	e := env{stdin: strings.NewReader(""), stdout: &strings.Builder{}, stderr: lineWriter{lines}, getenv: func(k string) string { return vars[k] }, interrupts: make(chan os.Signal)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, e, []string{"web", "--addr", "127.0.0.1:0", "--threads", filepath.Join(dir, "threads"), "--base-url", model.URL + "/v1", "--model", "m"})
+	}()
+	var url string
+	select {
+	case l := <-lines:
+		m := regexp.MustCompile(`chat at (http://\S+/)`).FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("lode web said %q", l)
+		}
+		url = m[1]
+	case code := <-done:
+		t.Fatalf("lode web exited with %d", code)
+	}
+	post := func(token string) (int, string) {
+		body := `{"messages":[{"role":"user","parts":[{"type":"text","text":"edit"}]}]}`
+		req, _ := http.NewRequest(http.MethodPost, url+"api/chat", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := post(""); code != http.StatusUnauthorized {
+		t.Errorf("no token: %d", code)
+	}
+	code, stream := post("view-secret")
+	want := `"errorText":"unknown tool \"filesystem__edit\". Tools available in this turn: calculator__eval, filesystem__list, filesystem__read."`
+	if code != http.StatusOK || !strings.Contains(stream, want) {
+		t.Errorf("viewer: %d\n%s\nwant %s", code, stream, want)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("lode web ended with %d", code)
 	}
 }
