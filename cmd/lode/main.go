@@ -35,6 +35,15 @@
 // openai.DefaultIdleTimeout by default. Each MCP server's timeout: bounds
 // its calls.
 //
+// A policy: section in lode.yaml (or a file that policy_file: names) says
+// which roles may use which tools (see x/policy); lode run, chat, web and
+// serve enforce it, with the caller's roles from --role, or over HTTP from
+// the bearer token each caller presents (tokens:, each token read from an
+// environment variable or a file, never written in lode.yaml). A changed
+// policy takes effect on the next turn or request; one that no longer
+// parses, or names what is not mounted, is refused and logged. lode policy
+// check and lode policy explain --role R [TOOL] read it offline.
+//
 // Exit codes: 0 success (and lode serve stopped by Ctrl-C or SIGTERM);
 // 1 an error, reported on one line; 2 a mistake in the command line;
 // 130 lode run stopped by Ctrl-C; 143 lode run or chat stopped by SIGTERM.
