@@ -60,6 +60,8 @@ type Limits struct {
 type Pattern struct {
 	Text string
 	Line int
+
+	rule string // what Decision.Rule says of it, set by Parse
 }
 
 // UnmarshalYAML keeps the line of the pattern.
@@ -175,6 +177,9 @@ func ParseNode(n *yaml.Node) (*Policy, error) {
 		if err := errors.Join(errs...); err != nil {
 			return nil, err
 		}
+		r.Allow.name(name, "allow")
+		r.Deny.name(name, "deny")
+		r.Approve.name(name, "approve")
 	}
 	return &Policy{doc: doc}, nil
 }
@@ -192,21 +197,37 @@ func (r Rules) all() []Pattern {
 	return slices.Concat(r.Tools, r.Packs, r.MCP)
 }
 
+// name writes, once, what each pattern of r will say as a Decision.Rule.
+func (r Rules) name(role, kind string) {
+	for i := range r.Tools {
+		r.Tools[i].rule = describe(role, kind, "tools", r.Tools[i])
+	}
+	for i := range r.Packs {
+		r.Packs[i].rule = describe(role, kind, "packs", r.Packs[i])
+	}
+	for i := range r.MCP {
+		r.MCP[i].rule = describe(role, kind, "mcp", r.MCP[i])
+	}
+}
+
 // match returns a description of the first rule of r that covers t.
-func (r Rules) match(role, kind string, t Tool) (string, bool) {
+func (r Rules) match(t Tool) (string, bool) {
 	for _, p := range r.Tools {
 		if Match(p.Text, t.Name) {
-			return describe(role, kind, "tools", p), true
+			return p.rule, true
 		}
 	}
+	if t.Source == "" {
+		return "", false
+	}
 	for _, p := range r.Packs {
-		if t.Source != "" && Match(p.Text, t.Source) {
-			return describe(role, kind, "packs", p), true
+		if Match(p.Text, t.Source) {
+			return p.rule, true
 		}
 	}
 	for _, p := range r.MCP {
-		if t.Source != "" && Match(p.Text, t.Source) {
-			return describe(role, kind, "mcp", p), true
+		if Match(p.Text, t.Source) {
+			return p.rule, true
 		}
 	}
 	return "", false
@@ -234,16 +255,16 @@ func (p *Policy) Decide(roles []string, t Tool) Decision {
 		if !ok {
 			continue
 		}
-		if rule, ok := r.Deny.match(name, "deny", t); ok {
+		if rule, ok := r.Deny.match(t); ok {
 			return Decision{Rule: rule}
 		}
 		if !d.Allowed {
-			if rule, ok := r.Allow.match(name, "allow", t); ok {
+			if rule, ok := r.Allow.match(t); ok {
 				d.Allowed, d.Rule = true, rule
 			}
 		}
 		if !d.NeedsApproval {
-			if rule, ok := r.Approve.match(name, "approve", t); ok {
+			if rule, ok := r.Approve.match(t); ok {
 				d.NeedsApproval, d.ApprovalRule = true, rule
 			}
 		}
