@@ -161,7 +161,7 @@ var (
 )
 
 // entryNames says what one entry of a list section is, for errors.
-var entryNames = map[string]string{"mcp": "an mcp: server"}
+var entryNames = map[string]string{"mcp": "an mcp: server", "tokens": "a tokens: entry"}
 
 // checkKeys walks a node of the file against the Go type it decodes into:
 // every key must be one the type has, every section the shape it needs,
@@ -208,6 +208,9 @@ func (f *fileLines) checkKeys(n *yaml.Node, t reflect.Type, path, where string) 
 				hint := ""
 				if k.Value == "api_key" {
 					hint = " (the key never goes in the file: api_key_env names the variable that holds it)"
+				}
+				if k.Value == "token" && strings.HasPrefix(path, "tokens[") {
+					hint = " (the token never goes in the file: env: or file: says where it is)"
 				}
 				return fmt.Errorf("%s:%d: unknown key %q %s%s", f.name, k.Line, k.Value, where, hint)
 			}

@@ -26,7 +26,8 @@ type TokenConfig struct {
 	Roles []string `yaml:"roles"`
 	// Env names the variable that holds the token.
 	Env string `yaml:"env"`
-	// File names a file that holds the token (surrounding blanks dropped).
+	// File names a file that holds the token (surrounding blanks dropped),
+	// relative to lode.yaml's folder.
 	File string `yaml:"file"`
 }
 
@@ -93,7 +94,11 @@ func tokensOf(e env, cfg *Config) (*policy.Tokens, error) {
 				return nil, fmt.Errorf("%s: the variable %s that should hold the token is empty or unset", at, tc.Env)
 			}
 		case tc.File != "":
-			b, err := os.ReadFile(tc.File)
+			path := tc.File
+			if !filepath.IsAbs(path) && cfg.file != nil {
+				path = filepath.Join(filepath.Dir(cfg.file.name), path)
+			}
+			b, err := os.ReadFile(path)
 			if err != nil {
 				return nil, fmt.Errorf("%s: token file: %w", at, err)
 			}

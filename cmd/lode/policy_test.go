@@ -285,3 +285,30 @@ func TestWebPolicyTokens(t *testing.T) {
 		t.Errorf("lode web ended with %d", code)
 	}
 }
+
+// Every mistake in tokens: is one line naming its entry.
+func TestTokensRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, tokens string
+		vars         map[string]string
+		want         string
+	}{
+		{"neither", "tokens:\n  - roles: [viewer]\n", nil, "lode: lode.yaml:2: a token needs env: VARIABLE or file: PATH (the token itself never goes in lode.yaml)\n"},
+		{"both", "tokens:\n  - roles: [viewer]\n    env: T\n    file: t\n", nil, "lode: lode.yaml:2: a token comes from env: or file:, not both\n"},
+		{"unset", "tokens:\n  - roles: [viewer]\n    env: T\n", nil, "lode: lode.yaml:2: the variable T that should hold the token is empty or unset\n"},
+		{"twice", "tokens:\n  - roles: [viewer]\n    env: T\n  - roles: [editor]\n    env: U\n", map[string]string{"T": "same", "U": "same"}, "lode: lode.yaml:4: the same token is granted twice\n"},
+		{"a token in the file", "tokens:\n  - roles: [viewer]\n    token: abc\n", nil, "lode: lode.yaml:3: unknown key \"token\" in a tokens: entry (the token never goes in the file: env: or file: says where it is)\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeConfig(t, "tools:\n  calculator: {}\npolicy:\n  roles:\n    viewer:\n      allow:\n        packs: [calculator]\n")
+			cfg := tc.tokens + "tools:\n  calculator: {}\npolicy:\n  roles:\n    viewer:\n      allow:\n        packs: [calculator]\n"
+			if err := os.WriteFile(filepath.Join(dir, "lode.yaml"), []byte(cfg), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := lode(t, dir, tc.vars, "", "serve", "--http", "127.0.0.1:0")
+			if r.code != 1 || r.stderr != tc.want {
+				t.Errorf("exit %d, stderr %q; want 1, %q", r.code, r.stderr, tc.want)
+			}
+		})
+	}
+}
