@@ -48,7 +48,13 @@
 //
 // The caller's roles come from the thread's metadata under RolesKey
 // ("role", comma-separated): the loop's thread, the state an MCP server's
-// identity hook returns, the web handler's Identity.Role.
+// identity hook returns, the web handler's Identity.Role. Tokens is such a
+// hook for static bearer tokens (Tokens.Identify fits mcp.WithIdentify);
+// any other verifier (signed tokens, an identity provider) only has to
+// produce the roles.
+//
+// Packs mounted together behind x/tool/pack's Router share one source;
+// WithOwners(router) lets packs: rules name each pack.
 //
 // Reload: File follows a policy file (or the policy: key of lode.yaml, with
 // WithKey). A change is seen by the next turn or MCP request, at most one
