@@ -183,21 +183,30 @@ func webPolicy(e env, cfg *Config, tb *toolbox, roles string) (xtool.ToolFilter,
 
 const policyUsage = `usage: lode policy check [--config FILE]
        lode policy explain [--config FILE] --role R[,R...] [TOOL]
+       lode policy schema
 
 check validates the policy (policy: in lode.yaml, or the file policy_file:
 names) against its schema and against the tools the configuration mounts:
 a rule that names no mounted tool, pack or MCP server is an error, with its
 line. explain prints what the roles may use and the rule that decides each
-tool, or, given TOOL, the rule that decides that one.
+tool, or, given TOOL, the rule that decides that one. schema prints the
+document's JSON Schema, for editors.
 `
 
 func cmdPolicy(ctx context.Context, e env, args []string) error {
+	if len(args) > 0 && args[0] == "schema" {
+		if err := noArgs("lode policy schema", args[1:]); err != nil {
+			return err
+		}
+		_, err := e.stdout.Write(policy.Schema())
+		return err
+	}
 	if len(args) == 0 || (args[0] != "check" && args[0] != "explain") {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
 			fmt.Fprint(e.stdout, policyUsage)
 			return nil
 		}
-		return usageError{"lode policy needs check or explain\n" + policyUsage}
+		return usageError{"lode policy needs check, explain or schema\n" + policyUsage}
 	}
 	sub := args[0]
 	fs := flag.NewFlagSet("lode policy "+sub, flag.ContinueOnError)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/policy"
 	"github.com/lodeworks/lode/x/tool/mcp"
 )
 
@@ -310,5 +311,16 @@ func TestTokensRefused(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want 1, %q", r.code, r.stderr, tc.want)
 			}
 		})
+	}
+}
+
+func TestPolicySchemaAndUsage(t *testing.T) {
+	r := lode(t, t.TempDir(), nil, "", "policy", "schema")
+	if r.code != 0 || string(policy.Schema()) != r.stdout {
+		t.Errorf("schema: exit %d, %.60q", r.code, r.stdout)
+	}
+	r = lode(t, t.TempDir(), nil, "", "policy")
+	if r.code != 2 || !strings.HasPrefix(r.stderr, "lode: lode policy needs check, explain or schema") {
+		t.Errorf("no subcommand: exit %d, %q", r.code, r.stderr)
 	}
 }
