@@ -35,6 +35,13 @@ type Config struct {
 	Approve []string `yaml:"approve"`
 	// Store is the directory of the ledger (--store).
 	Store string `yaml:"store"`
+	// Policy says which roles may use which tools (x/policy); PolicyFile
+	// names a file that holds it instead. Either is followed for changes.
+	Policy     *yaml.Node `yaml:"policy"`
+	PolicyFile string     `yaml:"policy_file"`
+	// Tokens grant roles to HTTP callers, each token read from a variable
+	// or a file.
+	Tokens []TokenConfig `yaml:"tokens"`
 
 	// file says where each key was, for errors found after parsing; nil
 	// when no file was read.
@@ -154,7 +161,7 @@ var (
 )
 
 // entryNames says what one entry of a list section is, for errors.
-var entryNames = map[string]string{"mcp": "an mcp: server"}
+var entryNames = map[string]string{"mcp": "an mcp: server", "tokens": "a tokens: entry"}
 
 // checkKeys walks a node of the file against the Go type it decodes into:
 // every key must be one the type has, every section the shape it needs,
@@ -201,6 +208,9 @@ func (f *fileLines) checkKeys(n *yaml.Node, t reflect.Type, path, where string) 
 				hint := ""
 				if k.Value == "api_key" {
 					hint = " (the key never goes in the file: api_key_env names the variable that holds it)"
+				}
+				if k.Value == "token" && strings.HasPrefix(path, "tokens[") {
+					hint = " (the token never goes in the file: env: or file: says where it is)"
 				}
 				return fmt.Errorf("%s:%d: unknown key %q %s%s", f.name, k.Line, k.Value, where, hint)
 			}
@@ -306,6 +316,7 @@ type options struct {
 	idle     time.Duration
 	trace    bool
 	store    string
+	role     string
 }
 
 // register adds the flags of a command that runs the model (run, chat).
@@ -320,6 +331,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.idle, "idle-timeout", 0, fmt.Sprintf("stop a run when the model server sends nothing for this long; 0 means model.idle_timeout in lode.yaml, or %s", openai.DefaultIdleTimeout))
 	o.registerTrace(fs)
 	o.registerStore(fs)
+	o.registerRole(fs)
 }
 
 // registerTools adds the flags of a command that only mounts tools.

@@ -10,6 +10,7 @@
 //	lode resume [flags] THREAD ... decide on calls waiting for approval, then go on
 //	lode tools [flags]             the tools a configuration mounts
 //	lode serve [--http ADDR]       the configured packs over MCP (stdio by default)
+//	lode policy check|explain      the role policy against the mounted tools
 //	lode --version                 the version, commit and Go release it was built with
 //
 // Flags may come before or after a command's other arguments; "--" ends
@@ -33,6 +34,15 @@
 // the server's silence before and between the chunks of an answer,
 // openai.DefaultIdleTimeout by default. Each MCP server's timeout: bounds
 // its calls.
+//
+// A policy: section in lode.yaml (or a file that policy_file: names) says
+// which roles may use which tools (see x/policy); lode run, chat, web and
+// serve enforce it, with the caller's roles from --role, or over HTTP from
+// the bearer token each caller presents (tokens:, each token read from an
+// environment variable or a file, never written in lode.yaml). A changed
+// policy takes effect on the next turn or request; one that no longer
+// parses, or names what is not mounted, is refused and logged. lode policy
+// check and lode policy explain --role R [TOOL] read it offline.
 //
 // Exit codes: 0 success (and lode serve stopped by Ctrl-C or SIGTERM);
 // 1 an error, reported on one line; 2 a mistake in the command line;
@@ -198,6 +208,8 @@ func run(ctx context.Context, e env, args []string) int {
 		err = cmdServe(ctx, e, rest)
 	case "web":
 		err = cmdWeb(ctx, e, rest)
+	case "policy":
+		err = cmdPolicy(ctx, e, rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(e.stdout, usage)
 		return 0

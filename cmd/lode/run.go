@@ -22,6 +22,7 @@ import (
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/x/policy"
 	"github.com/lodeworks/lode/x/provider/anthropic"
 	"github.com/lodeworks/lode/x/provider/openai"
 	xtool "github.com/lodeworks/lode/x/tool"
@@ -126,6 +127,8 @@ type agent struct {
 	tools    *toolbox
 	printer  *printer
 	shutdown func(context.Context) error
+	// roles, with a policy, are what every thread of the agent holds.
+	roles *string
 }
 
 func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
@@ -162,7 +165,13 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 		loopOpts = append(loopOpts, loop.WithTracer(tracer))
 	}
 	pr := &printer{out: e.stdout, info: e.stderr}
-	invoke := []provider.InvokeOption{xtool.WithFilteredTools(tb.reg, nil)}
+	filter, popts, roles, err := agentPolicy(e, cfg, tb, o.role)
+	if err != nil {
+		_ = tb.Close()
+		return nil, err
+	}
+	handlerOpts = append(handlerOpts, popts...)
+	invoke := []provider.InvokeOption{xtool.WithFilteredTools(tb.reg, filter)}
 	pol, sendTo, err := historyPolicy(cfg, prov)
 	if err != nil {
 		return nil, err
@@ -178,7 +187,7 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 		loop.WithInvokeOptions(invoke...),
 		loop.WithObserver(pr),
 	)
-	return &agent{cfg: cfg, step: loop.New(loopOpts...), prov: sendTo, baseURL: prov.BaseURL(), tools: tb, printer: pr, shutdown: shutdown}, nil
+	return &agent{cfg: cfg, step: loop.New(loopOpts...), prov: sendTo, baseURL: prov.BaseURL(), tools: tb, printer: pr, shutdown: shutdown, roles: roles}, nil
 }
 
 func (a *agent) close() {
@@ -189,6 +198,11 @@ func (a *agent) close() {
 // ask runs the agent on thread with a new user message and waits for the
 // printer to catch up.
 func (a *agent) ask(ctx context.Context, thread ledger.State, prompt string) error {
+	if a.roles != nil {
+		if err := thread.SetMetadata(policy.RolesKey, *a.roles); err != nil {
+			return err
+		}
+	}
 	if err := thread.Append(ledger.RoleUser, artifact.Text{Content: prompt}); err != nil {
 		return err
 	}

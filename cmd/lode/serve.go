@@ -68,6 +68,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	o.registerTools(fs)
 	o.registerTrace(fs)
 	addr := fs.String("http", "", "serve streamable HTTP at POST /mcp on this loopback address (e.g. 127.0.0.1:8080) instead of stdio")
+	roles := fs.String("role", "", "with a policy in lode.yaml: the roles (comma-separated) of the caller over stdio, or over HTTP when tokens: grant none")
 	var allowHosts []string
 	fs.Func("allow-host", "accept requests for this Host name besides loopback ones (repeatable; \"*\" for any); needed to serve --http on an address other than loopback, which opens the tools to the network with no authentication", func(v string) error {
 		if strings.TrimSpace(v) == "" {
@@ -106,11 +107,14 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer tb.Close()
-	var hopts []xtool.HandlerOption
+	hopts, popts, err := servePolicy(e, cfg, tb, *addr != "", *roles)
+	if err != nil {
+		return err
+	}
 	if tracer != nil {
 		hopts = append(hopts, xtool.WithTracer(tracer))
 	}
-	sopts := []mcp.ServerOption{mcp.WithHandler(xtool.NewHandler(tb.reg, hopts...)), mcp.WithImplementation("lode", "dev")}
+	sopts := append([]mcp.ServerOption{mcp.WithHandler(xtool.NewHandler(tb.reg, hopts...)), mcp.WithImplementation("lode", "dev")}, popts...)
 	if len(allowHosts) > 0 {
 		sopts = append(sopts, mcp.WithAllowedHosts(allowHosts...))
 	}

@@ -79,12 +79,17 @@ func cmdWeb(ctx context.Context, e env, args []string) error {
 		hopts = append(hopts, xtool.WithTracer(tracer))
 		loopOpts = append(loopOpts, loop.WithTracer(tracer))
 	}
-	invoke := []provider.InvokeOption{xtool.WithFilteredTools(tb.reg, nil)}
+	filter, popts, wopts, err := webPolicy(e, cfg, tb, o.role)
+	if err != nil {
+		return err
+	}
+	hopts = append(hopts, popts...)
+	invoke := []provider.InvokeOption{xtool.WithFilteredTools(tb.reg, filter)}
 	if cfg.System != "" {
 		invoke = append(invoke, provider.WithSystemPrompt(cfg.System))
 	}
 	loopOpts = append(loopOpts, loop.WithHandlers(xtool.NewHandler(tb.reg, hopts...)), loop.WithInvokeOptions(invoke...))
-	wopts := []web.Option{web.WithLoopOptions(loopOpts...)}
+	wopts = append(wopts, web.WithLoopOptions(loopOpts...))
 	if len(allowHosts) > 0 {
 		wopts = append(wopts, web.WithAllowedHosts(allowHosts...))
 	}

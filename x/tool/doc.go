@@ -50,6 +50,12 @@
 // calls outside a turn, and without any restriction it is the whole
 // registry); only the result budget cuts it, with its usual marker.
 //
+// WithGate adds an execution check beside the offer: a rule book (such as
+// x/policy) that decides from the caller's thread — Caller returns the
+// loop turn's, or the one an MCP server set with WithCaller — may hide a
+// call, in the same unknown-tool words, or refuse it with a reason (a
+// limit reached); the attributes it returns go on the span only.
+//
 // Approval. With WithApprover, a call needs approval when its tool's hints
 // say Destructive, when WithApprovalFor names the tool or its source (a
 // pack, an MCP server: lode.yaml's approve: list), or when a

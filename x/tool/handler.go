@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
@@ -45,6 +46,7 @@ type Handler struct {
 	approval  approvalRules
 	sandbox   toolpkg.Sandbox
 	sandboxes map[string]toolpkg.Sandbox
+	gate      Gate
 }
 
 // HandlerOption configures a Handler.
@@ -212,6 +214,8 @@ type outcome struct {
 	pending *artifact.Pending
 	// approved is the decision the call runs under, from Resume.
 	approved *artifact.Decision
+	// attrs are the Gate's, for the span only.
+	attrs []attribute.KeyValue
 }
 
 // Execute runs one call and returns its result; it never fails; every
@@ -264,19 +268,33 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		// span tells the two apart.
 		r, o := fail(errUnknown, unknownTool(call.Name, tools), nil)
 		o.hidden = found
+		if found {
+			o.attrs = h.ask(ctx, b, call).Attrs
+		}
 		return r, o
 	}
-	if !found {
+	var verdict Verdict
+	if found {
+		verdict = h.ask(ctx, b, call)
+	}
+	if !found || verdict.Hide {
 		if !restricted {
-			tools = h.registry.Tools()
+			tools = h.visible(ctx, h.registry.Tools())
 		}
 		msg := unknownTool(call.Name, tools)
 		if err := h.registry.Err(); err != nil {
 			msg += " Some tool sources failed to load: " + err.Error()
 		}
-		return fail(errUnknown, msg, nil)
+		r, o := fail(errUnknown, msg, nil)
+		o.hidden, o.attrs = found, verdict.Attrs
+		return r, o
 	}
 	name := call.Name // a registered name: short and plain
+	if verdict.Refuse != "" {
+		r, o := fail(errRefused, verdict.Refuse, nil)
+		o.remote, o.tool, o.attrs = b.Remote, &b.Tool, verdict.Attrs
+		return r, o
+	}
 	if t, ok := loop.CurrentTurn(ctx); ok && duplicateBefore(ctx, t.Answer, call) {
 		r, o := fail(errDuplicate, fmt.Sprintf("another call in this answer already uses the id %s; this call to %s was not run — give every call its own id", quoteID(call.ID), name), nil)
 		o.tool = &b.Tool
@@ -292,7 +310,7 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 	}
 	prepared, err := b.Prepare(sb, call.Arguments)
 	if err != nil {
-		o := outcome{errType: errArgs, err: err, remote: remote, tool: &b.Tool}
+		o := outcome{errType: errArgs, err: err, remote: remote, tool: &b.Tool, attrs: verdict.Attrs}
 		return artifact.ToolResult{ToolCallID: call.ID, Name: call.Name, IsError: true,
 			Content: fmt.Sprintf("%s. The arguments you sent were: %s", clip(err.Error(), maxArgErr), quoteArgs(call.Arguments))}, o
 	}
@@ -301,10 +319,12 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		if d, ok := loop.Approved(ctx); ok && d.Approved && d.ToolCallID == call.ID {
 			approved = &d
 		} else if err := h.approve(ctx, b.Tool, call); errors.Is(err, ErrPending) {
-			return pendingResult(call, reason, remote, &b.Tool)
+			r, o := pendingResult(call, reason, remote, &b.Tool)
+			o.attrs = verdict.Attrs
+			return r, o
 		} else if err != nil {
 			r, o := fail(errRefused, fmt.Sprintf("the call to %s was not approved: %v", name, err), err)
-			o.remote, o.tool = remote, &b.Tool
+			o.remote, o.tool, o.attrs = remote, &b.Tool, verdict.Attrs
 			return r, o
 		}
 	}
@@ -327,7 +347,7 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 	v, err, stack := ran.v, ran.err, ran.stack
 
 	res := artifact.ToolResult{ToolCallID: call.ID, Name: call.Name}
-	o := outcome{remote: remote, tool: &b.Tool, approved: approved}
+	o := outcome{remote: remote, tool: &b.Tool, approved: approved, attrs: verdict.Attrs}
 	switch {
 	case stack != nil:
 		h.log().ErrorContext(ctx, "lode: tool panicked", "tool", call.Name, "call_id", call.ID, "panic", err, "stack", string(stack))

@@ -64,6 +64,7 @@ func (h *Handler) finish(ctx context.Context, span trace.Span, call artifact.Too
 		if o.hidden {
 			span.SetAttributes(attribute.Bool(hiddenAttr, true))
 		}
+		span.SetAttributes(o.attrs...)
 		approvalAttrs(span, o)
 		if o.errType != "" {
 			span.SetAttributes(attribute.String("error.type", o.errType))

@@ -54,7 +54,8 @@ type Identity struct {
 	// that created them; the empty Caller is a caller like any other.
 	Caller string
 	// Role is copied into the thread's metadata under RoleKey before each
-	// turn, so that per-turn tool filters can act on it.
+	// turn, so that per-turn tool filters can act on it. Several roles are
+	// written comma-separated, as x/policy reads them.
 	Role string
 }
 

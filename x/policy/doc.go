@@ -1,0 +1,67 @@
+// Package policy makes role policy data: one document says which tools
+// each role may use, and every door into the tools asks the same decision
+// function, Decide, so that what a caller is shown and what it may run
+// never disagree.
+//
+// A document maps roles to rules:
+//
+//	roles:
+//	  viewer:
+//	    allow:
+//	      packs: [calculator]
+//	      tools: ["local_read_*", "local_list_*"]
+//	  editor:
+//	    allow:
+//	      packs: [calculator]
+//	      tools: ["local_*"]
+//	    deny:
+//	      tools: [local_delete]
+//	    approve:
+//	      tools: ["local_write_*"]
+//	    limits:
+//	      calls_per_turn: 4
+//	      calls_per_run: 20
+//	  admin:
+//	    allow:
+//	      tools: ["*"]
+//
+// Tools are named as the registry names them, or by glob (* any run, ?
+// one character); packs and mcp name mounted sources and cover all their
+// tools. The rules, as Decide applies them:
+//   - a role allows only what its allow lists; a role the document does
+//     not define, and a caller with no role, get nothing;
+//   - a caller may hold several roles: their allows are united, and a deny
+//     of any held role wins over every allow;
+//   - an allowed tool needs approval when any held role lists it under
+//     approve (the Handler asks its Approver, see x/tool.WithApprover);
+//   - limits bind the calls of one assistant answer and of one run (since
+//     the last user message); with several roles the strictest applies.
+//     They count inside the loop only: an MCP request is a single call.
+//
+// The doors: Enforcer.Filter is the per-turn filter (xtool.WithFilteredTools)
+// and the MCP server's filter (mcp.WithFilter), which serves tools/list and
+// marks what tools/call may reach; Enforcer.HandlerOptions give the
+// Handler its execution check (xtool.WithGate) and approval rule; the web
+// handler runs the loop with both. A refused call reads exactly like a
+// call to a tool that does not exist; the roles and the rule that decided
+// go on the operator's execute_tool span only (AttrRoles, AttrRule).
+//
+// The caller's roles come from the thread's metadata under RolesKey
+// ("role", comma-separated): the loop's thread, the state an MCP server's
+// identity hook returns, the web handler's Identity.Role. Tokens is such a
+// hook for static bearer tokens (Tokens.Identify fits mcp.WithIdentify);
+// any other verifier (signed tokens, an identity provider) only has to
+// produce the roles.
+//
+// Packs mounted together behind x/tool/pack's Router share one source;
+// WithOwners(router) lets packs: rules name each pack.
+//
+// Reload: File follows a policy file (or the policy: key of lode.yaml, with
+// WithKey). A change is seen by the next turn or MCP request, at most one
+// stat per check interval; the new policy replaces the old atomically, and
+// a file that does not parse (or fails WithValidate) is refused with a
+// logged error while the old policy stays in force.
+//
+// The document's JSON Schema is policy.schema.json (Schema returns it);
+// Check reports, with their lines, the rules that name nothing mounted.
+package policy
