@@ -418,7 +418,7 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			if p := recover(); p != nil {
 				slog.Default().ErrorContext(ctx, "lode: mcp server recovered a panic", "method", method, "panic", p, "stack", string(debug.Stack()))
 				if method == "tools/call" {
-					res, err = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("the server failed while handling this call (%v)", p)}}}, nil
+					res, err = complete(req, &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("the server failed while handling this call (%v)", p)}}}), nil
 				} else {
 					res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("internal error: %v", p)}
 				}
@@ -430,7 +430,7 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		switch method {
 		case "tools/call":
 			if r, ok := req.(*sdk.CallToolRequest); ok {
-				return s.callTool(ctx, r), nil
+				return complete(req, s.callTool(ctx, r)), nil
 			}
 		case "tools/list":
 			res, err = next(ctx, method, req)
