@@ -54,4 +54,23 @@
 // The registry's tools are re-read whenever a request finds its snapshot
 // changed, or at Refresh; connected clients are then sent
 // notifications/tools/list_changed.
+//
+// # Protocol revisions
+//
+// The server speaks every revision the go-sdk does, 2026-07-28 included
+// (over stdio, and over HTTP when WithStateless; stateful HTTP sessions use
+// the revisions before it). The tools/call results it builds itself carry
+// resultType "complete" when the request's revision requires it, and leave
+// it out for earlier revisions.
+//
+// # Trace context
+//
+// W3C trace context crosses MCP in each request's _meta under the keys the
+// specification reserves (SEP-414): "traceparent", "tracestate" and
+// "baggage". The Client sends the context of the span its caller is in (the
+// tool handler's execute_tool span) with every tools/call; the Server
+// continues the trace a request names, so its request span and the
+// execution under it join the caller's trace, across processes and
+// transports. A missing or malformed context starts a new trace and never
+// fails the request.
 package mcp

@@ -410,6 +410,7 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		if strings.HasPrefix(method, "notifications/") {
 			return next(ctx, method, req)
 		}
+		ctx = continueTrace(ctx, req)
 		var span trace.Span
 		if s.tracer != nil {
 			ctx, span = s.startSpan(ctx, method, req)
