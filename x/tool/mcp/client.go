@@ -550,7 +550,7 @@ func (c *Client) session(ctx context.Context) (*conn, error) {
 	if c.cfg.protocolVersion != "" {
 		opts = &sdk.ClientSessionOptions{ProtocolVersion: c.cfg.protocolVersion}
 	}
-	cs, err := c.sdk.Connect(ctx, t, opts)
+	cs, err := c.sdk.Connect(ctx, withoutTaskTools(t), opts)
 	if err != nil {
 		stop()
 		if c.life.Err() != nil {

@@ -30,7 +30,13 @@
 // artifact.Image, Audio, Resource and ResourceLink parts (noted in Content in
 // brackets); structured content becomes Value; isError becomes IsError.
 // MCP's annotation defaults apply to hints: a tool that does not say it is
-// read-only or non-destructive is taken as Destructive.
+// read-only or non-destructive is taken as Destructive. A tool's title,
+// output schema and annotations are kept as the server gave them
+// (tool.Tool's Title, OutputSchema, Annotations), so that a Server serving
+// the registry again says the same of it. A tool the server runs only as an
+// MCP task (execution.taskSupport "required") is left out of the list over
+// stdio and custom transports: the go-sdk has no tasks, so every call to it
+// would fail. (Over streamable HTTP it is still listed.)
 //
 // A Server serves any tool.Registry — so any set of packs — over stdio
 // (ServeStdio, or ServeIO over any pair of streams), streamable HTTP (the

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http/httptest"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -63,9 +63,22 @@ func TestInspectorEras(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hs := httptest.NewServer(srv)
-		t.Cleanup(hs.Close)
-		return hs.URL + "/mcp"
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Serve, unlike a bare httptest server, ends the sessions the
+		// Inspector leaves open when it stops.
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ctx, ln) }()
+		t.Cleanup(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		})
+		return "http://" + ln.Addr().String() + "/mcp"
 	}
 	stdio := []string{fixtureBinary(t), "serve"}
 	stateful := []string{serve()}

@@ -296,7 +296,8 @@ func sameSnapshot(a, b []tool.Tool) bool {
 }
 
 func sameTool(a, b tool.Tool) bool {
-	return a.Name == b.Name && a.Description == b.Description && a.Hints == b.Hints && bytes.Equal(a.Schema, b.Schema)
+	return a.Name == b.Name && a.Title == b.Title && a.Description == b.Description && a.Hints == b.Hints &&
+		bytes.Equal(a.Schema, b.Schema) && bytes.Equal(a.OutputSchema, b.OutputSchema) && bytes.Equal(a.Annotations, b.Annotations)
 }
 
 // Run serves one session over t until the client or ctx ends it.
