@@ -53,8 +53,11 @@
 // a call to a tool the filter hides gets exactly the result of a call to
 // one that does not exist, naming the tools the caller may use.
 // Host and Origin headers must be loopback unless allowed (DNS-rebinding
-// protection) and bodies are bounded. Tools that need the MCP session
-// (progress, logging, sampling, elicitation) find it with CallRequest.
+// protection) and bodies are bounded. What a served tool reports with
+// xtool.Progress reaches the client as notifications/progress when its
+// call carried a progress token, and xtool.Log as notifications/message at
+// or above the level the client asked for. Tools that need more of the MCP
+// session (sampling, elicitation) find it with CallRequest.
 // Prompts and resources go straight onto the go-sdk server (SDK).
 //
 // The registry's tools are re-read whenever a request finds its snapshot

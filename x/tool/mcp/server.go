@@ -371,6 +371,7 @@ func (s *Server) callTool(ctx context.Context, req *sdk.CallToolRequest) *sdk.Ca
 		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("the call to %s was refused: %v", name, err)}}}
 	}
 	ctx = context.WithValue(ctx, callKey{}, &callInfo{req: req, state: st})
+	ctx = xtool.WithReporter(ctx, reporter{req: req})
 	if s.filter != nil {
 		ctx = xtool.WithOffered(ctx, s.filter(ctx, st, s.reg.Tools()))
 	}
