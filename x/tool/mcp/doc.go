@@ -80,6 +80,7 @@
 // tool handler's execute_tool span) with every tools/call; the Server
 // continues the trace a request names, so its request span and the
 // execution under it join the caller's trace, across processes and
-// transports. A missing or malformed context starts a new trace and never
+// transports; and the requests a served tool makes of its client
+// (sampling, elicitation) carry the execution's context back. A missing or malformed context starts a new trace and never
 // fails the request.
 package mcp

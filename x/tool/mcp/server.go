@@ -224,6 +224,7 @@ func NewServer(reg tool.Registry, opts ...ServerOption) (*Server, error) {
 	so.HasTools = true
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: cfg.name, Version: cfg.version}, &so)
 	s.sdk.AddReceivingMiddleware(s.middleware)
+	s.sdk.AddSendingMiddleware(traceOutgoing)
 	s.stream = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk }, &sdk.StreamableHTTPOptions{
 		Stateless: cfg.stateless,
 		// ServeHTTP checks Host and Origin itself, with the allow-lists.

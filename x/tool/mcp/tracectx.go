@@ -2,7 +2,9 @@ package mcp
 
 import (
 	"context"
+	"maps"
 	"reflect"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/propagation"
@@ -44,6 +46,38 @@ func traceMeta(ctx context.Context) sdk.Meta {
 	m := sdk.Meta{}
 	traceProp.Inject(ctx, metaCarrier(m))
 	return m
+}
+
+// traceOutgoing is the server's sending middleware: the requests a served
+// tool makes of the client (sampling, elicitation, roots) carry the trace
+// context of the call that made them, so the client can continue the trace
+// in turn. Keys the request's _meta already has are left as they are.
+func traceOutgoing(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
+		p := req.GetParams()
+		if p == nil {
+			return next(ctx, method, req)
+		}
+		if v := reflect.ValueOf(p); v.Kind() == reflect.Pointer && v.IsNil() {
+			return next(ctx, method, req)
+		}
+		if tm := traceMeta(ctx); tm != nil {
+			meta := maps.Clone(p.GetMeta())
+			if meta == nil {
+				meta = map[string]any{}
+			}
+			for k, v := range tm {
+				if _, ok := meta[k]; !ok {
+					meta[k] = v
+				}
+			}
+			p.SetMeta(meta)
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // continueTrace returns ctx carrying the remote trace context req's _meta

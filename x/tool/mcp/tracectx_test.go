@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -177,5 +178,65 @@ func TestServerContinuesTraceFromMeta(t *testing.T) {
 					call.SpanContext().TraceID(), p.SpanID(), p.IsRemote(), p.TraceState(), tc.traceID, tc.parentID, tc.traceState)
 			}
 		})
+	}
+}
+
+// What a served tool asks of the client (here an elicitation) carries the
+// trace context of the tool's execution, so the client can continue it.
+func TestServerRequestsCarryTrace(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	reg := tool.NewRegistry()
+	err := reg.Register(tool.Tool{Name: "ask", Description: "Asks the user"}, func(ctx context.Context, _ tool.Sandbox, _ map[string]any) (any, error) {
+		req, _ := mcp.CallRequest(ctx)
+		res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "Go on?", RequestedSchema: map[string]any{"type": "object"}})
+		if err != nil {
+			return nil, err
+		}
+		return res.Action, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mcp.NewServer(reg, mcp.WithTracer(tp.Tracer("server")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	seen := make(chan any, 1)
+	client := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, &sdk.ClientOptions{
+		ElicitationHandler: func(_ context.Context, r *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			seen <- r.Params.GetMeta()["traceparent"]
+			return &sdk.ElicitResult{Action: "decline"}, nil
+		},
+	})
+	ct, st := sdk.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := client.Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ask", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	got := <-seen
+	var exec sdktrace.ReadOnlySpan
+	for _, sp := range rec.Ended() {
+		if sp.Name() == "execute_tool ask" {
+			exec = sp
+		}
+	}
+	if exec == nil {
+		t.Fatal("no execute_tool span")
+	}
+	sc := exec.SpanContext()
+	if want := "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-01"; got != want {
+		t.Fatalf("the elicitation's traceparent is %v, want %s", got, want)
 	}
 }
