@@ -1,8 +1,8 @@
 package mcp
 
 import (
-	"bytes"
 	"encoding/json"
+	"reflect"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -34,34 +34,30 @@ func negotiated(req sdk.Request) string {
 	return ""
 }
 
+// completeTemplate is an empty result marked complete. The go-sdk keeps
+// the mark in an unexported field that it sets only on results of tools it
+// runs itself and when it decodes one, so it is decoded once here, and
+// copied with the struct.
+var completeTemplate = func() sdk.CallToolResult {
+	var r sdk.CallToolResult
+	_ = json.Unmarshal([]byte(`{"resultType":"complete","content":[]}`), &r)
+	return r
+}()
+
 // complete marks a tools/call result the server built itself as complete
-// when the session's revision requires it, as the go-sdk marks the results
-// of the tools it runs. The SDK keeps the field unexported and sets it only
-// on that path and when decoding, so the result is decoded again with the
-// field added. A result that cannot be encoded is returned as it is: the
-// transport then reports the failure.
+// when the request's revision requires it, as the go-sdk marks the results
+// of the tools it runs: a copy of completeTemplate given every exported
+// field of res.
 func complete(req sdk.Request, res *sdk.CallToolResult) *sdk.CallToolResult {
 	if res == nil || negotiated(req) < resultTypeRevision {
 		return res
 	}
-	raw, err := json.Marshal(res)
-	if err != nil || !bytes.HasPrefix(raw, []byte("{")) {
-		return res
+	out := completeTemplate
+	dst, src := reflect.ValueOf(&out).Elem(), reflect.ValueOf(res).Elem()
+	for i := range dst.NumField() {
+		if dst.Type().Field(i).IsExported() {
+			dst.Field(i).Set(src.Field(i))
+		}
 	}
-	var probe struct {
-		ResultType string `json:"resultType"`
-	}
-	if json.Unmarshal(raw, &probe) == nil && probe.ResultType != "" {
-		return res
-	}
-	withType := []byte(`{"resultType":"complete"`)
-	if rest := bytes.TrimSpace(raw[1:]); !bytes.Equal(rest, []byte("}")) {
-		withType = append(withType, ',')
-	}
-	withType = append(withType, raw[1:]...)
-	out := new(sdk.CallToolResult)
-	if err := json.Unmarshal(withType, out); err != nil {
-		return res
-	}
-	return out
+	return &out
 }
