@@ -1,9 +1,15 @@
 package mcp_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/tool/mcp"
 )
 
 // A tools/call result lode's server builds itself carries resultType
@@ -32,7 +38,8 @@ func TestServerResultTypePerRevision(t *testing.T) {
 		{"2026-07-28", newMeta, "complete"},
 	} {
 		t.Run(rev.version, func(t *testing.T) {
-			s := serveLines(t, demoRegistry(t), nil, nil)
+			// The filter makes tools/list a result lode builds too.
+			s := serveLines(t, demoRegistry(t), nil, nil, mcp.WithFilter(func(_ context.Context, _ ledger.State, tools []tool.Tool) []tool.Tool { return tools }))
 			if rev.meta == "" {
 				s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, rev.version))
 				var init struct {
@@ -44,6 +51,19 @@ func TestServerResultTypePerRevision(t *testing.T) {
 					t.Fatalf("negotiated %q (%v), want %q", init.Result.ProtocolVersion, err, rev.version)
 				}
 				s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			}
+			s.send(`{"jsonrpc":"2.0","id":100,"method":"tools/list","params":{` + strings.TrimPrefix(rev.meta, ",") + `}}`)
+			var list struct {
+				Result *struct {
+					ResultType *string `json:"resultType"`
+					Tools      []any   `json:"tools"`
+				} `json:"result"`
+			}
+			if line := s.next(); json.Unmarshal([]byte(line), &list) != nil || list.Result == nil || len(list.Result.Tools) != 5 {
+				t.Fatalf("tools/list: %s", line)
+			}
+			if rt := list.Result.ResultType; (rt == nil) != (rev.want == "") || (rt != nil && *rt != rev.want) {
+				t.Errorf("tools/list: resultType %v, want %q", rt, rev.want)
 			}
 			for i, c := range calls {
 				s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s%s}}`, i+1, c.tool, c.args, rev.meta))
