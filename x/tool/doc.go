@@ -70,6 +70,11 @@
 // Spans say lode.approval=pending (with the reason) or approved (with
 // lode.approval.by).
 //
+// Reports. A long tool may say how far it has got with Progress and what
+// it is doing with Log; both reach the Reporter of the call's context
+// (WithReporter) and cost nothing without one. lode's MCP server supplies
+// one, so an MCP client sees them as progress and log notifications.
+//
 // With WithTracer, every execution is a span "execute_tool {name}" following
 // the OpenTelemetry GenAI conventions (gen_ai.operation.name, gen_ai.tool.name,
 // gen_ai.tool.call.id, gen_ai.tool.type, error.type); with WithMeter, a

@@ -422,7 +422,7 @@ func (c *Client) Call(ctx context.Context, name string, args map[string]any) (an
 		args = map[string]any{}
 	}
 	call := func(ctx context.Context, cs *sdk.ClientSession) (*sdk.CallToolResult, error) {
-		return cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		return cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args, Meta: traceMeta(ctx)})
 	}
 	res, err := request(ctx, sess, call)
 	if errors.Is(err, sdk.ErrSessionMissing) {
@@ -550,7 +550,7 @@ func (c *Client) session(ctx context.Context) (*conn, error) {
 	if c.cfg.protocolVersion != "" {
 		opts = &sdk.ClientSessionOptions{ProtocolVersion: c.cfg.protocolVersion}
 	}
-	cs, err := c.sdk.Connect(ctx, t, opts)
+	cs, err := c.sdk.Connect(ctx, withoutTaskTools(t), opts)
 	if err != nil {
 		stop()
 		if c.life.Err() != nil {

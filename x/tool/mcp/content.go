@@ -155,7 +155,7 @@ func structured(res artifact.ToolResult) any {
 // apply: a tool that is not read-only is destructive unless it says
 // otherwise, and every tool is open-world unless it says otherwise.
 func fromSDKTool(t *sdk.Tool) (tool.Tool, error) {
-	out := tool.Tool{Name: t.Name, Description: t.Description}
+	out := tool.Tool{Name: t.Name, Description: t.Description, Title: t.Title}
 	if out.Description == "" {
 		out.Description = t.Title
 	}
@@ -166,8 +166,20 @@ func fromSDKTool(t *sdk.Tool) (tool.Tool, error) {
 		}
 		out.Schema = raw
 	}
+	if t.OutputSchema != nil {
+		raw, err := json.Marshal(t.OutputSchema)
+		if err != nil {
+			return tool.Tool{}, fmt.Errorf("tool %q: output schema: %w", t.Name, err)
+		}
+		out.OutputSchema = raw
+	}
 	out.Hints = tool.Hints{Destructive: true, OpenWorld: true}
 	if a := t.Annotations; a != nil {
+		raw, err := json.Marshal(a)
+		if err != nil {
+			return tool.Tool{}, fmt.Errorf("tool %q: annotations: %w", t.Name, err)
+		}
+		out.Annotations = raw
 		if out.Description == "" {
 			out.Description = a.Title
 		}
@@ -179,15 +191,27 @@ func fromSDKTool(t *sdk.Tool) (tool.Tool, error) {
 	return out, nil
 }
 
-// toSDKTool describes a registry tool to MCP clients. Hints lode does not
-// set are left out rather than claimed false, except that a read-only tool
-// is plainly not destructive.
+// toSDKTool describes a registry tool to MCP clients, with its title and
+// output schema. A tool mounted from another MCP server is described with
+// the annotations that server gave it, as it gave them. Otherwise hints
+// lode does not set are left out rather than claimed false, except that a
+// read-only tool is plainly not destructive.
 func toSDKTool(t tool.Tool) *sdk.Tool {
 	schema := t.Schema
 	if len(bytes.TrimSpace(schema)) == 0 {
 		schema = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
-	out := &sdk.Tool{Name: t.Name, Description: t.Description, InputSchema: schema}
+	out := &sdk.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema}
+	if len(bytes.TrimSpace(t.OutputSchema)) > 0 {
+		out.OutputSchema = t.OutputSchema
+	}
+	if len(bytes.TrimSpace(t.Annotations)) > 0 {
+		var a sdk.ToolAnnotations
+		if err := json.Unmarshal(t.Annotations, &a); err == nil {
+			out.Annotations = &a
+			return out
+		}
+	}
 	h := t.Hints
 	if h != (tool.Hints{}) {
 		a := &sdk.ToolAnnotations{ReadOnlyHint: h.ReadOnly, IdempotentHint: h.Idempotent}

@@ -30,7 +30,13 @@
 // artifact.Image, Audio, Resource and ResourceLink parts (noted in Content in
 // brackets); structured content becomes Value; isError becomes IsError.
 // MCP's annotation defaults apply to hints: a tool that does not say it is
-// read-only or non-destructive is taken as Destructive.
+// read-only or non-destructive is taken as Destructive. A tool's title,
+// output schema and annotations are kept as the server gave them
+// (tool.Tool's Title, OutputSchema, Annotations), so that a Server serving
+// the registry again says the same of it. A tool the server runs only as an
+// MCP task (execution.taskSupport "required") is left out of the list over
+// stdio and custom transports: the go-sdk has no tasks, so every call to it
+// would fail. (Over streamable HTTP it is still listed.)
 //
 // A Server serves any tool.Registry — so any set of packs — over stdio
 // (ServeStdio, or ServeIO over any pair of streams), streamable HTTP (the
@@ -47,11 +53,34 @@
 // a call to a tool the filter hides gets exactly the result of a call to
 // one that does not exist, naming the tools the caller may use.
 // Host and Origin headers must be loopback unless allowed (DNS-rebinding
-// protection) and bodies are bounded. Tools that need the MCP session
-// (progress, logging, sampling, elicitation) find it with CallRequest.
+// protection) and bodies are bounded. What a served tool reports with
+// xtool.Progress reaches the client as notifications/progress when its
+// call carried a progress token, and xtool.Log as notifications/message at
+// or above the level the client asked for. Tools that need more of the MCP
+// session (sampling, elicitation) find it with CallRequest.
 // Prompts and resources go straight onto the go-sdk server (SDK).
 //
 // The registry's tools are re-read whenever a request finds its snapshot
 // changed, or at Refresh; connected clients are then sent
 // notifications/tools/list_changed.
+//
+// # Protocol revisions
+//
+// The server speaks every revision the go-sdk does, 2026-07-28 included
+// (over stdio, and over HTTP when WithStateless; stateful HTTP sessions use
+// the revisions before it). The tools/call results it builds itself carry
+// resultType "complete" when the request's revision requires it, and leave
+// it out for earlier revisions.
+//
+// # Trace context
+//
+// W3C trace context crosses MCP in each request's _meta under the keys the
+// specification reserves (SEP-414): "traceparent", "tracestate" and
+// "baggage". The Client sends the context of the span its caller is in (the
+// tool handler's execute_tool span) with every tools/call; the Server
+// continues the trace a request names, so its request span and the
+// execution under it join the caller's trace, across processes and
+// transports; and the requests a served tool makes of its client
+// (sampling, elicitation) carry the execution's context back. A missing or malformed context starts a new trace and never
+// fails the request.
 package mcp

@@ -24,6 +24,12 @@ func TestMain(m *testing.M) {
 	case "fake":
 		fakeMain()
 		os.Exit(0)
+	case "trace":
+		if err := traceServerMain(); err != nil {
+			fmt.Fprintln(os.Stderr, "trace server:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	case "sleep":
 		// A process a fake server started: it lives until killed.
 		select {}

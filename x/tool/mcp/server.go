@@ -224,6 +224,7 @@ func NewServer(reg tool.Registry, opts ...ServerOption) (*Server, error) {
 	so.HasTools = true
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: cfg.name, Version: cfg.version}, &so)
 	s.sdk.AddReceivingMiddleware(s.middleware)
+	s.sdk.AddSendingMiddleware(traceOutgoing)
 	s.stream = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk }, &sdk.StreamableHTTPOptions{
 		Stateless: cfg.stateless,
 		// ServeHTTP checks Host and Origin itself, with the allow-lists.
@@ -296,7 +297,8 @@ func sameSnapshot(a, b []tool.Tool) bool {
 }
 
 func sameTool(a, b tool.Tool) bool {
-	return a.Name == b.Name && a.Description == b.Description && a.Hints == b.Hints && bytes.Equal(a.Schema, b.Schema)
+	return a.Name == b.Name && a.Title == b.Title && a.Description == b.Description && a.Hints == b.Hints &&
+		bytes.Equal(a.Schema, b.Schema) && bytes.Equal(a.OutputSchema, b.OutputSchema) && bytes.Equal(a.Annotations, b.Annotations)
 }
 
 // Run serves one session over t until the client or ctx ends it.
@@ -371,6 +373,7 @@ func (s *Server) callTool(ctx context.Context, req *sdk.CallToolRequest) *sdk.Ca
 	}
 	ctx = context.WithValue(ctx, callKey{}, &callInfo{req: req, state: st})
 	ctx = xtool.WithCaller(ctx, st)
+	ctx = xtool.WithReporter(ctx, reporter{req: req})
 	if s.filter != nil {
 		ctx = xtool.WithOffered(ctx, s.filter(ctx, st, s.reg.Tools()))
 	}
@@ -411,6 +414,7 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		if strings.HasPrefix(method, "notifications/") {
 			return next(ctx, method, req)
 		}
+		ctx = continueTrace(ctx, req)
 		var span trace.Span
 		if s.tracer != nil {
 			ctx, span = s.startSpan(ctx, method, req)
@@ -419,7 +423,7 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			if p := recover(); p != nil {
 				slog.Default().ErrorContext(ctx, "lode: mcp server recovered a panic", "method", method, "panic", p, "stack", string(debug.Stack()))
 				if method == "tools/call" {
-					res, err = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("the server failed while handling this call (%v)", p)}}}, nil
+					res, err = complete(req, &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("the server failed while handling this call (%v)", p)}}}), nil
 				} else {
 					res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("internal error: %v", p)}
 				}
@@ -431,7 +435,7 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		switch method {
 		case "tools/call":
 			if r, ok := req.(*sdk.CallToolRequest); ok {
-				return s.callTool(ctx, r), nil
+				return complete(req, s.callTool(ctx, r)), nil
 			}
 		case "tools/list":
 			res, err = next(ctx, method, req)
