@@ -71,6 +71,8 @@ type config struct {
 	stopTimeout     time.Duration
 	protocolVersion string
 
+	features features
+
 	errs []error
 }
 
@@ -275,11 +277,9 @@ func NewClient(opts ...Option) (*Client, error) {
 		changed:    make(chan struct{}, 1),
 	}
 	c.life, c.kill = context.WithCancel(context.Background())
-	c.sdk = sdk.NewClient(&sdk.Implementation{Name: "lode", Version: Version}, &sdk.ClientOptions{
-		// Advertise nothing we do not serve (the SDK's default offers roots).
-		Capabilities:           &sdk.ClientCapabilities{},
-		ToolListChangedHandler: c.onListChanged,
-	})
+	// Advertise only what the client serves (the SDK's default offers roots).
+	c.sdk = sdk.NewClient(&sdk.Implementation{Name: "lode", Version: Version}, c.sdkOptions())
+	c.setup()
 	return c, nil
 }
 
@@ -318,6 +318,7 @@ func (c *config) check() {
 	if c.url == "" && (c.header != nil || c.httpClient != nil) {
 		c.fail("WithHeader and WithHTTPClient apply only to WithHTTP")
 	}
+	c.features.check(c)
 	if c.stopTimeout <= 0 {
 		c.fail("WithStopTimeout: %s is not positive", c.stopTimeout)
 	}
@@ -421,8 +422,10 @@ func (c *Client) Call(ctx context.Context, name string, args map[string]any) (an
 	if args == nil {
 		args = map[string]any{}
 	}
+	params := &sdk.CallToolParams{Name: name, Arguments: args}
+	defer c.trackProgress(params)()
 	call := func(ctx context.Context, cs *sdk.ClientSession) (*sdk.CallToolResult, error) {
-		return cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		return cs.CallTool(ctx, params)
 	}
 	res, err := request(ctx, sess, call)
 	if errors.Is(err, sdk.ErrSessionMissing) {
@@ -582,6 +585,7 @@ func (c *Client) session(ctx context.Context) (*conn, error) {
 		go c.refresh()
 	}
 	c.mu.Unlock()
+	c.afterConnect(ctx, cs)
 	if reconnect {
 		// The new server may offer other tools than the old one.
 		c.signal()
@@ -727,7 +731,7 @@ func (c *Client) newTransport(ctx context.Context) (sdk.Transport, func(), error
 			cp.Transport = &headerTransport{base: base, header: c.cfg.header}
 			hc = &cp
 		}
-		return &sdk.StreamableClientTransport{Endpoint: c.cfg.url, HTTPClient: hc}, func() {}, nil
+		return &sdk.StreamableClientTransport{Endpoint: c.cfg.url, HTTPClient: hc, OAuthHandler: c.cfg.features.oauth}, func() {}, nil
 	default:
 		cmd := exec.Command(c.cfg.command, c.cfg.args...)
 		cmd.Dir = c.cfg.dir

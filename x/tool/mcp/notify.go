@@ -1,0 +1,92 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Notification kinds.
+const (
+	// NotifyProgress: a tool call in flight reported how far it got.
+	NotifyProgress = "progress"
+	// NotifyLog: the server logged a message (notifications/message).
+	NotifyLog = "log"
+)
+
+// Notification is a progress report or a log message from a server. It is
+// a loop.Event (EventName "mcp_notification"), so a callback can hand it
+// straight to a loop.Emitter.
+type Notification struct {
+	// Server is the client's name (WithName); Kind is NotifyProgress or
+	// NotifyLog.
+	Server, Kind string
+	// Tool is, for progress, the tool whose call reported it.
+	Tool string
+	// Progress and Total (zero when unknown) measure progress.
+	Progress, Total float64
+	// Message is the progress message, or a log message's data when it
+	// is text.
+	Message string
+	// Level and Logger come with a log message; Data is its payload as
+	// the server sent it.
+	Level, Logger string
+	Data          any
+}
+
+// EventName returns "mcp_notification".
+func (Notification) EventName() string { return "mcp_notification" }
+
+// WithNotifications calls fn with each progress report and log message
+// the server sends. Progress is asked for on every tool call (the call
+// carries a progress token), and logs at level "info" and above once
+// connected, when the server offers logging. fn runs on the session's
+// reading goroutine: it should not block.
+func WithNotifications(fn func(ctx context.Context, n Notification)) Option {
+	return func(c *config) { c.features.notify = fn }
+}
+
+// trackProgress gives a call a progress token when notifications are
+// wanted, and returns the function that forgets it.
+func (c *Client) trackProgress(params *sdk.CallToolParams) func() {
+	f := &c.cfg.features
+	if f.notify == nil {
+		return func() {}
+	}
+	tok := fmt.Sprintf("lode-%d", f.track.next.Add(1))
+	params.SetProgressToken(tok)
+	f.track.names.Store(tok, params.Name)
+	return func() { f.track.names.Delete(tok) }
+}
+
+func (c *Client) onProgress(ctx context.Context, req *sdk.ProgressNotificationClientRequest) {
+	p := req.Params
+	n := Notification{Server: c.cfg.name, Kind: NotifyProgress, Progress: p.Progress, Total: p.Total, Message: p.Message}
+	if name, ok := c.cfg.features.track.names.Load(p.ProgressToken); ok {
+		n.Tool = name.(string)
+	}
+	c.cfg.features.notify(ctx, n)
+}
+
+func (c *Client) onLog(ctx context.Context, req *sdk.LoggingMessageRequest) {
+	p := req.Params
+	n := Notification{Server: c.cfg.name, Kind: NotifyLog, Level: string(p.Level), Logger: p.Logger, Data: p.Data}
+	if s, ok := p.Data.(string); ok {
+		n.Message = s
+	}
+	c.cfg.features.notify(ctx, n)
+}
+
+// afterConnect asks a fresh session for what the features need: log
+// messages when notifications are wanted.
+func (c *Client) afterConnect(ctx context.Context, cs *sdk.ClientSession) {
+	if c.cfg.features.notify == nil {
+		return
+	}
+	if res := cs.InitializeResult(); res == nil || res.Capabilities == nil || res.Capabilities.Logging == nil {
+		return
+	}
+	// Best effort: a server that refuses still sends progress.
+	_ = cs.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: "info"})
+}
