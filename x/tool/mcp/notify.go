@@ -5,7 +5,11 @@ import (
 	"fmt"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lodeworks/lode/loop"
 )
+
+var _ loop.Event = Notification{}
 
 // Notification kinds.
 const (
@@ -48,7 +52,9 @@ func WithNotifications(fn func(ctx context.Context, n Notification)) Option {
 }
 
 // trackProgress gives a call a progress token when notifications are
-// wanted, and returns the function that forgets it.
+// wanted, and returns the function that forgets it. It also asks for log
+// messages at level "info": revisions from 2026-07-28 on take the level
+// from each request's _meta rather than from logging/setLevel.
 func (c *Client) trackProgress(params *sdk.CallToolParams) func() {
 	f := &c.cfg.features
 	if f.notify == nil {
@@ -56,6 +62,10 @@ func (c *Client) trackProgress(params *sdk.CallToolParams) func() {
 	}
 	tok := fmt.Sprintf("lode-%d", f.track.next.Add(1))
 	params.SetProgressToken(tok)
+	if params.Meta == nil {
+		params.Meta = sdk.Meta{}
+	}
+	params.Meta[sdk.MetaKeyLogLevel] = "info"
 	f.track.names.Store(tok, params.Name)
 	return func() { f.track.names.Delete(tok) }
 }
