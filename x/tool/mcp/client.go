@@ -176,17 +176,17 @@ func WithInProcess(srv *Server) Option {
 //
 // A request that runs out of time — this bound, or the deadline of the
 // caller's context — fails (with ErrTimeout, or the context's error), and
-// the tool handler turns that into an error result. It also drops the
-// session, because a server that does not answer one request would make
-// the next wait as long: the server is asked to cancel the request, the
-// session is closed as Close does it (a stdio server's stdin is closed,
-// then it and its process group are killed if they do not exit in time),
-// and the next request connects afresh. Other requests waiting on that
-// session fail at once, with errors that wrap ErrTimeout. A timeout cannot
-// tell a hung server from a slow one, so a call that merely takes longer
-// than the bound drops a healthy session too: give servers whose tools
-// take long a longer bound. A caller that cancels its context (rather
-// than letting a deadline pass) keeps the session.
+// the tool handler turns that into an error result. The server is asked
+// to cancel the request (notifications/cancelled) and then pinged
+// (WithPingTimeout): a slow tool on a server that still answers keeps
+// its session. A server that does not answer the ping is hung, and would
+// make the next request wait as long, so its session is dropped: it is
+// closed as Close does it (a stdio server's stdin is closed, then it and
+// its process group are killed if they do not exit in time), and the next
+// request connects afresh. Other requests waiting on that session fail at
+// once, with errors that wrap ErrTimeout. A caller that cancels its
+// context (rather than letting a deadline pass) keeps the session without
+// a ping.
 func WithCallTimeout(d time.Duration) Option { return func(c *config) { c.callTimeout = d } }
 
 // WithStopTimeout sets how long Close waits for a stdio server to exit
@@ -678,6 +678,9 @@ func (c *Client) requestError(ctx context.Context, sess *conn, what string, err 
 		reason := "no answer before the caller's deadline"
 		if errors.Is(context.Cause(ctx), ErrTimeout) {
 			reason = fmt.Sprintf("no answer within %s", c.cfg.callTimeout)
+		}
+		if c.alive(sess) {
+			return fmt.Errorf("mcp: server %q: %s: %s; the server still answers pings, so the session was kept: %w", c.cfg.name, what, reason, context.Cause(ctx))
 		}
 		c.drop(sess, &hungError{what: what, reason: reason})
 		return fmt.Errorf("mcp: server %q: %s: %s; the session was dropped and the next call reconnects: %w", c.cfg.name, what, reason, context.Cause(ctx))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,6 +20,7 @@ type features struct {
 	notify   func(context.Context, Notification)
 	oauth    auth.OAuthHandler
 	rootsSet bool
+	ping     time.Duration
 
 	// track is set up by NewClient when notifications are wanted.
 	track *progressTrack

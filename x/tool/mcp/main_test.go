@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -106,6 +107,8 @@ type rpcMsg struct {
 //	              answered, the later one first
 //	crash         exits without answering
 //	hang          never answers
+//	freeze        never answers, nor reads anything more: the whole
+//	              server hangs, pings included
 //	pid           answers the process ID
 //	cwd           answers its directory and $FAKE_EXTRA
 //	getenv {name} answers "name=value", or "name unset"
@@ -161,7 +164,7 @@ func fakeMain() {
 			reply(m.ID, map[string]any{})
 		case "tools/list":
 			var tools []any
-			for _, n := range []string{"echo", "pair", "crash", "hang", "pid", "spawn", "cwd"} {
+			for _, n := range []string{"echo", "pair", "crash", "hang", "freeze", "pid", "spawn", "cwd"} {
 				tools = append(tools, map[string]any{"name": n, "description": "fake " + n,
 					"inputSchema": map[string]any{"type": "object"}})
 			}
@@ -187,6 +190,9 @@ func fakeMain() {
 				os.Exit(3)
 			case "hang":
 				fmt.Fprintln(os.Stderr, "hang received")
+			case "freeze":
+				fmt.Fprintln(os.Stderr, "freeze received")
+				time.Sleep(time.Hour)
 			case "cwd":
 				wd, _ := os.Getwd()
 				reply(m.ID, text(wd+" "+os.Getenv("FAKE_EXTRA")))
