@@ -423,7 +423,7 @@ func (c *Client) Call(ctx context.Context, name string, args map[string]any) (an
 		args = map[string]any{}
 	}
 	params := &sdk.CallToolParams{Name: name, Arguments: args}
-	defer c.trackProgress(params)()
+	c.trackProgress(params)
 	call := func(ctx context.Context, cs *sdk.ClientSession) (*sdk.CallToolResult, error) {
 		return cs.CallTool(ctx, params)
 	}

@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,11 +25,9 @@ type features struct {
 	track *progressTrack
 }
 
-// progressTrack maps the progress token sent with a call to the tool it
-// was sent for, so a progress notification names its tool.
+// progressTrack numbers the progress tokens sent with calls.
 type progressTrack struct {
-	names sync.Map
-	next  atomic.Int64
+	next atomic.Int64
 }
 
 // sdkOptions builds the go-sdk client options from the configured

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -52,29 +53,28 @@ func WithNotifications(fn func(ctx context.Context, n Notification)) Option {
 }
 
 // trackProgress gives a call a progress token when notifications are
-// wanted, and returns the function that forgets it. It also asks for log
-// messages at level "info": revisions from 2026-07-28 on take the level
-// from each request's _meta rather than from logging/setLevel.
-func (c *Client) trackProgress(params *sdk.CallToolParams) func() {
+// wanted. The token carries the tool's name, because the SDK may deliver
+// a progress notification after the call it belongs to has returned. It
+// also asks for log messages at level "info": revisions from 2026-07-28
+// on take the level from each request's _meta rather than from
+// logging/setLevel.
+func (c *Client) trackProgress(params *sdk.CallToolParams) {
 	f := &c.cfg.features
 	if f.notify == nil {
-		return func() {}
+		return
 	}
-	tok := fmt.Sprintf("lode-%d", f.track.next.Add(1))
-	params.SetProgressToken(tok)
+	params.SetProgressToken(fmt.Sprintf("%d/%s", f.track.next.Add(1), params.Name))
 	if params.Meta == nil {
 		params.Meta = sdk.Meta{}
 	}
 	params.Meta[sdk.MetaKeyLogLevel] = "info"
-	f.track.names.Store(tok, params.Name)
-	return func() { f.track.names.Delete(tok) }
 }
 
 func (c *Client) onProgress(ctx context.Context, req *sdk.ProgressNotificationClientRequest) {
 	p := req.Params
 	n := Notification{Server: c.cfg.name, Kind: NotifyProgress, Progress: p.Progress, Total: p.Total, Message: p.Message}
-	if name, ok := c.cfg.features.track.names.Load(p.ProgressToken); ok {
-		n.Tool = name.(string)
+	if tok, ok := p.ProgressToken.(string); ok {
+		_, n.Tool, _ = strings.Cut(tok, "/")
 	}
 	c.cfg.features.notify(ctx, n)
 }
