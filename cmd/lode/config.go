@@ -14,6 +14,7 @@ import (
 
 	"github.com/lodeworks/lode/x/provider/anthropic"
 	"github.com/lodeworks/lode/x/provider/openai"
+	"github.com/lodeworks/lode/x/tool/mcp"
 	"github.com/lodeworks/lode/x/tool/pack"
 )
 
@@ -105,6 +106,8 @@ type MCPServer struct {
 	// httpc carries the traffic of a url: server; nil means the MCP
 	// client's own.
 	httpc *http.Client
+	// elicit answers the server's elicitations (lode chat); nil declines.
+	elicit mcp.Elicitor
 }
 
 // Duration is a lode.yaml duration, written as time.ParseDuration reads

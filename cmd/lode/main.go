@@ -57,6 +57,7 @@ import (
 	"go.opentelemetry.io/otel"
 
 	"github.com/lodeworks/lode/x/cassette"
+	"github.com/lodeworks/lode/x/tool/mcp"
 )
 
 const usage = `lode — an LLM agent loop with tools, packs and MCP
@@ -110,6 +111,8 @@ type env struct {
 	// cassette, when set, carries the model's and remote MCP servers'
 	// HTTP traffic (lode run --record, --replay).
 	cassette *cassette.Recorder
+	// elicit asks the person what MCP servers elicit (lode chat).
+	elicit mcp.Elicitor
 }
 
 func main() {

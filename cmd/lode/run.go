@@ -151,6 +151,9 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 			cfg.MCP[i].httpc = e.cassette.Client()
 		}
 	}
+	for i := range cfg.MCP {
+		cfg.MCP[i].elicit = e.elicit
+	}
 	tb, err := mountTools(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -360,6 +363,11 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 	if err := noArgs("lode chat", rest); err != nil {
 		return err
 	}
+	// Lines are read apart from the loop so that a signal or the end of
+	// ctx is seen while the prompt waits; an MCP server's elicitation
+	// reads them too, while a turn runs.
+	lines := make(chan string)
+	e.elicit = terminalElicitor(e.stderr, lines)
 	a, err := newAgent(ctx, e, &o)
 	if err != nil {
 		return err
@@ -370,9 +378,6 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 	// prompt it only says how to quit.
 	sigs, release := interrupts(e)
 	defer release()
-	// Lines are read apart from the loop so that a signal or the end of
-	// ctx is seen while the prompt waits.
-	lines := make(chan string)
 	readErr := make(chan error, 1)
 	done := make(chan struct{})
 	defer close(done)

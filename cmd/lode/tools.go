@@ -121,7 +121,7 @@ func mountTools(ctx context.Context, cfg *Config) (*toolbox, error) {
 		return nil, err
 	}
 	tb := &toolbox{reg: reg, router: router}
-	if err := mountMCP(ctx, tb, cfg.MCP); err != nil {
+	if err := mountMCP(ctx, tb, cfg); err != nil {
 		_ = tb.Close()
 		return nil, err
 	}
