@@ -12,6 +12,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
 	"github.com/lodeworks/lode/x/provider/anthropic"
 	"github.com/lodeworks/lode/x/provider/openai"
 	"github.com/lodeworks/lode/x/tool/mcp"
@@ -108,6 +110,8 @@ type MCPServer struct {
 	httpc *http.Client
 	// elicit answers the server's elicitations (lode chat); nil declines.
 	elicit mcp.Elicitor
+	// oauth sends the token of lode mcp login; nil sends none.
+	oauth auth.OAuthHandler
 }
 
 // Duration is a lode.yaml duration, written as time.ParseDuration reads

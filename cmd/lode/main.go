@@ -10,6 +10,7 @@
 //	lode resume [flags] THREAD ... decide on calls waiting for approval, then go on
 //	lode tools [flags]             the tools a configuration mounts
 //	lode serve [--http ADDR]       the configured packs over MCP (stdio by default)
+//	lode mcp login NAME            log in to the MCP server NAME (OAuth; the token kept for run and chat)
 //	lode --version                 the version, commit and Go release it was built with
 //
 // Flags may come before or after a command's other arguments; "--" ends
@@ -74,6 +75,7 @@ usage:
   lode tools [flags]             list the tools the configuration mounts
   lode serve [flags]             serve the configured packs over MCP (stdio, or --http ADDR)
   lode web [flags]               a chat page for the configured agent (--addr, loopback only)
+  lode mcp login NAME            log in to the url: MCP server NAME (OAuth, a browser link)
   lode --version                 the version, commit and Go release of this build
 
 Flags go before or after the prompt; -- ends them. Configuration comes from
@@ -201,6 +203,8 @@ func run(ctx context.Context, e env, args []string) int {
 		err = cmdServe(ctx, e, rest)
 	case "web":
 		err = cmdWeb(ctx, e, rest)
+	case "mcp":
+		err = cmdMCP(ctx, e, rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(e.stdout, usage)
 		return 0

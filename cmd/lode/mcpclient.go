@@ -15,7 +15,8 @@ import (
 
 // mcpFeatures is what lode offers a mounted MCP server beyond tool calls:
 // the roots it may work in (the filesystem pack's root, when that pack is
-// mounted) and, in lode chat, elicitation at the terminal.
+// mounted), in lode chat elicitation at the terminal, and the token of
+// lode mcp login.
 func mcpFeatures(cfg *Config, s MCPServer) []mcp.Option {
 	var opts []mcp.Option
 	for _, pc := range cfg.Tools {
@@ -31,7 +32,27 @@ func mcpFeatures(cfg *Config, s MCPServer) []mcp.Option {
 	if s.elicit != nil {
 		opts = append(opts, mcp.WithElicitation(s.elicit))
 	}
+	if s.oauth != nil {
+		opts = append(opts, mcp.WithOAuth(s.oauth))
+	}
 	return opts
+}
+
+// prepareMCP gives the MCP servers of a run what the command offers them:
+// the terminal's elicitation (lode chat) and the logins of lode mcp login.
+func prepareMCP(ctx context.Context, e env, cfg *Config) error {
+	store, err := openTokenStore(e)
+	if err != nil {
+		store = nil
+	}
+	for i := range cfg.MCP {
+		s := &cfg.MCP[i]
+		s.elicit = e.elicit
+		if s.oauth, err = storedOAuth(ctx, store, *s); err != nil {
+			return fmt.Errorf("mcp server %q: %w", s.Name, err)
+		}
+	}
+	return nil
 }
 
 // terminalElicitor asks the person at the terminal what an MCP server

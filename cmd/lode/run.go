@@ -151,8 +151,8 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 			cfg.MCP[i].httpc = e.cassette.Client()
 		}
 	}
-	for i := range cfg.MCP {
-		cfg.MCP[i].elicit = e.elicit
+	if err := prepareMCP(ctx, e, cfg); err != nil {
+		return nil, err
 	}
 	tb, err := mountTools(ctx, cfg)
 	if err != nil {
