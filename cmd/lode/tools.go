@@ -145,6 +145,9 @@ func cmdTools(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := prepareMCP(ctx, e, cfg); err != nil {
+		return err
+	}
 	tb, err := mountTools(ctx, cfg)
 	if err != nil {
 		return err
