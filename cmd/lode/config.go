@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -112,6 +113,8 @@ type MCPServer struct {
 	elicit mcp.Elicitor
 	// oauth sends the token of lode mcp login; nil sends none.
 	oauth auth.OAuthHandler
+	// notify takes the server's progress reports and logs; nil drops them.
+	notify func(context.Context, mcp.Notification)
 }
 
 // Duration is a lode.yaml duration, written as time.ParseDuration reads

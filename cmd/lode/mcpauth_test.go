@@ -170,7 +170,7 @@ func TestMCPLogin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := prepareMCP(context.Background(), env{getenv: getenv}, cfg); err != nil {
+	if _, err := prepareMCP(context.Background(), env{getenv: getenv}, cfg); err != nil {
 		t.Fatal(err)
 	}
 	tb, err := mountTools(context.Background(), cfg)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/x/tool/mcp"
 )
 
@@ -35,24 +37,74 @@ func mcpFeatures(cfg *Config, s MCPServer) []mcp.Option {
 	if s.oauth != nil {
 		opts = append(opts, mcp.WithOAuth(s.oauth))
 	}
+	if s.notify != nil {
+		opts = append(opts, mcp.WithNotifications(s.notify))
+	}
 	return opts
 }
 
 // prepareMCP gives the MCP servers of a run what the command offers them:
-// the terminal's elicitation (lode chat) and the logins of lode mcp login.
-func prepareMCP(ctx context.Context, e env, cfg *Config) error {
+// the terminal's elicitation (lode chat), the logins of lode mcp login,
+// and a way for their progress reports and logs to reach the run's
+// printer, once there is one (notes.to).
+func prepareMCP(ctx context.Context, e env, cfg *Config) (*notes, error) {
 	store, err := openTokenStore(e)
 	if err != nil {
 		store = nil
 	}
+	n := &notes{}
 	for i := range cfg.MCP {
 		s := &cfg.MCP[i]
 		s.elicit = e.elicit
+		s.notify = n.emit
 		if s.oauth, err = storedOAuth(ctx, store, *s); err != nil {
-			return fmt.Errorf("mcp server %q: %w", s.Name, err)
+			return nil, fmt.Errorf("mcp server %q: %w", s.Name, err)
 		}
 	}
-	return nil
+	return n, nil
+}
+
+// notes forwards MCP notifications to an emitter set after the servers
+// are mounted; before that they are dropped.
+type notes struct {
+	mu sync.Mutex
+	em loop.Emitter
+}
+
+func (n *notes) to(em loop.Emitter) {
+	n.mu.Lock()
+	n.em = em
+	n.mu.Unlock()
+}
+
+func (n *notes) emit(ctx context.Context, ev mcp.Notification) {
+	n.mu.Lock()
+	em := n.em
+	n.mu.Unlock()
+	if em != nil {
+		em.Emit(ctx, ev)
+	}
+}
+
+// notificationLine is how a progress report or a log message shows.
+func notificationLine(n mcp.Notification) string {
+	if n.Kind == mcp.NotifyProgress {
+		step := fmt.Sprintf("%g", n.Progress)
+		if n.Total > 0 {
+			step += fmt.Sprintf("/%g", n.Total)
+		}
+		line := fmt.Sprintf("  [%s] %s: %s", n.Server, n.Tool, step)
+		if n.Message != "" {
+			line += " " + n.Message
+		}
+		return line
+	}
+	msg := n.Message
+	if msg == "" {
+		b, _ := json.Marshal(n.Data)
+		msg = string(b)
+	}
+	return fmt.Sprintf("  [%s] %s: %s", n.Server, n.Level, msg)
 }
 
 // terminalElicitor asks the person at the terminal what an MCP server

@@ -108,3 +108,29 @@ func TestMCPFeaturesRoots(t *testing.T) {
 		})
 	}
 }
+
+// Progress reports and log messages of MCP servers show on the info
+// stream, between lines of the answer, once the printer is set.
+func TestMCPNotificationsPrinted(t *testing.T) {
+	cases := []struct {
+		n    mcp.Notification
+		want string
+	}{
+		{mcp.Notification{Server: "s", Kind: mcp.NotifyProgress, Tool: "build", Progress: 1, Total: 3, Message: "compiling"}, "  [s] build: 1/3 compiling\n"},
+		{mcp.Notification{Server: "s", Kind: mcp.NotifyProgress, Tool: "build", Progress: 0.5}, "  [s] build: 0.5\n"},
+		{mcp.Notification{Server: "s", Kind: mcp.NotifyLog, Level: "warning", Message: "disk nearly full", Data: "disk nearly full"}, "  [s] warning: disk nearly full\n"},
+		{mcp.Notification{Server: "s", Kind: mcp.NotifyLog, Level: "info", Data: map[string]any{"free": 3}}, "  [s] info: {\"free\":3}\n"},
+	}
+	for _, tc := range cases {
+		var out, info bytes.Buffer
+		n := &notes{}
+		n.emit(context.Background(), tc.n) // no printer yet: dropped
+		pr := &printer{out: &out, info: &info}
+		n.to(pr)
+		pr.write("partial answer")
+		n.emit(context.Background(), tc.n)
+		if info.String() != tc.want || out.String() != "partial answer\n" {
+			t.Errorf("%+v: info %q, out %q; want info %q", tc.n, info.String(), out.String(), tc.want)
+		}
+	}
+}

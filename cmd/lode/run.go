@@ -25,6 +25,7 @@ import (
 	"github.com/lodeworks/lode/x/provider/anthropic"
 	"github.com/lodeworks/lode/x/provider/openai"
 	xtool "github.com/lodeworks/lode/x/tool"
+	"github.com/lodeworks/lode/x/tool/mcp"
 )
 
 const noEndpoint = "no model endpoint configured: set --base-url and --model (or model: in lode.yaml) for any OpenAI-compatible server, or OPENAI_API_KEY for OpenAI — or try `lode demo`, which needs neither"
@@ -151,7 +152,8 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 			cfg.MCP[i].httpc = e.cassette.Client()
 		}
 	}
-	if err := prepareMCP(ctx, e, cfg); err != nil {
+	notes, err := prepareMCP(ctx, e, cfg)
+	if err != nil {
 		return nil, err
 	}
 	tb, err := mountTools(ctx, cfg)
@@ -165,6 +167,7 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 		loopOpts = append(loopOpts, loop.WithTracer(tracer))
 	}
 	pr := &printer{out: e.stdout, info: e.stderr}
+	notes.to(pr)
 	invoke := []provider.InvokeOption{xtool.WithFilteredTools(tb.reg, nil)}
 	pol, sendTo, err := historyPolicy(cfg, prov)
 	if err != nil {
@@ -471,6 +474,9 @@ func (p *printer) Emit(_ context.Context, ev loop.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch ev := ev.(type) {
+	case mcp.Notification:
+		p.breakLine()
+		fmt.Fprintln(p.info, notificationLine(ev))
 	case loop.DeltaEvent:
 		switch d := ev.Delta.(type) {
 		case artifact.TextDelta:

@@ -145,7 +145,7 @@ func cmdTools(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := prepareMCP(ctx, e, cfg); err != nil {
+	if _, err := prepareMCP(ctx, e, cfg); err != nil {
 		return err
 	}
 	tb, err := mountTools(ctx, cfg)
