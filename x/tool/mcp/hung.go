@@ -2,7 +2,10 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // DefaultPingTimeout is how long a server has to answer the ping sent
@@ -32,5 +35,9 @@ func (c *Client) alive(sess *conn) bool {
 	defer cancel()
 	defer context.AfterFunc(c.life, cancel)()
 	defer context.AfterFunc(sess.ctx, cancel)()
-	return sess.cs.Ping(ctx, nil) == nil
+	// Any answer will do: revisions from 2026-07-28 on have no ping, and
+	// a server speaking them answers with "method not found".
+	err := sess.cs.Ping(ctx, nil)
+	var rpc *jsonrpc.Error
+	return err == nil || (errors.As(err, &rpc) && rpc.Code != codeRejected)
 }

@@ -132,3 +132,36 @@ func TestCancelSendsCancelled(t *testing.T) {
 		t.Fatal("a cancelled call replaced the session")
 	}
 }
+
+// A slow tool on a server that answers keeps its session after a
+// timeout, in every protocol era: revisions without ping answer it with
+// "method not found", which still proves the server is there.
+func TestTimeoutKeepsAnsweringServer(t *testing.T) {
+	for _, version := range []string{"", "2025-11-25"} {
+		t.Run("version "+version, func(t *testing.T) {
+			started, cancelled := make(chan struct{}), make(chan struct{})
+			opts := []mcp.Option{mcp.WithName("chatty"), inMemory(chattyServer(cancelled, started)), mcp.WithCallTimeout(200 * time.Millisecond)}
+			if version != "" {
+				opts = append(opts, mcp.WithProtocolVersion(version))
+			}
+			c, err := mcp.NewClient(opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			before, err := c.Session(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Call(context.Background(), "wait", nil)
+			want := `mcp: server "chatty": tools/call "wait": no answer within 200ms; the server still answers pings, so the session was kept: mcp: server did not answer in time`
+			if err == nil || err.Error() != want || !errors.Is(err, mcp.ErrTimeout) {
+				t.Fatalf("Call(wait) = %v, want %q", err, want)
+			}
+			<-cancelled
+			if after, _ := c.Session(context.Background()); after != before {
+				t.Fatal("the session of a server that answers was replaced")
+			}
+		})
+	}
+}
