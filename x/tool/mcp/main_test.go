@@ -86,7 +86,8 @@ const helperRace = "GORACE=atexit_sleep_ms=0"
 
 // fakeCommand returns the command line of a raw fake server with quirks
 // (comma-separated): "early" sends notifications before answering
-// initialize; "mute" never answers it.
+// initialize; "mute" never answers it; "noping" answers ping with "method
+// not found", as servers of revisions without ping do.
 func fakeCommand(t *testing.T, quirks ...string) (string, []string, []string) {
 	t.Helper()
 	return os.Args[0], []string{"-test.run=^$"}, []string{helperEnv + "=fake", "FAKE_QUIRKS=" + strings.Join(quirks, ","), helperRace}
@@ -161,6 +162,10 @@ func fakeMain() {
 				"serverInfo":      map[string]any{"name": "fake", "version": "1"},
 			})
 		case "ping":
+			if strings.Contains(quirks, "noping") {
+				send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "method not found: ping"}})
+				continue
+			}
 			reply(m.ID, map[string]any{})
 		case "tools/list":
 			var tools []any

@@ -133,9 +133,8 @@ func TestCancelSendsCancelled(t *testing.T) {
 	}
 }
 
-// A slow tool on a server that answers keeps its session after a
-// timeout, in every protocol era: revisions without ping answer it with
-// "method not found", which still proves the server is there.
+// A slow tool on a go-sdk server keeps its session after a timeout, in
+// every protocol era.
 func TestTimeoutKeepsAnsweringServer(t *testing.T) {
 	for _, version := range []string{"", "2025-11-25"} {
 		t.Run("version "+version, func(t *testing.T) {

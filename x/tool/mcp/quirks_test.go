@@ -108,18 +108,20 @@ func TestFakeExitMidCallThenReconnect(t *testing.T) {
 // instead of queuing behind the hung one.
 func TestFakeHangTimesOut(t *testing.T) {
 	cases := []struct {
-		tool string
-		want string
-		kept bool
+		name, tool, quirk string
+		want              string
+		kept              bool
 	}{
-		{"hang", `the tool fake__hang failed: mcp: server "fake": tools/call "hang": no answer within 1s; the server still answers pings, so the session was kept: mcp: server did not answer in time`, true},
-		{"freeze", `the tool fake__freeze failed: mcp: server "fake": tools/call "freeze": no answer within 1s; the session was dropped and the next call reconnects: mcp: server did not answer in time`, false},
+		{"hang", "hang", "", `the tool fake__hang failed: mcp: server "fake": tools/call "hang": no answer within 1s; the server still answers pings, so the session was kept: mcp: server did not answer in time`, true},
+		// Revisions without ping: "method not found" is an answer too.
+		{"hang, no ping method", "hang", "noping", `the tool fake__hang failed: mcp: server "fake": tools/call "hang": no answer within 1s; the server still answers pings, so the session was kept: mcp: server did not answer in time`, true},
+		{"freeze", "freeze", "", `the tool fake__freeze failed: mcp: server "fake": tools/call "freeze": no answer within 1s; the session was dropped and the next call reconnects: mcp: server did not answer in time`, false},
 	}
 	for _, tc := range cases {
-		t.Run(tc.tool, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			defer goleak.VerifyNone(t, append(leakOptions(), goleak.IgnoreCurrent())...)
 			// Long enough to start the server again under the race detector.
-			c := newFake(t, []mcp.Option{mcp.WithCallTimeout(time.Second), mcp.WithPingTimeout(time.Second)})
+			c := newFake(t, []mcp.Option{mcp.WithCallTimeout(time.Second), mcp.WithPingTimeout(time.Second)}, tc.quirk)
 			if err := c.Connect(context.Background()); err != nil {
 				t.Fatal(err)
 			}
