@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,8 +13,11 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
 	"github.com/lodeworks/lode/x/provider/anthropic"
 	"github.com/lodeworks/lode/x/provider/openai"
+	"github.com/lodeworks/lode/x/tool/mcp"
 	"github.com/lodeworks/lode/x/tool/pack"
 )
 
@@ -112,6 +116,12 @@ type MCPServer struct {
 	// httpc carries the traffic of a url: server; nil means the MCP
 	// client's own.
 	httpc *http.Client
+	// elicit answers the server's elicitations (lode chat); nil declines.
+	elicit mcp.Elicitor
+	// oauth sends the token of lode mcp login; nil sends none.
+	oauth auth.OAuthHandler
+	// notify takes the server's progress reports and logs; nil drops them.
+	notify func(context.Context, mcp.Notification)
 }
 
 // Duration is a lode.yaml duration, written as time.ParseDuration reads

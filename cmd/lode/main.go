@@ -11,6 +11,7 @@
 //	lode tools [flags]             the tools a configuration mounts
 //	lode serve [--http ADDR]       the configured packs over MCP (stdio by default)
 //	lode policy check|explain      the role policy against the mounted tools
+//	lode mcp login NAME            log in to the MCP server NAME (OAuth; the token kept for run and chat)
 //	lode --version                 the version, commit and Go release it was built with
 //
 // Flags may come before or after a command's other arguments; "--" ends
@@ -67,6 +68,7 @@ import (
 	"go.opentelemetry.io/otel"
 
 	"github.com/lodeworks/lode/x/cassette"
+	"github.com/lodeworks/lode/x/tool/mcp"
 )
 
 const usage = `lode — an LLM agent loop with tools, packs and MCP
@@ -83,6 +85,7 @@ usage:
   lode tools [flags]             list the tools the configuration mounts
   lode serve [flags]             serve the configured packs over MCP (stdio, or --http ADDR)
   lode web [flags]               a chat page for the configured agent (--addr, loopback only)
+  lode mcp login NAME            log in to the url: MCP server NAME (OAuth, a browser link)
   lode --version                 the version, commit and Go release of this build
 
 Flags go before or after the prompt; -- ends them. Configuration comes from
@@ -120,6 +123,8 @@ type env struct {
 	// cassette, when set, carries the model's and remote MCP servers'
 	// HTTP traffic (lode run --record, --replay).
 	cassette *cassette.Recorder
+	// elicit asks the person what MCP servers elicit (lode chat).
+	elicit mcp.Elicitor
 }
 
 func main() {
@@ -210,6 +215,8 @@ func run(ctx context.Context, e env, args []string) int {
 		err = cmdWeb(ctx, e, rest)
 	case "policy":
 		err = cmdPolicy(ctx, e, rest)
+	case "mcp":
+		err = cmdMCP(ctx, e, rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(e.stdout, usage)
 		return 0

@@ -26,6 +26,7 @@ import (
 	"github.com/lodeworks/lode/x/provider/anthropic"
 	"github.com/lodeworks/lode/x/provider/openai"
 	xtool "github.com/lodeworks/lode/x/tool"
+	"github.com/lodeworks/lode/x/tool/mcp"
 )
 
 const noEndpoint = "no model endpoint configured: set --base-url and --model (or model: in lode.yaml) for any OpenAI-compatible server, or OPENAI_API_KEY for OpenAI — or try `lode demo`, which needs neither"
@@ -154,6 +155,10 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 			cfg.MCP[i].httpc = e.cassette.Client()
 		}
 	}
+	notes, err := prepareMCP(ctx, e, cfg)
+	if err != nil {
+		return nil, err
+	}
 	tb, err := mountTools(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -171,6 +176,7 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 		return nil, err
 	}
 	handlerOpts = append(handlerOpts, popts...)
+	notes.to(pr)
 	invoke := []provider.InvokeOption{xtool.WithFilteredTools(tb.reg, filter)}
 	pol, sendTo, err := historyPolicy(cfg, prov)
 	if err != nil {
@@ -374,6 +380,11 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 	if err := noArgs("lode chat", rest); err != nil {
 		return err
 	}
+	// Lines are read apart from the loop so that a signal or the end of
+	// ctx is seen while the prompt waits; an MCP server's elicitation
+	// reads them too, while a turn runs.
+	lines := make(chan string)
+	e.elicit = terminalElicitor(e.stderr, lines)
 	a, err := newAgent(ctx, e, &o)
 	if err != nil {
 		return err
@@ -384,9 +395,6 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 	// prompt it only says how to quit.
 	sigs, release := interrupts(e)
 	defer release()
-	// Lines are read apart from the loop so that a signal or the end of
-	// ctx is seen while the prompt waits.
-	lines := make(chan string)
 	readErr := make(chan error, 1)
 	done := make(chan struct{})
 	defer close(done)
@@ -480,6 +488,9 @@ func (p *printer) Emit(_ context.Context, ev loop.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch ev := ev.(type) {
+	case mcp.Notification:
+		p.breakLine()
+		fmt.Fprintln(p.info, notificationLine(ev))
 	case loop.DeltaEvent:
 		switch d := ev.Delta.(type) {
 		case artifact.TextDelta:

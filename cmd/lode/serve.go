@@ -17,9 +17,9 @@ import (
 
 // mountMCP connects the configured MCP servers and mounts each under its
 // name ("<name>__<tool>").
-func mountMCP(ctx context.Context, tb *toolbox, servers []MCPServer) error {
-	for _, s := range servers {
-		opts := []mcp.Option{mcp.WithName(s.Name)}
+func mountMCP(ctx context.Context, tb *toolbox, cfg *Config) error {
+	for _, s := range cfg.MCP {
+		opts := append([]mcp.Option{mcp.WithName(s.Name)}, mcpFeatures(cfg, s)...)
 		if s.Timeout > 0 {
 			opts = append(opts, mcp.WithCallTimeout(time.Duration(s.Timeout)))
 		}

@@ -121,7 +121,7 @@ func mountTools(ctx context.Context, cfg *Config) (*toolbox, error) {
 		return nil, err
 	}
 	tb := &toolbox{reg: reg, router: router}
-	if err := mountMCP(ctx, tb, cfg.MCP); err != nil {
+	if err := mountMCP(ctx, tb, cfg); err != nil {
 		_ = tb.Close()
 		return nil, err
 	}
@@ -143,6 +143,9 @@ func cmdTools(ctx context.Context, e env, args []string) error {
 	}
 	cfg, err := o.load(e)
 	if err != nil {
+		return err
+	}
+	if _, err := prepareMCP(ctx, e, cfg); err != nil {
 		return err
 	}
 	tb, err := mountTools(ctx, cfg)

@@ -71,6 +71,8 @@ type config struct {
 	stopTimeout     time.Duration
 	protocolVersion string
 
+	features features
+
 	errs []error
 }
 
@@ -174,17 +176,17 @@ func WithInProcess(srv *Server) Option {
 //
 // A request that runs out of time — this bound, or the deadline of the
 // caller's context — fails (with ErrTimeout, or the context's error), and
-// the tool handler turns that into an error result. It also drops the
-// session, because a server that does not answer one request would make
-// the next wait as long: the server is asked to cancel the request, the
-// session is closed as Close does it (a stdio server's stdin is closed,
-// then it and its process group are killed if they do not exit in time),
-// and the next request connects afresh. Other requests waiting on that
-// session fail at once, with errors that wrap ErrTimeout. A timeout cannot
-// tell a hung server from a slow one, so a call that merely takes longer
-// than the bound drops a healthy session too: give servers whose tools
-// take long a longer bound. A caller that cancels its context (rather
-// than letting a deadline pass) keeps the session.
+// the tool handler turns that into an error result. The server is asked
+// to cancel the request (notifications/cancelled) and then pinged
+// (WithPingTimeout): a slow tool on a server that still answers keeps
+// its session. A server that does not answer the ping is hung, and would
+// make the next request wait as long, so its session is dropped: it is
+// closed as Close does it (a stdio server's stdin is closed, then it and
+// its process group are killed if they do not exit in time), and the next
+// request connects afresh. Other requests waiting on that session fail at
+// once, with errors that wrap ErrTimeout. A caller that cancels its
+// context (rather than letting a deadline pass) keeps the session without
+// a ping.
 func WithCallTimeout(d time.Duration) Option { return func(c *config) { c.callTimeout = d } }
 
 // WithStopTimeout sets how long Close waits for a stdio server to exit
@@ -275,11 +277,9 @@ func NewClient(opts ...Option) (*Client, error) {
 		changed:    make(chan struct{}, 1),
 	}
 	c.life, c.kill = context.WithCancel(context.Background())
-	c.sdk = sdk.NewClient(&sdk.Implementation{Name: "lode", Version: Version}, &sdk.ClientOptions{
-		// Advertise nothing we do not serve (the SDK's default offers roots).
-		Capabilities:           &sdk.ClientCapabilities{},
-		ToolListChangedHandler: c.onListChanged,
-	})
+	// Advertise only what the client serves (the SDK's default offers roots).
+	c.sdk = sdk.NewClient(&sdk.Implementation{Name: "lode", Version: Version}, c.sdkOptions())
+	c.setup()
 	return c, nil
 }
 
@@ -318,6 +318,7 @@ func (c *config) check() {
 	if c.url == "" && (c.header != nil || c.httpClient != nil) {
 		c.fail("WithHeader and WithHTTPClient apply only to WithHTTP")
 	}
+	c.features.check(c)
 	if c.stopTimeout <= 0 {
 		c.fail("WithStopTimeout: %s is not positive", c.stopTimeout)
 	}
@@ -421,8 +422,18 @@ func (c *Client) Call(ctx context.Context, name string, args map[string]any) (an
 	if args == nil {
 		args = map[string]any{}
 	}
+	params := &sdk.CallToolParams{Name: name, Arguments: args}
+	c.trackProgress(params)
+	if tm := traceMeta(ctx); tm != nil {
+		if params.Meta == nil {
+			params.Meta = sdk.Meta{}
+		}
+		for k, v := range tm {
+			params.Meta[k] = v
+		}
+	}
 	call := func(ctx context.Context, cs *sdk.ClientSession) (*sdk.CallToolResult, error) {
-		return cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args, Meta: traceMeta(ctx)})
+		return cs.CallTool(ctx, params)
 	}
 	res, err := request(ctx, sess, call)
 	if errors.Is(err, sdk.ErrSessionMissing) {
@@ -582,6 +593,7 @@ func (c *Client) session(ctx context.Context) (*conn, error) {
 		go c.refresh()
 	}
 	c.mu.Unlock()
+	c.afterConnect(ctx, cs)
 	if reconnect {
 		// The new server may offer other tools than the old one.
 		c.signal()
@@ -675,6 +687,9 @@ func (c *Client) requestError(ctx context.Context, sess *conn, what string, err 
 		if errors.Is(context.Cause(ctx), ErrTimeout) {
 			reason = fmt.Sprintf("no answer within %s", c.cfg.callTimeout)
 		}
+		if c.alive(sess) {
+			return fmt.Errorf("mcp: server %q: %s: %s; the server still answers pings, so the session was kept: %w", c.cfg.name, what, reason, context.Cause(ctx))
+		}
 		c.drop(sess, &hungError{what: what, reason: reason})
 		return fmt.Errorf("mcp: server %q: %s: %s; the session was dropped and the next call reconnects: %w", c.cfg.name, what, reason, context.Cause(ctx))
 	}
@@ -727,7 +742,7 @@ func (c *Client) newTransport(ctx context.Context) (sdk.Transport, func(), error
 			cp.Transport = &headerTransport{base: base, header: c.cfg.header}
 			hc = &cp
 		}
-		return &sdk.StreamableClientTransport{Endpoint: c.cfg.url, HTTPClient: hc}, func() {}, nil
+		return &sdk.StreamableClientTransport{Endpoint: c.cfg.url, HTTPClient: hc, OAuthHandler: c.cfg.features.oauth}, func() {}, nil
 	default:
 		cmd := exec.Command(c.cfg.command, c.cfg.args...)
 		cmd.Dir = c.cfg.dir

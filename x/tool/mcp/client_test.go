@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lodeworks/lode/artifact"
@@ -40,6 +41,9 @@ func TestNewClientOptions(t *testing.T) {
 		{"header without http", []mcp.Option{mcp.WithName("fs"), stdio, mcp.WithHeader("A", "1")}, "mcp: invalid option: WithHeader and WithHTTPClient apply only to WithHTTP"},
 		{"zero stop timeout", []mcp.Option{mcp.WithName("fs"), stdio, mcp.WithStopTimeout(0)}, "mcp: invalid option: WithStopTimeout: 0s is not positive"},
 		{"nil option", []mcp.Option{mcp.WithName("fs"), stdio, nil}, "mcp: invalid option: nil Option"},
+		{"oauth without http", []mcp.Option{mcp.WithName("fs"), stdio, mcp.WithOAuth(&auth.AuthorizationCodeHandler{})}, "mcp: invalid option: WithOAuth applies only to WithHTTP"},
+		{"sampling without provider", []mcp.Option{mcp.WithName("fs"), stdio, mcp.WithSampling(nil)}, "mcp: invalid option: WithSampling: nil provider"},
+		{"empty root", []mcp.Option{mcp.WithName("fs"), stdio, mcp.WithRoots("")}, `mcp: invalid option: WithRoots: "" is not a directory path`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -18,12 +18,37 @@
 // gets the call again on a new session, since it never ran it). Each
 // request is bounded (DefaultCallTimeout unless WithCallTimeout says
 // otherwise); one that runs out of time, or past its caller's deadline,
-// drops the session — a stdio server is stopped — so the next call
-// reconnects instead of waiting on a hung server, and the other calls
-// waiting on that session fail at once with ErrTimeout. A slow but healthy
-// server is dropped the same way: a timeout cannot tell them apart. Close
-// ends calls in flight and stops everything the client started, including
-// processes a stdio server started itself.
+// is cancelled (notifications/cancelled, as for a caller that cancels) and
+// the server is pinged (WithPingTimeout). A server that answers is only
+// slow and keeps its session; one that does not is hung, and its session
+// is dropped — a stdio server is stopped — so the next call reconnects,
+// and the other calls waiting on that session fail at once with
+// ErrTimeout. Close ends calls in flight and stops everything the client
+// started, including processes a stdio server started itself.
+//
+// # What a client offers a server
+//
+// The client advertises only what the application configured:
+//
+//   - Elicitation (WithElicitation): a server asks the person for input,
+//     as a form described by a flat schema or as a link to open; the
+//     Elicitor answers, and properties an accepted form leaves out get the
+//     schema's defaults. Without an Elicitor the client still accepts form
+//     requests and declines each one, so a server gets a polite no.
+//   - Sampling (WithSampling), off by default: a server's prompt goes to the
+//     provider the application names, each answer capped
+//     (WithSamplingMaxTokens, DefaultSamplingMaxTokens) and optionally
+//     shown to a person first (WithSamplingApproval). Only text is sampled.
+//   - Roots (WithRoots): the directories a server may work in, as file URIs.
+//   - Notifications (WithNotifications): progress reports of tool calls
+//     (each call carries a progress token) and log messages at level info
+//     and above, as Notification values; a Notification is a loop.Event, so
+//     the callback can emit it into a turn's event stream.
+//   - OAuth (WithOAuth) for HTTP servers, on the go-sdk's auth package:
+//     metadata discovery, pre-registered clients, client ID metadata
+//     documents, dynamic registration, scope step-up. The client passes
+//     the official conformance suite's client scenarios that the go-sdk's
+//     own client passes (see conformance_test.go).
 //
 // Results map onto tool.Result: text, and the text of embedded resources,
 // become Content; images, audio, binary resources and resource links become

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -91,7 +92,8 @@ const helperRace = "GORACE=atexit_sleep_ms=0"
 
 // fakeCommand returns the command line of a raw fake server with quirks
 // (comma-separated): "early" sends notifications before answering
-// initialize; "mute" never answers it.
+// initialize; "mute" never answers it; "noping" answers ping with "method
+// not found", as servers of revisions without ping do.
 func fakeCommand(t *testing.T, quirks ...string) (string, []string, []string) {
 	t.Helper()
 	return os.Args[0], []string{"-test.run=^$"}, []string{helperEnv + "=fake", "FAKE_QUIRKS=" + strings.Join(quirks, ","), helperRace}
@@ -112,6 +114,8 @@ type rpcMsg struct {
 //	              answered, the later one first
 //	crash         exits without answering
 //	hang          never answers
+//	freeze        never answers, nor reads anything more: the whole
+//	              server hangs, pings included
 //	pid           answers the process ID
 //	cwd           answers its directory and $FAKE_EXTRA
 //	getenv {name} answers "name=value", or "name unset"
@@ -164,10 +168,14 @@ func fakeMain() {
 				"serverInfo":      map[string]any{"name": "fake", "version": "1"},
 			})
 		case "ping":
+			if strings.Contains(quirks, "noping") {
+				send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "method not found: ping"}})
+				continue
+			}
 			reply(m.ID, map[string]any{})
 		case "tools/list":
 			var tools []any
-			for _, n := range []string{"echo", "pair", "crash", "hang", "pid", "spawn", "cwd"} {
+			for _, n := range []string{"echo", "pair", "crash", "hang", "freeze", "pid", "spawn", "cwd"} {
 				tools = append(tools, map[string]any{"name": n, "description": "fake " + n,
 					"inputSchema": map[string]any{"type": "object"}})
 			}
@@ -193,6 +201,9 @@ func fakeMain() {
 				os.Exit(3)
 			case "hang":
 				fmt.Fprintln(os.Stderr, "hang received")
+			case "freeze":
+				fmt.Fprintln(os.Stderr, "freeze received")
+				time.Sleep(time.Hour)
 			case "cwd":
 				wd, _ := os.Getwd()
 				reply(m.ID, text(wd+" "+os.Getenv("FAKE_EXTRA")))

@@ -102,41 +102,71 @@ func TestFakeExitMidCallThenReconnect(t *testing.T) {
 	}
 }
 
-// A call that times out drops its session: the next one starts the
-// server afresh instead of queuing behind the hung one.
+// A call that times out is followed by a ping. A server that answers it
+// (only the tool is slow) keeps its session; one that does not (the whole
+// server hangs) is replaced, and the next call starts the server afresh
+// instead of queuing behind the hung one.
 func TestFakeHangTimesOut(t *testing.T) {
-	defer goleak.VerifyNone(t, append(leakOptions(), goleak.IgnoreCurrent())...)
-	// Long enough to start the server again under the race detector.
-	c := newFake(t, []mcp.Option{mcp.WithCallTimeout(time.Second)})
-	if err := c.Connect(context.Background()); err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name, tool, quirk string
+		want              string
+		kept              bool
+	}{
+		{"hang", "hang", "", `the tool fake__hang failed: mcp: server "fake": tools/call "hang": no answer within 1s; the server still answers pings, so the session was kept: mcp: server did not answer in time`, true},
+		// Revisions without ping: "method not found" is an answer too.
+		{"hang, no ping method", "hang", "noping", `the tool fake__hang failed: mcp: server "fake": tools/call "hang": no answer within 1s; the server still answers pings, so the session was kept: mcp: server did not answer in time`, true},
+		{"freeze", "freeze", "", `the tool fake__freeze failed: mcp: server "fake": tools/call "freeze": no answer within 1s; the session was dropped and the next call reconnects: mcp: server did not answer in time`, false},
 	}
-	reg := tool.NewRegistry(tool.WithMCPServer(c))
-	h := xtool.NewHandler(reg)
-	pid := callText(t, c, "pid", nil)
-	res := h.Execute(context.Background(), artifact.ToolCall{ID: "1", Name: "fake__hang"})
-	want := `the tool fake__hang failed: mcp: server "fake": tools/call "hang": no answer within 1s; the session was dropped and the next call reconnects: mcp: server did not answer in time`
-	if !res.IsError || res.Content != want {
-		t.Fatalf("hang: got %q (error %v), want %q", res.Content, res.IsError, want)
-	}
-	if again := callText(t, c, "pid", nil); again == pid {
-		t.Fatalf("the call after the timeout went to the same server (pid %s)", pid)
-	}
-	if got := callText(t, c, "echo", map[string]any{"text": "still here"}); got != "still here" {
-		t.Fatalf("echo after hang = %q", got)
-	}
-	_, err := c.Call(context.Background(), "hang", nil)
-	if !errors.Is(err, mcp.ErrTimeout) {
-		t.Fatalf("Call(hang) = %v, want ErrTimeout", err)
-	}
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t, append(leakOptions(), goleak.IgnoreCurrent())...)
+			// Long enough to start the server again under the race detector.
+			c := newFake(t, []mcp.Option{mcp.WithCallTimeout(time.Second), mcp.WithPingTimeout(time.Second)}, tc.quirk)
+			if err := c.Connect(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			reg := tool.NewRegistry(tool.WithMCPServer(c))
+			h := xtool.NewHandler(reg)
+			pid := callText(t, c, "pid", nil)
+			res := h.Execute(context.Background(), artifact.ToolCall{ID: "1", Name: "fake__" + tc.tool})
+			if !res.IsError || res.Content != tc.want {
+				t.Fatalf("%s: got %q (error %v), want %q", tc.tool, res.Content, res.IsError, tc.want)
+			}
+			if again := callText(t, c, "pid", nil); (again == pid) != tc.kept {
+				t.Fatalf("after the timeout: pid %s, before %s; want the session kept: %v", again, pid, tc.kept)
+			}
+			if got := callText(t, c, "echo", map[string]any{"text": "still here"}); got != "still here" {
+				t.Fatalf("echo after %s = %q", tc.tool, got)
+			}
+			_, err := c.Call(context.Background(), tc.tool, nil)
+			if !errors.Is(err, mcp.ErrTimeout) {
+				t.Fatalf("Call(%s) = %v, want ErrTimeout", tc.tool, err)
+			}
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
 
-// A caller's deadline drops the session as the call timeout does, and the
-// calls still waiting on the session end at once, saying why, rather than
-// waiting on a server that stopped answering.
+// WithPingTimeout(-1) sends no ping: the session of a slow tool is
+// replaced at once.
+func TestFakeHangNoPing(t *testing.T) {
+	c := newFake(t, []mcp.Option{mcp.WithCallTimeout(time.Second), mcp.WithPingTimeout(-1)})
+	pid := callText(t, c, "pid", nil)
+	_, err := c.Call(context.Background(), "hang", nil)
+	want := `mcp: server "fake": tools/call "hang": no answer within 1s; the session was dropped and the next call reconnects: mcp: server did not answer in time`
+	if err == nil || err.Error() != want {
+		t.Fatalf("Call(hang) = %v, want %q", err, want)
+	}
+	if again := callText(t, c, "pid", nil); again == pid {
+		t.Fatalf("the session was kept (pid %s)", pid)
+	}
+}
+
+// A caller's deadline on a hung server drops the session as the call
+// timeout does, and the calls still waiting on the session end at once,
+// saying why, rather than waiting on a server that stopped answering.
 func TestFakeDeadlineDropsTheSessionAndItsOtherCalls(t *testing.T) {
 	defer goleak.VerifyNone(t, append(leakOptions(), goleak.IgnoreCurrent())...)
 	r, w, err := os.Pipe()
@@ -146,15 +176,15 @@ func TestFakeDeadlineDropsTheSessionAndItsOtherCalls(t *testing.T) {
 	defer r.Close()
 	defer w.Close()
 	// No call timeout: only the drop can end the first call.
-	c := newFake(t, []mcp.Option{mcp.WithCallTimeout(-1), mcp.WithStderr(w)})
+	c := newFake(t, []mcp.Option{mcp.WithCallTimeout(-1), mcp.WithPingTimeout(time.Second), mcp.WithStderr(w)})
 	reg := tool.NewRegistry(tool.WithMCPServer(c))
 	h := xtool.NewHandler(reg)
 	pid := callText(t, c, "pid", nil)
 	waiting := make(chan artifact.ToolResult, 1)
 	go func() {
-		waiting <- h.Execute(context.Background(), artifact.ToolCall{ID: "1", Name: "fake__hang"})
+		waiting <- h.Execute(context.Background(), artifact.ToolCall{ID: "1", Name: "fake__freeze"})
 	}()
-	line := make([]byte, len("hang received\n"))
+	line := make([]byte, len("freeze received\n"))
 	if _, err := io.ReadFull(r, line); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +196,7 @@ func TestFakeDeadlineDropsTheSessionAndItsOtherCalls(t *testing.T) {
 		t.Fatalf("Call(pair) = %v, want %q", err, want)
 	}
 	res := <-waiting
-	wantRes := `the tool fake__hang failed: mcp: server "fake": tools/call "hang": abandoned, the session was dropped because tools/call "pair" got no answer before the caller's deadline; the next call reconnects: mcp: server did not answer in time`
+	wantRes := `the tool fake__freeze failed: mcp: server "fake": tools/call "freeze": abandoned, the session was dropped because tools/call "pair" got no answer before the caller's deadline; the next call reconnects: mcp: server did not answer in time`
 	if !res.IsError || res.Content != wantRes {
 		t.Fatalf("the waiting call: got %q (error %v), want %q", res.Content, res.IsError, wantRes)
 	}
