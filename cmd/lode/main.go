@@ -85,6 +85,9 @@ usage:
   lode tools [flags]             list the tools the configuration mounts
   lode serve [flags]             serve the configured packs over MCP (stdio, or --http ADDR)
   lode web [flags]               a chat page for the configured agent (--addr, loopback only)
+  lode policy check|explain|schema
+                                 the role policy: check it against the mounted tools,
+                                 explain --role R [TOOL], print its JSON Schema
   lode mcp login NAME            log in to the url: MCP server NAME (OAuth, a browser link)
   lode --version                 the version, commit and Go release of this build
 
