@@ -70,13 +70,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	addr := fs.String("http", "", "serve streamable HTTP at POST /mcp on this loopback address (e.g. 127.0.0.1:8080) instead of stdio")
 	roles := fs.String("role", "", "with a policy in lode.yaml: the roles (comma-separated) of the caller over stdio, or over HTTP when tokens: grant none")
 	var allowHosts []string
-	fs.Func("allow-host", "accept requests for this Host name besides loopback ones (repeatable; \"*\" for any); needed to serve --http on an address other than loopback, which opens the tools to the network with no authentication", func(v string) error {
-		if strings.TrimSpace(v) == "" {
-			return errors.New("empty host name")
-		}
-		allowHosts = append(allowHosts, strings.TrimSpace(v))
-		return nil
-	})
+	allowHostFlag(fs, &allowHosts, "accept requests for this Host name besides loopback ones (repeatable; \"*\" for any); needed to serve --http on an address other than loopback, which opens the tools to the network with no authentication")
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err
@@ -164,3 +158,15 @@ func checkServeAddr(addr string, allowHosts []string) (remote bool, err error) {
 }
 
 var _ tool.RemoteSource = (*mcp.Client)(nil)
+
+// allowHostFlag adds the repeatable --allow-host flag of serve and web,
+// collecting its trimmed values into hosts.
+func allowHostFlag(fs *flag.FlagSet, hosts *[]string, usage string) {
+	fs.Func("allow-host", usage, func(v string) error {
+		if strings.TrimSpace(v) == "" {
+			return errors.New("empty host name")
+		}
+		*hosts = append(*hosts, strings.TrimSpace(v))
+		return nil
+	})
+}

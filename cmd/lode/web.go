@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -31,13 +30,7 @@ func cmdWeb(ctx context.Context, e env, args []string) error {
 	addr := fs.String("addr", defaultWebAddr, "listen on this loopback HOST:PORT")
 	threads := fs.String("threads", defaultThreadsDir, "keep the chat threads in this folder (a ledger file store)")
 	var allowHosts []string
-	fs.Func("allow-host", "accept requests for this Host name besides loopback ones (repeatable; \"*\" for any); needed to listen on an address other than loopback, which lets anyone who reaches it chat and run the tools, unauthenticated", func(v string) error {
-		if strings.TrimSpace(v) == "" {
-			return errors.New("empty host name")
-		}
-		allowHosts = append(allowHosts, strings.TrimSpace(v))
-		return nil
-	})
+	allowHostFlag(fs, &allowHosts, "accept requests for this Host name besides loopback ones (repeatable; \"*\" for any); needed to listen on an address other than loopback, which lets anyone who reaches it chat and run the tools, unauthenticated")
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err
