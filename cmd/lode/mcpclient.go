@@ -57,8 +57,8 @@ func prepareMCP(ctx context.Context, e env, cfg *Config) (*notes, error) {
 		s := &cfg.MCP[i]
 		s.elicit = e.elicit
 		s.notify = n.emit
-		if s.oauth, err = storedOAuth(ctx, store, *s); err != nil {
-			return nil, fmt.Errorf("mcp server %q: %w", s.Name, err)
+		if s.oauth, err = mcpOAuth(ctx, e, store, *s); err != nil {
+			return nil, err
 		}
 	}
 	return n, nil
