@@ -86,6 +86,20 @@ func (n *notes) emit(ctx context.Context, ev mcp.Notification) {
 	}
 }
 
+// noteLines is an emitter writing each MCP notification as a line to w,
+// one at a time: notifications come from every mounted server's reading
+// goroutine.
+func noteLines(w io.Writer) loop.Emitter {
+	var mu sync.Mutex
+	return loop.EmitterFunc(func(_ context.Context, ev loop.Event) {
+		if n, ok := ev.(mcp.Notification); ok {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintln(w, notificationLine(n))
+		}
+	})
+}
+
 // notificationLine is how a progress report or a log message shows.
 func notificationLine(n mcp.Notification) string {
 	if n.Kind == mcp.NotifyProgress {
