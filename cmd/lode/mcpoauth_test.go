@@ -227,3 +227,14 @@ func TestMCPOAuthSecretMissing(t *testing.T) {
 		})
 	}
 }
+
+// The README's oauth: example is a valid configuration.
+func TestREADMEOAuthExample(t *testing.T) {
+	cfg, err := parseConfig("lode.yaml", []byte(readmeBlock(t, "```yaml", "oauth:")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := cfg.MCP[0].OAuth; !o.set() || o.ClientID != "lode-cli" || o.ClientSecretEnv != "TRACKER_SECRET" || o.RedirectPort != 8765 || len(o.Scopes) != 1 {
+		t.Fatalf("oauth: %+v", o)
+	}
+}
