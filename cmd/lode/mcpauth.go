@@ -172,14 +172,23 @@ func storedOAuth(ctx context.Context, store *tokenStore, s MCPServer, pre *oauth
 		return nil, err
 	}
 	l, ok := logins[s.Name]
-	if !ok || l.URL != s.URL || l.Token == nil {
+	usable := ok && l.URL == s.URL && l.Token != nil && (pre == nil || pre.ClientID == l.ClientID)
+	if !usable && pre != nil {
+		// The file says the server wants a login: say how to make one
+		// when it asks, rather than a bare 401.
+		return auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+			PreregisteredClient: pre,
+			RedirectURL:         "http://127.0.0.1/callback",
+			AuthorizationCodeFetcher: func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+				return nil, fmt.Errorf("MCP server %q needs a login with client %s: run lode mcp login %s", s.Name, pre.ClientID, s.Name)
+			},
+		})
+	}
+	if !usable {
 		return nil, nil
 	}
 	client := &oauthex.ClientCredentials{ClientID: l.ClientID}
 	if pre != nil {
-		if pre.ClientID != l.ClientID {
-			return nil, nil
-		}
 		client = pre
 		l.ClientSecret = ""
 		if pre.ClientSecretAuth != nil {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,8 +86,11 @@ func TestMCPLoginPreregistered(t *testing.T) {
 	if want := fmt.Sprintf("waiting for the browser on http://127.0.0.1:%d/callback", port); !strings.Contains(shown.String(), want) {
 		t.Fatalf("output lacks %q:\n%s", want, shown.String())
 	}
-	if o.registrations != 0 || o.scope != "read write" {
-		t.Fatalf("registrations %d, scope %q; want 0, %q", o.registrations, o.scope, "read write")
+	// The go-sdk may reorder the scopes it asks for.
+	scopes := strings.Fields(o.scope)
+	slices.Sort(scopes)
+	if o.registrations != 0 || !slices.Equal(scopes, []string{"read", "write"}) {
+		t.Fatalf("registrations %d, scope %q; want 0, read and write", o.registrations, o.scope)
 	}
 	data, err := os.ReadFile(tokens)
 	if err != nil || strings.Contains(string(data), "s3cret") {
@@ -236,5 +240,34 @@ func TestREADMEOAuthExample(t *testing.T) {
 	}
 	if o := cfg.MCP[0].OAuth; !o.set() || o.ClientID != "lode-cli" || o.ClientSecretEnv != "TRACKER_SECRET" || o.RedirectPort != 8765 || len(o.Scopes) != 1 {
 		t.Fatalf("oauth: %+v", o)
+	}
+}
+
+// With an oauth: block and no login made with its client, a run fails
+// saying which login to make.
+func TestMCPOAuthNeedsLogin(t *testing.T) {
+	o := newOAuthServer(t)
+	o.secret = "s3cret"
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "lode.yaml")
+	yaml := fmt.Sprintf("mcp:\n  - name: guarded\n    url: %s/mcp\n    oauth:\n      client_id: lode-client\n      client_secret_env: GUARDED_SECRET\n", o.URL)
+	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	getenv := func(k string) string {
+		switch k {
+		case EnvMCPTokens:
+			return filepath.Join(dir, "tokens.json")
+		case "GUARDED_SECRET":
+			return "s3cret"
+		}
+		return ""
+	}
+	var stderr strings.Builder
+	code := run(context.Background(), env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr, getenv: getenv},
+		[]string{"tools", "--config", cfgPath})
+	want := `MCP server "guarded" needs a login with client lode-client: run lode mcp login guarded`
+	if code != exitError || !strings.Contains(stderr.String(), want) {
+		t.Fatalf("exit %d, stderr %q; want %d and %q", code, stderr.String(), exitError, want)
 	}
 }
