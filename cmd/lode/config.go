@@ -113,6 +113,9 @@ type MCPServer struct {
 	// Timeout bounds each request to the server; 0 (absent) leaves the
 	// MCP client's default.
 	Timeout Duration `yaml:"timeout"`
+	// OAuth names a client registered in advance with the server's
+	// authorization server; absent, lode mcp login registers one itself.
+	OAuth MCPOAuth `yaml:"oauth"`
 	// httpc carries the traffic of a url: server; nil means the MCP
 	// client's own.
 	httpc *http.Client
@@ -219,6 +222,9 @@ func (f *fileLines) checkKeys(n *yaml.Node, t reflect.Type, path, where string) 
 				if k.Value == "api_key" {
 					hint = " (the key never goes in the file: api_key_env names the variable that holds it)"
 				}
+				if k.Value == "client_secret" && strings.HasSuffix(path, ".oauth") {
+					hint = " (the secret never goes in the file: client_secret_env or client_secret_file says where it is)"
+				}
 				if k.Value == "token" && strings.HasPrefix(path, "tokens[") {
 					hint = " (the token never goes in the file: env: or file: says where it is)"
 				}
@@ -297,6 +303,9 @@ func parseConfig(name string, data []byte) (*Config, error) {
 			return nil, fmt.Errorf("%s: mcp server %q has both a command and a url; choose one", at, s.Name)
 		case s.Timeout < 0 || (s.Timeout == 0 && f.lines[fmt.Sprintf("mcp[%d].timeout", i)] != 0):
 			return nil, fmt.Errorf("%s: mcp server %q: timeout must be more than 0 (leave it out for the client's default)", f.at(fmt.Sprintf("mcp[%d].timeout", i)), s.Name)
+		}
+		if err := cfg.MCP[i].OAuth.check(f, fmt.Sprintf("mcp[%d].oauth", i), s); err != nil {
+			return nil, err
 		}
 	}
 	if err := checkProvider(f.at("model.provider")+": model.provider", cfg.Model.Provider); err != nil {

@@ -159,8 +159,11 @@ func (s *savingSource) Token() (*oauth2.Token, error) {
 // storedOAuth is the OAuth handler of a server lode mcp login logged in
 // to: it sends the stored token, refreshes it, and keeps the refreshed
 // one. When the server wants a new login, the call fails saying to run
-// lode mcp login again; nil when there is no login for the server.
-func storedOAuth(ctx context.Context, store *tokenStore, s MCPServer) (auth.OAuthHandler, error) {
+// lode mcp login again; nil when there is no login for the server. pre
+// is the client of the server's oauth: block, nil without one: its secret
+// is read from where the block says rather than kept with the token, and a
+// login made with another client is not used.
+func storedOAuth(ctx context.Context, store *tokenStore, s MCPServer, pre *oauthex.ClientCredentials) (auth.OAuthHandler, error) {
 	if store == nil || s.URL == "" {
 		return nil, nil
 	}
@@ -169,19 +172,43 @@ func storedOAuth(ctx context.Context, store *tokenStore, s MCPServer) (auth.OAut
 		return nil, err
 	}
 	l, ok := logins[s.Name]
-	if !ok || l.URL != s.URL || l.Token == nil {
+	usable := ok && l.URL == s.URL && l.Token != nil && (pre == nil || pre.ClientID == l.ClientID)
+	if !usable && pre != nil {
+		// The file says the server wants a login: say how to make one
+		// when it asks, rather than a bare 401.
+		return auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+			PreregisteredClient: pre,
+			RedirectURL:         "http://127.0.0.1/callback",
+			AuthorizationCodeFetcher: func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+				return nil, fmt.Errorf("MCP server %q needs a login with client %s: run lode mcp login %s", s.Name, pre.ClientID, s.Name)
+			},
+		})
+	}
+	if !usable {
 		return nil, nil
 	}
+	client := &oauthex.ClientCredentials{ClientID: l.ClientID}
+	if pre != nil {
+		client = pre
+		l.ClientSecret = ""
+		if pre.ClientSecretAuth != nil {
+			l.ClientSecret = pre.ClientSecretAuth.ClientSecret
+		}
+	}
+	keep := l
 	src := &savingSource{
 		src:   l.oauthConfig().TokenSource(context.WithoutCancel(ctx), l.Token),
 		saved: l.Token.AccessToken,
 		save: func(t *oauth2.Token) error {
-			l.Token = t
-			return store.put(s.Name, l)
+			keep.Token = t
+			if pre != nil {
+				keep.ClientSecret = ""
+			}
+			return store.put(s.Name, keep)
 		},
 	}
 	return auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
-		PreregisteredClient: &oauthex.ClientCredentials{ClientID: l.ClientID},
+		PreregisteredClient: client,
 		RedirectURL:         "http://127.0.0.1/callback",
 		AuthorizationCodeFetcher: func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 			return nil, fmt.Errorf("the login to MCP server %q has expired: run lode mcp login %s", s.Name, s.Name)
@@ -199,8 +226,9 @@ func cmdMCP(ctx context.Context, e env, args []string) error {
 }
 
 // cmdMCPLogin logs in to a url: server with the OAuth authorization code
-// flow and PKCE: it registers lode with the server's authorization server
-// (dynamic registration), prints the link to open in a browser, receives
+// flow and PKCE: it uses the client of the server's oauth: block, or else
+// registers lode with the server's authorization server (dynamic
+// registration), prints the link to open in a browser, receives
 // the redirect on a loopback port, and keeps the token in the token file.
 func cmdMCPLogin(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("lode mcp login", flag.ContinueOnError)
@@ -235,9 +263,16 @@ func cmdMCPLogin(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	pre, err := srv.OAuth.credentials(e, name)
+	if err != nil {
+		return err
+	}
+	if srv.OAuth.clientCredentials() {
+		return checkClientCredentials(ctx, e, *srv)
+	}
 
 	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	ln, err := lc.Listen(ctx, "tcp", fmt.Sprintf("127.0.0.1:%d", srv.OAuth.RedirectPort))
 	if err != nil {
 		return err
 	}
@@ -263,13 +298,9 @@ func cmdMCPLogin(ctx context.Context, e env, args []string) error {
 	defer hs.Close()
 
 	var got login
-	h, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
-		RedirectURL: redirect,
-		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
-			ClientName:   "lode",
-			RedirectURIs: []string{redirect},
-			GrantTypes:   []string{"authorization_code", "refresh_token"},
-		}},
+	hc := &auth.AuthorizationCodeHandlerConfig{
+		RedirectURL:         redirect,
+		PreregisteredClient: pre,
 		RequestRefreshToken: true,
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 			fmt.Fprintf(e.stderr, "open this link to log in to %s:\n\n  %s\n\nwaiting for the browser on %s …\n", name, args.URL, redirect)
@@ -286,9 +317,23 @@ func cmdMCPLogin(ctx context.Context, e env, args []string) error {
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
 			got = login{URL: srv.URL, ClientID: c.ClientID, ClientSecret: c.ClientSecret, AuthURL: c.Endpoint.AuthURL,
 				TokenURL: c.Endpoint.TokenURL, AuthStyle: int(c.Endpoint.AuthStyle), Scopes: c.Scopes, Token: t}
+			if pre != nil {
+				got.ClientSecret = "" // read from the oauth: block on each run
+			}
 			return c.TokenSource(ctx, t), nil
 		},
-	})
+	}
+	if pre == nil {
+		hc.DynamicClientRegistrationConfig = &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			ClientName:   "lode",
+			RedirectURIs: []string{redirect},
+			GrantTypes:   []string{"authorization_code", "refresh_token"},
+		}}
+	}
+	if scopes := srv.OAuth.Scopes; len(scopes) > 0 {
+		hc.ScopeFilter = func([]string) []string { return scopes }
+	}
+	h, err := auth.NewAuthorizationCodeHandler(hc)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,13 @@ type oauthServer struct {
 	*httptest.Server
 	mu     sync.Mutex
 	issued []string
+	// secret, when set, makes lode-client a confidential client: the token
+	// endpoint wants it (basic auth) and also grants client_credentials.
+	secret string
+	// registrations counts dynamic registrations.
+	registrations int
+	// scope is the scope the last authorization request asked for.
+	scope string
 }
 
 func newOAuthServer(t *testing.T) *oauthServer {
@@ -48,12 +55,21 @@ func newOAuthServer(t *testing.T) *oauthServer {
 		js(w, 200, map[string]any{"resource": base + "/mcp", "authorization_servers": []string{base}})
 	})
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		methods := []string{"none"}
+		o.mu.Lock()
+		if o.secret != "" {
+			methods = []string{"client_secret_basic"}
+		}
+		o.mu.Unlock()
 		js(w, 200, map[string]any{"issuer": base, "authorization_endpoint": base + "/authorize", "token_endpoint": base + "/token",
 			"registration_endpoint": base + "/register", "response_types_supported": []string{"code"},
-			"code_challenge_methods_supported": []string{"S256"}, "grant_types_supported": []string{"authorization_code", "refresh_token"},
-			"token_endpoint_auth_methods_supported": []string{"none"}})
+			"code_challenge_methods_supported": []string{"S256"}, "grant_types_supported": []string{"authorization_code", "refresh_token", "client_credentials"},
+			"token_endpoint_auth_methods_supported": methods})
 	})
 	mux.HandleFunc("/register", func(w http.ResponseWriter, r *http.Request) {
+		o.mu.Lock()
+		o.registrations++
+		o.mu.Unlock()
 		var m map[string]any
 		_ = json.NewDecoder(r.Body).Decode(&m)
 		m["client_id"] = "lode-client"
@@ -62,6 +78,9 @@ func newOAuthServer(t *testing.T) *oauthServer {
 	})
 	mux.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
+		o.mu.Lock()
+		o.scope = q.Get("scope")
+		o.mu.Unlock()
 		if q.Get("code_challenge") == "" || q.Get("code_challenge_method") != "S256" || q.Get("client_id") != "lode-client" {
 			http.Error(w, "no PKCE challenge or unknown client", 400)
 			return
@@ -70,7 +89,15 @@ func newOAuthServer(t *testing.T) *oauthServer {
 	})
 	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
-		if r.Form.Get("grant_type") != "authorization_code" || r.Form.Get("code") != "code-1" || r.Form.Get("code_verifier") == "" {
+		o.mu.Lock()
+		secret := o.secret
+		o.mu.Unlock()
+		if id, sec, _ := r.BasicAuth(); secret != "" && (id != "lode-client" || sec != secret) {
+			js(w, 401, map[string]any{"error": "invalid_client"})
+			return
+		}
+		code := r.Form.Get("grant_type") == "authorization_code" && r.Form.Get("code") == "code-1" && r.Form.Get("code_verifier") != ""
+		if !code && (secret == "" || r.Form.Get("grant_type") != "client_credentials") {
 			js(w, 400, map[string]any{"error": "invalid_grant"})
 			return
 		}

@@ -57,8 +57,8 @@ func prepareMCP(ctx context.Context, e env, cfg *Config) (*notes, error) {
 		s := &cfg.MCP[i]
 		s.elicit = e.elicit
 		s.notify = n.emit
-		if s.oauth, err = storedOAuth(ctx, store, *s); err != nil {
-			return nil, fmt.Errorf("mcp server %q: %w", s.Name, err)
+		if s.oauth, err = mcpOAuth(ctx, e, store, *s); err != nil {
+			return nil, err
 		}
 	}
 	return n, nil
@@ -84,6 +84,20 @@ func (n *notes) emit(ctx context.Context, ev mcp.Notification) {
 	if em != nil {
 		em.Emit(ctx, ev)
 	}
+}
+
+// noteLines is an emitter writing each MCP notification as a line to w,
+// one at a time: notifications come from every mounted server's reading
+// goroutine.
+func noteLines(w io.Writer) loop.Emitter {
+	var mu sync.Mutex
+	return loop.EmitterFunc(func(_ context.Context, ev loop.Event) {
+		if n, ok := ev.(mcp.Notification); ok {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintln(w, notificationLine(n))
+		}
+	})
 }
 
 // notificationLine is how a progress report or a log message shows.

@@ -96,6 +96,12 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer shutdown(context.Background())
+	notes, err := prepareMCP(ctx, e, cfg)
+	if err != nil {
+		return err
+	}
+	// stdout may carry the protocol: the mounted servers' notes go to stderr.
+	notes.to(noteLines(e.stderr))
 	tb, err := mountTools(ctx, cfg)
 	if err != nil {
 		return err

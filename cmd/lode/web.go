@@ -55,6 +55,11 @@ func cmdWeb(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Logins only: x/conduit/web has no part for a mounted server's
+	// progress or logs, so they are dropped.
+	if _, err := prepareMCP(ctx, e, cfg); err != nil {
+		return err
+	}
 	tb, err := mountTools(ctx, cfg)
 	if err != nil {
 		return err

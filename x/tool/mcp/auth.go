@@ -10,5 +10,7 @@ import (
 // metadata document or dynamic registration), obtains a token and
 // retries; it also asks for more scope when the server says so. Use
 // auth.NewAuthorizationCodeHandler for the authorization code flow with
-// PKCE. It applies only to WithHTTP.
+// PKCE, and the go-sdk's extauth.NewClientCredentialsHandler for the
+// client credentials grant (a service with a pre-registered client and
+// secret, no person). It applies only to WithHTTP.
 func WithOAuth(h auth.OAuthHandler) Option { return func(c *config) { c.features.oauth = h } }

@@ -742,6 +742,7 @@ func (c *Client) newTransport(ctx context.Context) (sdk.Transport, func(), error
 			cp.Transport = &headerTransport{base: base, header: c.cfg.header}
 			hc = &cp
 		}
+		hc = withoutTaskToolsHTTP(hc)
 		return &sdk.StreamableClientTransport{Endpoint: c.cfg.url, HTTPClient: hc, OAuthHandler: c.cfg.features.oauth}, func() {}, nil
 	default:
 		cmd := exec.Command(c.cfg.command, c.cfg.args...)

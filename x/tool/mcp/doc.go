@@ -59,9 +59,10 @@
 // output schema and annotations are kept as the server gave them
 // (tool.Tool's Title, OutputSchema, Annotations), so that a Server serving
 // the registry again says the same of it. A tool the server runs only as an
-// MCP task (execution.taskSupport "required") is left out of the list over
-// stdio and custom transports: the go-sdk has no tasks, so every call to it
-// would fail. (Over streamable HTTP it is still listed.)
+// MCP task (execution.taskSupport "required") is left out of the list on
+// every transport (over streamable HTTP, by rewriting the answer before the
+// go-sdk reads it): the go-sdk has no tasks, so every call to it would fail,
+// and a Server serving the registry again never offers it.
 //
 // A Server serves any tool.Registry — so any set of packs — over stdio
 // (ServeStdio, or ServeIO over any pair of streams), streamable HTTP (the

@@ -17,8 +17,9 @@ import (
 // served on by lode serve, and then fail on every call. Tools that merely
 // allow tasks stay: they also answer a plain call.
 //
-// Streamable HTTP is left as it is: the go-sdk tells its connection of
-// session changes through an unexported method that a wrapper would hide.
+// Streamable HTTP is filtered below the connection instead (see
+// taskFilterRoundTripper): the go-sdk tells its HTTP connection of session
+// changes through an unexported method that a wrapper would hide.
 func withoutTaskTools(t sdk.Transport) sdk.Transport {
 	if _, ok := t.(*sdk.StreamableClientTransport); ok {
 		return t
