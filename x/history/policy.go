@@ -243,12 +243,15 @@ func sameTurn(a, b ledger.Turn) bool {
 }
 
 // latestSummary finds the newest stored summary whose range lies inside
-// the ledger.
+// the ledger. It copies the one it finds only, so a thread without a
+// summary is scanned without allocating.
 func latestSummary(led []ledger.Turn) *artifact.Summary {
 	for i := len(led) - 1; i >= 0; i-- {
 		for _, a := range led[i].Artifacts {
 			if s, ok := a.(artifact.Summary); ok && s.First >= 0 && s.First <= s.Last && s.Last < i {
-				return &s
+				found := new(artifact.Summary)
+				*found = s
+				return found
 			}
 		}
 	}
