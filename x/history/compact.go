@@ -26,7 +26,7 @@ func (p *Policy) compact(ctx context.Context, src []ledger.Turn, idx []int, led 
 	pin := p.pinnedEnd(src)
 	var pos []int // positions in src of the turns a view may hold
 	for i := pin; i < len(src); i++ {
-		if isSummaryTurn(src[i]) || (prev != nil && idx[i] >= prev.First && idx[i] <= prev.Last) {
+		if isSummaryTurn(src[i]) || (prev != nil && ledgerIndex(idx, i) >= prev.First && ledgerIndex(idx, i) <= prev.Last) {
 			continue
 		}
 		pos = append(pos, i)
@@ -50,11 +50,11 @@ func (p *Policy) compact(ctx context.Context, src []ledger.Turn, idx []int, led 
 		keepFrom = g
 	}
 	old := rest[:groups[keepFrom][0]]
-	first := idx[pos[0]]
+	first := ledgerIndex(idx, pos[0])
 	if prev != nil {
 		first = prev.First
 	}
-	last := idx[pos[groups[keepFrom][0]-1]]
+	last := ledgerIndex(idx, pos[groups[keepFrom][0]-1])
 	if first < 0 || last < first {
 		return nil, nil
 	}

@@ -200,19 +200,20 @@ func (p *Policy) fit(ctx context.Context, st ledger.State, src []ledger.Turn, bu
 }
 
 func (p *Policy) view(turns []ledger.Turn, sum *artifact.Summary, budget int) ([]ledger.Turn, bool) {
-	idx := make([]int, len(turns))
-	for i := range idx {
-		idx[i] = i
-	}
-	return p.viewMapped(turns, idx, turns, sum, budget)
+	return p.viewMapped(turns, nil, turns, sum, budget)
 }
 
 // mapIndexes gives the ledger index of each turn of src, which is the
 // ledger's history with, perhaps, turns added by the loop (repair results)
 // or earlier options; an added turn gets the index of the ledger turn
 // before it. Turns are matched by identity: options share the ledger's
-// turns, they do not copy them.
+// turns, they do not copy them. It returns nil, meaning each turn's own
+// position, when src is the ledger's history (or the start of it), so that
+// the common request allocates nothing sized by the thread.
 func mapIndexes(src, led []ledger.Turn) []int {
+	if len(src) <= len(led) && (len(src) == 0 || &src[0] == &led[0]) {
+		return nil
+	}
 	idx := make([]int, len(src))
 	j := 0
 	for i, t := range src {
@@ -226,6 +227,14 @@ func mapIndexes(src, led []ledger.Turn) []int {
 	return idx
 }
 
+// ledgerIndex is the ledger index of src[i] given mapIndexes' answer.
+func ledgerIndex(idx []int, i int) int {
+	if idx == nil {
+		return i
+	}
+	return idx[i]
+}
+
 func sameTurn(a, b ledger.Turn) bool {
 	if a.Role != b.Role || len(a.Artifacts) != len(b.Artifacts) {
 		return false
@@ -234,12 +243,15 @@ func sameTurn(a, b ledger.Turn) bool {
 }
 
 // latestSummary finds the newest stored summary whose range lies inside
-// the ledger.
+// the ledger. It copies the one it finds only, so a thread without a
+// summary is scanned without allocating.
 func latestSummary(led []ledger.Turn) *artifact.Summary {
 	for i := len(led) - 1; i >= 0; i-- {
 		for _, a := range led[i].Artifacts {
 			if s, ok := a.(artifact.Summary); ok && s.First >= 0 && s.First <= s.Last && s.Last < i {
-				return &s
+				found := new(artifact.Summary)
+				*found = s
+				return found
 			}
 		}
 	}
@@ -268,71 +280,120 @@ func (p *Policy) pinnedEnd(src []ledger.Turn) int {
 	return i
 }
 
-// viewMapped is the heart of the policy. It reports whether whole turns
-// were left out (beyond those a summary stands for), which is when a
-// summarizer is called.
-//
 // viewMapped is the heart of the policy: pinned turns, the summary (given,
 // or the newest stored), then the newest groups of turns that fit, with
 // old tool results shortened before whole groups are dropped. A group is a
-// turn and the tool turns after it, so a call never leaves its result.
+// turn and the tool turns after it, so a call never leaves its result. It
+// reports whether whole turns were left out (beyond those a summary stands
+// for), which is when a summarizer is called.
+//
+// A thread grows for days while its view stays within the budget, so the
+// view is built from the newest turn backwards and stops where the budget
+// does: its cost follows the turns it keeps, not the thread's length.
 func (p *Policy) viewMapped(src []ledger.Turn, idx []int, led []ledger.Turn, sum *artifact.Summary, budget int) ([]ledger.Turn, bool) {
 	if sum == nil {
 		sum = latestSummary(led)
 	}
 	pin := p.pinnedEnd(src)
-	var rest []ledger.Turn
-	for i := pin; i < len(src); i++ {
-		if isSummaryTurn(src[i]) {
-			continue
-		}
-		if sum != nil && idx[i] >= sum.First && idx[i] <= sum.Last {
-			continue
-		}
-		rest = append(rest, src[i])
-	}
-	head := append([]ledger.Turn(nil), src[:pin]...)
+	nhead := pin
+	used := Estimate(src[:pin])
+	var sumTurn ledger.Turn
 	if sum != nil {
-		head = append(head, summaryTurn(*sum))
+		sumTurn = summaryTurn(*sum)
+		nhead++
+		used += estimateTurn(sumTurn)
 	}
-	used := Estimate(head)
+	// prev returns the position in src of the newest turn before i that a
+	// view may hold (not pinned, not a summary, not summarised), or pin-1.
+	prev := func(i int) int {
+		for i--; i >= pin; i-- {
+			if isSummaryTurn(src[i]) {
+				continue
+			}
+			if sum != nil {
+				if li := ledgerIndex(idx, i); li >= sum.First && li <= sum.Last {
+					if idx == nil {
+						// Positions are ledger indexes: skip the whole
+						// summarised range at once.
+						i = max(sum.First, pin)
+					}
+					continue
+				}
+			}
+			return i
+		}
+		return i
+	}
+	build := func(n int) []ledger.Turn {
+		if nhead+n == 0 {
+			return nil
+		}
+		out := make([]ledger.Turn, nhead+n)
+		copy(out, src[:pin])
+		if sum != nil {
+			out[pin] = sumTurn
+		}
+		return out
+	}
 
 	// Everything fits: use the server's count where it is exact, that is
 	// when nothing before the turn that carries it was left out.
-	total := used + Estimate(rest)
-	if sum == nil && len(rest) == len(src)-pin {
+	total, n, fits := used, 0, true
+	for i := prev(len(src)); i >= pin; i = prev(i) {
+		total += estimateTurn(src[i])
+		n++
+		if total > budget {
+			fits = false
+			break
+		}
+	}
+	if fits && sum == nil && n == len(src)-pin {
 		for i := len(src) - 1; i >= pin; i-- {
-			if n, ok := reported(src[i]); ok {
-				total = max(total, n+Estimate(src[i+1:]))
+			if r, ok := reported(src[i]); ok {
+				total = max(total, r+Estimate(src[i+1:]))
 				break
 			}
 		}
 	}
-	if total <= budget {
-		return append(head, rest...), false
+	if fits && total <= budget {
+		out := build(n)
+		k := len(out) - 1
+		for i := prev(len(src)); i >= pin; i = prev(i) {
+			out[k] = src[i]
+			k--
+		}
+		return out, false
 	}
 
-	groups := groupTurns(rest)
-	// Shorten the tool results of all but the newest keep turns.
-	shortened := make([]ledger.Turn, len(rest))
-	copy(shortened, rest)
-	for i := 0; i < len(shortened)-p.cfg.keep; i++ {
-		shortened[i] = p.shorten(shortened[i])
-	}
-	// Keep the newest groups that fit; the newest one always.
-	start := len(groups)
-	for g := len(groups) - 1; g >= 0; g-- {
-		n := Estimate(shortened[groups[g][0]:groups[g][1]])
-		if g < len(groups)-1 && used+n > budget {
+	// Keep the newest groups that fit, the newest one always, with the
+	// tool results of all but the newest keep turns shortened.
+	var kept []ledger.Turn // newest first
+	seen, from, cost, first, dropped := 0, 0, 0, true, false
+	for i := prev(len(src)); i >= pin; {
+		next := prev(i)
+		t := src[i]
+		if seen >= p.cfg.keep {
+			t = p.shorten(t)
+		}
+		seen++
+		kept = append(kept, t)
+		cost += estimateTurn(t)
+		i = next
+		if t.Role == ledger.RoleTool && next >= pin {
+			continue
+		}
+		if !first && used+cost > budget {
+			kept, dropped = kept[:from], true
 			break
 		}
-		used += n
-		start = g
+		used += cost
+		first, from, cost = false, len(kept), 0
 	}
-	if start == len(groups) {
-		return head, len(groups) > 0
+	out := build(len(kept))
+	for k, t := range kept {
+		out[len(out)-1-k] = t
 	}
-	return append(head, shortened[groups[start][0]:]...), start > 0
+	return out, dropped
 }
 
 // groupTurns splits turns into [from, to) ranges, each a turn and the tool
