@@ -46,6 +46,19 @@ type Notification struct {
 // EventName returns "mcp_notification".
 func (Notification) EventName() string { return "mcp_notification" }
 
+// UIData names n "notification" and gives the fields a page shows, so that
+// x/conduit/web streams it (as a DataEvent) without importing this package.
+func (n Notification) UIData() (string, any) {
+	d := map[string]any{
+		"server": n.Server, "tool": n.Tool, "kind": n.Kind,
+		"progress": n.Progress, "total": n.Total, "message": n.Message,
+	}
+	if n.Level != "" {
+		d["level"] = n.Level
+	}
+	return "notification", d
+}
+
 // WithNotifications calls fn with each progress report and log message
 // the server sends. Progress is asked for on every tool call (the call
 // carries a progress token), and logs at level "info" and above once
