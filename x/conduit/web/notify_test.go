@@ -10,6 +10,7 @@ import (
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/ledger/file"
 	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/conduit/web"
 	"github.com/lodeworks/lode/x/provider/script"
 )
@@ -30,14 +31,30 @@ func (unnamed) UIData() (string, any) { return "", 1 }
 
 var _ web.DataEvent = note{}
 
-// An event a tool posts with loop.Notify reaches the page as a transient
-// data part naming the tool call, between the call and its result.
-func TestNotificationPart(t *testing.T) {
+// serveHandler serves prov with h as the only handler.
+func serveHandler(t *testing.T, prov provider.Provider, h loop.Handler) *fixture {
+	t.Helper()
 	store, err := file.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	wh, err := web.New(prov, store, web.WithLoopOptions(loop.WithHandlers(h)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(wh)
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		wh.Close()
+		srv.Close()
+		store.Close()
+	})
+	return &fixture{h: wh, srv: srv, store: store}
+}
+
+// An event a tool posts with loop.Notify reaches the page as a transient
+// data part naming the tool call, between the call and its result.
+func TestNotificationPart(t *testing.T) {
 	h := loop.HandlerFunc(func(ctx context.Context, a artifact.Artifact, e loop.Emitter) error {
 		c, ok := a.(artifact.ToolCall)
 		if !ok {
@@ -50,17 +67,7 @@ func TestNotificationPart(t *testing.T) {
 		}})
 		return nil
 	})
-	wh, err := web.New(script.Play(script.Call("c1", "slow", "{}"), script.Text("ok")), store, web.WithLoopOptions(loop.WithHandlers(h)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(wh)
-	defer func() {
-		srv.CloseClientConnections()
-		wh.Close()
-		srv.Close()
-	}()
-	f := &fixture{h: wh, srv: srv, store: store}
+	f := serveHandler(t, script.Play(script.Call("c1", "slow", "{}"), script.Text("ok")), h)
 	ps := parts(t, f.post(t, "/api/chat", chatBody("", "go")))
 	var got []map[string]any
 	order := map[string]int{}
