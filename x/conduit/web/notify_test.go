@@ -31,6 +31,21 @@ func (unnamed) UIData() (string, any) { return "", 1 }
 
 var _ web.DataEvent = note{}
 
+// noteTool answers a tool call after posting two DataEvents, one of them
+// unnamed.
+var noteTool = loop.HandlerFunc(func(ctx context.Context, a artifact.Artifact, e loop.Emitter) error {
+	c, ok := a.(artifact.ToolCall)
+	if !ok {
+		return nil
+	}
+	loop.Notify(ctx, unnamed{})
+	loop.Notify(ctx, note{"half way"})
+	e.Emit(ctx, loop.TurnCompleteEvent{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{
+		artifact.ToolResult{ToolCallID: c.ID, Name: c.Name, Content: "done"},
+	}})
+	return nil
+})
+
 // serveHandler serves prov with h as the only handler.
 func serveHandler(t *testing.T, prov provider.Provider, h loop.Handler) *fixture {
 	t.Helper()
@@ -55,19 +70,7 @@ func serveHandler(t *testing.T, prov provider.Provider, h loop.Handler) *fixture
 // An event a tool posts with loop.Notify reaches the page as a transient
 // data part naming the tool call, between the call and its result.
 func TestNotificationPart(t *testing.T) {
-	h := loop.HandlerFunc(func(ctx context.Context, a artifact.Artifact, e loop.Emitter) error {
-		c, ok := a.(artifact.ToolCall)
-		if !ok {
-			return nil
-		}
-		loop.Notify(ctx, unnamed{})
-		loop.Notify(ctx, note{"half way"})
-		e.Emit(ctx, loop.TurnCompleteEvent{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{
-			artifact.ToolResult{ToolCallID: c.ID, Name: c.Name, Content: "done"},
-		}})
-		return nil
-	})
-	f := serveHandler(t, script.Play(script.Call("c1", "slow", "{}"), script.Text("ok")), h)
+	f := serveHandler(t, script.Play(script.Call("c1", "slow", "{}"), script.Text("ok")), noteTool)
 	ps := parts(t, f.post(t, "/api/chat", chatBody("", "go")))
 	var got []map[string]any
 	order := map[string]int{}
