@@ -45,9 +45,9 @@
 //     carries a progress token, and what the server reports for it goes to
 //     that turn's observers through loop.Notify, with no option to set;
 //     log messages, which name no call, go to the turn of the call started
-//     last. WithNotifications adds a callback for every report, asks for
-//     progress on calls made outside a turn too, and asks for log messages
-//     at level info and above once connected.
+//     last. WithNotifications adds a callback for the reports no turn
+//     took, asks for progress on calls made outside a turn too, and asks
+//     for log messages at level info and above once connected.
 //   - OAuth (WithOAuth) for HTTP servers, on the go-sdk's auth package:
 //     metadata discovery, pre-registered clients, client ID metadata
 //     documents, dynamic registration, scope step-up. The client passes

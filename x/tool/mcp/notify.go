@@ -62,9 +62,9 @@ func (n Notification) UIData() (string, any) {
 // WithNotifications calls fn with each progress report and log message
 // the server sends. Progress is asked for on every tool call (the call
 // carries a progress token), and logs at level "info" and above once
-// connected, when the server offers logging. Without it, only calls made
-// inside a loop turn ask for progress, and their reports go to the turn's
-// observers alone. fn runs on the session's
+// connected, when the server offers logging. A report the observers of a
+// loop turn received (see Notification) does not reach fn too. Without
+// WithNotifications, only calls made inside a loop turn ask for progress. fn runs on the session's
 // reading goroutine: it should not block.
 func WithNotifications(fn func(ctx context.Context, n Notification)) Option {
 	return func(c *config) { c.features.notify = fn }
@@ -152,11 +152,13 @@ func (c *Client) trackProgress(ctx context.Context, params *sdk.CallToolParams) 
 	return func() { f.track.finish(tok) }
 }
 
-// deliver hands n to the WithNotifications callback and to the observers
-// of the turn whose call it belongs to.
+// deliver hands n to the observers of the turn whose call it belongs to
+// or, when no turn takes it, to the WithNotifications callback: never to
+// both, so a program whose callback and observer print to one place
+// prints each report once.
 func (c *Client) deliver(ctx context.Context, token string, n Notification) {
-	if callCtx := c.cfg.features.track.lookup(token); callCtx != nil {
-		loop.Notify(callCtx, n)
+	if callCtx := c.cfg.features.track.lookup(token); callCtx != nil && loop.Notify(callCtx, n) {
+		return
 	}
 	if fn := c.cfg.features.notify; fn != nil {
 		fn(ctx, n)

@@ -14,15 +14,33 @@ import (
 )
 
 // A tool's progress reports reach the observers of the loop turn that
-// called it, with no WithNotifications callback configured. The reports
-// sent well before the result are checked; the last one races the result
-// and may land after the turn, where it is dropped.
+// called it, with or without a WithNotifications callback; one the
+// observers received does not reach the callback too. The reports sent
+// well before the result are checked; the last one races the result and
+// may land after the turn, where only the callback can get it.
 func TestProgressReachesObserversEverything(t *testing.T) {
-	reg := everything(t)
+	for _, withCallback := range []bool{false, true} {
+		t.Run(map[bool]string{false: "no callback", true: "callback"}[withCallback], func(t *testing.T) {
+			testProgressReachesObservers(t, withCallback)
+		})
+	}
+}
+
+func testProgressReachesObservers(t *testing.T, withCallback bool) {
 	var (
-		mu  sync.Mutex
-		got []mcp.Notification
+		mu        sync.Mutex
+		got       []mcp.Notification
+		callbacks []mcp.Notification
 	)
+	var opts []mcp.Option
+	if withCallback {
+		opts = append(opts, mcp.WithNotifications(func(_ context.Context, n mcp.Notification) {
+			mu.Lock()
+			callbacks = append(callbacks, n)
+			mu.Unlock()
+		}))
+	}
+	reg := everything(t, opts...)
 	obs := loop.EmitterFunc(func(_ context.Context, ev loop.Event) {
 		if n, ok := ev.(mcp.Notification); ok && n.Kind == mcp.NotifyProgress {
 			mu.Lock()
@@ -56,6 +74,13 @@ func TestProgressReachesObserversEverything(t *testing.T) {
 		n.Message = ""
 		if n != want {
 			t.Fatalf("notification %d: %+v, want %+v", i, n, want)
+		}
+	}
+	for _, cb := range callbacks {
+		for _, n := range got {
+			if cb.Kind == mcp.NotifyProgress && cb.Progress == n.Progress {
+				t.Errorf("progress %v reached both the observer and the callback", n.Progress)
+			}
 		}
 	}
 }
