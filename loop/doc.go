@@ -11,7 +11,10 @@
 // Observers (WithObserver) see every event — stream deltas as they arrive,
 // completed turns, errors — in order, each on its own goroutine with an
 // unbounded queue, so a slow observer never stalls inference. Flush waits
-// for them to catch up.
+// for them to catch up. Code a handler calls — a tool reporting progress —
+// posts to the same observers with Notify(ctx, ev), using the ctx the
+// handler was given; once the turn's handlers have returned, Notify posts
+// nothing and reports false.
 //
 // Before each invocation, a tool call that has no result in the ledger (a
 // crash, a cancelled run) is given an error result, so the model never sees

@@ -258,9 +258,13 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 	if len(s.handlers) == 0 {
 		return out, nil
 	}
-	hctx := context.WithValue(ctx, turnKey{}, &TurnInfo{State: st, Request: req, Answer: arts})
-	if err := s.handle(hctx, st, arts); err != nil {
-		return out, err
+	lt := &liveTurn{step: s}
+	lt.info = TurnInfo{State: st, Request: req, Answer: arts, live: lt}
+	hctx := context.WithValue(ctx, turnKey{}, &lt.info)
+	herr := s.handle(hctx, st, arts)
+	lt.end()
+	if herr != nil {
+		return out, herr
 	}
 	if err := ctx.Err(); err != nil {
 		return out, &ProviderError{Err: err}
@@ -396,6 +400,47 @@ type TurnInfo struct {
 	Request *provider.Request
 	// Answer is the assistant turn being handled.
 	Answer []artifact.Artifact
+
+	live *liveTurn
+}
+
+// liveTurn is what Notify needs of a turn: its Step and whether its
+// handlers are still running. It holds the turn's TurnInfo so that a turn
+// costs one allocation for both.
+type liveTurn struct {
+	info TurnInfo
+	step *Step
+	mu   sync.RWMutex
+	over bool
+}
+
+// end stops Notify from posting for this turn; it waits for posts in
+// progress, so none lands after the turn's later events.
+func (lt *liveTurn) end() {
+	lt.mu.Lock()
+	lt.over = true
+	lt.mu.Unlock()
+}
+
+// Notify posts ev to the observers of the turn running in ctx, in order
+// with the turn's other events. It lets code called by a handler, such as
+// a tool reporting progress, reach the observers without an Emitter: ev is
+// for observers only, never appended to the ledger. It returns false, and
+// posts nothing, when ctx is not a handler's context or the turn's
+// handlers have all returned.
+func Notify(ctx context.Context, ev Event) bool {
+	t, ok := ctx.Value(turnKey{}).(*TurnInfo)
+	if !ok || t.live == nil || ev == nil {
+		return false
+	}
+	lt := t.live
+	lt.mu.RLock()
+	defer lt.mu.RUnlock()
+	if lt.over {
+		return false
+	}
+	lt.step.notify(ctx, ev)
+	return true
 }
 
 type turnKey struct{}

@@ -144,12 +144,28 @@ func TestAISDKReadsEveryPart(t *testing.T) {
 		}
 	})
 
+	t.Run("notification", func(t *testing.T) {
+		f := serveHandler(t, script.Play(script.Call("c1", "slow", "{}"), script.Text("ok")), noteTool)
+		_, wait := readWithSDK(t, f, "go")
+		r := wait()
+		seen(r)
+		if len(r.Errors) > 0 || !slices.Contains(r.Types, "data-notification") {
+			t.Fatalf("types %v errors %v, want data-notification read without error", r.Types, r.Errors)
+		}
+		// Transient: streamed, never kept in the message.
+		for _, p := range r.Message.Parts {
+			if p["type"] == "data-notification" {
+				t.Errorf("the message keeps the transient part %v", p)
+			}
+		}
+	})
+
 	var got []string
 	for ty := range emitted {
 		got = append(got, ty)
 	}
 	sort.Strings(got)
-	want := []string{"abort", "data-usage", "error", "finish", "finish-step", "reasoning-delta", "reasoning-end", "reasoning-start",
+	want := []string{"abort", "data-notification", "data-usage", "error", "finish", "finish-step", "reasoning-delta", "reasoning-end", "reasoning-start",
 		"start", "start-step", "text-delta", "text-end", "text-start", "tool-input-available", "tool-input-delta", "tool-input-error",
 		"tool-input-start", "tool-output-available", "tool-output-error"}
 	if !t.Failed() && !slices.Equal(got, want) {

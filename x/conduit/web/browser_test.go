@@ -11,6 +11,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/x/provider/script"
 )
 
@@ -138,5 +140,71 @@ func TestApproveInChromium(t *testing.T) {
 	}
 	if n := results(t, f, onlyThread(t, f), "c1"); n != 1 {
 		t.Errorf("c1 has %d results, want 1", n)
+	}
+}
+
+// TestNotificationInChromium: a tool posts a notification and waits; the
+// page shows its line under the running card, and drops it when the
+// result arrives.
+func TestNotificationInChromium(t *testing.T) {
+	bin := requireBrowser(t)
+	release := make(chan struct{})
+	h := loop.HandlerFunc(func(ctx context.Context, a artifact.Artifact, e loop.Emitter) error {
+		c, ok := a.(artifact.ToolCall)
+		if !ok {
+			return nil
+		}
+		loop.Notify(ctx, note{"half way"})
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		e.Emit(ctx, loop.TurnCompleteEvent{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{
+			artifact.ToolResult{ToolCallID: c.ID, Name: c.Name, Content: "done"},
+		}})
+		return nil
+	})
+	f := serveHandler(t, script.Play(script.Call("c1", "slow", "{}"), script.Text("ok")), h)
+	// A guard against a browser that never answers, not a speed check.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(bin),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+	if err := chromedp.Do(bctx,
+		chromedp.Navigate(f.srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS("#input")),
+		chromedp.SendKeys(chromedp.CSS("#input"), "go"),
+		chromedp.Click(chromedp.CSS("#send")),
+		chromedp.WaitVisible(chromedp.CSS("details.tool + .notification")),
+	); err != nil {
+		t.Fatalf("notification: %v", err)
+	}
+	line, err := chromedp.Run(bctx, chromedp.TextContent(chromedp.CSS("details.tool + .notification")))
+	if err != nil || line != "half way" {
+		t.Errorf("notification line %q (%v), want %q", line, err, "half way")
+	}
+	close(release)
+	released = true
+	if err := chromedp.Do(bctx, chromedp.WaitVisible(chromedp.CSS(`.msg.assistant[data-done="true"]`))); err != nil {
+		t.Fatalf("answer: %v", err)
+	}
+	left, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll(".notification").length`))
+	if err != nil || left != 0 {
+		t.Errorf("%d notification lines left after the result (%v)", left, err)
 	}
 }

@@ -60,6 +60,16 @@
 // already decided by someone else 409; nothing is stored then. The page
 // shows each waiting call as a card with Approve and Deny buttons.
 //
+// # Notifications
+//
+// An event a tool posts to its turn's observers with loop.Notify — an MCP
+// server's progress report or log line (mcp.Notification) — is streamed
+// when it implements DataEvent: a transient "data-<name>" part whose id is
+// the tool call's ID. A notification's data is {"server", "tool", "kind",
+// "progress", "total", "message"}. The page shows the latest one under
+// the card of the running call, until its result arrives. Other events
+// this package does not know are not streamed.
+//
 // # Callers
 //
 // WithIdentify maps each request to an Identity. The thread's creator is

@@ -112,9 +112,23 @@ func (s *stream) closeReasoning() {
 	}
 }
 
+// DataEvent is an event the page shows while a turn runs: a tool's
+// progress, a server's log line. An observer has no other way to know how
+// to show an event of a package it does not import; one that implements
+// DataEvent is sent as a transient "data-<name>" stream part carrying
+// data, with the ID of the tool call it came from as the part's id when
+// it was posted from that call's handler (loop.Notify). mcp.Notification
+// implements it with the name "notification".
+type DataEvent interface {
+	loop.Event
+	UIData() (name string, data any)
+}
+
 // Emit translates one loop event.
-func (s *stream) Emit(_ context.Context, ev loop.Event) {
+func (s *stream) Emit(ctx context.Context, ev loop.Event) {
 	switch ev := ev.(type) {
+	case DataEvent:
+		s.data(ctx, ev)
 	case loop.DeltaEvent:
 		s.startStep()
 		s.sawDelta = true
@@ -130,6 +144,24 @@ func (s *stream) Emit(_ context.Context, ev loop.Event) {
 			s.results(ev.Artifacts)
 		}
 	}
+}
+
+// data sends ev as a transient data part; id names the tool call whose
+// handler posted it, when there is one.
+func (s *stream) data(ctx context.Context, ev DataEvent) {
+	name, data := ev.UIData()
+	if name == "" {
+		return
+	}
+	part := map[string]any{"type": "data-" + name, "data": data, "transient": true}
+	if t, ok := loop.CurrentTurn(ctx); ok {
+		if i, ok := loop.ArtifactIndex(ctx); ok && i < len(t.Answer) {
+			if c, ok := t.Answer[i].(artifact.ToolCall); ok {
+				part["id"] = c.ID
+			}
+		}
+	}
+	s.send(part)
 }
 
 func (s *stream) delta(d artifact.Delta) {

@@ -423,7 +423,7 @@ func (c *Client) Call(ctx context.Context, name string, args map[string]any) (an
 		args = map[string]any{}
 	}
 	params := &sdk.CallToolParams{Name: name, Arguments: args}
-	c.trackProgress(params)
+	defer c.trackProgress(ctx, params)()
 	if tm := traceMeta(ctx); tm != nil {
 		if params.Meta == nil {
 			params.Meta = sdk.Meta{}

@@ -40,10 +40,14 @@
 //     (WithSamplingMaxTokens, DefaultSamplingMaxTokens) and optionally
 //     shown to a person first (WithSamplingApproval). Only text is sampled.
 //   - Roots (WithRoots): the directories a server may work in, as file URIs.
-//   - Notifications (WithNotifications): progress reports of tool calls
-//     (each call carries a progress token) and log messages at level info
-//     and above, as Notification values; a Notification is a loop.Event, so
-//     the callback can emit it into a turn's event stream.
+//   - Notifications: progress reports of tool calls and log messages, as
+//     Notification values (a loop.Event). A call made inside a loop turn
+//     carries a progress token, and what the server reports for it goes to
+//     that turn's observers through loop.Notify, with no option to set;
+//     log messages, which name no call, go to the turn of the call started
+//     last. WithNotifications adds a callback for the reports no turn
+//     took, asks for progress on calls made outside a turn too, and asks
+//     for log messages at level info and above once connected.
 //   - OAuth (WithOAuth) for HTTP servers, on the go-sdk's auth package:
 //     metadata discovery, pre-registered clients, client ID metadata
 //     documents, dynamic registration, scope step-up. The client passes

@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -21,13 +20,8 @@ type features struct {
 	rootsSet bool
 	ping     time.Duration
 
-	// track is set up by NewClient when notifications are wanted.
+	// track numbers progress tokens and ties them to their calls.
 	track *progressTrack
-}
-
-// progressTrack numbers the progress tokens sent with calls.
-type progressTrack struct {
-	next atomic.Int64
 }
 
 // sdkOptions builds the go-sdk client options from the configured
@@ -44,11 +38,9 @@ func (c *Client) sdkOptions() *sdk.ClientOptions {
 	if f.rootsSet {
 		caps.RootsV2 = &sdk.RootCapabilities{}
 	}
-	if f.notify != nil {
-		f.track = &progressTrack{}
-		opts.ProgressNotificationHandler = c.onProgress
-		opts.LoggingMessageHandler = c.onLog
-	}
+	f.track = &progressTrack{}
+	opts.ProgressNotificationHandler = c.onProgress
+	opts.LoggingMessageHandler = c.onLog
 	return opts
 }
 

@@ -34,6 +34,27 @@
     card.querySelector("summary").textContent = name + (failed ? " ✗" : " ✓");
     card.querySelector(".output").textContent = show(v);
     if (failed) card.classList.add("failed");
+    if (card.notification) { card.notification.remove(); card.notification = null; }
+  }
+  // setNotification shows the latest progress or log line of a running
+  // call under its card; the call's result replaces it.
+  function setNotification(box, part, state) {
+    let card = part.id && state.tools[part.id];
+    if (!card) {
+      const running = Object.values(state.tools).filter(c => / …$/.test(c.querySelector("summary").textContent));
+      card = running[running.length - 1];
+    }
+    if (!card || !/ …$/.test(card.querySelector("summary").textContent)) return;
+    const d = part.data || {};
+    let line = d.message || "";
+    if (d.kind === "progress" && d.progress) {
+      const n = d.total ? d.progress + "/" + d.total : String(d.progress);
+      line = line ? n + " " + line : n;
+    }
+    if (!line) return;
+    // After the card, not in it: a closed card would hide it.
+    if (!card.notification) { card.notification = el("div", "notification"); card.after(card.notification); }
+    card.notification.textContent = line;
   }
 
   // An approval card per call that waits for a person: Approve and Deny
@@ -110,6 +131,7 @@
       case "tool-output-available": if (state.tools[part.toolCallId]) setOutput(state.tools[part.toolCallId], part.output, false); break;
       case "tool-output-error": if (state.tools[part.toolCallId]) setOutput(state.tools[part.toolCallId], part.errorText, true); break;
       case "data-approval": approvalCards(box, part.data); break;
+      case "data-notification": setNotification(box, part, state); break;
       case "error": box.append(el("div", "error", part.errorText)); break;
       case "abort": box.append(el("div", "note", "Stopped.")); break;
     }

@@ -1,0 +1,75 @@
+package loop_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/x/provider/script"
+)
+
+type progressEvent struct{ n int }
+
+func (progressEvent) EventName() string { return "test_progress" }
+
+// TestNotify checks that an event posted with loop.Notify from a handler
+// reaches the observers between the turn's other events, and that a post
+// after the turn, or from a context no turn gave, delivers nothing.
+func TestNotify(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		names []string
+	)
+	obs := loop.EmitterFunc(func(_ context.Context, ev loop.Event) {
+		if _, ok := ev.(loop.DeltaEvent); ok {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		names = append(names, ev.EventName())
+	})
+	var kept context.Context
+	h := loop.HandlerFunc(func(ctx context.Context, a artifact.Artifact, e loop.Emitter) error {
+		if _, ok := a.(artifact.ToolCall); !ok {
+			return nil
+		}
+		kept = ctx
+		if !loop.Notify(ctx, progressEvent{1}) {
+			t.Error("Notify in a handler returned false")
+		}
+		if loop.Notify(ctx, nil) {
+			t.Error("Notify of a nil event returned true")
+		}
+		return echoTools(ctx, a, e)
+	})
+	step := loop.New(loop.WithHandlers(h), loop.WithObserver(obs))
+	prov := script.Play(script.Call("1", "t", "{}"), script.Text("done"))
+	if _, err := step.Run(context.Background(), userThread("go"), prov); err != nil {
+		t.Fatal(err)
+	}
+	if kept == nil {
+		t.Fatal("the handler never ran")
+	}
+	if loop.Notify(kept, progressEvent{2}) {
+		t.Error("Notify after the turn returned true")
+	}
+	if loop.Notify(context.Background(), progressEvent{3}) {
+		t.Error("Notify outside a turn returned true")
+	}
+	if err := step.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"turn_complete", "test_progress", "turn_complete", "turn_complete"}
+	if len(names) != len(want) {
+		t.Fatalf("observer saw %q, want %q", names, want)
+	}
+	for i := range want {
+		if names[i] != want[i] {
+			t.Fatalf("observer saw %q, want %q", names, want)
+		}
+	}
+}
