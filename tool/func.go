@@ -8,8 +8,11 @@ import (
 	"reflect"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/invopop/jsonschema"
+
+	"github.com/lodeworks/lode/internal/structjson"
 )
 
 // FuncOption adjusts a typed tool.
@@ -94,10 +97,16 @@ func typedTool[In, Out any](name, description string, fn func(context.Context, I
 		}
 		t.Schema = s
 	}
-	typed := func(raw []byte) (Prepared, error) {
+	// A plain struct decodes without encoding/json; whatever the compiled
+	// decoder declines, encoding/json decodes, with its own errors.
+	dec := structjson.NewDecoder(reflect.TypeFor[In]())
+	typed := func(raw string) (Prepared, error) {
 		var in In
-		if err := json.Unmarshal(raw, &in); err != nil {
-			return nil, &ArgumentsError{Tool: name, Err: err}
+		if dec == nil || !dec.Decode(raw, unsafe.Pointer(&in)) {
+			var err error
+			if in, err = unmarshal[In](raw); err != nil {
+				return nil, &ArgumentsError{Tool: name, Err: err}
+			}
 		}
 		return func(ctx context.Context) (any, error) { return fn(ctx, in) }, nil
 	}
@@ -106,13 +115,22 @@ func typedTool[In, Out any](name, description string, fn func(context.Context, I
 		if err != nil {
 			return nil, err
 		}
-		run, err := typed(raw)
+		run, err := typed(string(raw))
 		if err != nil {
 			return nil, err
 		}
 		return run(ctx)
 	}
 	return t, tf, typed, nil
+}
+
+// unmarshal decodes raw into a fresh T. It is a function of its own so
+// that the value json.Unmarshal needs on the heap is this one, not the
+// caller's.
+func unmarshal[T any](raw string) (T, error) {
+	var v T
+	err := json.Unmarshal([]byte(raw), &v)
+	return v, err
 }
 
 // recursive reports whether t contains itself, through fields, elements or

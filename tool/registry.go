@@ -536,7 +536,7 @@ func (b *Binding) Decode(raw string) (map[string]any, error) {
 type Prepared func(ctx context.Context) (any, error)
 
 // typedDecoder decodes a typed tool's arguments straight into its Go type.
-type typedDecoder func(raw []byte) (Prepared, error)
+type typedDecoder func(raw string) (Prepared, error)
 
 // Prepare decodes raw arguments, validates them against the schema and
 // binds them, with sb, to the tool. An *ArgumentsError means they cannot be
@@ -544,7 +544,7 @@ type typedDecoder func(raw []byte) (Prepared, error)
 func (b *Binding) Prepare(sb Sandbox, raw string) (Prepared, error) {
 	if b.typed != nil && b.schema.quick.proves(raw) {
 		// Proved valid: decode once, straight into the tool's type.
-		return b.typed([]byte(raw))
+		return b.typed(raw)
 	}
 	args, err := b.Decode(raw)
 	if err != nil {
@@ -555,7 +555,7 @@ func (b *Binding) Prepare(sb Sandbox, raw string) (Prepared, error) {
 		if strings.TrimSpace(raw) == "" {
 			raw = "{}"
 		}
-		return b.typed([]byte(raw))
+		return b.typed(raw)
 	case b.src != nil:
 		src, name := b.src, b.Original
 		return func(ctx context.Context) (any, error) { return src.Call(WithSandbox(ctx, sb), name, args) }, nil

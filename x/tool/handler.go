@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/internal/structjson"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 	toolpkg "github.com/lodeworks/lode/tool"
@@ -47,6 +48,7 @@ type Handler struct {
 	sandbox   toolpkg.Sandbox
 	sandboxes map[string]toolpkg.Sandbox
 	gate      Gate
+	plain     structjson.Encoders // the results' plain struct types
 }
 
 // HandlerOption configures a Handler.

@@ -210,6 +210,10 @@ func nthLineFromEnd(s string, n int) int {
 func (h *Handler) renderTo(res *artifact.ToolResult, v any, budget toolpkg.Budget) error {
 	maxBytes, maxLines := resolveBudget(budget, h.budget)
 	if maxBytes < 0 || !streams(v) {
+		if s, ok := h.renderPlain(v); ok {
+			res.Content = s
+			return nil
+		}
 		var err error
 		res.Content, err = render(v)
 		return err
@@ -223,6 +227,25 @@ func (h *Handler) renderTo(res *artifact.ToolResult, v any, budget toolpkg.Budge
 	res.Content, res.Truncated, res.Full = st.w.result()
 	st.release()
 	return nil
+}
+
+// renderPlain renders v as render would when it is a plain struct (see
+// structjson), without encoding/json, and reports whether it did.
+func (h *Handler) renderPlain(v any) (string, bool) {
+	switch v.(type) {
+	case nil, string, []byte, json.RawMessage, error, fmt.Stringer:
+		return "", false // render's own cases
+	}
+	enc := h.plain.For(reflect.TypeOf(v))
+	if enc == nil {
+		return "", false
+	}
+	var stack [256]byte
+	b, ok := enc.Append(stack[:0], reflect.ValueOf(v))
+	if !ok {
+		return "", false
+	}
+	return string(b), true
 }
 
 // streamers are reused across results, as encoders are; one that a panic
