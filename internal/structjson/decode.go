@@ -458,16 +458,23 @@ func unescape(raw string, start, j int) (string, int, bool) {
 			j += 2
 		case c < ' ':
 			return "", start, false
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			j++
 		default:
-			r, size := utf8.DecodeRuneInString(raw[j:])
-			if r == utf8.RuneError && size == 1 {
-				return "", start, false
+			// Copy the run of plain text up to the next quote, backslash
+			// or control byte at once.
+			k := j
+			for k < len(raw) && raw[k] != '"' && raw[k] != '\\' && raw[k] >= ' ' {
+				if raw[k] < utf8.RuneSelf {
+					k++
+					continue
+				}
+				r, size := utf8.DecodeRuneInString(raw[k:])
+				if r == utf8.RuneError && size == 1 {
+					return "", start, false
+				}
+				k += size
 			}
-			b = append(b, raw[j:j+size]...)
-			j += size
+			b = append(b, raw[j:k]...)
+			j = k
 		}
 	}
 	return "", start, false
