@@ -22,10 +22,26 @@ type Decoder struct {
 // decField is one JSON-visible field of the plan: its exact JSON name,
 // where it lives in the struct, and how to store into it.
 type decField struct {
-	name string
-	off  uintptr
+	name   string
+	off    uintptr
+	shape  shape
+	scalar // of the field, its pointee or its elements
+	slice  func(sc scalar, raw string, i int, fp unsafe.Pointer) (int, bool)
+}
+
+// shape is how a field holds its scalar.
+type shape uint8
+
+const (
+	inPlace   shape = iota // T
+	byPointer              // *T: null is nil
+	inSlice                // []T: null is nil, [] is empty
+)
+
+// scalar is a bool, integer, float or string kind and its width.
+type scalar struct {
 	kind reflect.Kind
-	bits int // width of an integer or float kind
+	bits int // of an integer or float kind
 }
 
 var (
@@ -39,7 +55,8 @@ var (
 //
 // Fields are handled when encoding/json would see them as plain values: a
 // bool, integer, float or string kind (named types included) without its
-// own UnmarshalJSON or UnmarshalText, other than json.Number, not embedded,
+// own UnmarshalJSON or UnmarshalText, other than json.Number, or an unnamed
+// pointer to one, or a slice of one ([]byte excepted); not embedded,
 // without the ",string" option, and under a JSON name no other field
 // shares.
 func NewDecoder(t reflect.Type) *Decoder {
@@ -72,23 +89,47 @@ func NewDecoder(t reflect.Type) *Decoder {
 			return nil
 		}
 		seen[name] = true
-		f := decField{name: name, off: sf.Offset, kind: sf.Type.Kind()}
-		switch f.kind {
-		case reflect.Bool, reflect.String:
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-			reflect.Float32, reflect.Float64:
-			f.bits = sf.Type.Bits()
-		default:
+		f := decField{name: name, off: sf.Offset}
+		ft := sf.Type
+		switch {
+		case ft.Kind() == reflect.Pointer && ft.Name() == "":
+			f.shape, ft = byPointer, ft.Elem()
+		case ft.Kind() == reflect.Slice && !customUnmarshal(ft):
+			f.shape, ft = inSlice, ft.Elem()
+		}
+		var ok bool
+		if f.scalar, ok = scalarOf(ft); !ok {
 			return nil
 		}
-		if customUnmarshal(sf.Type) || sf.Type == numberType {
-			// json.Number takes a number literal and checks its strings.
-			return nil
+		if f.shape == inSlice {
+			if f.slice = sliceDecoder(f.kind); f.slice == nil {
+				return nil
+			}
 		}
 		d.fields = append(d.fields, f)
 	}
 	return d
+}
+
+// scalarOf returns the scalar of t, or false when encoding/json would not
+// decode a value of t by its kind alone: t has an UnmarshalJSON or
+// UnmarshalText method, or is json.Number, which takes a number literal
+// and checks its strings.
+func scalarOf(t reflect.Type) (scalar, bool) {
+	sc := scalar{kind: t.Kind()}
+	switch sc.kind {
+	case reflect.Bool, reflect.String:
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		sc.bits = t.Bits()
+	default:
+		return scalar{}, false
+	}
+	if customUnmarshal(t) || t == numberType {
+		return scalar{}, false
+	}
+	return sc, true
 }
 
 // customUnmarshal reports whether encoding/json would hand a value of t to
@@ -199,9 +240,129 @@ func (d *Decoder) field(key string) *decField {
 }
 
 // decode reads the value at raw[i:] into the field at fp and returns the
-// index after it; it declines a value of another JSON type than the
-// field's kind takes, null included.
+// index after it.
 func (f *decField) decode(raw string, i int, fp unsafe.Pointer) (int, bool) {
+	switch f.shape {
+	case byPointer:
+		if strings.HasPrefix(raw[i:], "null") {
+			*(*unsafe.Pointer)(fp) = nil
+			return i + 4, true
+		}
+		q := newScalar(f.kind)
+		end, ok := f.scalar.decode(raw, i, q)
+		if ok {
+			*(*unsafe.Pointer)(fp) = q
+		}
+		return end, ok
+	case inSlice:
+		return f.slice(f.scalar, raw, i, fp)
+	}
+	return f.scalar.decode(raw, i, fp)
+}
+
+// newScalar allocates a zero value of a scalar kind.
+func newScalar(k reflect.Kind) unsafe.Pointer {
+	switch k {
+	case reflect.Bool:
+		return unsafe.Pointer(new(bool))
+	case reflect.String:
+		return unsafe.Pointer(new(string))
+	case reflect.Int8, reflect.Uint8:
+		return unsafe.Pointer(new(uint8))
+	case reflect.Int16, reflect.Uint16:
+		return unsafe.Pointer(new(uint16))
+	case reflect.Int32, reflect.Uint32, reflect.Float32:
+		return unsafe.Pointer(new(uint32))
+	case reflect.Int, reflect.Uint:
+		return unsafe.Pointer(new(uint))
+	case reflect.Uintptr:
+		return unsafe.Pointer(new(uintptr))
+	default:
+		return unsafe.Pointer(new(uint64))
+	}
+}
+
+// sliceDecoder returns the decoder of a slice of k, or nil for []byte,
+// whose strings encoding/json reads as base64.
+func sliceDecoder(k reflect.Kind) func(scalar, string, int, unsafe.Pointer) (int, bool) {
+	switch k {
+	case reflect.Bool:
+		return decodeSlice[bool]
+	case reflect.String:
+		return decodeSlice[string]
+	case reflect.Int:
+		return decodeSlice[int]
+	case reflect.Int8:
+		return decodeSlice[int8]
+	case reflect.Int16:
+		return decodeSlice[int16]
+	case reflect.Int32:
+		return decodeSlice[int32]
+	case reflect.Int64:
+		return decodeSlice[int64]
+	case reflect.Uint:
+		return decodeSlice[uint]
+	case reflect.Uint16:
+		return decodeSlice[uint16]
+	case reflect.Uint32:
+		return decodeSlice[uint32]
+	case reflect.Uint64:
+		return decodeSlice[uint64]
+	case reflect.Uintptr:
+		return decodeSlice[uintptr]
+	case reflect.Float32:
+		return decodeSlice[float32]
+	case reflect.Float64:
+		return decodeSlice[float64]
+	}
+	return nil
+}
+
+// decodeSlice reads a JSON array or null at raw[i:] into the []T at fp,
+// where T has the layout of sc's kind (a named element type shares it).
+// A null element is declined: encoding/json would leave the element as it
+// was, which a repeated key makes visible.
+func decodeSlice[T any](sc scalar, raw string, i int, fp unsafe.Pointer) (int, bool) {
+	if strings.HasPrefix(raw[i:], "null") {
+		*(*[]T)(fp) = nil
+		return i + 4, true
+	}
+	if i >= len(raw) || raw[i] != '[' {
+		return i, false
+	}
+	s := make([]T, 0) // encoding/json makes [] an empty slice, not nil
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == ']' {
+		*(*[]T)(fp) = s
+		return i + 1, true
+	}
+	for {
+		var zero T
+		s = append(s, zero)
+		end, ok := sc.decode(raw, i, unsafe.Pointer(&s[len(s)-1]))
+		if !ok {
+			return i, false
+		}
+		i = skipSpace(raw, end)
+		if i >= len(raw) {
+			return i, false
+		}
+		switch raw[i] {
+		case ',':
+			i = skipSpace(raw, i+1)
+		case ']':
+			*(*[]T)(fp) = s
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
+}
+
+// decode reads the value at raw[i:] into the scalar at fp and returns the
+// index after it; it declines a value of another JSON type than the kind
+// takes, null included.
+func (f scalar) decode(raw string, i int, fp unsafe.Pointer) (int, bool) {
 	switch f.kind {
 	case reflect.Bool:
 		switch {

@@ -14,6 +14,7 @@ func FuzzDecode(f *testing.F) {
 	types := []reflect.Type{
 		reflect.TypeFor[decScalars](), reflect.TypeFor[decNamed](), reflect.TypeFor[decTags](),
 		reflect.TypeFor[decCase](), reflect.TypeFor[decSmall](), reflect.TypeFor[decMixed](),
+		reflect.TypeFor[decRefs](),
 	}
 	decoders := make([]*structjson.Decoder, len(types))
 	for i, typ := range types {
@@ -36,12 +37,15 @@ func FuzzDecode(f *testing.F) {
 		`"a\"b\\c\/d\be\ff\ng\rh\ti"`, `"\'"`, `"\x41"`, `"line\nnext"`, `"é"`, `"😀"`,
 		"\"a\xffb\"", "\"\xed\xa0\x80\"", "\"\xc3\"", "\"a\nb\"", "\"\x01\"", "\"\x7f\"", "\"\uFFFD\"",
 		`"abc`, `"abc\`, `"1"`, `"true"`,
+		`[1,2]`, `[-1,127,128]`, `[0,65535,65536]`, `["a","b\nc",""]`, `[ ]`, `[1,]`, `[,1]`, `[1 2]`,
+		`[null]`, `[1,null]`, `[[1]]`, `[{}]`, `[true,false]`, `[1.5,-0,1e2,1e400]`, `["\ud800"]`, `[1`,
+		`[`, `[1}`, "[\"\xff\"]",
 	}
 	keys := []string{
 		`a`, `A`, `b`, `label`, `Label`, `bool`, `int`, `i8`, `i16`, `i32`, `i64`, `u`, `u8`, `u16`,
 		`u32`, `u64`, `uptr`, `f32`, `f64`, `s`, `S`, `i`, `f`, `-`, `Skipped`, `Dash`, `Quote`, `na'me`,
 		`Empty`, `ünï`, `with space`, `z`, `Zero`, `Ünicode`, `strings`, `hidden`, `private`, `Name`,
-		`name`, `path`, `content`, `line`, `limit`, `offset`, `ratio`, `force`, `mode`, `\u0061`, `a\"`,
+		`name`, `pi`, `ps`, `pb`, `pf`, `pn`, `ss`, `si`, `su`, `sf`, `sb`, `sn`, `tags`, `path`, `content`, `line`, `limit`, `offset`, `ratio`, `force`, `mode`, `\u0061`, `a\"`,
 	}
 	for _, k := range keys {
 		for _, v := range values {
@@ -63,6 +67,10 @@ func FuzzDecode(f *testing.F) {
 		`{"path":"/tmp/a.txt","content":"line one\nline two\n\ttabbed \"quoted\"","line":12,` +
 			`"limit":100,"offset":-3,"ratio":0.25,"force":true,"mode":"append"}`,
 		"{\u00a0\"a\":1}",
+		`{"pi":1,"pi":null}`, `{"pi":null,"pi":2}`, `{"ss":["a","b"],"ss":["c"]}`, `{"si":[1],"si":[]}`,
+		`{"ss":["a"],"ss":[null]}`, `{"ss":["a"],"ss":null}`, `{"si":[1,2],"si":[3,"x"]}`,
+		`{"pi":-3,"ps":"x\ny","pb":false,"pf":0.5,"pn":-128,"ss":["a"],"si":[1],"su":[2],"sf":[0.5],` +
+			`"sb":[true],"sn":[-1],"tags":["t"]}`,
 	} {
 		f.Add(s)
 	}
