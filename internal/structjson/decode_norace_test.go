@@ -1,0 +1,5 @@
+//go:build !race
+
+package structjson_test
+
+const decodeUnderRace = false
