@@ -23,6 +23,9 @@ func TestAppendAllocs(t *testing.T) {
 		e := NewEncoder(reflect.TypeOf(tt.v))
 		rv := reflect.ValueOf(tt.v)
 		buf := make([]byte, 0, 1024)
+		if _, ok := e.Append(buf, rv); !ok {
+			t.Fatalf("%s: Append declined %#v", tt.name, tt.v)
+		}
 		allocs := testing.AllocsPerRun(100, func() {
 			buf, _ = e.Append(buf[:0], rv)
 		})

@@ -257,6 +257,8 @@ func (p *plan) append(buf []byte, v reflect.Value) ([]byte, bool) {
 	return buf, false
 }
 
+// appendStruct reads fields through reflect: unsafe offsets would need an
+// addressable copy of v, and a pooled copy costs more than the reads save.
 func (p *plan) appendStruct(buf []byte, v reflect.Value) ([]byte, bool) {
 	next := byte('{')
 	for i := range p.fields {
