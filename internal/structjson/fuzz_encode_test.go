@@ -3,6 +3,7 @@ package structjson
 import (
 	"math"
 	"reflect"
+	"strconv"
 	"testing"
 )
 
@@ -176,6 +177,39 @@ func FuzzEncode(f *testing.F) {
 			case !ok && !bad:
 				t.Errorf("%s: Append declined %#v, which holds no NaN or infinity", name, v)
 			}
+		}
+	})
+}
+
+// FuzzEncodeTags holds the encoder's reading of json tags, names and
+// options, against encoding/json on struct types built at run time.
+func FuzzEncodeTags(f *testing.F) {
+	for _, tag := range []string{
+		"", "-", "-,", "a", "a,omitempty", ",omitempty", "a b", "a\"b", `a\b`, "naïve",
+		"!#$%&()*+-./:;<=>?@[]^_{|}~", "é,omitempty,", "\u2028", "\xff", "x,omitzero", "x,string", "B", "A",
+	} {
+		f.Add(`json:`+strconv.Quote(tag), `json:"b,omitempty"`, int64(0), "")
+		f.Add(`json:"a"`, `json:`+strconv.Quote(tag), int64(1), "s")
+	}
+	f.Fuzz(func(t *testing.T, tagA, tagB string, n int64, s string) {
+		typ := reflect.StructOf([]reflect.StructField{
+			{Name: "A", Type: reflect.TypeFor[int64](), Tag: reflect.StructTag(tagA)},
+			{Name: "B", Type: reflect.TypeFor[string](), Tag: reflect.StructTag(tagB)},
+		})
+		e := NewEncoder(typ)
+		if e == nil {
+			return
+		}
+		v := reflect.New(typ).Elem()
+		v.Field(0).SetInt(n)
+		v.Field(1).SetString(s)
+		want, err := stdEncode(v.Interface())
+		if err != nil {
+			t.Fatalf("encoding/json fails on %#v: %v", v, err)
+		}
+		got, ok := e.Append(nil, v)
+		if !ok || string(got) != want {
+			t.Errorf("tags %q, %q: Append(%#v) = %s, %v; want %s, true", tagA, tagB, v, got, ok, want)
 		}
 	})
 }
