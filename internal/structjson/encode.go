@@ -13,6 +13,8 @@ import (
 )
 
 // Encoder encodes the values of one struct type, or of a pointer to one.
+// It holds no state beyond its compiled plan, so one Encoder serves any
+// number of goroutines.
 type Encoder struct {
 	typ  reflect.Type
 	plan plan
@@ -56,8 +58,11 @@ var (
 )
 
 // NewEncoder compiles an encoder for t, a struct type or a pointer to one,
-// or returns nil when t has a field the encoder does not handle. A bool or
-// number type is accepted too, for a tool that returns a bare scalar.
+// or returns nil when t has a field the encoder does not handle. It handles
+// fields of bool, integer, float and string kinds, []string, pointers to
+// those, and nested structs of the same; tags with a name, "-" and
+// omitempty. A bool or number type is accepted too, for a tool that
+// returns a bare scalar.
 func NewEncoder(t reflect.Type) *Encoder {
 	if t == nil {
 		return nil

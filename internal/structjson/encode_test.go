@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -395,4 +396,23 @@ func TestEncodersCache(t *testing.T) {
 	if e := c.For(reflect.TypeFor[valueMarshaler]()); e != nil {
 		t.Errorf("For(valueMarshaler) = %p, want nil", e)
 	}
+}
+
+func TestEncodersConcurrent(t *testing.T) {
+	var c Encoders
+	values := []any{small{1, "a"}, &small{2, "b"}, mixedValue, nested{}}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for k := range 50 {
+				v := values[(g+k)%len(values)]
+				got, ok := c.For(reflect.TypeOf(v)).Append(nil, reflect.ValueOf(v))
+				if want, _ := stdEncode(v); !ok || string(got) != want {
+					t.Errorf("Append(%#v) = %s, %v; want %s, true", v, got, ok, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
