@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -56,6 +57,25 @@ func BenchmarkEncode(b *testing.B) {
 				if err := enc.Encode(c.v); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkAppendString measures the string scan on text a tool returns:
+// plain prose, source code with quotes and tabs, and text beyond ASCII.
+func BenchmarkAppendString(b *testing.B) {
+	for _, c := range []struct{ name, s string }{
+		{"short", "answer"},
+		{"prose", strings.Repeat("The quick brown fox jumps over the lazy dog. ", 20)},
+		{"code", strings.Repeat("\tif x := m[\"key\"]; x != nil {\n\t\treturn `a\\b`\n\t}\n", 20)},
+		{"accents", strings.Repeat("Größe über naïve façade, déjà vu. ", 20)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			buf := make([]byte, 0, 4*len(c.s))
+			b.SetBytes(int64(len(c.s)))
+			for b.Loop() {
+				buf = appendString(buf[:0], c.s)
 			}
 		})
 	}

@@ -346,6 +346,9 @@ var safe = func() (s [utf8.RuneSelf]bool) {
 // short escapes where JSON has them, \u00XX for the other control bytes,
 // \ufffd for each byte of invalid UTF-8, and U+2028 and U+2029 escaped
 // for JavaScript's sake. Runs of bytes that need nothing are copied whole.
+// The scan goes a byte at a time: a word-at-a-time scan is three times as
+// fast on long plain prose but a quarter slower on short strings and on
+// text dense with escapes or accents (BenchmarkAppendString).
 func appendString(buf []byte, s string) []byte {
 	buf = append(buf, '"')
 	start := 0
