@@ -3,8 +3,11 @@ package tool
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/lodeworks/lode/internal/structjson"
 )
 
 // A quick check proves, from the raw bytes of the arguments and without
@@ -607,4 +610,67 @@ func (s *quickScan) digits() int {
 		s.i++
 	}
 	return s.i - start
+}
+
+// impliedBy reports whether n, the schema of a typed tool's arguments,
+// accepts every object that the tool's compiled decoder accepts (see
+// structjson) once the fields n requires are present, and returns those
+// fields as a mask over fields. The decoder takes only keys that are
+// exactly the names of fields, and for each only values of the field's
+// own JSON type, and declines everything else; so it is enough that the
+// schema each name falls under takes every value of that type.
+func (n *quickNode) impliedBy(fields []structjson.Field) (required uint64, ok bool) {
+	if n == nil || n.opaque || n.hasEnum || n.types != 0 && n.types&tObject == 0 || len(fields) > 64 {
+		return 0, false
+	}
+	for _, f := range fields {
+		sub := n.extra
+		if k := n.lookup(f.Name); k.named {
+			sub = k.node
+		}
+		if !takesEvery(sub, f) {
+			return 0, false
+		}
+	}
+	for _, name := range n.required {
+		k := -1
+		for i := range fields {
+			if fields[i].Name == name {
+				k = i
+				break
+			}
+		}
+		if k < 0 {
+			return 0, false // a required name no field has: never met
+		}
+		required |= 1 << k
+	}
+	return required, true
+}
+
+// takesEvery reports whether n (nil: any value) accepts every value the
+// decoder stores into f. Pointers and slices, which also take null and
+// arrays, are left to the quick check.
+func takesEvery(n *quickNode, f structjson.Field) bool {
+	if n == nil {
+		return true
+	}
+	if n.opaque || n.hasEnum || n.bounds != 0 || n.minLen >= 0 || n.maxLen >= 0 || f.Pointer || f.Slice {
+		return false
+	}
+	var need uint8
+	switch f.Kind {
+	case reflect.Bool:
+		need = tBoolean
+	case reflect.String:
+		need = tString
+	case reflect.Float32, reflect.Float64:
+		need = tNumber // any number; "integer" alone would refuse 1.5
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		need = tInteger // the decoder takes integer literals only
+	default:
+		return false
+	}
+	return n.types == 0 || n.types&need != 0
 }

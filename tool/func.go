@@ -82,7 +82,7 @@ func RegisterFunc[In, Out any](reg Registry, name, description string, fn func(c
 	return reg.Register(t, tf)
 }
 
-func typedTool[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts []FuncOption) (Tool, ToolFunc, typedDecoder, error) {
+func typedTool[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts []FuncOption) (Tool, ToolFunc, *typedArgs, error) {
 	if fn == nil {
 		return Tool{}, nil, nil, fmt.Errorf("tool: %q: nil function", name)
 	}
@@ -100,7 +100,10 @@ func typedTool[In, Out any](name, description string, fn func(context.Context, I
 	// A plain struct decodes without encoding/json; whatever the compiled
 	// decoder declines, encoding/json decodes, with its own errors.
 	dec := structjson.NewDecoder(reflect.TypeFor[In]())
-	typed := func(raw string) (Prepared, error) {
+	bind := func(in In) Prepared {
+		return func(ctx context.Context) (any, error) { return fn(ctx, in) }
+	}
+	typed := &typedArgs{decode: func(raw string) (Prepared, error) {
 		var in In
 		if dec == nil || !dec.Decode(raw, unsafe.Pointer(&in)) {
 			var err error
@@ -108,14 +111,25 @@ func typedTool[In, Out any](name, description string, fn func(context.Context, I
 				return nil, &ArgumentsError{Tool: name, Err: err}
 			}
 		}
-		return func(ctx context.Context) (any, error) { return fn(ctx, in) }, nil
+		return bind(in), nil
+	}}
+	if dec != nil {
+		typed.fields = dec.Fields()
+		typed.fast = func(raw string) (Prepared, uint64, bool) {
+			var in In
+			seen, ok := dec.DecodeSeen(raw, unsafe.Pointer(&in))
+			if !ok {
+				return nil, 0, false
+			}
+			return bind(in), seen, true
+		}
 	}
 	tf := func(ctx context.Context, _ Sandbox, args map[string]any) (any, error) {
 		raw, err := json.Marshal(args)
 		if err != nil {
 			return nil, err
 		}
-		run, err := typed(string(raw))
+		run, err := typed.decode(string(raw))
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lodeworks/lode/internal/structjson"
 )
 
 // Registry is the namespace every tool of an agent lives in.
@@ -67,8 +69,12 @@ type Binding struct {
 
 	schema *compiledSchema
 	fn     ToolFunc
-	typed  typedDecoder
+	typed  *typedArgs
 	src    RemoteSource
+	// fused is set when the typed decoder's own checks prove the schema
+	// once the fields of required are present (see quickNode.impliedBy).
+	fused    bool
+	required uint64
 }
 
 // Option configures a registry built by NewRegistry.
@@ -234,12 +240,15 @@ func (r *registry) Register(t Tool, fn ToolFunc) error {
 }
 
 // registerTyped adds a typed tool with its fast path.
-func (r *registry) registerTyped(t Tool, fn ToolFunc, typed typedDecoder) error {
+func (r *registry) registerTyped(t Tool, fn ToolFunc, typed *typedArgs) error {
 	b, err := newBinding(t, LocalOwner)
 	if err != nil {
 		return err
 	}
 	b.fn, b.typed = fn, typed
+	if typed.fast != nil {
+		b.required, b.fused = b.schema.quick.impliedBy(typed.fields)
+	}
 	return r.add(b)
 }
 
@@ -535,16 +544,33 @@ func (b *Binding) Decode(raw string) (map[string]any, error) {
 // ready to run.
 type Prepared func(ctx context.Context) (any, error)
 
-// typedDecoder decodes a typed tool's arguments straight into its Go type.
-type typedDecoder func(raw string) (Prepared, error)
+// typedArgs decodes a typed tool's arguments straight into its Go type.
+type typedArgs struct {
+	// decode decodes arguments known to be valid.
+	decode func(raw string) (Prepared, error)
+	// fast decodes with the compiled decoder alone and reports which of
+	// fields raw set; nil when the type has no compiled decoder.
+	fast   func(raw string) (Prepared, uint64, bool)
+	fields []structjson.Field
+}
 
 // Prepare decodes raw arguments, validates them against the schema and
 // binds them, with sb, to the tool. An *ArgumentsError means they cannot be
 // used and the tool must not run.
 func (b *Binding) Prepare(sb Sandbox, raw string) (Prepared, error) {
-	if b.typed != nil && b.schema.quick.proves(raw) {
-		// Proved valid: decode once, straight into the tool's type.
-		return b.typed(raw)
+	if b.typed != nil {
+		if b.fused {
+			// The decoder checks every value's type as it reads it, and
+			// the schema asks nothing more of these fields: decoding is
+			// validating, once the required fields are there.
+			if run, seen, ok := b.typed.fast(raw); ok && seen&b.required == b.required {
+				return run, nil
+			}
+		}
+		if b.schema.quick.proves(raw) {
+			// Proved valid: decode once, straight into the tool's type.
+			return b.typed.decode(raw)
+		}
 	}
 	args, err := b.Decode(raw)
 	if err != nil {
@@ -555,7 +581,7 @@ func (b *Binding) Prepare(sb Sandbox, raw string) (Prepared, error) {
 		if strings.TrimSpace(raw) == "" {
 			raw = "{}"
 		}
-		return b.typed(raw)
+		return b.typed.decode(raw)
 	case b.src != nil:
 		src, name := b.src, b.Original
 		return func(ctx context.Context) (any, error) { return src.Call(WithSandbox(ctx, sb), name, args) }, nil

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -63,33 +62,13 @@ func NewDecoder(t reflect.Type) *Decoder {
 	if t == nil || t.Kind() != reflect.Struct || customUnmarshal(t) {
 		return nil
 	}
+	fields, ok := jsonFields(t)
+	if !ok {
+		return nil
+	}
 	d := &Decoder{typ: t}
-	seen := make(map[string]bool, t.NumField())
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		if sf.Anonymous {
-			// encoding/json promotes the fields of embedded structs by its
-			// own depth and tag rules; leave all of that to it.
-			return nil
-		}
-		if !sf.IsExported() {
-			continue
-		}
-		tag := sf.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if !validTagName(name) {
-			name = sf.Name
-		}
-		if hasOption(opts, "string") || seen[name] {
-			// A shared name makes encoding/json pick a dominant field
-			// (or none); the ",string" option quotes values.
-			return nil
-		}
-		seen[name] = true
-		f := decField{name: name, off: sf.Offset}
+	for _, sf := range fields {
+		f := decField{name: sf.name, off: sf.Offset}
 		ft := sf.Type
 		switch {
 		case ft.Kind() == reflect.Pointer && ft.Name() == "":
@@ -97,7 +76,6 @@ func NewDecoder(t reflect.Type) *Decoder {
 		case ft.Kind() == reflect.Slice && !customUnmarshal(ft):
 			f.shape, ft = inSlice, ft.Elem()
 		}
-		var ok bool
 		if f.scalar, ok = scalarOf(ft); !ok {
 			return nil
 		}
@@ -140,36 +118,6 @@ func customUnmarshal(t reflect.Type) bool {
 		pt.Implements(jsonUnmarshalerType) || pt.Implements(textUnmarshalerType)
 }
 
-// validTagName reports whether encoding/json takes s as a field's name;
-// otherwise it falls back to the Go field name.
-func validTagName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c) {
-			continue // punctuation other than quote and backslash is allowed
-		}
-		if !unicode.IsLetter(c) && !unicode.IsDigit(c) {
-			return false
-		}
-	}
-	return true
-}
-
-// hasOption reports whether the comma-separated tag options opts include
-// opt.
-func hasOption(opts, opt string) bool {
-	for opts != "" {
-		var o string
-		o, opts, _ = strings.Cut(opts, ",")
-		if o == opt {
-			return true
-		}
-	}
-	return false
-}
-
 // Decode decodes the JSON document raw into the struct p points to, which
 // must be a zero value of the decoder's type, and reports true when it did
 // so exactly as json.Unmarshal would have. It reports false for any input
@@ -179,64 +127,95 @@ func hasOption(opts, opt string) bool {
 // An escape-free string field gets a substring of raw, so nothing is
 // allocated for an object of scalars and such strings.
 func (d *Decoder) Decode(raw string, p unsafe.Pointer) bool {
+	_, ok := d.DecodeSeen(raw, p)
+	return ok
+}
+
+// Field is a field a Decoder fills, as Fields lists it.
+type Field struct {
+	Name string       // its JSON name
+	Kind reflect.Kind // of its value, or of what it points to or holds
+	// Pointer marks an unnamed pointer, which null sets to nil; Slice a
+	// slice, which null sets to nil and an array fills.
+	Pointer, Slice bool
+}
+
+// Fields lists the fields d fills, in the order of DecodeSeen's bits.
+func (d *Decoder) Fields() []Field {
+	if d == nil {
+		return nil
+	}
+	out := make([]Field, len(d.fields))
+	for k, f := range d.fields {
+		out[k] = Field{Name: f.name, Kind: f.kind, Pointer: f.shape == byPointer, Slice: f.shape == inSlice}
+	}
+	return out
+}
+
+// DecodeSeen is Decode, also reporting which fields raw set: bit k stands
+// for Fields()[k], for the first 64 fields. It is what lets a caller check
+// required fields without reading raw again.
+func (d *Decoder) DecodeSeen(raw string, p unsafe.Pointer) (seen uint64, ok bool) {
 	if d == nil || p == nil {
-		return false
+		return 0, false
 	}
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
-		return false
+		return 0, false
 	}
 	i = skipSpace(raw, i+1)
 	if i < len(raw) && raw[i] == '}' {
-		return skipSpace(raw, i+1) == len(raw)
+		return 0, skipSpace(raw, i+1) == len(raw)
 	}
 	for {
 		if i >= len(raw) || raw[i] != '"' {
-			return false
+			return 0, false
 		}
 		// A field name holds no quote, backslash or control byte, so the
 		// first quote ends any key that can match one exactly.
 		n := strings.IndexByte(raw[i+1:], '"')
 		if n < 0 {
-			return false
+			return 0, false
 		}
-		f := d.field(raw[i+1 : i+1+n])
-		if f == nil {
+		k := d.field(raw[i+1 : i+1+n])
+		if k < 0 {
 			// Unknown keys and case-insensitive matches are encoding/json's.
-			return false
+			return 0, false
 		}
+		f := &d.fields[k]
+		seen |= 1 << k // zero past 64: a shift by 64 or more gives 0
 		i = skipSpace(raw, i+n+2)
 		if i >= len(raw) || raw[i] != ':' {
-			return false
+			return 0, false
 		}
 		i = skipSpace(raw, i+1)
-		var ok bool
 		if i, ok = f.decode(raw, i, unsafe.Add(p, f.off)); !ok {
-			return false
+			return 0, false
 		}
 		i = skipSpace(raw, i)
 		if i >= len(raw) {
-			return false
+			return 0, false
 		}
 		switch raw[i] {
 		case ',':
 			i = skipSpace(raw, i+1)
 		case '}':
-			return skipSpace(raw, i+1) == len(raw)
+			return seen, skipSpace(raw, i+1) == len(raw)
 		default:
-			return false
+			return 0, false
 		}
 	}
 }
 
-// field returns the field whose JSON name is exactly key, or nil.
-func (d *Decoder) field(key string) *decField {
+// field returns the index of the field whose JSON name is exactly key, or
+// -1.
+func (d *Decoder) field(key string) int {
 	for k := range d.fields {
-		if f := &d.fields[k]; f.name == key {
-			return f
+		if d.fields[k].name == key {
+			return k
 		}
 	}
-	return nil
+	return -1
 }
 
 // decode reads the value at raw[i:] into the field at fp and returns the

@@ -6,9 +6,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
-	"strings"
 	"sync"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -54,7 +52,6 @@ type field struct {
 var (
 	marshalerType     = reflect.TypeFor[json.Marshaler]()
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
-	numberType        = reflect.TypeFor[json.Number]()
 )
 
 // NewEncoder compiles an encoder for t, a struct type or a pointer to one,
@@ -149,40 +146,16 @@ func custom(t reflect.Type) bool {
 }
 
 func compileStruct(t reflect.Type) *plan {
+	visible, ok := jsonFields(t)
+	if !ok {
+		return nil
+	}
 	var fields []field
-	seen := make(map[string]bool)
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		if sf.Anonymous {
-			// Promotion rules would decide which fields are visible.
+	for _, sf := range visible {
+		if sf.omitZero {
 			return nil
 		}
-		if !sf.IsExported() {
-			continue
-		}
-		tag := sf.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if !validName(name) {
-			name = sf.Name
-		}
-		f := field{index: i, key: `"` + name + `":`}
-		for opts != "" {
-			var opt string
-			opt, opts, _ = strings.Cut(opts, ",")
-			switch opt {
-			case "omitempty":
-				f.omitEmpty = true
-			case "omitzero", "string":
-				return nil
-			}
-		}
-		if seen[name] {
-			return nil
-		}
-		seen[name] = true
+		f := field{index: sf.Index[0], key: `"` + sf.name + `":`, omitEmpty: sf.omitEmpty}
 		ft := sf.Type
 		if ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct {
 			return nil
@@ -195,22 +168,6 @@ func compileStruct(t reflect.Type) *plan {
 		fields = append(fields, f)
 	}
 	return &plan{kind: kindStruct, fields: fields}
-}
-
-// validName reports whether encoding/json takes a tag's name as the key;
-// otherwise the key is the Go field name.
-func validName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		switch {
-		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
-		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
-			return false
-		}
-	}
-	return true
 }
 
 // Append appends to buf the JSON encoding of v, a value of the encoder's
@@ -276,7 +233,7 @@ func (p *plan) appendStruct(buf []byte, v reflect.Value) ([]byte, bool) {
 		next = ','
 		buf = append(buf, f.key...)
 		var ok bool
-		if buf, ok = f.append(buf, fv); !ok {
+		if buf, ok = f.plan.append(buf, fv); !ok {
 			return buf, false
 		}
 	}

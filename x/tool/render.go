@@ -240,13 +240,22 @@ func (h *Handler) renderPlain(v any) (string, bool) {
 	if enc == nil {
 		return "", false
 	}
-	var stack [256]byte
-	b, ok := enc.Append(stack[:0], reflect.ValueOf(v))
-	if !ok {
-		return "", false
+	bp := plainBufs.Get().(*[]byte)
+	b, ok := enc.Append((*bp)[:0], reflect.ValueOf(v))
+	var s string
+	if ok {
+		s = string(b)
 	}
-	return string(b), true
+	if cap(b) <= maxPooledEncoder {
+		*bp = b
+	}
+	plainBufs.Put(bp)
+	return s, ok
 }
+
+// plainBufs are renderPlain's buffers, reused across results as encoders
+// are.
+var plainBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 // streamers are reused across results, as encoders are; one that a panic
 // in a MarshalJSON left behind is not.
