@@ -17,8 +17,7 @@ import (
 // timing costs: the timeout is kept by the shared watchdog, and the channel
 // the handler waits on is reused.
 type callCtx struct {
-	parent   context.Context
-	deadline time.Time // what Deadline reports: the earlier of expires and the parent's
+	parent context.Context
 
 	mu   sync.Mutex
 	done chan struct{} // made when first asked for
@@ -33,8 +32,9 @@ type callCtx struct {
 	verr     error
 	stack    []byte
 
-	// The watchdog's, under its lock.
-	expires    time.Time
+	// The watchdog's, under its lock but for expires, which is set before
+	// anyone sees c.
+	expires    mono
 	timeout    time.Duration
 	prev, next *callCtx
 	queued     bool
@@ -43,8 +43,15 @@ type callCtx struct {
 // closedDone is the Done channel of a call that ended before anyone asked.
 var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-func (c *callCtx) Deadline() (time.Time, bool) { return c.deadline, true }
-func (c *callCtx) Value(key any) any           { return c.parent.Value(key) }
+// Deadline is the earlier of the call's and the caller's.
+func (c *callCtx) Deadline() (time.Time, bool) {
+	d := c.expires.time()
+	if pd, ok := c.parent.Deadline(); ok && pd.Before(d) {
+		d = pd
+	}
+	return d, true
+}
+func (c *callCtx) Value(key any) any { return c.parent.Value(key) }
 
 func (c *callCtx) Done() <-chan struct{} {
 	c.mu.Lock()
@@ -66,7 +73,8 @@ func (c *callCtx) Err() error {
 }
 
 func (c *callCtx) String() string {
-	return fmt.Sprintf("lode tool call context (deadline %s)", c.deadline)
+	d, _ := c.Deadline()
+	return fmt.Sprintf("lode tool call context (deadline %s)", d)
 }
 
 // cancel ends the context with err, unless it has ended, and wakes the
@@ -124,7 +132,7 @@ type watchdog struct {
 	mu     sync.Mutex
 	queues map[time.Duration]*callQueue
 	timer  *time.Timer
-	next   time.Time // when the timer is set to fire; zero when it is not
+	next   mono // when the timer is set to fire; zero when it is not
 }
 
 type callQueue struct{ head, tail *callCtx }
@@ -149,15 +157,15 @@ func (w *watchdog) add(c *callCtx) {
 		q.head = c
 	}
 	q.tail = c
-	if w.next.IsZero() || c.expires.Before(w.next) {
+	if w.next == 0 || c.expires < w.next {
 		w.arm(c.expires)
 	}
 }
 
 // arm sets the timer for at; w.mu is held.
-func (w *watchdog) arm(at time.Time) {
+func (w *watchdog) arm(at mono) {
 	w.next = at
-	d := time.Until(at)
+	d := time.Duration(at - now())
 	if w.timer == nil {
 		w.timer = time.AfterFunc(d, w.fire)
 		return
@@ -194,20 +202,20 @@ func (w *watchdog) unlink(c *callCtx) {
 func (w *watchdog) fire() {
 	var expired []*callCtx
 	w.mu.Lock()
-	now := time.Now()
-	var next time.Time
+	at := now()
+	var next mono
 	for _, q := range w.queues {
-		for q.head != nil && !now.Before(q.head.expires) {
+		for q.head != nil && at >= q.head.expires {
 			c := q.head
 			w.unlink(c)
 			expired = append(expired, c)
 		}
-		if q.head != nil && (next.IsZero() || q.head.expires.Before(next)) {
+		if q.head != nil && (next == 0 || q.head.expires < next) {
 			next = q.head.expires
 		}
 	}
-	w.next = time.Time{}
-	if !next.IsZero() {
+	w.next = 0
+	if next != 0 {
 		w.arm(next)
 	}
 	w.mu.Unlock()
@@ -215,6 +223,19 @@ func (w *watchdog) fire() {
 		c.cancel(context.DeadlineExceeded)
 	}
 }
+
+// mono is a reading of the monotonic clock, in nanoseconds since epoch:
+// reading it costs half of time.Now, which also reads the wall clock.
+type mono int64
+
+// epoch is when the package was initialised, the origin of mono.
+var epoch = time.Now()
+
+// now reads the monotonic clock; it is never 0, which means "not set".
+func now() mono { return mono(time.Since(epoch)) + 1 }
+
+// time is m as a time.Time, for Deadline.
+func (m mono) time() time.Time { return epoch.Add(time.Duration(m - 1)) }
 
 // runResult is how a call ended, as the handler saw it.
 type runResult struct {
@@ -231,12 +252,7 @@ type runResult struct {
 // whichever comes first. Besides that goroutine, a call costs one
 // allocation and one clock read.
 func run(ctx context.Context, timeout time.Duration, prepared toolpkg.Prepared) runResult {
-	now := time.Now()
-	c := &callCtx{parent: ctx, expires: now.Add(timeout), timeout: timeout}
-	c.deadline = c.expires
-	if d, ok := ctx.Deadline(); ok && d.Before(c.deadline) {
-		c.deadline = d
-	}
+	c := &callCtx{parent: ctx, expires: now() + mono(timeout), timeout: timeout}
 	waiter := waiters.Get().(chan struct{})
 	c.waiter = waiter // no one else sees c yet
 	dog.add(c)
