@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -359,15 +360,29 @@ func appendString(buf []byte, s string) []byte {
 // Encoders memoises NewEncoder by type. The zero value is ready for use,
 // and it is safe for concurrent use.
 type Encoders struct {
-	m sync.Map // reflect.Type → *Encoder, nil for a type without one
+	m sync.Map // reflect.Type → *encoderOf
+	// last is the entry For returned last: a handler mostly renders one
+	// type again and again, and comparing a pointer beats hashing it.
+	last atomic.Pointer[encoderOf]
+}
+
+// encoderOf is an entry of Encoders: t's encoder, nil when t has none.
+type encoderOf struct {
+	t reflect.Type
+	e *Encoder
 }
 
 // For returns the encoder of t, compiling it on first use; nil when t has
 // none.
 func (c *Encoders) For(t reflect.Type) *Encoder {
-	if e, ok := c.m.Load(t); ok {
-		return e.(*Encoder)
+	if l := c.last.Load(); l != nil && l.t == t {
+		return l.e
 	}
-	e, _ := c.m.LoadOrStore(t, NewEncoder(t))
-	return e.(*Encoder)
+	v, ok := c.m.Load(t)
+	if !ok {
+		v, _ = c.m.LoadOrStore(t, &encoderOf{t, NewEncoder(t)})
+	}
+	l := v.(*encoderOf)
+	c.last.Store(l)
+	return l.e
 }

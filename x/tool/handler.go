@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -246,7 +247,10 @@ func (h *Handler) executeCall(ctx context.Context, call artifact.ToolCall) (arti
 	}
 	if !res.Truncated { // a streamed rendering comes bounded
 		maxBytes, maxLines := resolveBudget(budget, h.budget)
-		text := strings.ToValidUTF8(res.Content, "\uFFFD")
+		text := res.Content
+		if !utf8.ValidString(text) { // scanning is cheaper than rebuilding
+			text = strings.ToValidUTF8(text, "\uFFFD")
+		}
 		res.Content, res.Truncated, res.Full = cutToBudget(text, maxBytes, maxLines, resolveFullLimit(h.fullLimit))
 	}
 	h.finish(ctx, span, call, out, start)
