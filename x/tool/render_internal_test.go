@@ -1,8 +1,14 @@
 package tool
 
 import (
+	"errors"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/lodeworks/lode/artifact"
+	toolpkg "github.com/lodeworks/lode/tool"
 )
 
 func TestBound(t *testing.T) {
@@ -57,6 +63,58 @@ func TestRenderPlainStringsUnquoted(t *testing.T) {
 		got, err := render(in)
 		if err != nil || got != want {
 			t.Errorf("render(%#v) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+type (
+	plainOut struct {
+		Sum   int     `json:"sum"`
+		Label string  `json:"label"`
+		Ratio float64 `json:"ratio,omitempty"`
+	}
+	stringerOut  struct{ N int }
+	marshalerOut struct{ N int }
+)
+
+func (s stringerOut) String() string                { return "n is " + strconv.Itoa(s.N) }
+func (m marshalerOut) MarshalJSON() ([]byte, error) { return []byte(`"custom"`), nil }
+
+// TestRenderPlainAgrees holds the results rendered without encoding/json to
+// render's own text, and checks that what it must not take (a type with
+// its own String or MarshalJSON, a value encoding/json refuses) goes the
+// long way with the same outcome.
+func TestRenderPlainAgrees(t *testing.T) {
+	h := NewHandler(nil)
+	cases := []struct {
+		v     any
+		plain bool // renderPlain takes it
+	}{
+		{plainOut{42, "answer <&> \u2028 \x01", 0}, true},
+		{&plainOut{Sum: -1, Label: "é", Ratio: 1e21}, true},
+		{(*plainOut)(nil), true},
+		{uint8(7), true},
+		{1.5e-7, true},
+		{stringerOut{3}, false},
+		{marshalerOut{3}, false},
+		{plainOut{Ratio: math.NaN()}, false},
+		{"text", false},
+		{errors.New("boom"), false},
+		{map[string]int{"a": 1}, false},
+	}
+	for _, c := range cases {
+		want, wantErr := render(c.v)
+		got, plain := h.renderPlain(c.v)
+		if plain != c.plain {
+			t.Errorf("%#v: renderPlain took it: %v, want %v", c.v, plain, c.plain)
+		}
+		if plain && got != want {
+			t.Errorf("%#v: renderPlain = %q, render = %q", c.v, got, want)
+		}
+		var res artifact.ToolResult
+		err := h.renderTo(&res, c.v, toolpkg.Budget{})
+		if res.Content != want || (err == nil) != (wantErr == nil) {
+			t.Errorf("%#v: renderTo = %q, %v; render = %q, %v", c.v, res.Content, err, want, wantErr)
 		}
 	}
 }
