@@ -28,4 +28,13 @@
 // are decoded once, straight into In. Anything else — a keyword it does not
 // know, an escaped property name, arguments that break the schema — goes to
 // github.com/google/jsonschema-go, whose verdict and messages stand.
+//
+// A struct In of booleans, numbers and strings decodes without
+// encoding/json, by a decoder compiled for it that yields exactly what
+// json.Unmarshal would, or declines. When the schema asks nothing of its
+// fields beyond their JSON types (as a schema reflected from such a struct
+// without bounds or enums does), that decoder is the validation: it takes
+// only the exact property names, each with a value of its field's type,
+// and the call runs once the required fields are there; whatever it
+// declines goes the way above. FuzzFusedPath holds the two side by side.
 package tool

@@ -28,7 +28,9 @@
 // only Value (not persisted) still holds what the tool returned. A map or
 // slice result is encoded element by element into a writer that keeps
 // only what the budget shows and Full may keep, so a 10 MB result renders
-// in memory near those limits; any other value is encoded whole first.
+// in memory near those limits; any other value is encoded whole first, a
+// plain struct by an encoder compiled for its type that writes the very
+// bytes encoding/json would.
 //
 // A tool runs on a goroutine of its own under a context that carries the
 // caller's values and deadline, ends with DeadlineExceeded at the tool's
