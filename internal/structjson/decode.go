@@ -550,7 +550,16 @@ func readString(raw string, i int) (string, int, bool) {
 // backslash at raw[j], building the value in new memory. A lone or
 // mismatched UTF-16 surrogate becomes U+FFFD, as encoding/json has it.
 func unescape(raw string, start, j int) (string, int, bool) {
-	b := make([]byte, 0, len(raw)-start)
+	// Escapes only shrink, so the raw string bounds the value: size the
+	// buffer by it, not by the rest of the input, which the value would pin.
+	end := j
+	for end < len(raw) && raw[end] != '"' {
+		if raw[end] == '\\' {
+			end++
+		}
+		end++
+	}
+	b := make([]byte, 0, min(end, len(raw))-start)
 	b = append(b, raw[start:j]...)
 	for j < len(raw) {
 		c := raw[j]

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/lodeworks/lode/internal/structjson"
 )
@@ -509,3 +511,29 @@ func TestDecodeAllocations(t *testing.T) {
 }
 
 var _ = strings.Repeat
+
+// TestEscapedStringSizedByItself checks that an escaped string early in a
+// large document is built in memory the size of the string, not of the
+// rest of the document, which the value would otherwise keep alive.
+func TestEscapedStringSizedByItself(t *testing.T) {
+	if decodeUnderRace {
+		t.Skip("the race detector allocates")
+	}
+	type args struct {
+		Label string `json:"label"`
+		Body  string `json:"body"`
+	}
+	raw := `{"label":"a\nb","body":"` + strings.Repeat("x", 1<<20) + `"}`
+	d := structjson.NewDecoder(reflect.TypeFor[args]())
+	var v args
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	ok := d.Decode(raw, unsafe.Pointer(&v))
+	runtime.ReadMemStats(&after)
+	if !ok || v.Label != "a\nb" || len(v.Body) != 1<<20 {
+		t.Fatalf("Decode = %v, label %q, body of %d bytes", ok, v.Label, len(v.Body))
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<10 {
+		t.Fatalf("decoding allocated %d bytes; want the few the label needs", n)
+	}
+}
