@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/internal/structjson"
 	toolpkg "github.com/lodeworks/lode/tool"
 )
 
@@ -30,8 +31,9 @@ const (
 const DefaultFullLimit = 1 << 20
 
 // render turns what a tool returned into the text a model reads. Strings
-// go as they are; everything else is JSON.
-func render(v any) (string, error) {
+// go as they are; everything else is JSON, a plain struct through plain's
+// compiled encoders when plain is not nil (see renderPlain).
+func render(v any, plain *structjson.Encoders) (string, error) {
 	switch v := v.(type) {
 	case nil:
 		return "", nil
@@ -54,6 +56,9 @@ func render(v any) (string, error) {
 		if _, isJSON := v.(json.Marshaler); !isJSON {
 			return v.String(), nil
 		}
+	}
+	if s, ok := renderPlain(v, plain); ok {
+		return s, nil
 	}
 	e := encoders.Get().(*encoder)
 	e.buf.Reset()
@@ -210,12 +215,8 @@ func nthLineFromEnd(s string, n int) int {
 func (h *Handler) renderTo(res *artifact.ToolResult, v any, budget toolpkg.Budget) error {
 	maxBytes, maxLines := resolveBudget(budget, h.budget)
 	if maxBytes < 0 || !streams(v) {
-		if s, ok := h.renderPlain(v); ok {
-			res.Content = s
-			return nil
-		}
 		var err error
-		res.Content, err = render(v)
+		res.Content, err = render(v, &h.plain)
 		return err
 	}
 	st := streamers.Get().(*streamer)
@@ -229,14 +230,14 @@ func (h *Handler) renderTo(res *artifact.ToolResult, v any, budget toolpkg.Budge
 	return nil
 }
 
-// renderPlain renders v as render would when it is a plain struct (see
-// structjson), without encoding/json, and reports whether it did.
-func (h *Handler) renderPlain(v any) (string, bool) {
-	switch v.(type) {
-	case nil, string, []byte, json.RawMessage, error, fmt.Stringer:
-		return "", false // render's own cases
+// renderPlain encodes v, which render did not take as text, when it is a
+// plain struct (see structjson), with the very bytes encoding/json would
+// write, and reports whether it did. A nil plain takes nothing.
+func renderPlain(v any, plain *structjson.Encoders) (string, bool) {
+	if plain == nil {
+		return "", false
 	}
-	enc := h.plain.For(reflect.TypeOf(v))
+	enc := plain.For(reflect.TypeOf(v))
 	if enc == nil {
 		return "", false
 	}

@@ -60,7 +60,7 @@ func TestRenderPlainStringsUnquoted(t *testing.T) {
 		"<tag> & \"q\"":     `<tag> & "q"`,
 		[2]string{"<", ">"}: `["<",">"]`,
 	} {
-		got, err := render(in)
+		got, err := render(in, nil)
 		if err != nil || got != want {
 			t.Errorf("render(%#v) = %q, %v; want %q", in, got, err, want)
 		}
@@ -81,40 +81,44 @@ func (s stringerOut) String() string                { return "n is " + strconv.I
 func (m marshalerOut) MarshalJSON() ([]byte, error) { return []byte(`"custom"`), nil }
 
 // TestRenderPlainAgrees holds the results rendered without encoding/json to
-// render's own text, and checks that what it must not take (a type with
-// its own String or MarshalJSON, a value encoding/json refuses) goes the
-// long way with the same outcome.
+// what encoding/json writes, and checks that what renderPlain must not take
+// (a type with its own String or MarshalJSON, a value encoding/json
+// refuses) goes the long way with the same outcome.
 func TestRenderPlainAgrees(t *testing.T) {
 	h := NewHandler(nil)
 	cases := []struct {
 		v     any
 		plain bool // renderPlain takes it
+		text  bool // render answers before asking renderPlain
 	}{
-		{plainOut{42, "answer <&> \u2028 \x01", 0}, true},
-		{&plainOut{Sum: -1, Label: "é", Ratio: 1e21}, true},
-		{(*plainOut)(nil), true},
-		{uint8(7), true},
-		{1.5e-7, true},
-		{stringerOut{3}, false},
-		{marshalerOut{3}, false},
-		{plainOut{Ratio: math.NaN()}, false},
-		{"text", false},
-		{errors.New("boom"), false},
-		{map[string]int{"a": 1}, false},
+		{v: plainOut{42, "answer <&> \u2028 \x01", 0}, plain: true},
+		{v: &plainOut{Sum: -1, Label: "é", Ratio: 1e21}, plain: true},
+		{v: (*plainOut)(nil), plain: true},
+		{v: uint8(7), plain: true},
+		{v: 1.5e-7, plain: true},
+		{v: stringerOut{3}, text: true},
+		{v: marshalerOut{3}},
+		{v: plainOut{Ratio: math.NaN()}},
+		{v: "text", text: true},
+		{v: errors.New("boom"), text: true},
+		{v: map[string]int{"a": 1}},
 	}
 	for _, c := range cases {
-		want, wantErr := render(c.v)
-		got, plain := h.renderPlain(c.v)
-		if plain != c.plain {
-			t.Errorf("%#v: renderPlain took it: %v, want %v", c.v, plain, c.plain)
-		}
-		if plain && got != want {
-			t.Errorf("%#v: renderPlain = %q, render = %q", c.v, got, want)
+		want, wantErr := render(c.v, nil) // encoding/json alone
+		got, gotErr := render(c.v, &h.plain)
+		if got != want || (gotErr == nil) != (wantErr == nil) {
+			t.Errorf("%#v: render = %q, %v; encoding/json gives %q, %v", c.v, got, gotErr, want, wantErr)
 		}
 		var res artifact.ToolResult
 		err := h.renderTo(&res, c.v, toolpkg.Budget{})
 		if res.Content != want || (err == nil) != (wantErr == nil) {
 			t.Errorf("%#v: renderTo = %q, %v; render = %q, %v", c.v, res.Content, err, want, wantErr)
+		}
+		if c.text {
+			continue
+		}
+		if _, plain := renderPlain(c.v, &h.plain); plain != c.plain {
+			t.Errorf("%#v: renderPlain took it: %v, want %v", c.v, plain, c.plain)
 		}
 	}
 }

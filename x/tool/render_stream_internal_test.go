@@ -77,7 +77,7 @@ func deep(n int) any {
 // renderWhole is what Execute made of a value before streaming: the whole
 // rendering, made valid UTF-8, bounded.
 func renderWhole(v any, maxBytes, maxLines, fullLimit int) (artifact.ToolResult, error) {
-	text, err := render(v)
+	text, err := render(v, nil)
 	if err != nil {
 		return artifact.ToolResult{}, err
 	}
