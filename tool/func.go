@@ -103,13 +103,10 @@ func typedTool[In, Out any](name, description string, fn func(context.Context, I
 	bind := func(in In) Prepared {
 		return func(ctx context.Context) (any, error) { return fn(ctx, in) }
 	}
-	typed := &typedArgs{decode: func(raw string) (Prepared, error) {
+	typed := &typedArgs{slow: func(raw string) (Prepared, error) {
 		var in In
-		if dec == nil || !dec.Decode(raw, unsafe.Pointer(&in)) {
-			var err error
-			if in, err = unmarshal[In](raw); err != nil {
-				return nil, &ArgumentsError{Tool: name, Err: err}
-			}
+		if err := json.Unmarshal([]byte(raw), &in); err != nil {
+			return nil, &ArgumentsError{Tool: name, Err: err}
 		}
 		return bind(in), nil
 	}}
@@ -129,22 +126,13 @@ func typedTool[In, Out any](name, description string, fn func(context.Context, I
 		if err != nil {
 			return nil, err
 		}
-		run, err := typed.decode(string(raw))
+		run, err := typed.decode(string(raw), false)
 		if err != nil {
 			return nil, err
 		}
 		return run(ctx)
 	}
 	return t, tf, typed, nil
-}
-
-// unmarshal decodes raw into a fresh T. It is a function of its own so
-// that the value json.Unmarshal needs on the heap is this one, not the
-// caller's.
-func unmarshal[T any](raw string) (T, error) {
-	var v T
-	err := json.Unmarshal([]byte(raw), &v)
-	return v, err
 }
 
 // recursive reports whether t contains itself, through fields, elements or

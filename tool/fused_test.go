@@ -179,6 +179,11 @@ func TestFusedPath(t *testing.T) {
 		{`{"a":40,"b":2}`, `missing properties: ["label"]`},
 		{`{"a":40,"b":"2","label":"x"}`, `has type "string", want "integer"`},
 		{`{"a":40,"b":2,"label":"x","c":1}`, `unexpected additional properties ["c"]`},
+		// Declined by the decoder, proved by the quick check: encoding/json
+		// decodes, in its own words.
+		{`{"a":4e1,"b":2,"label":"x"}`, `cannot unmarshal number 4e1`},
+		// Declined by both, accepted by the validator: encoding/json decodes.
+		{`{"\u0061":40,"b":2,"label":"x"}`, ""},
 	} {
 		run, err := b.Prepare(NoSandbox(), c.args)
 		if c.err == "" {

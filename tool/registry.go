@@ -546,30 +546,44 @@ type Prepared func(ctx context.Context) (any, error)
 
 // typedArgs decodes a typed tool's arguments straight into its Go type.
 type typedArgs struct {
-	// decode decodes arguments known to be valid.
-	decode func(raw string) (Prepared, error)
-	// fast decodes with the compiled decoder alone and reports which of
-	// fields raw set; nil when the type has no compiled decoder.
+	// fast decodes with the compiled decoder and reports which of fields
+	// raw set; nil when the type has no compiled decoder.
 	fast   func(raw string) (Prepared, uint64, bool)
 	fields []structjson.Field
+	// slow decodes with encoding/json, whose errors stand.
+	slow func(raw string) (Prepared, error)
+}
+
+// decode decodes arguments known to be valid: with the compiled decoder,
+// unless it has already declined raw (tried), then with encoding/json.
+func (t *typedArgs) decode(raw string, tried bool) (Prepared, error) {
+	if t.fast != nil && !tried {
+		if run, _, ok := t.fast(raw); ok {
+			return run, nil
+		}
+	}
+	return t.slow(raw)
 }
 
 // Prepare decodes raw arguments, validates them against the schema and
 // binds them, with sb, to the tool. An *ArgumentsError means they cannot be
 // used and the tool must not run.
 func (b *Binding) Prepare(sb Sandbox, raw string) (Prepared, error) {
+	var tried bool // the compiled decoder declined raw
 	if b.typed != nil {
 		if b.fused {
 			// The decoder checks every value's type as it reads it, and
 			// the schema asks nothing more of these fields: decoding is
 			// validating, once the required fields are there.
-			if run, seen, ok := b.typed.fast(raw); ok && seen&b.required == b.required {
+			run, seen, ok := b.typed.fast(raw)
+			if ok && seen&b.required == b.required {
 				return run, nil
 			}
+			tried = !ok
 		}
 		if b.schema.quick.proves(raw) {
 			// Proved valid: decode once, straight into the tool's type.
-			return b.typed.decode(raw)
+			return b.typed.decode(raw, tried)
 		}
 	}
 	args, err := b.Decode(raw)
@@ -581,7 +595,7 @@ func (b *Binding) Prepare(sb Sandbox, raw string) (Prepared, error) {
 		if strings.TrimSpace(raw) == "" {
 			raw = "{}"
 		}
-		return b.typed.decode(raw)
+		return b.typed.decode(raw, tried)
 	case b.src != nil:
 		src, name := b.src, b.Original
 		return func(ctx context.Context) (any, error) { return src.Call(WithSandbox(ctx, sb), name, args) }, nil
