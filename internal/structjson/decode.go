@@ -46,7 +46,6 @@ type scalar struct {
 var (
 	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
-	numberType          = reflect.TypeFor[json.Number]()
 )
 
 // NewDecoder compiles a decoder for the struct type t, or returns nil when

@@ -1,10 +1,15 @@
 package structjson
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"unicode"
 )
+
+// numberType is json.Number, a string kind that encoding/json reads and
+// writes as a number literal: both codecs leave it to encoding/json.
+var numberType = reflect.TypeFor[json.Number]()
 
 // jsonField is a struct field as encoding/json sees it.
 type jsonField struct {
