@@ -64,4 +64,9 @@
 //
 // The document's JSON Schema is policy.schema.json (Schema returns it);
 // Check reports, with their lines, the rules that name nothing mounted.
+// Parsing is loud about what YAML would otherwise pass over: a second
+// document (in a policy file, or anywhere in lode.yaml), a key given twice
+// (a second policy: key in lode.yaml too), a merge key and an explicit tag
+// are each an ErrInvalid naming the line, so no rule is ever dropped
+// silently.
 package policy

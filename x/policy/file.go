@@ -147,12 +147,17 @@ func (f *File) load() (*Policy, error) {
 }
 
 func parseKey(data []byte, key string) (*Policy, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	// The whole file is held to the policy's rules: a second document or a
+	// second key of the same name would hide a policy from every door.
+	doc, err := readDocument(data)
+	if err != nil {
+		return nil, err
 	}
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		m := doc.Content[0]
+		if err := uniqueKeys(m); err != nil && m.Kind == yaml.MappingNode && hasKey(m, key) {
+			return nil, err
+		}
 		for i := 0; m.Kind == yaml.MappingNode && i+1 < len(m.Content); i += 2 {
 			if m.Content[i].Value == key {
 				return ParseNode(m.Content[i+1])
@@ -160,4 +165,13 @@ func parseKey(data []byte, key string) (*Policy, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w: %q", ErrNoKey, key)
+}
+
+func hasKey(m *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
 }

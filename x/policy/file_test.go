@@ -105,6 +105,12 @@ func TestOpenRefuses(t *testing.T) {
 	write(t, bad, "roles: 3\n", 1)
 	lode := filepath.Join(dir, "lode.yaml")
 	write(t, lode, "model: {name: m}\npolicy:\n  roles:\n    viewer:\n      allow:\n        tools: [x]\n", 1)
+	twoDocs := filepath.Join(dir, "two.yaml")
+	write(t, twoDocs, "policy:\n  roles:\n    viewer:\n      allow: {tools: [x]}\n---\npolicy:\n  roles:\n    viewer:\n      deny: {tools: [x]}\n", 1)
+	twoKeys := filepath.Join(dir, "twokeys.yaml")
+	write(t, twoKeys, "policy:\n  roles:\n    viewer:\n      allow: {tools: [x]}\nmodel: {name: m}\npolicy:\n  roles:\n    viewer:\n      deny: {tools: [x]}\n", 1)
+	tagged := filepath.Join(dir, "tagged.yaml")
+	write(t, tagged, "policy:\n  roles:\n    viewer:\n      deny: !maybe {tools: [x]}\n", 1)
 	for _, tc := range []struct {
 		name string
 		path string
@@ -117,6 +123,10 @@ func TestOpenRefuses(t *testing.T) {
 		{"validate refuses", lode, []policy.FileOption{policy.WithKey("policy"), policy.WithValidate(func(p *policy.Policy) error {
 			return p.Check(policy.Inventory{})
 		})}, `line 6: role viewer, allow tools "x": no mounted tool matches`},
+		{"two documents in lode.yaml", twoDocs, []policy.FileOption{policy.WithKey("policy")}, "line 6: a second YAML document"},
+		{"two policy keys in lode.yaml", twoKeys, []policy.FileOption{policy.WithKey("policy")}, `line 6: the key "policy" is already given at line 1`},
+		{"a tag in lode.yaml's policy", tagged, []policy.FileOption{policy.WithKey("policy")}, "line 4: the YAML tag !maybe"},
+		{"two documents", twoDocs, nil, "a second YAML document"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := policy.Open(tc.path, tc.opts...)
@@ -131,6 +141,13 @@ func TestOpenRefuses(t *testing.T) {
 	}
 	if d := f.Policy().Decide([]string{"viewer"}, policy.Tool{Name: "x"}); !d.Allowed || d.Rule != `viewer allow tools "x" (line 6)` {
 		t.Errorf("policy: key of lode.yaml: %+v", d)
+	}
+	// The rest of lode.yaml is not the policy's: a merge key or a tag there
+	// is lode.yaml's business.
+	other := filepath.Join(dir, "other.yaml")
+	write(t, other, "base: &b {name: m}\nmodel:\n  <<: *b\n  stream: !!bool true\npolicy:\n  roles:\n    viewer:\n      allow: {tools: [x]}\n", 1)
+	if _, err := policy.Open(other, policy.WithKey("policy")); err != nil {
+		t.Errorf("a merge key and a tag outside policy: refused: %v", err)
 	}
 }
 

@@ -131,19 +131,26 @@ func Schema() []byte { return bytes.Clone(schemaJSON) }
 
 // Parse reads a policy document (YAML, or JSON, which is YAML).
 func Parse(data []byte) (*Policy, error) {
-	var n yaml.Node
-	if err := yaml.Unmarshal(data, &n); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	n, err := readDocument(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := strict(n); err != nil {
+		return nil, err
 	}
 	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
 		return ParseNode(n.Content[0])
 	}
-	return ParseNode(&n)
+	return ParseNode(n)
 }
 
 // ParseNode reads a policy document from a YAML node, such as the policy:
-// section of lode.yaml, so that the lines it reports are the file's.
+// section of lode.yaml, so that the lines it reports are the file's. It
+// refuses duplicate keys, merge keys and explicit tags, as Parse does.
 func ParseNode(n *yaml.Node) (*Policy, error) {
+	if err := strict(n); err != nil {
+		return nil, err
+	}
 	var raw any
 	if err := n.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)

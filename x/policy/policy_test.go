@@ -125,6 +125,15 @@ func TestParseRejects(t *testing.T) {
 		{"negative limit", "roles:\n  a:\n    limits:\n      calls_per_turn: -1\n", "minimum"},
 		{"limit not a number", "roles:\n  a:\n    limits:\n      calls_per_run: many\n", "calls_per_run"},
 		{"tools not a list", "roles:\n  a:\n    allow:\n      tools: x\n", "tools"},
+		{"a second document", "roles:\n  a:\n    allow: {tools: [x]}\n---\nroles:\n  a:\n    deny: {tools: [x]}\n", "line 5: a second YAML document"},
+		{"an empty second document", "roles:\n  a:\n    allow: {tools: [x]}\n---\n", "a second YAML document"},
+		{"a broken second document", "roles: {}\n---\nroles: [\n", "after the first document"},
+		{"a role given twice", "roles:\n  a:\n    allow: {tools: [x]}\n  a:\n    deny: {tools: [x]}\n", "line 4: the key \"a\" is already given at line 2"},
+		{"a rule given twice", "roles:\n  a:\n    deny: {tools: [x]}\n    deny: {tools: [y]}\n", "line 4: the key \"deny\" is already given at line 3"},
+		{"a pattern list given twice", "roles:\n  a:\n    deny:\n      tools: [x]\n      tools: [y]\n", "line 5: the key \"tools\""},
+		{"a merge key", "roles:\n  a:\n    <<: {deny: {tools: [x]}}\n    allow: {tools: [y]}\n", "line 3: a merge key"},
+		{"a custom tag", "roles:\n  a:\n    deny: {tools: !later [x]}\n", "line 3: the YAML tag !later"},
+		{"a binary tag", "roles:\n  a:\n    deny: {tools: [!!binary eA==]}\n", "the YAML tag !!binary"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := policy.Parse([]byte(tc.doc))
