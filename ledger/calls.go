@@ -23,27 +23,71 @@ type CallTracker interface {
 	OpenCalls() []OpenCall
 }
 
-// openCalls is the bookkeeping behind CallTracker. Open calls are few (the
-// calls of the last answer, while they run), so a slice is enough.
-type openCalls []OpenCall
+// LateResult is a tool result stored after a user, system or assistant
+// turn that came later than the call it answers: the result of a call that
+// waited for approval while a message was added, or of an interrupted
+// call repaired after one. No model API accepts a message between a call
+// and its result, so a loop sends such a result right after the call's
+// turn; the ledger keeps the order things happened in.
+type LateResult struct {
+	// Call is the index of the assistant turn that made the call, Result
+	// the index of the turn that holds its result.
+	Call, Result int
+	// ToolCallID names the call, and the result within its turn.
+	ToolCallID string
+}
+
+// LateTracker is implemented by States that keep, as turns are appended,
+// the results that stand after a later non-tool turn than their call
+// (Thread and StoredThread do), so that finding them costs nothing on a
+// thread without any. A State that does not is scanned in full.
+type LateTracker interface {
+	// LateResults returns the late results in the order they were
+	// appended; nil when there are none. The slice is the caller's.
+	LateResults() []LateResult
+}
+
+// ScanCalls finds, by reading every turn, what CallTracker and LateTracker
+// report, with the rules they state: for States that track neither.
+func ScanCalls(turns []Turn) (open []OpenCall, late []LateResult) {
+	o := trackAll(turns)
+	return o.clone(), o.lateClone()
+}
+
+// openCalls is the bookkeeping behind CallTracker and LateTracker. Open
+// calls are few (the calls of the last answer, while they run), so a slice
+// is enough; late results are rarer still.
+type openCalls struct {
+	calls []OpenCall
+	late  []LateResult
+	// other is 1 + the index of the newest turn that is not a tool turn;
+	// 0 before there is one.
+	other int
+}
 
 func (o *openCalls) add(index int, t Turn) {
 	for _, a := range t.Artifacts {
 		switch a := a.(type) {
 		case artifact.ToolCall:
 			if t.Role == RoleAssistant && o.find(a.ID) < 0 {
-				*o = append(*o, OpenCall{Turn: index, Call: a})
+				o.calls = append(o.calls, OpenCall{Turn: index, Call: a})
 			}
 		case artifact.ToolResult:
 			if i := o.find(a.ToolCallID); i >= 0 {
-				*o = append((*o)[:i], (*o)[i+1:]...)
+				if c := o.calls[i]; o.other-1 > c.Turn {
+					o.late = append(o.late, LateResult{Call: c.Turn, Result: index, ToolCallID: a.ToolCallID})
+				}
+				o.calls = append(o.calls[:i], o.calls[i+1:]...)
 			}
 		}
 	}
+	if t.Role != RoleTool {
+		o.other = index + 1
+	}
 }
 
-func (o openCalls) find(id string) int {
-	for i, c := range o {
+func (o *openCalls) find(id string) int {
+	for i, c := range o.calls {
 		if c.Call.ID == id {
 			return i
 		}
@@ -51,11 +95,18 @@ func (o openCalls) find(id string) int {
 	return -1
 }
 
-func (o openCalls) clone() []OpenCall {
-	if len(o) == 0 {
+func (o *openCalls) clone() []OpenCall {
+	if len(o.calls) == 0 {
 		return nil
 	}
-	return append([]OpenCall(nil), o...)
+	return append([]OpenCall(nil), o.calls...)
+}
+
+func (o *openCalls) lateClone() []LateResult {
+	if len(o.late) == 0 {
+		return nil
+	}
+	return append([]LateResult(nil), o.late...)
 }
 
 func trackAll(turns []Turn) openCalls {

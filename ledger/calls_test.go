@@ -73,3 +73,55 @@ func TestOpenCallsAfterReload(t *testing.T) {
 		t.Fatalf("after Reload, OpenCalls = %v", got)
 	}
 }
+
+func TestLateResults(t *testing.T) {
+	a := artifact.ToolCall{ID: "a", Name: "t"}
+	b := artifact.ToolCall{ID: "b", Name: "t"}
+	res := func(id string) artifact.Artifact { return artifact.ToolResult{ToolCallID: id} }
+	user := artifact.Text{Content: "and also"}
+	type turn struct {
+		role ledger.Role
+		arts []artifact.Artifact
+	}
+	cases := []struct {
+		name  string
+		turns []turn
+		want  []ledger.LateResult
+	}{
+		{"in order", []turn{{ledger.RoleAssistant, []artifact.Artifact{a}}, {ledger.RoleTool, []artifact.Artifact{artifact.Pending{ToolCallID: "a"}}}, {ledger.RoleTool, []artifact.Artifact{res("a")}}, {ledger.RoleUser, []artifact.Artifact{user}}}, nil},
+		{"a message between", []turn{{ledger.RoleAssistant, []artifact.Artifact{a, b}}, {ledger.RoleTool, []artifact.Artifact{res("b")}}, {ledger.RoleUser, []artifact.Artifact{user}}, {ledger.RoleTool, []artifact.Artifact{res("a")}}},
+			[]ledger.LateResult{{Call: 0, Result: 3, ToolCallID: "a"}}},
+		{"a system turn between", []turn{{ledger.RoleAssistant, []artifact.Artifact{a}}, {ledger.RoleSystem, []artifact.Artifact{user}}, {ledger.RoleTool, []artifact.Artifact{res("a")}}},
+			[]ledger.LateResult{{Call: 0, Result: 2, ToolCallID: "a"}}},
+		{"a later answer between", []turn{{ledger.RoleAssistant, []artifact.Artifact{a}}, {ledger.RoleAssistant, []artifact.Artifact{b}}, {ledger.RoleTool, []artifact.Artifact{res("b"), res("a")}}},
+			[]ledger.LateResult{{Call: 0, Result: 2, ToolCallID: "a"}}},
+		{"a stray result is not late", []turn{{ledger.RoleUser, []artifact.Artifact{user}}, {ledger.RoleTool, []artifact.Artifact{res("a")}}}, nil},
+		{"a second result is not tracked", []turn{{ledger.RoleAssistant, []artifact.Artifact{a}}, {ledger.RoleTool, []artifact.Artifact{res("a")}}, {ledger.RoleUser, []artifact.Artifact{user}}, {ledger.RoleTool, []artifact.Artifact{res("a")}}}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var seed []ledger.Turn
+			th := ledger.NewThread()
+			st := ledger.NewStoredThread("t1", ledger.Snapshot{}, &memJournal{}, nil)
+			for _, tu := range c.turns {
+				seed = append(seed, ledger.Turn{Role: tu.role, Artifacts: tu.arts})
+				if err := th.Append(tu.role, tu.arts...); err != nil {
+					t.Fatal(err)
+				}
+				if err := st.Append(tu.role, tu.arts...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			seeded := ledger.NewThread(ledger.WithTurns(seed...))
+			loaded := ledger.NewStoredThread("t2", ledger.Snapshot{Turns: seed}, &memJournal{}, nil)
+			for name, lt := range map[string]ledger.LateTracker{"appended": th, "seeded": seeded, "stored": st, "loaded": loaded} {
+				if got := lt.LateResults(); !slices.Equal(got, c.want) {
+					t.Errorf("%s: LateResults = %v, want %v", name, got, c.want)
+				}
+			}
+			if _, got := ledger.ScanCalls(seed); !slices.Equal(got, c.want) {
+				t.Errorf("ScanCalls: late = %v, want %v", got, c.want)
+			}
+		})
+	}
+}

@@ -182,6 +182,14 @@ func (t *Thread) OpenCalls() []OpenCall {
 	return t.open.clone()
 }
 
+// LateResults returns the results stored after a later non-tool turn than
+// their call; see LateTracker.
+func (t *Thread) LateResults() []LateResult {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.open.lateClone()
+}
+
 // ownArtifacts copies a turn's artifacts as every State stores them:
 // pointers as the values they point to, nil refused.
 func ownArtifacts(artifacts []artifact.Artifact) ([]artifact.Artifact, error) {

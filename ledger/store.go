@@ -235,6 +235,14 @@ func (t *StoredThread) OpenCalls() []OpenCall {
 	return t.open.clone()
 }
 
+// LateResults returns the results stored after a later non-tool turn than
+// their call; see LateTracker.
+func (t *StoredThread) LateResults() []LateResult {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.open.lateClone()
+}
+
 // Metadata returns the value stored under key.
 func (t *StoredThread) Metadata(key string) (string, bool) {
 	t.mu.RLock()
@@ -320,4 +328,6 @@ var (
 	_ State       = (*StoredThread)(nil)
 	_ CallTracker = (*StoredThread)(nil)
 	_ CallTracker = (*Thread)(nil)
+	_ LateTracker = (*StoredThread)(nil)
+	_ LateTracker = (*Thread)(nil)
 )

@@ -23,6 +23,15 @@
 // own cost per turn does not grow with the thread; any other State is
 // read in full each turn.
 //
+// No request has a message between a call and its result, an order every
+// model API rejects. While calls of the last answer wait for approval, a
+// run refuses to take a turn (a *PendingError names them), so a message a
+// conduit adds meanwhile is not sent; once they are answered — or a crash
+// left them without a result and the repair gives them one — each result
+// is sent right after the turn that made its call and the message after
+// them, in this request and every later one (ledger.LateResult). The
+// ledger keeps the order things happened in.
+//
 // # Approvals that wait
 //
 // A handler may leave a tool call to a person: it emits an
