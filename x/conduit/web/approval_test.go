@@ -219,3 +219,23 @@ func TestBadDecisions(t *testing.T) {
 		t.Errorf("%d model invocations, want 1", len(prov.Requests()))
 	}
 }
+
+// TestMessageWhileCallsWaitConflicts: a message posted to a thread whose
+// calls wait is refused with 409, naming them, and stores nothing: it
+// would stand between the calls and their results.
+func TestMessageWhileCallsWaitConflicts(t *testing.T) {
+	prov := script.Play(script.Call("c1", "add", `{"a":2,"b":3}`), script.Text("never"))
+	f := serveTools(t, prov, askForAdd, quiet())
+	id := paused(t, f)
+	before := turns(t, f.store, id)
+	resp := f.post(t, "/api/chat", chatBody(id, "and also"))
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := `web: thread "` + id + `" has 1 tool call(s) waiting for approval (add (c1)): decide them before sending a message`
+	if resp.StatusCode != http.StatusConflict || strings.TrimSpace(string(b)) != want {
+		t.Fatalf("message while c1 waits: %d %q\nwant 409 %q", resp.StatusCode, b, want)
+	}
+	if len(turns(t, f.store, id)) != len(before) || len(prov.Requests()) != 1 {
+		t.Errorf("the refused message changed the thread or invoked the model")
+	}
+}

@@ -481,6 +481,12 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		h.storeError(w, r, st.ID(), err)
 		return
 	}
+	// A message stored while calls wait would stand between those calls
+	// and their results; the calls are decided first.
+	if calls := loop.Pending(st); len(calls) > 0 {
+		httpError(w, http.StatusConflict, fmt.Sprintf("web: thread %q has %d tool call(s) waiting for approval (%s): decide them before sending a message", st.ID(), len(calls), pendingNames(calls)))
+		return
+	}
 	if err := st.Append(ledger.RoleUser, artifact.Text{Content: text}); err != nil {
 		h.storeError(w, r, st.ID(), err)
 		return
@@ -494,6 +500,15 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		return err
 	}, step)
 	h.respond(w, r, s, st.ID(), cancel)
+}
+
+// pendingNames lists waiting calls as name (id), for an error message.
+func pendingNames(calls []artifact.Pending) string {
+	parts := make([]string, len(calls))
+	for i, c := range calls {
+		parts[i] = fmt.Sprintf("%s (%s)", c.Name, c.ToolCallID)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // step builds a request's loop.Step: the configured options and s.
