@@ -56,6 +56,7 @@ type Step struct {
 	maxTurns    int
 	maxTokens   int64
 	timeLimit   time.Duration
+	lease       leaseConfig
 }
 
 // Option configures a Step.
