@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -58,13 +59,19 @@ func (s *Step) leaseTTL() time.Duration {
 	return s.lease.ttl
 }
 
-// leaseOwner names the owner of one Run or Resume.
-func (s *Step) leaseOwner() string {
+// hostPID is this process's part of every owner ID; looked up once, since
+// neither changes while the process runs.
+var hostPID = sync.OnceValue(func() string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "unknown-host"
 	}
-	id := fmt.Sprintf("%s/%d/%s", host, os.Getpid(), ledger.NewID()[:12])
+	return fmt.Sprintf("%s/%d", host, os.Getpid())
+})
+
+// leaseOwner names the owner of one Run or Resume.
+func (s *Step) leaseOwner() string {
+	id := hostPID() + "/" + ledger.NewID()[:12]
 	if s.lease.prefix != "" {
 		id = s.lease.prefix + "/" + id
 	}
