@@ -41,23 +41,23 @@
 // calls, and goes on as Run does. Calls without a decision stay pending.
 // The rule for exactly once:
 //
-//   - On a ledger.StoredThread, Run and Resume first take the thread's lease
-//     (ledger.StoredThread.AcquireLease), before they read anything, renew
-//     it every ttl/3 while they work (WithLease; DefaultLeaseTTL) and
-//     release it when they return. Each call has its own owner ID (host,
-//     pid, a random part; WithLeaseOwner adds a prefix), so two resumers in
-//     one process are two owners. A Run or Resume that meets another
-//     owner's live lease records nothing, runs nothing and fails with a
-//     *LedgerError wrapping a *ledger.LeaseError that names the holder and
-//     the expiry (errors.Is ledger.ErrLeased and ledger.ErrConflict). So no
-//     one sees an approved call without a result while its claimer lives.
+//   - On a ledger.StoredThread, Run, Turn and Resume first take the
+//     thread's lease (ledger.StoredThread.AcquireLease), before they read
+//     anything, renew it every ttl/3 while they work (WithLease;
+//     DefaultLeaseTTL) and release it when they return. Each call has its
+//     own owner ID (host, pid, a random part; WithLeaseOwner adds a
+//     prefix), so two resumers in one process are two owners. A Run, Turn
+//     or Resume that meets another owner's live lease records nothing, runs
+//     nothing and fails with a *LedgerError wrapping a *ledger.LeaseError
+//     that names the holder and the expiry (errors.Is ledger.ErrLeased and
+//     ledger.ErrConflict). So no one sees an approved call without a result
+//     while its claimer lives.
 //   - The decision turn is appended at the version the pending calls were
 //     read at, just after the lease (ledger.StoredThread.AppendAt), before
-//     any call runs: of two resumers that both got past the lease — one
-//     held a State read before the other's lease — one records and runs,
-//     the other fails with an error matching ledger.ErrConflict and runs
-//     nothing. Give each resumer its own loaded StoredThread; an in-memory
-//     Thread has neither guard.
+//     any call runs: a resumer whose State fell behind the store fails with
+//     an error matching ledger.ErrConflict and runs nothing. With leases
+//     off (WithLease(-1)) this is the only guard. Give each resumer its own
+//     loaded StoredThread; an in-memory Thread has neither guard.
 //   - A call approved but without a result, once its claimer's lease has
 //     expired (the process died while it ran), is never run again silently:
 //     the next Resume gives it an error result, InterruptedMessage, saying

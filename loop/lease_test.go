@@ -310,3 +310,63 @@ func TestInMemoryThreadTakesNoLease(t *testing.T) {
 		t.Fatal("an in-memory thread got a lease")
 	}
 }
+
+func TestTurnAndRunRefusedUnderALiveLease(t *testing.T) {
+	cases := []struct {
+		name string
+		call func(step *loop.Step, st ledger.State, prov *script.Provider) error
+	}{
+		{"Turn", func(step *loop.Step, st ledger.State, prov *script.Provider) error {
+			_, err := step.Turn(context.Background(), st, prov)
+			return err
+		}},
+		{"Run", func(step *loop.Step, st ledger.State, prov *script.Provider) error {
+			_, err := step.Run(context.Background(), st, prov)
+			return err
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := file.Open(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			st, err := s.Create(ctx, ledger.WithID("busy"), ledger.WithTurns(ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{artifact.Text{Content: "hi"}}}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.AcquireLease(ctx, "other", leaseT0, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			v := st.Version()
+			prov := script.Play(script.Text("never"))
+			var errs []error
+			step := loop.New(loop.WithClock(at(leaseT0.Add(59*time.Second))), loop.WithObserver(loop.EmitterFunc(func(_ context.Context, ev loop.Event) {
+				if e, ok := ev.(loop.ErrorEvent); ok {
+					errs = append(errs, e.Err)
+				}
+			})))
+			err = c.call(step, st, prov)
+			var le *ledger.LeaseError
+			if !errors.As(err, &le) || le.Holder.Owner != "other" || !errors.Is(err, ledger.ErrConflict) {
+				t.Fatalf("%s under a live lease: %v", c.name, err)
+			}
+			if err := step.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if st.Version() != v || len(prov.Requests()) != 0 || len(errs) != 1 || errs[0] != err {
+				t.Fatalf("refused %s: version %d (was %d), %d requests, error events %v", c.name, st.Version(), v, len(prov.Requests()), errs)
+			}
+			// At expiry the lease is taken over and the turn is taken.
+			late := loop.New(loop.WithClock(at(leaseT0.Add(time.Minute))))
+			if err := c.call(late, st, prov); err != nil || len(prov.Requests()) != 1 {
+				t.Fatalf("%s after expiry: %v, %d requests", c.name, err, len(prov.Requests()))
+			}
+			if l, err := st.Lease(); err != nil || l != (ledger.Lease{}) {
+				t.Fatalf("lease after %s: %+v, %v", c.name, l, err)
+			}
+		})
+	}
+}
