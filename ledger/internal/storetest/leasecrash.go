@@ -34,6 +34,7 @@ type leaseChild struct {
 	Marker string        // the file where each tool run is written down
 	Block  string        // "name path" of the call to stop inside; "" for none
 	Skew   time.Duration // added to the child's lease clock
+	TTL    time.Duration // the child's lease duration; 0 for the default
 	Decide bool          // approve d and t; else resume with no decisions
 }
 
@@ -76,6 +77,10 @@ func LeaseCrash(t *testing.T, testName string, newStorage func(t testing.TB) str
 		{"killed at random", []leaseChild{{Decide: true}}},
 		{"killed at random again", []leaseChild{{Decide: true}}},
 		{"two owners die", []leaseChild{{Block: "delete_file a", Decide: true}, {Block: "touch b", Skew: time.Hour}}},
+		// A lease of a few milliseconds, renewed all the while this process
+		// checks, and maybe as the kill lands; the clock an hour ahead keeps
+		// it live to this process however slowly the child renews.
+		{"killed while renewing", []leaseChild{{Block: "touch b", Decide: true, Skew: time.Hour, TTL: 15 * time.Millisecond}}},
 	}
 	where := newStorage(t)
 	for i, r := range rounds {
@@ -174,7 +179,7 @@ func leaseCrashRound(t *testing.T, open func(string) (ledger.Store, error), id s
 			// The dead owner's lease holds until it expires.
 			live := reload(t, opener, id)
 			n := live.Len()
-			_, err := parent.step(t, loop.WithClock(func() time.Time { return time.Now().Add(c.Skew) })).Resume(ctx, live, script.Play(), nil)
+			_, err := parent.step(t).Resume(ctx, live, script.Play(), nil)
 			if !errors.Is(err, ledger.ErrLeased) || reload(t, opener, id).Len() != n {
 				t.Fatalf("resume under a dead owner's live lease: %v", err)
 			}
@@ -452,7 +457,7 @@ func leaseCrashChild(open func(string) (ledger.Store, error), c leaseChild) {
 	if c.Decide {
 		decisions = []artifact.Decision{loop.Approve("d"), loop.Approve("t")}
 	}
-	step := f.step(nil, loop.WithObserver(obs), loop.WithLeaseOwner("lease-child"),
+	step := f.step(nil, loop.WithObserver(obs), loop.WithLeaseOwner("lease-child"), loop.WithLease(c.TTL),
 		loop.WithClock(func() time.Time { return time.Now().Add(c.Skew) }))
 	_, err = step.Resume(context.Background(), st, script.Play(), decisions)
 	if err := step.Flush(context.Background()); err != nil {
