@@ -41,6 +41,6 @@
 //   - Expiry is judged with the clock the caller passes, so the owners'
 //     clocks must agree to within a small part of the lease's duration.
 //
-// The in-memory Thread has no versions and takes no lease. package loop
-// leases every stored thread that Run and Resume work on.
+// The in-memory Thread has no versions and takes no lease. The loop's Run,
+// Turn and Resume lease every stored thread they work on.
 package ledger
