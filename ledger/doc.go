@@ -14,4 +14,33 @@
 // a *StoredThread whose Append persists each turn before it returns, so a
 // loop bound to it loses nothing that completed; a writer that fell behind
 // another gets ErrConflict and can Reload.
+//
+// # Leases
+//
+// A StoredThread carries a lease: who works on it (an owner ID) and until
+// when. AcquireLease takes it, RenewLease extends it, ReleaseLease ends it,
+// and Lease reads it. The lease is one metadata record under LeaseKey,
+// committed through the Journal at the version the State last saw, so every
+// Store keeps it without knowing about it, and the store's compare-and-swap
+// decides between owners racing for it: of two acquirers, exactly one
+// wins. The rule:
+//
+//   - Only an expired lease is taken over. Another owner's live lease
+//     refuses AcquireLease with a *LeaseError naming the holder and the
+//     expiry; it matches ErrLeased and ErrConflict.
+//   - The owner acquiring again refreshes its lease. A State that fell
+//     behind the store gets ErrConflict and must Reload to see the holder.
+//   - A renewal that finds the lease gone, or the stored thread changed
+//     since the State read it (which, while the lease is held, means
+//     another owner took it over after it expired), fails with a
+//     *LeaseError with Lost set: the owner must stop.
+//   - Each acquisition, renewal and release is one small journal record
+//     (one row in SQL stores). It is metadata, not a turn: ThreadInfo.Turns
+//     and the history do not count it, and it is listed in
+//     ThreadInfo.Metadata. SetMetadata refuses LeaseKey.
+//   - Expiry is judged with the clock the caller passes, so the owners'
+//     clocks must agree to within a small part of the lease's duration.
+//
+// The in-memory Thread has no versions and takes no lease. The loop's Run,
+// Turn and Resume lease every stored thread they work on.
 package ledger

@@ -259,8 +259,12 @@ func (t *StoredThread) AllMetadata() map[string]string {
 }
 
 // SetMetadata persists value under key and then makes it visible. Setting
-// the value a key already has writes nothing.
+// the value a key already has writes nothing. LeaseKey is refused: the
+// lease changes only through AcquireLease, RenewLease and ReleaseLease.
 func (t *StoredThread) SetMetadata(key, value string) error {
+	if key == LeaseKey {
+		return fmt.Errorf("ledger: set metadata %q on thread %s: the key is reserved for the thread's lease; use AcquireLease, RenewLease or ReleaseLease", key, t.id)
+	}
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
 	if t.closed {
@@ -268,13 +272,23 @@ func (t *StoredThread) SetMetadata(key, value string) error {
 	}
 	t.mu.RLock()
 	old, ok := t.meta[key]
-	r := Record{Version: t.version + 1, Key: key, Value: value}
+	version := t.version
 	t.mu.RUnlock()
 	if ok && old == value {
 		return nil
 	}
-	if err := t.j.Commit(context.Background(), r); err != nil {
+	if err := t.commitMeta(context.Background(), version, key, value); err != nil {
 		return fmt.Errorf("ledger: set metadata %q on thread %s: %w", key, t.id, err)
+	}
+	return nil
+}
+
+// commitMeta commits key=value as the change after version and publishes
+// it; the caller holds wmu and read version under it.
+func (t *StoredThread) commitMeta(ctx context.Context, version int64, key, value string) error {
+	r := Record{Version: version + 1, Key: key, Value: value}
+	if err := t.j.Commit(ctx, r); err != nil {
+		return err
 	}
 	t.mu.Lock()
 	m := maps.Clone(t.meta)

@@ -239,18 +239,26 @@ func (s *Step) paused(ctx context.Context, st ledger.State) ([]artifact.Pending,
 // returns a *PendingError without invoking the model. Otherwise it goes on
 // as Run does, with prov and opts.
 //
-// The decisions are committed as one tool turn of artifact.Decision
-// records before any approved call runs. On a ledger.StoredThread that
-// turn is appended only at the version the pending calls were read at, so
-// of two resumers of one thread, in one process or two, one records its
-// decisions and the other gets an error matching ledger.ErrConflict and
-// runs nothing. Each resumer needs its own StoredThread (Load it).
+// On a ledger.StoredThread, Resume first takes the thread's lease (see
+// WithLease), before it reads anything, and holds it, renewing it, until it
+// returns. A resumer that meets another owner's live lease — a resumer
+// still inside an approved call, a Run still going — records nothing, runs
+// nothing and returns a *LedgerError wrapping a *ledger.LeaseError that
+// names the holder and the expiry (errors.Is ledger.ErrLeased and
+// ledger.ErrConflict). Only an expired lease is taken over.
 //
-// A call approved earlier whose result is missing (the process stopped
-// while it ran) is not run again silently: it gets an error result saying
-// it was interrupted and may have partly taken effect, unless a handler
-// that is a CallChecker says it is idempotent, in which case it is claimed
-// again and run again.
+// The decisions are then committed as one tool turn of artifact.Decision
+// records before any approved call runs, appended only at the version the
+// pending calls were read at, so of two resumers of one thread, in one
+// process or two, one records its decisions and the other gets an error
+// matching ledger.ErrConflict and runs nothing. Each resumer needs its own
+// StoredThread (Load it).
+//
+// A call approved earlier whose result is missing, once its claimer's
+// lease has expired (the process stopped while it ran), is not run again
+// silently: it gets an error result saying it was interrupted and may have
+// partly taken effect, unless a handler that is a CallChecker says it is
+// idempotent, in which case it is claimed again and run again.
 //
 // A decision on a call that is not pending fails with a *DecisionError
 // (ErrNotPending, or ledger.ErrConflict when it was already decided), as
@@ -278,11 +286,20 @@ func (s *Step) Resume(ctx context.Context, st ledger.State, prov provider.Provid
 			span.End()
 		}()
 	}
-	run, err := s.claim(ctx, st, decisions)
+	held, err := s.acquireLease(ctx, st)
 	if err != nil {
 		s.notify(ctx, ErrorEvent{Err: err})
 		return st, err
 	}
+	run, err := s.claim(ctx, st, decisions)
+	if err != nil {
+		s.notify(ctx, ErrorEvent{Err: err})
+		return st, held.end(ctx, err)
+	}
+	// Renewing starts after the claim: a renewal moves the version the
+	// claim is appended at.
+	ctx = held.start(ctx)
+	defer func() { err = held.end(ctx, err) }()
 	if len(run) > 0 {
 		if err := s.runApproved(ctx, st, run); err != nil {
 			s.notify(ctx, ErrorEvent{Err: err})
@@ -296,7 +313,7 @@ func (s *Step) Resume(ctx context.Context, st ledger.State, prov provider.Provid
 	if calls != nil {
 		return st, &PendingError{Thread: st.ID(), Calls: calls}
 	}
-	return s.Run(ctx, st, prov, opts...)
+	return s.run(ctx, st, prov, opts, false)
 }
 
 // approvedCall is a call Resume runs: where it stands in the answer, with

@@ -4,9 +4,11 @@ import (
 	"context"
 	"iter"
 	"testing"
+	"time"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/ledger/file"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/provider/script"
@@ -55,5 +57,36 @@ func BenchmarkTurnScripted(b *testing.B) {
 		if _, err := step.Turn(ctx, th, prov); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkRunStored is one Run of one turn on a stored thread (a file
+// store that does not fsync, so that the loop's own cost shows), with the
+// lease Run takes and releases, and without.
+func BenchmarkRunStored(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		ttl  time.Duration
+	}{{"lease=on", 0}, {"lease=off", -1}} {
+		b.Run(c.name, func(b *testing.B) {
+			s, err := file.Open(b.TempDir(), file.WithSync(file.SyncPolicy{None: true}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			st, err := s.Create(ctx, ledger.WithTurns(ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{artifact.Text{Content: "Hi"}}}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			step := loop.New(loop.WithLease(c.ttl))
+			prov := replay{text: "Hello there."}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := step.Run(ctx, st, prov); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -50,17 +50,40 @@
 // calls, and goes on as Run does. Calls without a decision stay pending.
 // The rule for exactly once:
 //
+//   - On a ledger.StoredThread, Run, Turn and Resume first take the
+//     thread's lease (ledger.StoredThread.AcquireLease), before they read
+//     anything, renew it every ttl/3 while they work (WithLease;
+//     DefaultLeaseTTL) and release it when they return. Each call has its
+//     own owner ID (host, pid, a random part; WithLeaseOwner adds a
+//     prefix), so two resumers in one process are two owners. A Run, Turn
+//     or Resume that meets another owner's live lease records nothing, runs
+//     nothing and fails with a *LedgerError wrapping a *ledger.LeaseError
+//     that names the holder and the expiry (errors.Is ledger.ErrLeased and
+//     ledger.ErrConflict). So no one sees an approved call without a result
+//     while its claimer lives.
 //   - The decision turn is appended at the version the pending calls were
-//     read at (ledger.StoredThread.AppendAt), before any call runs: of two
-//     resumers, one records and runs, the other fails with an error
-//     matching ledger.ErrConflict and runs nothing. Give each resumer its
-//     own loaded StoredThread; an in-memory Thread has no such guard.
-//   - A call approved but without a result (the process died while it ran)
-//     is never run again silently: the next Resume gives it an error result,
-//     InterruptedMessage, saying it may have partly taken effect. Only a
-//     call whose tool is idempotent (tool.Hints.Idempotent, reported by a
-//     CallChecker handler) is claimed again and run again. Run, instead of
-//     Resume, gives every such call InterruptedMessage.
+//     read at, just after the lease (ledger.StoredThread.AppendAt), before
+//     any call runs: a resumer whose State fell behind the store fails with
+//     an error matching ledger.ErrConflict and runs nothing. With leases
+//     off (WithLease(-1)) this is the only guard. Give each resumer its own
+//     loaded StoredThread; an in-memory Thread has neither guard.
+//   - A call approved but without a result, once its claimer's lease has
+//     expired (the process died while it ran), is never run again silently:
+//     the next Resume gives it an error result, InterruptedMessage, saying
+//     it may have partly taken effect. Only a call whose tool is idempotent
+//     (tool.Hints.Idempotent, reported by a CallChecker handler) is claimed
+//     again and run again. Run, instead of Resume, gives every such call
+//     InterruptedMessage.
+//   - A lease lost while the work goes on (a renewal finds another owner
+//     took it over) cancels the work's context, with the *ledger.LeaseError
+//     as its cause, and Run or Resume returns that error. A store that fails
+//     to renew is tried again until the lease would expire.
+//
+// Taking over an expired lease adds a lode.lease.takeover event to the run
+// or resume span (lode.lease.previous_owner, lode.lease.previous_acquired,
+// lode.lease.expired_at); the span's lode.lease.owner names the new owner.
+// WithClock sets the clock leases are dated with, for tests that let a
+// dead owner's lease expire without waiting.
 //
 // PausedEvent and DecidedEvent tell observers when a run paused and who
 // (Decision.By) decided what; with a tracer, the run span carries

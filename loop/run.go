@@ -17,10 +17,24 @@ import (
 // returns st. A limit set with WithMaxTurns, WithMaxTokens or WithTimeLimit
 // stops it with a *LimitError when the model still has tool calls to make;
 // any other failure ends it with the error of the turn that failed.
+//
+// On a ledger.StoredThread, Run first takes the thread's lease (see
+// WithLease), renews it while it works and releases it when it returns: a
+// Run or Resume of the same thread started meanwhile, in this process or
+// another, is refused with a *LedgerError wrapping a *ledger.LeaseError
+// (errors.Is ledger.ErrLeased and ledger.ErrConflict) and changes nothing.
+// If the lease is lost while Run works, the work's context is cancelled
+// and Run returns that error.
 func (s *Step) Run(ctx context.Context, st ledger.State, prov provider.Provider, opts ...provider.InvokeOption) (_ ledger.State, err error) {
 	if err := checkArgs(st, prov); err != nil {
 		return st, err
 	}
+	return s.run(ctx, st, prov, opts, true)
+}
+
+// run is Run; it takes st's lease when lease is set, as Run does, while
+// Resume, which holds the lease already, runs without.
+func (s *Step) run(ctx context.Context, st ledger.State, prov provider.Provider, opts []provider.InvokeOption, lease bool) (_ ledger.State, err error) {
 	if s.timeLimit > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, s.timeLimit, &LimitError{
@@ -54,6 +68,15 @@ func (s *Step) Run(ctx context.Context, st ledger.State, prov provider.Provider,
 			}
 			span.End()
 		}()
+	}
+	if lease {
+		held, lerr := s.acquireLease(ctx, st)
+		if lerr != nil {
+			s.notify(ctx, ErrorEvent{Err: lerr})
+			return st, lerr
+		}
+		ctx = held.start(ctx)
+		defer func() { err = held.end(ctx, err) }()
 	}
 	start := time.Now()
 	for {

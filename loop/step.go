@@ -56,6 +56,7 @@ type Step struct {
 	maxTurns    int
 	maxTokens   int64
 	timeLimit   time.Duration
+	lease       leaseConfig
 }
 
 // Option configures a Step.
@@ -160,11 +161,19 @@ type turnOutcome struct {
 }
 
 // Turn runs one turn on st with prov and returns st. opts are resolved after
-// the Step's own invoke options.
-func (s *Step) Turn(ctx context.Context, st ledger.State, prov provider.Provider, opts ...provider.InvokeOption) (ledger.State, error) {
+// the Step's own invoke options. On a ledger.StoredThread it holds the
+// thread's lease for the turn, as Run does.
+func (s *Step) Turn(ctx context.Context, st ledger.State, prov provider.Provider, opts ...provider.InvokeOption) (_ ledger.State, err error) {
 	if err := checkArgs(st, prov); err != nil {
 		return st, err
 	}
+	held, err := s.acquireLease(ctx, st)
+	if err != nil {
+		s.notify(ctx, ErrorEvent{Err: err})
+		return st, err
+	}
+	ctx = held.start(ctx)
+	defer func() { err = held.end(ctx, err) }()
 	out, err := s.turn(ctx, st, prov, opts)
 	if err == nil && out.pending != nil {
 		err = &PendingError{Thread: st.ID(), Calls: out.pending}

@@ -42,3 +42,18 @@ func BenchmarkLoad(b *testing.B) {
 	defer s.Close()
 	storetest.BenchLoad(b, s, 10_000)
 }
+
+func BenchmarkLeaseRenew(b *testing.B) {
+	for _, p := range benchPolicies {
+		for _, size := range []int{10, 10_000} {
+			b.Run(fmt.Sprintf("%s/turns=%d", p.name, size), func(b *testing.B) {
+				s, err := file.Open(b.TempDir(), file.WithSync(p.policy))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer s.Close()
+				storetest.BenchLease(b, s, size)
+			})
+		}
+	}
+}

@@ -727,3 +727,8 @@ func TestApprovalCrash(t *testing.T) {
 	storetest.ApprovalCrash(t, "TestApprovalCrash", func(t testing.TB) string { return t.TempDir() },
 		func(dir string) (ledger.Store, error) { return file.Open(dir) })
 }
+
+func TestLeaseCrash(t *testing.T) {
+	storetest.LeaseCrash(t, "TestLeaseCrash", func(t testing.TB) string { return t.TempDir() },
+		func(dir string) (ledger.Store, error) { return file.Open(dir) })
+}

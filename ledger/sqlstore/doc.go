@@ -9,7 +9,9 @@
 // then the turn row (unique on thread and sequence number) or the metadata
 // row. Writers in different processes are therefore ordered, never
 // interleaved or lost; a State that was overtaken fails with
-// ledger.ErrConflict and can Reload.
+// ledger.ErrConflict and can Reload. A thread's lease
+// (ledger.StoredThread.AcquireLease) is one metadata row, updated in place
+// by each renewal, so it does not grow however long a run works.
 //
 // Rows changed behind the store's back are reported, never papered over:
 // Load fails with ledger.ErrCorrupt when a thread's turn rows are not

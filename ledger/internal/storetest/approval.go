@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
@@ -464,8 +465,15 @@ func ApprovalCrash(t *testing.T, testName string, newStorage func(t testing.TB) 
 	if loop.Pending(st) != nil {
 		t.Fatalf("decided calls are still pending: %v", loop.Pending(st))
 	}
+	// The dead child's lease is live until it expires: nothing is decided
+	// about its calls before then.
+	n := st.Len()
+	if _, err := f.step(t).Resume(ctx, st, script.Play(), nil); !errors.Is(err, ledger.ErrLeased) || !errors.Is(err, ledger.ErrConflict) || st.Len() != n {
+		t.Fatalf("resume under the dead child's live lease: %v, %d turns (was %d)", err, st.Len(), n)
+	}
+	// A clock past its expiry takes the lease over.
 	prov := script.Play(script.Text("done"))
-	if _, err := f.step(t).Resume(ctx, st, prov, nil); err != nil {
+	if _, err := f.step(t, loop.WithClock(afterExpiry)).Resume(ctx, st, prov, nil); err != nil {
 		t.Fatal(err)
 	}
 	if f.count("delete_file", "a") != 0 || f.count("touch", "b") != 1 {
@@ -480,6 +488,10 @@ func ApprovalCrash(t *testing.T, testName string, newStorage func(t testing.TB) 
 		t.Fatalf("stored results: %+v", r)
 	}
 }
+
+// afterExpiry is a clock past any lease a child took: a resumer that
+// reads it takes a dead owner's lease over without waiting.
+func afterExpiry() time.Time { return time.Now().Add(time.Hour) }
 
 func approvalCrashChild(open func(string) (ledger.Store, error), where string) {
 	fail := func(err error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
@@ -81,5 +82,26 @@ func BenchLoad(b *testing.B, s ledger.Store, size int) {
 			b.Fatalf("loaded %d turns", got.Len())
 		}
 		got.Close()
+	}
+}
+
+// BenchLease measures one lease renewal, the record a working loop writes
+// every ttl/3, on a thread that holds size turns.
+func BenchLease(b *testing.B, s ledger.Store, size int) {
+	ctx := context.Background()
+	st, err := s.Create(ctx, ledger.WithTurns(seedTurns(size)...))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	if _, err := st.AcquireLease(ctx, "bench", now, time.Minute); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if err := st.RenewLease(ctx, "bench", now.Add(time.Duration(i)*time.Second), time.Minute); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

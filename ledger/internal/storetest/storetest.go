@@ -53,6 +53,12 @@ var contract = []struct {
 	{"CancelledContext", testCancelled},
 	{"LoopPersistsEachTurn", testLoop},
 	{"LoopRepairsAfterCrash", testLoopRepair},
+	{"LeaseAcquire", testLeaseAcquire},
+	{"LeaseLiveIsRefused", testLeaseLive},
+	{"LeaseExpiredIsTakenOver", testLeaseTakeover},
+	{"LeaseRace", testLeaseRace},
+	{"LeaseRenewRelease", testLeaseRenewRelease},
+	{"LeaseBadInput", testLeaseBadInput},
 }
 
 // Text returns a Text artifact; a shorthand for tests.

@@ -22,3 +22,12 @@ func BenchmarkLoad(b *testing.B) {
 	srv := pgtest.Shared(b)
 	storetest.BenchLoad(b, open(b, srv.NewDatabase(b)), 10_000)
 }
+
+func BenchmarkLeaseRenew(b *testing.B) {
+	srv := pgtest.Shared(b)
+	for _, size := range []int{10, 10_000} {
+		b.Run(fmt.Sprintf("turns=%d", size), func(b *testing.B) {
+			storetest.BenchLease(b, open(b, srv.NewDatabase(b)), size)
+		})
+	}
+}

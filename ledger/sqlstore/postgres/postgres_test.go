@@ -177,3 +177,8 @@ func TestApprovalCrash(t *testing.T) {
 	storetest.ApprovalCrash(t, "TestApprovalCrash", func(t testing.TB) string { return pgtest.Shared(t).NewDatabase(t) },
 		func(dsn string) (ledger.Store, error) { return postgres.Open(context.Background(), dsn) })
 }
+
+func TestLeaseCrash(t *testing.T) {
+	storetest.LeaseCrash(t, "TestLeaseCrash", func(t testing.TB) string { return pgtest.Shared(t).NewDatabase(t) },
+		func(dsn string) (ledger.Store, error) { return postgres.Open(context.Background(), dsn) })
+}

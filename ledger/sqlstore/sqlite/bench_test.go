@@ -19,3 +19,11 @@ func BenchmarkAppend(b *testing.B) {
 func BenchmarkLoad(b *testing.B) {
 	storetest.BenchLoad(b, open(b, filepath.Join(b.TempDir(), "ledger.db")), 10_000)
 }
+
+func BenchmarkLeaseRenew(b *testing.B) {
+	for _, size := range []int{10, 10_000} {
+		b.Run(fmt.Sprintf("turns=%d", size), func(b *testing.B) {
+			storetest.BenchLease(b, open(b, filepath.Join(b.TempDir(), "ledger.db")), size)
+		})
+	}
+}

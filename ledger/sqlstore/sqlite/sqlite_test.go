@@ -95,3 +95,8 @@ func TestApprovalCrash(t *testing.T) {
 	storetest.ApprovalCrash(t, "TestApprovalCrash", func(t testing.TB) string { return filepath.Join(t.TempDir(), "ledger.db") },
 		func(path string) (ledger.Store, error) { return sqlite.Open(context.Background(), path) })
 }
+
+func TestLeaseCrash(t *testing.T) {
+	storetest.LeaseCrash(t, "TestLeaseCrash", func(t testing.TB) string { return filepath.Join(t.TempDir(), "ledger.db") },
+		func(path string) (ledger.Store, error) { return sqlite.Open(context.Background(), path) })
+}
