@@ -321,10 +321,12 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 			Content: fmt.Sprintf("%s. The arguments you sent were: %s", clip(err.Error(), maxArgErr), quoteArgs(call.Arguments))}, o
 	}
 	var approved *artifact.Decision
-	if reason, ask := h.needsApproval(ctx, b, call); ask {
+	reason, ask := h.needsApproval(ctx, b, call)
+	above, _ := ctx.Value(gateKey{}).(*callCtx)
+	if ask || above != nil {
 		if d, ok := loop.Approved(ctx); ok && d.Approved && d.ToolCallID == call.ID {
 			approved = &d
-		} else if err := h.approve(ctx, b.Tool, call); errors.Is(err, ErrPending) {
+		} else if reason, err := h.gateCall(ctx, above, ask, reason, b, call); errors.Is(err, ErrPending) {
 			r, o := pendingResult(call, reason, remote, &b.Tool)
 			o.attrs = verdict.Attrs
 			return r, o
@@ -349,7 +351,11 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 	if b.Tool.Timeout > 0 {
 		timeout = b.Tool.Timeout
 	}
-	ran := run(ctx, timeout, prepared)
+	var gate *Handler
+	if h.approver != nil {
+		gate = h
+	}
+	ran := run(ctx, gate, timeout, prepared)
 	v, err, stack := ran.v, ran.err, ran.stack
 
 	res := artifact.ToolResult{ToolCallID: call.ID, Name: call.Name}
@@ -368,6 +374,14 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		res.IsError, res.Content = true, fmt.Sprintf("the call to %s was cancelled before it finished", call.Name)
 		o.errType, o.err = errCanceled, err
 		return res, o
+	case err != nil && errors.Is(err, ErrPending):
+		reason := "a call made for it waits for approval"
+		if pe := (*PendingError)(nil); errors.As(err, &pe) && pe.Reason != "" {
+			reason = pe.Reason
+		}
+		r, o := pendingResult(call, reason, remote, &b.Tool)
+		o.attrs = verdict.Attrs
+		return r, o
 	case err != nil:
 		var ae *toolpkg.ArgumentsError
 		switch {
