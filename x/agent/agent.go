@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -52,6 +53,7 @@ type config struct {
 	store       ledger.Store
 	tracer      trace.Tracer
 	run         func(ctx context.Context, step *loop.Step, st ledger.State, prov provider.Provider) (any, error)
+	decode      func(raw string) (any, error)
 	maxDepth    int
 	maxTurns    int
 	maxTokens   int64
@@ -141,9 +143,10 @@ func WithTracer(t trace.Tracer) Option { return func(c *config) { c.tracer = t }
 func WithOutput[T any](ans *output.Answer[T]) Option {
 	return func(c *config) {
 		if ans == nil {
-			c.run = nil
+			c.run, c.decode = nil, nil
 			return
 		}
+		c.decode = func(raw string) (any, error) { return ans.Decode(raw) }
 		c.run = func(ctx context.Context, step *loop.Step, st ledger.State, prov provider.Provider) (any, error) {
 			return ans.Run(ctx, step, st, prov)
 		}
@@ -181,6 +184,9 @@ type Agent struct {
 	name, description string
 	cfg               config
 	step              *loop.Step
+
+	mu   sync.Mutex
+	kept map[string]ledger.State // paused in-memory children, by thread ID
 }
 
 // defaultSchema is the input of an agent without WithInput.
@@ -277,7 +283,7 @@ func Register(reg tool.Registry, a *Agent) error {
 		return fmt.Errorf("%w: Register needs a registry and an agent", ErrOption)
 	}
 	return reg.Register(a.Tool(), func(ctx context.Context, _ tool.Sandbox, args map[string]any) (any, error) {
-		return a.call(ctx, reg, args), nil
+		return a.call(ctx, reg, args)
 	})
 }
 

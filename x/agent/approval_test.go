@@ -1,0 +1,485 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/ledger/file"
+	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/agent"
+	"github.com/lodeworks/lode/x/policy"
+	"github.com/lodeworks/lode/x/provider/script"
+	xtool "github.com/lodeworks/lode/x/tool"
+)
+
+// editorPolicy is the issue's rule book: an editor may use every tool,
+// and a person must approve its write_file calls.
+const editorPolicy = `
+roles:
+  editor:
+    allow:
+      tools: ["*"]
+    approve:
+      tools: [write_file]
+`
+
+// writer is a registry whose write_file (and destructive delete_file)
+// really write into dir, counting each run.
+type writer struct {
+	dir     string
+	reg     tool.Registry
+	writes  atomic.Int32
+	deletes atomic.Int32
+}
+
+const fileSchema = `{"type":"object","properties":{"path":{"type":"string"},"text":{"type":"string"}},"required":["path"],"additionalProperties":false}`
+
+func newWriter(t *testing.T) *writer {
+	t.Helper()
+	w := &writer{dir: t.TempDir(), reg: tool.NewRegistry()}
+	if err := w.reg.Register(tool.Tool{Name: "write_file", Description: "Write a file", Schema: []byte(fileSchema)},
+		func(_ context.Context, _ tool.Sandbox, args map[string]any) (any, error) {
+			w.writes.Add(1)
+			p, _ := args["path"].(string)
+			text, _ := args["text"].(string)
+			if err := os.WriteFile(filepath.Join(w.dir, filepath.Base(p)), []byte(text), 0o600); err != nil {
+				return nil, err
+			}
+			return "wrote " + p, nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.reg.Register(tool.Tool{Name: "delete_file", Description: "Delete a file", Schema: []byte(fileSchema), Hints: tool.Hints{Destructive: true}},
+		func(context.Context, tool.Sandbox, map[string]any) (any, error) {
+			w.deletes.Add(1)
+			return "deleted", nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// written returns the files in the writer's folder.
+func (w *writer) written(t *testing.T) []string {
+	t.Helper()
+	ents, err := os.ReadDir(w.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+func policyDoor(t *testing.T, reg tool.Registry) ([]xtool.HandlerOption, xtool.ToolFilter) {
+	t.Helper()
+	p, err := policy.Parse([]byte(editorPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := policy.NewEnforcer(reg, p)
+	return e.HandlerOptions(), e.Filter()
+}
+
+// parentStep is the caller's loop: its handler with opts and approver.
+func parentStep(reg tool.Registry, filter xtool.ToolFilter, approver xtool.Approver, opts ...xtool.HandlerOption) *loop.Step {
+	h := xtool.NewHandler(reg, append(opts, xtool.WithApprover(approver))...)
+	return loop.New(loop.WithHandlers(h), loop.WithInvokeOptions(xtool.WithFilteredTools(reg, filter)))
+}
+
+// editorThread is a caller's thread holding the editor role.
+func editorThread(t *testing.T, task string) *ledger.Thread {
+	t.Helper()
+	th := ledger.NewThread(ledger.WithID("top"), ledger.WithMetadata(map[string]string{policy.RolesKey: "editor"}))
+	if err := th.Append(ledger.RoleUser, artifact.Text{Content: task}); err != nil {
+		t.Fatal(err)
+	}
+	return th
+}
+
+func refuse(context.Context, tool.Tool, artifact.ToolCall) error { return xtool.ErrDenied }
+
+// A call the caller needs approval for needs it in the child too: with an
+// approver that refuses, the caller's direct call and the same call made
+// by a child agent on the same registry are both refused and nothing is
+// written, whichever rule asks: x/policy's approve: list, WithApprovalFor,
+// or a destructive hint.
+func TestChildKeepsCallersApprovalRule(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tool string
+		opts func(t *testing.T, reg tool.Registry) ([]xtool.HandlerOption, xtool.ToolFilter)
+	}{
+		{"policy approve list", "write_file", policyDoor},
+		{"WithApprovalFor", "write_file", func(*testing.T, tool.Registry) ([]xtool.HandlerOption, xtool.ToolFilter) {
+			return []xtool.HandlerOption{xtool.WithApprovalFor("write_file")}, nil
+		}},
+		{"destructive hint", "delete_file", func(*testing.T, tool.Registry) ([]xtool.HandlerOption, xtool.ToolFilter) {
+			return nil, nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			w := newWriter(t)
+			args := `{"path":"out.txt","text":"hello"}`
+			worker := mustNew(t, "worker", agent.WithRegistry(w.reg), agent.WithProvider(script.Play(
+				script.Call("c1", tc.tool, args),
+				echoResult("child saw: "),
+			)))
+			mustRegister(t, w.reg, worker)
+			hopts, filter := tc.opts(t, w.reg)
+
+			direct := editorThread(t, "write it yourself")
+			if _, err := parentStep(w.reg, filter, refuse, hopts...).Run(ctx, direct, script.Play(
+				script.Call("p1", tc.tool, args),
+				script.Text("ok"),
+			)); err != nil {
+				t.Fatal(err)
+			}
+			res := results(direct)
+			if len(res) != 1 || !res[0].IsError || !strings.Contains(res[0].Content, "was not approved") {
+				t.Fatalf("direct call: %+v", res)
+			}
+
+			viaChild := editorThread(t, "have the worker write it")
+			if _, err := parentStep(w.reg, filter, refuse, hopts...).Run(ctx, viaChild, script.Play(
+				script.Call("p1", "worker", `{"task":"write out.txt"}`),
+				script.Text("ok"),
+			)); err != nil {
+				t.Fatal(err)
+			}
+			res = results(viaChild)
+			want := "child saw: the call to " + tc.tool + " was not approved: call denied"
+			if len(res) != 1 || res[0].IsError || res[0].Content != want {
+				t.Fatalf("call via the child: %+v, want content %q", res, want)
+			}
+			if n := w.writes.Load() + w.deletes.Load(); n != 0 {
+				t.Errorf("the tool ran %d times", n)
+			}
+			if got := w.written(t); len(got) != 0 {
+				t.Errorf("files written: %v", got)
+			}
+		})
+	}
+}
+
+// An approver that approves lets the child's call run, as it would the
+// caller's, and it is asked in the caller's context: the policy rule read
+// the caller's roles, not the child thread's (which holds none).
+func TestChildCallApprovedSynchronously(t *testing.T) {
+	ctx := context.Background()
+	w := newWriter(t)
+	worker := mustNew(t, "worker", agent.WithRegistry(w.reg), agent.WithProvider(script.Play(
+		script.Call("c1", "write_file", `{"path":"out.txt","text":"hello"}`),
+		echoResult("child saw: "),
+	)))
+	mustRegister(t, w.reg, worker)
+	hopts, filter := policyDoor(t, w.reg)
+	var asked []string
+	approve := func(ctx context.Context, tl tool.Tool, call artifact.ToolCall) error {
+		st, _ := xtool.Caller(ctx)
+		asked = append(asked, tl.Name+" for "+st.ID()+" "+strings.Join(policy.Roles(st), ","))
+		return nil
+	}
+	th := editorThread(t, "have the worker write it")
+	if _, err := parentStep(w.reg, filter, approve, hopts...).Run(ctx, th, script.Play(
+		script.Call("p1", "worker", `{"task":"write out.txt"}`),
+		script.Text("ok"),
+	)); err != nil {
+		t.Fatal(err)
+	}
+	if res := results(th); len(res) != 1 || res[0].Content != "child saw: wrote out.txt" {
+		t.Fatalf("results: %+v", res)
+	}
+	if len(asked) != 1 || asked[0] != "write_file for top editor" {
+		t.Errorf("approver asked %q, want once for write_file in the caller's thread", asked)
+	}
+	if w.writes.Load() != 1 {
+		t.Errorf("wrote %d times", w.writes.Load())
+	}
+}
+
+// pausedTree is a caller whose child (and, at depth 2, grandchild) paused
+// on write_file under AskLater, every thread in one file store.
+type pausedTree struct {
+	w      *writer
+	store  *file.Store
+	step   *loop.Step
+	parent provider.Provider
+	id     string
+}
+
+// newPausedTree runs the caller until it pauses. depth 2 puts a "lead"
+// agent between the caller and the worker that writes.
+func newPausedTree(t *testing.T, depth int) *pausedTree {
+	t.Helper()
+	ctx := context.Background()
+	store, err := file.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	w := newWriter(t)
+	// The child reuses the parent's call ID: the parent's approval must
+	// not leak to it.
+	worker := mustNew(t, "worker", agent.WithRegistry(w.reg), agent.WithStore(store), agent.WithProvider(script.Play(
+		script.Call("p1", "write_file", `{"path":"out.txt","text":"hello"}`),
+		echoResult("worker: "),
+	)))
+	mustRegister(t, w.reg, worker)
+	top := "worker"
+	if depth == 2 {
+		lead := mustNew(t, "lead", agent.WithRegistry(w.reg), agent.WithStore(store), agent.WithProvider(script.Play(
+			script.Call("l1", "worker", `{"task":"write out.txt"}`),
+			echoResult("lead: "),
+		)))
+		mustRegister(t, w.reg, lead)
+		top = "lead"
+	}
+	hopts, filter := policyDoor(t, w.reg)
+	tr := &pausedTree{w: w, store: store, step: parentStep(w.reg, filter, xtool.AskLater, hopts...)}
+	tr.parent = script.Play(
+		script.Call("p1", top, `{"task":"get out.txt written"}`),
+		echoResult("parent: "),
+	)
+	st, err := store.Create(ctx, ledger.WithMetadata(map[string]string{policy.RolesKey: "editor"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	tr.id = st.ID()
+	if err := st.Append(ledger.RoleUser, artifact.Text{Content: "get out.txt written"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = tr.step.Run(ctx, st, tr.parent)
+	var pe *loop.PendingError
+	if !errors.As(err, &pe) {
+		t.Fatalf("parent run: %v, want a *loop.PendingError", err)
+	}
+	if len(pe.Calls) != 1 || pe.Calls[0].ToolCallID != "p1" || pe.Calls[0].Name != top {
+		t.Fatalf("pending calls %+v, want the parent's call p1 to %s", pe.Calls, top)
+	}
+	for _, want := range []string{"write_file", `{"path":"out.txt","text":"hello"}`, "policy: "} {
+		if !strings.Contains(pe.Calls[0].Reason, want) {
+			t.Errorf("reason %q does not name %s", pe.Calls[0].Reason, want)
+		}
+	}
+	if n := w.writes.Load(); n != 0 {
+		t.Fatalf("wrote %d times before approval", n)
+	}
+	return tr
+}
+
+// load opens the caller's thread afresh, as a second process would.
+func (tr *pausedTree) load(t *testing.T) *ledger.StoredThread {
+	t.Helper()
+	st, err := tr.store.Load(context.Background(), tr.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// paused lists the store's threads that wait for approvals, by agent.
+func (tr *pausedTree) paused(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for info, err := range tr.store.List(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := tr.store.Load(context.Background(), info.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(loop.Pending(st)) > 0 {
+			out = append(out, info.Metadata[agent.MetaAgent])
+		}
+		st.Close()
+	}
+	return out
+}
+
+// AskLater in a child pauses the caller on its call to the agent;
+// approving that call (from a second StoredThread) runs the child's call
+// once and the caller gets the child's answer; at depth 2 the grandchild's
+// call waits the same way.
+func TestChildPauseSurfacesInParent(t *testing.T) {
+	for _, depth := range []int{1, 2} {
+		t.Run(map[int]string{1: "child", 2: "grandchild"}[depth], func(t *testing.T) {
+			ctx := context.Background()
+			tr := newPausedTree(t, depth)
+			if got := tr.paused(t); len(got) != depth+1 {
+				t.Errorf("paused threads %v, want the caller and %d below", got, depth)
+			}
+			st := tr.load(t)
+			if _, err := tr.step.Resume(ctx, st, tr.parent, []artifact.Decision{loop.Approve("p1")}); err != nil {
+				t.Fatalf("resume: %v", err)
+			}
+			if n := tr.w.writes.Load(); n != 1 {
+				t.Errorf("wrote %d times, want once", n)
+			}
+			data, err := os.ReadFile(filepath.Join(tr.w.dir, "out.txt"))
+			if err != nil || string(data) != "hello" {
+				t.Errorf("out.txt = %q, %v", data, err)
+			}
+			want := "worker: wrote out.txt"
+			if depth == 2 {
+				want = "lead: " + want
+			}
+			if got := lastText(st); got != "parent: "+want {
+				t.Errorf("parent answer %q, want %q", got, "parent: "+want)
+			}
+			if got := tr.paused(t); len(got) != 0 {
+				t.Errorf("threads still paused: %v", got)
+			}
+		})
+	}
+}
+
+// Denying the caller's call runs nothing: the caller's model reads the
+// denial.
+func TestChildPauseDenied(t *testing.T) {
+	ctx := context.Background()
+	tr := newPausedTree(t, 1)
+	st := tr.load(t)
+	if _, err := tr.step.Resume(ctx, st, tr.parent, []artifact.Decision{loop.Deny("p1", "not today")}); err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	if n := tr.w.writes.Load(); n != 0 {
+		t.Errorf("wrote %d times", n)
+	}
+	want := "parent: the call to worker was denied by the person approving tool calls; it did not run. Their reason: not today"
+	if got := lastText(st); got != want {
+		t.Errorf("parent answer %q, want %q", got, want)
+	}
+}
+
+// The child's approved call runs once however the caller's approved call
+// is repeated: a second resumer of the caller loses the store's
+// compare-and-swap, and a caller whose approved call was interrupted after
+// the child ran gets the child's answer again without another write.
+func TestChildApprovedCallRunsOnce(t *testing.T) {
+	ctx := context.Background()
+
+	t.Run("second resumer", func(t *testing.T) {
+		tr := newPausedTree(t, 1)
+		first, second := tr.load(t), tr.load(t)
+		if _, err := tr.step.Resume(ctx, first, tr.parent, []artifact.Decision{loop.Approve("p1")}); err != nil {
+			t.Fatalf("first resume: %v", err)
+		}
+		_, err := tr.step.Resume(ctx, second, script.Play(), []artifact.Decision{loop.Approve("p1")})
+		if !errors.Is(err, ledger.ErrConflict) {
+			t.Errorf("second resume: %v, want ledger.ErrConflict", err)
+		}
+		if n := tr.w.writes.Load(); n != 1 {
+			t.Errorf("wrote %d times, want once", n)
+		}
+	})
+
+	t.Run("interrupted and rerun", func(t *testing.T) {
+		tr := newPausedTree(t, 1)
+		// The caller's handler says its calls are idempotent, so the loop
+		// reruns an approved call whose result is missing; the first
+		// resume stops after the agent ran, before its result is stored.
+		inner := xtool.NewHandler(tr.w.reg)
+		crash := errors.New("crash after the call")
+		crashing := loop.New(loop.WithHandlers(handlerFunc(func(ctx context.Context, a artifact.Artifact, _ loop.Emitter) error {
+			_ = inner.Handle(ctx, a, loop.EmitterFunc(func(context.Context, loop.Event) {}))
+			return crash
+		})))
+		if _, err := crashing.Resume(ctx, tr.load(t), script.Play(), []artifact.Decision{loop.Approve("p1")}); !errors.Is(err, crash) {
+			t.Fatalf("crashing resume: %v", err)
+		}
+		if n := tr.w.writes.Load(); n != 1 {
+			t.Fatalf("wrote %d times on the first resume, want once", n)
+		}
+		rerun := loop.New(loop.WithHandlers(idempotent{xtool.NewHandler(tr.w.reg)}))
+		st := tr.load(t)
+		if _, err := rerun.Resume(ctx, st, tr.parent, nil); err != nil {
+			t.Fatalf("rerun: %v", err)
+		}
+		if n := tr.w.writes.Load(); n != 1 {
+			t.Errorf("wrote %d times, want once", n)
+		}
+		if got := lastText(st); got != "parent: worker: wrote out.txt" {
+			t.Errorf("parent answer %q", got)
+		}
+	})
+}
+
+type handlerFunc func(context.Context, artifact.Artifact, loop.Emitter) error
+
+func (f handlerFunc) Handle(ctx context.Context, a artifact.Artifact, e loop.Emitter) error {
+	return f(ctx, a, e)
+}
+
+// idempotent is a Handler that says every call may run again.
+type idempotent struct{ *xtool.Handler }
+
+func (idempotent) Idempotent(artifact.ToolCall) bool { return true }
+
+// A child call made after the resume needs its own approval: the caller
+// pauses again on the same call, and that call's first approval does not
+// carry over, even to a child call that reuses its ID.
+func TestChildCallAfterResumeWaitsAgain(t *testing.T) {
+	ctx := context.Background()
+	store, err := file.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	w := newWriter(t)
+	worker := mustNew(t, "worker", agent.WithRegistry(w.reg), agent.WithStore(store), agent.WithProvider(script.Play(
+		script.Call("c1", "write_file", `{"path":"a.txt","text":"one"}`),
+		script.Call("p1", "write_file", `{"path":"b.txt","text":"two"}`),
+		echoResult("worker: "),
+	)))
+	mustRegister(t, w.reg, worker)
+	hopts, filter := policyDoor(t, w.reg)
+	step := parentStep(w.reg, filter, xtool.AskLater, hopts...)
+	parent := script.Play(script.Call("p1", "worker", `{"task":"write two files"}`), echoResult("parent: "))
+	st, err := store.Create(ctx, ledger.WithMetadata(map[string]string{policy.RolesKey: "editor"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Append(ledger.RoleUser, artifact.Text{Content: "write two files"}); err != nil {
+		t.Fatal(err)
+	}
+	wantPending := func(err error, file string) {
+		t.Helper()
+		var pe *loop.PendingError
+		if !errors.As(err, &pe) || len(pe.Calls) != 1 || pe.Calls[0].ToolCallID != "p1" || !strings.Contains(pe.Calls[0].Reason, file) {
+			t.Fatalf("got %v, want the parent's call p1 pending on %s", err, file)
+		}
+	}
+	_, err = step.Run(ctx, st, parent)
+	wantPending(err, "a.txt")
+	_, err = step.Resume(ctx, st, parent, []artifact.Decision{loop.Approve("p1")})
+	wantPending(err, "b.txt")
+	if got := w.written(t); len(got) != 1 || got[0] != "a.txt" {
+		t.Fatalf("after the first approval: files %v, want a.txt only", got)
+	}
+	if _, err := step.Resume(ctx, st, parent, []artifact.Decision{loop.Approve("p1")}); err != nil {
+		t.Fatalf("second resume: %v", err)
+	}
+	if got := w.written(t); len(got) != 2 || w.writes.Load() != 2 {
+		t.Errorf("files %v after %d writes, want a.txt and b.txt once each", got, w.writes.Load())
+	}
+	if got := lastText(st); got != "parent: worker: wrote b.txt" {
+		t.Errorf("parent answer %q", got)
+	}
+}
