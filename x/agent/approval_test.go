@@ -396,7 +396,7 @@ func TestChildApprovedCallRunsOnce(t *testing.T) {
 		// resume stops after the agent ran, before its result is stored.
 		inner := xtool.NewHandler(tr.w.reg)
 		crash := errors.New("crash after the call")
-		crashing := loop.New(loop.WithHandlers(handlerFunc(func(ctx context.Context, a artifact.Artifact, _ loop.Emitter) error {
+		crashing := loop.New(loop.WithHandlers(loop.HandlerFunc(func(ctx context.Context, a artifact.Artifact, _ loop.Emitter) error {
 			_ = inner.Handle(ctx, a, loop.EmitterFunc(func(context.Context, loop.Event) {}))
 			return crash
 		})))
@@ -418,12 +418,6 @@ func TestChildApprovedCallRunsOnce(t *testing.T) {
 			t.Errorf("parent answer %q", got)
 		}
 	})
-}
-
-type handlerFunc func(context.Context, artifact.Artifact, loop.Emitter) error
-
-func (f handlerFunc) Handle(ctx context.Context, a artifact.Artifact, e loop.Emitter) error {
-	return f(ctx, a, e)
 }
 
 // idempotent is a Handler that says every call may run again.
@@ -481,5 +475,130 @@ func TestChildCallAfterResumeWaitsAgain(t *testing.T) {
 	}
 	if got := lastText(st); got != "parent: worker: wrote b.txt" {
 		t.Errorf("parent answer %q", got)
+	}
+}
+
+// Without a store, a paused child lives in its Agent's memory: the caller
+// resumes it in the same process, once; an Agent that did not pause it
+// (another process) cannot, and says so.
+func TestChildPauseInMemory(t *testing.T) {
+	ctx := context.Background()
+	w := newWriter(t)
+	mk := func() *agent.Agent {
+		return mustNew(t, "worker", agent.WithRegistry(w.reg), agent.WithProvider(script.Play(
+			script.Call("c1", "write_file", `{"path":"out.txt","text":"hello"}`),
+			echoResult("worker: "),
+			script.Call("c2", "write_file", `{"path":"out.txt","text":"hello"}`),
+		)))
+	}
+	mustRegister(t, w.reg, mk())
+	hopts, filter := policyDoor(t, w.reg)
+	step := parentStep(w.reg, filter, xtool.AskLater, hopts...)
+	run := func() *ledger.Thread {
+		th := editorThread(t, "get out.txt written")
+		_, err := step.Run(ctx, th, script.Play(script.Call("p1", "worker", `{"task":"write out.txt"}`), echoResult("parent: ")))
+		if !errors.Is(err, loop.ErrPending) {
+			t.Fatalf("run: %v, want pending", err)
+		}
+		return th
+	}
+
+	th := run()
+	if _, err := step.Resume(ctx, th, script.Play(echoResult("parent: ")), []artifact.Decision{loop.Approve("p1")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := lastText(th); got != "parent: worker: wrote out.txt" || w.writes.Load() != 1 {
+		t.Errorf("answer %q after %d writes", got, w.writes.Load())
+	}
+
+	// Another process: the same configuration, a new Agent.
+	th = run()
+	other := tool.NewRegistry()
+	fresh := mk()
+	mustRegister(t, other, fresh)
+	var outcome *agent.Outcome
+	elsewhere := loop.New(
+		loop.WithHandlers(xtool.NewHandler(other)),
+		loop.WithObserver(loop.EmitterFunc(func(_ context.Context, ev loop.Event) {
+			if tc, ok := ev.(loop.TurnCompleteEvent); ok {
+				for _, a := range tc.Artifacts {
+					if r, ok := a.(artifact.ToolResult); ok {
+						outcome, _ = agent.OutcomeOf(r)
+					}
+				}
+			}
+		})))
+	if _, err := elsewhere.Resume(ctx, th, script.Play(echoResult("parent: ")), []artifact.Decision{loop.Approve("p1")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := elsewhere.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if outcome == nil || !errors.Is(outcome.Err, agent.ErrNotKept) {
+		t.Errorf("outcome %+v, want ErrNotKept", outcome)
+	}
+	if got := lastText(th); !strings.HasPrefix(got, "parent: the agent worker could not continue: its paused run is not available") {
+		t.Errorf("answer %q", got)
+	}
+	if w.writes.Load() != 1 {
+		t.Errorf("wrote %d times, want once", w.writes.Load())
+	}
+}
+
+// Approving the caller's call with edited arguments starts a fresh child
+// with the edited task, whose calls need approval in their turn; the
+// paused child's calls are denied, so it does not stay paused.
+func TestChildPauseEditedTask(t *testing.T) {
+	ctx := context.Background()
+	store, err := file.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	w := newWriter(t)
+	worker := mustNew(t, "worker", agent.WithRegistry(w.reg), agent.WithStore(store), agent.WithProvider(script.Play(
+		script.Call("c1", "write_file", `{"path":"out.txt","text":"hello"}`),
+		script.Call("c1", "write_file", `{"path":"other.txt","text":"edited"}`),
+		echoResult("worker: "),
+	)))
+	mustRegister(t, w.reg, worker)
+	hopts, filter := policyDoor(t, w.reg)
+	step := parentStep(w.reg, filter, xtool.AskLater, hopts...)
+	parent := script.Play(script.Call("p1", "worker", `{"task":"write out.txt"}`), echoResult("parent: "))
+	th := editorThread(t, "get a file written")
+	if _, err := step.Run(ctx, th, parent); !errors.Is(err, loop.ErrPending) {
+		t.Fatalf("run: %v", err)
+	}
+	first, _ := th.Metadata(agent.MetaChildPrefix + "p1")
+
+	_, err = step.Resume(ctx, th, parent, []artifact.Decision{loop.ApproveWith("p1", `{"task":"write other.txt"}`)})
+	var pe *loop.PendingError
+	if !errors.As(err, &pe) || len(pe.Calls) != 1 || !strings.Contains(pe.Calls[0].Reason, "other.txt") {
+		t.Fatalf("resume with an edited task: %v, want p1 pending on other.txt", err)
+	}
+	second, _ := th.Metadata(agent.MetaChildPrefix + "p1")
+	if second == first || w.writes.Load() != 0 {
+		t.Fatalf("child %s (was %s), %d writes: want a fresh child and no write", second, first, w.writes.Load())
+	}
+	old, err := store.Load(ctx, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if p := loop.Pending(old); len(p) != 0 {
+		t.Errorf("the abandoned child still waits on %v", p)
+	}
+	if res := results(old); len(res) != 1 || !strings.Contains(res[0].Content, "edited the task") {
+		t.Errorf("abandoned child's results %+v", res)
+	}
+
+	if _, err := step.Resume(ctx, th, parent, []artifact.Decision{loop.Approve("p1")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.written(t); len(got) != 1 || got[0] != "other.txt" || w.writes.Load() != 1 {
+		t.Errorf("files %v after %d writes, want other.txt once", got, w.writes.Load())
+	}
+	if got := lastText(th); got != "parent: worker: wrote other.txt" {
+		t.Errorf("answer %q", got)
 	}
 }
