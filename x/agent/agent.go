@@ -127,7 +127,8 @@ func WithInput[In any](prompt func(In) (string, error)) Option {
 
 // WithStore keeps every child thread in store, linked to its parent (see
 // MetaParentThread); nil keeps them in memory, where they live as long as
-// the parent's tool result references them (Outcome.State).
+// the parent's tool result references them (Outcome.State), or, paused
+// for approvals, as long as the Agent, in this process only.
 func WithStore(s ledger.Store) Option { return func(c *config) { c.store = s } }
 
 // WithTracer traces the child's runs, turns and tool executions. Its spans
@@ -174,12 +175,15 @@ func WithTimeLimit(d time.Duration) Option { return func(c *config) { c.timeLimi
 
 // WithWidening lets the child use every tool its own filter picks, even
 // ones the parent's caller may not use. Without it, a tool denied to a
-// caller stays denied to every agent below it.
+// caller stays denied to every agent below it. It does not lift the
+// callers' approval rules: a call that needs a person above needs one
+// here.
 func WithWidening() Option { return func(c *config) { c.widening = true } }
 
 // Agent is a model, its tools and its limits, ready to be mounted as one
-// tool of another agent with Register. It holds configuration only and is
-// safe for concurrent use.
+// tool of another agent with Register. It holds configuration, and without
+// WithStore the child threads paused for approvals until their parent's
+// call resumes them; it is safe for concurrent use.
 type Agent struct {
 	name, description string
 	cfg               config
