@@ -602,3 +602,58 @@ func TestChildPauseEditedTask(t *testing.T) {
 		t.Errorf("answer %q", got)
 	}
 }
+
+// A child's calls are charged to the caller's run: x/policy's
+// calls_per_run counts the caller's calls and every call made below
+// them, in the child's run and in the caller's later answers.
+func TestChildCallsCountTowardCallersRunLimit(t *testing.T) {
+	ctx := context.Background()
+	w := newWriter(t)
+	write := func(id, name string) script.Step {
+		return script.Call(id, "write_file", `{"path":"`+name+`","text":"x"}`)
+	}
+	worker := mustNew(t, "worker", agent.WithRegistry(w.reg), agent.WithProvider(script.Play(
+		write("c1", "a.txt"), write("c2", "b.txt"), write("c3", "c.txt"),
+		echoResult("worker: "),
+	)))
+	mustRegister(t, w.reg, worker)
+	p, err := policy.Parse([]byte(`
+roles:
+  editor:
+    allow:
+      tools: ["*"]
+    limits:
+      calls_per_run: 3
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := policy.NewEnforcer(w.reg, p)
+	step := parentStep(w.reg, e.Filter(), refuse, e.HandlerOptions()...)
+	th := editorThread(t, "write files")
+	if _, err := step.Run(ctx, th, script.Play(
+		script.Call("p1", "worker", `{"task":"write three files"}`),
+		write("p2", "d.txt"),
+		script.Text("done"),
+	)); err != nil {
+		t.Fatal(err)
+	}
+	// The caller's p1 is call 1; the child's c1 and c2 make 3; c3 is one
+	// too many, and so is the caller's p2 after them.
+	if got := w.written(t); len(got) != 2 || got[0] != "a.txt" || got[1] != "b.txt" {
+		t.Errorf("files %v, want a.txt and b.txt", got)
+	}
+	res := results(th)
+	if len(res) != 2 {
+		t.Fatalf("results %+v", res)
+	}
+	if want := "worker: the call to write_file was refused: the caller that started you allows 3 tool calls per request, counting those of the agents it calls, and they are used up; answer with what you have"; res[0].Content != want {
+		t.Errorf("child's answer %q, want %q", res[0].Content, want)
+	}
+	if want := "the call to write_file was refused: your role allows 3 tool calls per request and they are used up; answer with what you have"; !res[1].IsError || res[1].Content != want {
+		t.Errorf("caller's second call %+v, want refused: %q", res[1], want)
+	}
+	if got, _ := th.Metadata(xtool.MetaCallsBelowPrefix + "p1"); got != "3" {
+		t.Errorf("calls below p1 recorded as %q, want 3", got)
+	}
+}

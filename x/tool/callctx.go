@@ -18,10 +18,14 @@ import (
 // the handler waits on is reused.
 type callCtx struct {
 	parent context.Context
-	// gate is the handler running the call when it gates approvals: the
-	// context then answers gateKey with itself, so that handlers running
-	// calls below this one (an agent's child) ask its rules too.
+	// gate is the handler running the call when it gates calls (an
+	// approver, a Gate): the context then answers gateKey with itself, so
+	// that handlers running calls below this one (an agent's child) ask
+	// its rules too.
 	gate *Handler
+	// below counts the calls made below this one; made, under mu, by the
+	// first of them.
+	below *belowCount
 
 	mu   sync.Mutex
 	done chan struct{} // made when first asked for
@@ -289,7 +293,11 @@ func run(ctx context.Context, gate *Handler, timeout time.Duration, prepared too
 	}
 	r.ctxErr = c.err
 	c.waiter = nil
+	below := c.below
 	c.mu.Unlock()
+	if below != nil {
+		below.record(ctx)
+	}
 
 	dog.remove(c)
 	if stopParent != nil {

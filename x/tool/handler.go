@@ -301,6 +301,14 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		o.remote, o.tool, o.attrs = b.Remote, &b.Tool, verdict.Attrs
 		return r, o
 	}
+	above, _ := ctx.Value(gateKey{}).(*callCtx)
+	if above != nil {
+		if msg := limitAbove(above, b, call); msg != "" {
+			r, o := fail(errRefused, msg, nil)
+			o.remote, o.tool, o.attrs = b.Remote, &b.Tool, verdict.Attrs
+			return r, o
+		}
+	}
 	if t, ok := loop.CurrentTurn(ctx); ok && duplicateBefore(ctx, t.Answer, call) {
 		r, o := fail(errDuplicate, fmt.Sprintf("another call in this answer already uses the id %s; this call to %s was not run — give every call its own id", quoteID(call.ID), name), nil)
 		o.tool = &b.Tool
@@ -322,7 +330,6 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 	}
 	var approved *artifact.Decision
 	reason, ask := h.needsApproval(ctx, b, call)
-	above, _ := ctx.Value(gateKey{}).(*callCtx)
 	if ask || above != nil {
 		if d, ok := loop.Approved(ctx); ok && d.Approved && d.ToolCallID == call.ID {
 			approved = &d
@@ -352,7 +359,7 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		timeout = b.Tool.Timeout
 	}
 	var gate *Handler
-	if h.approver != nil {
+	if h.approver != nil || h.gate != nil {
 		gate = h
 	}
 	ran := run(ctx, gate, timeout, prepared)
