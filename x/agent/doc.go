@@ -37,6 +37,14 @@
 // parent model can act on; the parent's loop goes on, and the Go error is
 // in Outcome.Err.
 //
+// # Limits across the tree
+//
+// The caller's rule book counts the child's calls as the caller's: a
+// Handler with a Gate (x/policy's HandlerOptions) is asked about every
+// call made below its call to the agent, and x/policy charges each to the
+// caller's calls_per_run, at any depth. The child's own limits
+// (WithMaxTurns, WithMaxTokens, WithTimeLimit) bind its run besides.
+//
 // # Tools never widen
 //
 // A child may not use a tool its caller was denied. When a call starts,

@@ -86,6 +86,13 @@
 // decision asks no gate again. Reaching the gates costs a context lookup
 // and no allocation.
 //
+// A Gate (WithGate) is asked about the calls made below its Handler's
+// calls as well, in the context of its own call, where CallsBelow says how
+// many have been made below it; its Refuse refuses the call below (a limit
+// the caller reached), its Hide is not applied there. The count is kept on
+// the caller's thread under MetaCallsBelowPrefix+callID when the call
+// ends, for rule books that count a run's calls (x/policy's limits).
+//
 // A tool whose call cannot finish until a person approves something it
 // started returns an error matching ErrPending, or a *PendingError with a
 // reason: the Handler records its call as an artifact.Pending, as for its
