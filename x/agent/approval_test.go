@@ -657,3 +657,48 @@ roles:
 		t.Errorf("calls below p1 recorded as %q, want 3", got)
 	}
 }
+
+// Called outside a loop turn (an MCP request), no one can resume a pause:
+// the child's waiting calls are denied, so it does not stay paused, and
+// the call fails closed.
+func TestChildPauseOutsideALoopFailsClosed(t *testing.T) {
+	ctx := context.Background()
+	store, err := file.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	w := newWriter(t)
+	worker := mustNew(t, "worker", agent.WithRegistry(w.reg), agent.WithStore(store), agent.WithProvider(script.Play(
+		script.Call("c1", "write_file", `{"path":"out.txt","text":"hello"}`),
+		echoResult("worker: "),
+	)))
+	mustRegister(t, w.reg, worker)
+	h := xtool.NewHandler(w.reg, xtool.WithApprover(xtool.AskLater), xtool.WithApprovalFor("write_file"))
+	res := h.Execute(ctx, artifact.ToolCall{ID: "m1", Name: "worker", Arguments: `{"task":"write out.txt"}`})
+	want := "the agent worker stopped: 1 of its calls need a person's approval, which cannot be asked for here; they did not run. Do this part another way."
+	if !res.IsError || res.Content != want {
+		t.Errorf("result %+v, want error %q", res, want)
+	}
+	if w.writes.Load() != 0 {
+		t.Errorf("wrote %d times", w.writes.Load())
+	}
+	threads := 0
+	for info, err := range store.List(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		threads++
+		st, err := store.Load(ctx, info.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := loop.Pending(st); len(p) != 0 {
+			t.Errorf("thread %s still waits on %v", info.ID, p)
+		}
+		st.Close()
+	}
+	if threads != 1 {
+		t.Errorf("%d threads stored, want the child's", threads)
+	}
+}

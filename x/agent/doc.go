@@ -80,7 +80,10 @@
 // call approved resumes the child, approving exactly the calls the pause
 // listed (MetaAwaiting notes them on the child thread); a call the child
 // makes after that waits again, and pauses the parent's same call again.
-// The child's answer becomes the call's result.
+// The child's answer becomes the call's result. A pause nothing could
+// resume (a call from outside a loop turn, such as an MCP request) fails
+// closed: the child's waiting calls are denied and the call is an error
+// result.
 //
 // Denying the parent's call gives the parent's model the denial; nothing
 // below runs, and the child thread keeps its pending calls, which no

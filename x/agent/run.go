@@ -248,13 +248,14 @@ func (a *Agent) call(ctx context.Context, parent tool.Registry, args map[string]
 		return a.failed(out, fmt.Sprintf("the agent %s could not start: its thread could not be written.", a.name)), nil
 	}
 
+	resumable := parentState != nil && callID != ""
 	cctx := childContext(ctx, depth, deny)
 	if a.cfg.run != nil {
 		v, err := a.cfg.run(cctx, a.step, st, a.cfg.prov)
-		return a.typed(out, st, v, err)
+		return a.typed(ctx, out, st, v, err, resumable)
 	}
 	_, err = a.step.Run(cctx, st, a.cfg.prov)
-	return a.finish(out, st, err)
+	return a.finish(ctx, out, st, err, resumable)
 }
 
 // childContext is the context a child runs in: one agent deeper, with
@@ -267,10 +268,12 @@ func childContext(ctx context.Context, depth int, deny map[string]struct{}) cont
 	return loop.WithApproval(ctx, artifact.Decision{})
 }
 
-// finish turns the end of a child's run into the call's result.
-func (a *Agent) finish(out *Outcome, st ledger.State, err error) (tool.Result, error) {
+// finish turns the end of a child's run into the call's result;
+// resumable says whether a pause can be resumed: the call was made in a
+// loop turn, whose thread keeps the link to the child.
+func (a *Agent) finish(ctx context.Context, out *Outcome, st ledger.State, err error, resumable bool) (tool.Result, error) {
 	if pe := (*loop.PendingError)(nil); errors.As(err, &pe) {
-		return a.pause(out, st, pe)
+		return a.pause(ctx, out, st, pe, resumable)
 	}
 	if err != nil {
 		out.Err = err
@@ -278,7 +281,7 @@ func (a *Agent) finish(out *Outcome, st ledger.State, err error) (tool.Result, e
 	}
 	if a.cfg.decode != nil {
 		v, err := a.cfg.decode(lastText(st))
-		return a.typed(out, st, v, err)
+		return a.typed(ctx, out, st, v, err, resumable)
 	}
 	out.Answer = lastText(st)
 	if out.Answer == "" {
@@ -289,9 +292,9 @@ func (a *Agent) finish(out *Outcome, st ledger.State, err error) (tool.Result, e
 }
 
 // typed turns the end of a typed child's run into the call's result.
-func (a *Agent) typed(out *Outcome, st ledger.State, v any, err error) (tool.Result, error) {
+func (a *Agent) typed(ctx context.Context, out *Outcome, st ledger.State, v any, err error, resumable bool) (tool.Result, error) {
 	if pe := (*loop.PendingError)(nil); errors.As(err, &pe) {
-		return a.pause(out, st, pe)
+		return a.pause(ctx, out, st, pe, resumable)
 	}
 	if err != nil {
 		out.Err = err
@@ -312,9 +315,15 @@ func (a *Agent) typed(out *Outcome, st ledger.State, v any, err error) (tool.Res
 // pause reports the child's pending calls as the parent call's own: it
 // notes on the child which calls the parent's pause lists (an approval of
 // the parent's call approves exactly those) and keeps an in-memory child
-// for the resume.
-func (a *Agent) pause(out *Outcome, st ledger.State, pe *loop.PendingError) (tool.Result, error) {
+// for the resume. A pause nothing can resume (a call from outside a loop
+// turn, such as an MCP request) fails closed: the child's calls are
+// denied and the call fails.
+func (a *Agent) pause(ctx context.Context, out *Outcome, st ledger.State, pe *loop.PendingError, resumable bool) (tool.Result, error) {
 	out.Err = pe
+	if !resumable {
+		a.settle(ctx, st, "the agent was called where no one can approve its calls")
+		return a.failed(out, fmt.Sprintf("the agent %s stopped: %d of its calls need a person's approval, which cannot be asked for here; they did not run. Do this part another way.", a.name, len(pe.Calls))), nil
+	}
 	ids := make([]string, len(pe.Calls))
 	for i, c := range pe.Calls {
 		ids[i] = c.ToolCallID
@@ -354,9 +363,15 @@ func (a *Agent) resume(ctx context.Context, parent tool.Registry, out *Outcome, 
 	out.Thread, out.State = st.ID(), st
 	pending := loop.Pending(st)
 	if len(pending) == 0 {
-		// Resumed before: this is the parent's call run again. The child's
-		// answer stands and nothing of it runs twice.
-		return a.finish(out, st, nil)
+		if lastText(st) != "" {
+			// Resumed before: this is the parent's call run again. The
+			// child's answer stands and nothing of it runs twice.
+			return a.finish(ctx, out, st, nil, true)
+		}
+		// Resumed before and stopped midway: the loop words (or, for an
+		// idempotent tool, reruns) what was interrupted, and goes on.
+		_, err = a.step.Resume(childContext(ctx, out.Depth, a.deniedOn(ctx, parent, st)), st, a.cfg.prov, nil)
+		return a.finish(ctx, out, st, err, true)
 	}
 	listed := awaiting(st)
 	var ds []artifact.Decision
@@ -367,35 +382,51 @@ func (a *Agent) resume(ctx context.Context, parent tool.Registry, out *Outcome, 
 			ds = append(ds, dec)
 		}
 	}
-	deny := a.deniedBelow(ctx, parent)
-	if v, ok := st.Metadata(metaDenied); ok {
-		var names []string
-		_ = json.Unmarshal([]byte(v), &names)
-		if len(names) > 0 && deny == nil {
-			deny = make(map[string]struct{}, len(names))
-		} else if len(names) > 0 {
-			deny = maps.Clone(deny)
-		}
-		for _, n := range names {
-			deny[n] = struct{}{}
-		}
-	}
-	_, err = a.step.Resume(childContext(ctx, out.Depth, deny), st, a.cfg.prov, ds)
+	_, err = a.step.Resume(childContext(ctx, out.Depth, a.deniedOn(ctx, parent, st)), st, a.cfg.prov, ds)
 	if errors.Is(err, ledger.ErrConflict) {
 		out.Err = err
 		return a.failed(out, fmt.Sprintf("the agent %s is being continued by another resumer; its calls run once, there.", a.name)), nil
 	}
-	return a.finish(out, st, err)
+	return a.finish(ctx, out, st, err, true)
 }
 
-// abandon denies the pending calls of a paused child that will not be
-// resumed, so that it does not stay paused; best effort.
+// deniedOn is what a resumed child may not use: what its caller may not
+// use now, and what was denied to it when it started, which a resume,
+// whose turn carries no offer, cannot tell again.
+func (a *Agent) deniedOn(ctx context.Context, parent tool.Registry, st ledger.State) map[string]struct{} {
+	deny := a.deniedBelow(ctx, parent)
+	v, ok := st.Metadata(metaDenied)
+	if !ok {
+		return deny
+	}
+	var names []string
+	_ = json.Unmarshal([]byte(v), &names)
+	if len(names) == 0 {
+		return deny
+	}
+	out := make(map[string]struct{}, len(deny)+len(names))
+	for n := range deny {
+		out[n] = struct{}{}
+	}
+	for _, n := range names {
+		out[n] = struct{}{}
+	}
+	return out
+}
+
+// abandon settles a paused child that will not be resumed.
 func (a *Agent) abandon(ctx context.Context, childID, reason string) {
 	st, closeFn, err := a.reopen(ctx, childID)
 	if err != nil {
 		return
 	}
 	defer closeFn()
+	a.settle(ctx, st, reason)
+}
+
+// settle denies the pending calls of st, so that it does not stay paused;
+// best effort (on a stored thread, a concurrent resumer wins).
+func (a *Agent) settle(_ context.Context, st ledger.State, reason string) {
 	var version int64
 	vs, isStored := st.(*ledger.StoredThread)
 	if isStored {
