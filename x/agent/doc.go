@@ -95,6 +95,8 @@
 // parent loses the store's compare-and-swap, a resumer of the child too,
 // and a parent call run again under the same approval (an idempotent
 // retry) finds the child finished and answers with its answer. A typed
-// child (WithOutput) that paused answers, once resumed, with its last
-// text decoded as the type, without further attempts.
+// child (WithOutput) that paused goes on, once resumed, on its plain
+// provider (x/output's final-answer tool and response format are not
+// offered again), and its last text is decoded as the type, without
+// further attempts.
 package agent

@@ -105,7 +105,8 @@ type gateKey struct{}
 // first, each with its own rules evaluated in its own call's context, so
 // that a rule reading the caller (x/policy's roles) reads the caller's
 // thread. Above, a tool is matched by name: the upper handler's tool of
-// that name when its registry holds one, else the tool being called. A
+// that name when its registry holds one, else the tool being called, and
+// a destructive hint on either asks. A
 // refusal by any gate refuses the call; otherwise a gate that defers makes
 // it pending, with the first deferring gate's reason.
 func (h *Handler) gateCall(ctx context.Context, above *callCtx, ask bool, reason string, b *toolpkg.Binding, call artifact.ToolCall) (string, error) {
@@ -126,6 +127,9 @@ func (h *Handler) gateCall(ctx context.Context, above *callCtx, ask bool, reason
 			gb = ub
 		}
 		r, ask := g.gate.needsApproval(g, gb, call)
+		if !ask && gb != b && b.Tool.Hints.Destructive && g.gate.approver != nil {
+			r, ask = "the tool is marked destructive", true
+		}
 		if !ask {
 			continue
 		}

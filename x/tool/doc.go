@@ -77,7 +77,7 @@
 // Handler with an Approver makes its approval gate reachable from that
 // context, so a Handler running calls below asks, after its own rules, the
 // rules of every gating Handler above it, nearest first: each upper
-// Handler's destructive hints (of its tool by that name, else the tool
+// Handler's destructive hints (of its tool by that name or of the tool
 // being called), WithApprovalFor names and rules, evaluated in the context
 // of its own call, so that a rule reading the caller (x/policy's approve:
 // lists read Caller's roles) reads the caller's thread, and then its own

@@ -234,3 +234,32 @@ func addDispatchWith(tb testing.TB, opts ...xtool.HandlerOption) func() {
 		}
 	}
 }
+
+// The tool being called is destructive while the gating handler above
+// holds a tool of that name that is not: the hint still asks.
+func TestInheritedApprovalDestructiveBelow(t *testing.T) {
+	var asked atomic.Int32
+	refuse := func(context.Context, tool.Tool, artifact.ToolCall) error { asked.Add(1); return xtool.ErrDenied }
+	innerReg := tool.NewRegistry()
+	ran := 0
+	if err := innerReg.Register(tool.Tool{Name: "write", Hints: tool.Hints{Destructive: true}}, func(context.Context, tool.Sandbox, map[string]any) (any, error) {
+		ran++
+		return "written", nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	inner := xtool.NewHandler(innerReg)
+	outerReg := tool.NewRegistry()
+	for _, n := range []string{"write", "nest"} {
+		if err := outerReg.Register(tool.Tool{Name: n}, func(ctx context.Context, _ tool.Sandbox, _ map[string]any) (any, error) {
+			return inner.Execute(ctx, artifact.ToolCall{ID: "w1", Name: "write", Arguments: "{}"}).Content, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outer := xtool.NewHandler(outerReg, xtool.WithApprover(refuse))
+	got := emitted(t, outer, context.Background(), artifact.ToolCall{ID: "n1", Name: "nest", Arguments: "{}"})
+	if r := got.(artifact.ToolResult); r.Content != "the call to write was not approved: call denied" || ran != 0 || asked.Load() != 1 {
+		t.Errorf("result %q, ran %d, asked %d: want refused, not run, asked once", r.Content, ran, asked.Load())
+	}
+}
