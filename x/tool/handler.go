@@ -332,7 +332,8 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 	reason, ask := h.needsApproval(ctx, b, call)
 	if ask || above != nil {
 		if d, ok := loop.Approved(ctx); ok && d.Approved && d.ToolCallID == call.ID {
-			approved = &d
+			kept := d // moved to the heap only when the call runs approved
+			approved = &kept
 		} else if reason, err := h.gateCall(ctx, above, ask, reason, b, call); errors.Is(err, ErrPending) {
 			r, o := pendingResult(call, reason, remote, &b.Tool)
 			o.attrs = verdict.Attrs

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
@@ -211,10 +212,93 @@ func TestDispatchAllocsWithGate(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own account")
 	}
-	plain := testing.AllocsPerRun(200, addDispatch(t))
-	gated := testing.AllocsPerRun(200, addDispatchWith(t, xtool.WithApprover(xtool.AskLater)))
-	if plain != dispatchAllocs || gated != dispatchAllocs {
-		t.Errorf("a call allocates %v times, %v with an approver; want %d for both", plain, gated, dispatchAllocs)
+	allow := func(context.Context, ledger.State, tool.Tool, string, artifact.ToolCall) xtool.Verdict {
+		return xtool.Verdict{}
+	}
+	for name, f := range map[string]func(){
+		"plain":         addDispatch(t),
+		"with approver": addDispatchWith(t, xtool.WithApprover(xtool.AskLater)),
+		"with gate":     addDispatchWith(t, xtool.WithGate(allow)),
+	} {
+		if n := testing.AllocsPerRun(200, f); n != dispatchAllocs {
+			t.Errorf("%s: a call allocates %v times, want %d", name, n, dispatchAllocs)
+		}
+	}
+	// A call made inside another call costs what it costs there whether
+	// or not the handler above gates. The first nested measure of a
+	// process counts one-off set-up as well, whichever side goes first, so
+	// a warm-up measure is left out.
+	belowAllocs(t)
+	if ungated, gated := belowAllocs(t), belowAllocs(t, xtool.WithApprover(xtool.AskLater)); gated != ungated {
+		t.Errorf("a call below a gated call allocates %v times, %v below an ungated one", gated, ungated)
+	}
+}
+
+// belowAllocs measures the allocations of a call of the add tool made
+// inside the call of a handler with opts.
+func belowAllocs(t *testing.T, opts ...xtool.HandlerOption) float64 {
+	t.Helper()
+	reg := tool.NewRegistry()
+	if err := tool.RegisterFunc(reg, "add", "Add a and b", addFn); err != nil {
+		t.Fatal(err)
+	}
+	inner := xtool.NewHandler(reg)
+	c := artifact.ToolCall{ID: "c1", Name: "add", Arguments: addArgs}
+	e := loop.EmitterFunc(func(context.Context, loop.Event) {})
+	var n float64
+	outerReg := tool.NewRegistry()
+	if err := outerReg.Register(tool.Tool{Name: "nest"}, func(ctx context.Context, _ tool.Sandbox, _ map[string]any) (any, error) {
+		n = testing.AllocsPerRun(200, func() { _ = inner.Handle(ctx, c, e) })
+		return "done", nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	outer := xtool.NewHandler(outerReg, append(opts, xtool.WithTimeout(time.Hour))...)
+	if r := outer.Execute(context.Background(), artifact.ToolCall{ID: "n1", Name: "nest", Arguments: "{}"}); r.IsError {
+		t.Fatal(r.Content)
+	}
+	return n
+}
+
+// BenchmarkDispatchBelowGate is one call of the add tool made inside
+// another tool's call (as an agent's child makes it), below a handler that
+// gates (an approver: the inherited approval and limit checks) and below
+// one that does not, the difference being what inheriting costs.
+func BenchmarkDispatchBelowGate(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		opts []xtool.HandlerOption
+	}{
+		{"gated", []xtool.HandlerOption{xtool.WithApprover(xtool.AskLater)}},
+		{"ungated", nil},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			reg := tool.NewRegistry()
+			if err := tool.RegisterFunc(reg, "add", "Add a and b", addFn); err != nil {
+				b.Fatal(err)
+			}
+			inner := xtool.NewHandler(reg)
+			c := artifact.ToolCall{ID: "c1", Name: "add", Arguments: addArgs}
+			e := loop.EmitterFunc(func(context.Context, loop.Event) {})
+			outerReg := tool.NewRegistry()
+			if err := outerReg.Register(tool.Tool{Name: "nest"}, func(ctx context.Context, _ tool.Sandbox, _ map[string]any) (any, error) {
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					if err := inner.Handle(ctx, c, e); err != nil {
+						return nil, err
+					}
+				}
+				b.StopTimer()
+				return "done", nil
+			}); err != nil {
+				b.Fatal(err)
+			}
+			outer := xtool.NewHandler(outerReg, append(bc.opts, xtool.WithTimeout(time.Hour))...)
+			if r := outer.Execute(context.Background(), artifact.ToolCall{ID: "n1", Name: "nest", Arguments: "{}"}); r.IsError {
+				b.Fatal(r.Content)
+			}
+		})
 	}
 }
 
