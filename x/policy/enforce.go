@@ -3,7 +3,6 @@ package policy
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -255,11 +254,7 @@ func earlierCalls(st ledger.State) int {
 			}
 			for _, a := range turns[i].Artifacts {
 				if c, ok := a.(artifact.ToolCall); ok {
-					n++
-					if v, ok := st.Metadata(xtool.MetaCallsBelowPrefix + c.ID); ok {
-						below, _ := strconv.Atoi(v)
-						n += max(below, 0)
-					}
+					n += 1 + xtool.RecordedBelow(st, c.ID)
 				}
 			}
 		}

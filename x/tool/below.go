@@ -18,6 +18,28 @@ import (
 // resumes.
 const MetaCallsBelowPrefix = "lode.calls_below."
 
+// metaCallsBelowKept marks a thread on which some count is kept, so that
+// reading the counts of a thread without any costs one lookup.
+const metaCallsBelowKept = "lode.calls_below"
+
+// RecordedBelow returns how many calls were made below the call id of
+// st's thread, as kept under MetaCallsBelowPrefix+id; 0 when none was
+// kept, which for a thread without any costs one metadata lookup.
+func RecordedBelow(st ledger.State, id string) int {
+	if st == nil || id == "" {
+		return 0
+	}
+	if _, ok := st.Metadata(metaCallsBelowKept); !ok {
+		return 0
+	}
+	v, ok := st.Metadata(MetaCallsBelowPrefix + id)
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.Atoi(v)
+	return max(n, 0)
+}
+
 type belowKey struct{}
 
 // CallsBelow reports, to a Gate asked about a call made below one of its
@@ -45,11 +67,7 @@ func (c *callCtx) countBelow() int {
 	defer c.mu.Unlock()
 	if c.below == nil {
 		c.below = &belowCount{}
-		if st, id := callerCall(c.parent); st != nil && id != "" {
-			if v, ok := st.Metadata(MetaCallsBelowPrefix + id); ok {
-				c.below.prior, _ = strconv.Atoi(v)
-			}
-		}
+		c.below.prior = RecordedBelow(callerCall(c.parent))
 	}
 	c.below.n++
 	return c.below.prior + c.below.n
@@ -59,6 +77,9 @@ func (c *callCtx) countBelow() int {
 // effort, as the count only feeds limits.
 func (b *belowCount) record(ctx context.Context) {
 	if st, id := callerCall(ctx); st != nil && id != "" {
+		if _, ok := st.Metadata(metaCallsBelowKept); !ok {
+			_ = st.SetMetadata(metaCallsBelowKept, "1")
+		}
 		_ = st.SetMetadata(MetaCallsBelowPrefix+id, strconv.Itoa(b.prior+b.n))
 	}
 }

@@ -91,7 +91,8 @@
 // many have been made below it; its Refuse refuses the call below (a limit
 // the caller reached), its Hide is not applied there. The count is kept on
 // the caller's thread under MetaCallsBelowPrefix+callID when the call
-// ends, for rule books that count a run's calls (x/policy's limits).
+// ends, and RecordedBelow reads it, for rule books that count a run's
+// calls (x/policy's limits).
 //
 // A tool whose call cannot finish until a person approves something it
 // started returns an error matching ErrPending, or a *PendingError with a
