@@ -345,6 +345,11 @@ func TestChildPauseSurfacesInParent(t *testing.T) {
 			if got := tr.paused(t); len(got) != 0 {
 				t.Errorf("threads still paused: %v", got)
 			}
+			// Each call below p1 is charged to the caller once, though the
+			// approved ones ran again on the resume.
+			if got, want := xtool.RecordedBelow(st, "p1"), depth; got != want {
+				t.Errorf("calls below p1: %d, want %d", got, want)
+			}
 		})
 	}
 }

@@ -96,7 +96,7 @@ func (h *Handler) needsApproval(ctx context.Context, b *toolpkg.Binding, call ar
 }
 
 // gateKey asks a tool call's context for the callCtx of the nearest call
-// above it whose handler gates approvals.
+// above it whose handler gates calls (an approver, a Gate).
 type gateKey struct{}
 
 // gateCall asks every approval gate that covers call: this handler's own
@@ -106,9 +106,9 @@ type gateKey struct{}
 // that a rule reading the caller (x/policy's roles) reads the caller's
 // thread. Above, a tool is matched by name: the upper handler's tool of
 // that name when its registry holds one, else the tool being called, and
-// a destructive hint on either asks. A
-// refusal by any gate refuses the call; otherwise a gate that defers makes
-// it pending, with the first deferring gate's reason.
+// a destructive hint on either asks. A refusal by any gate refuses the
+// call; otherwise a gate that defers makes it pending, with the first
+// deferring gate's reason.
 func (h *Handler) gateCall(ctx context.Context, above *callCtx, ask bool, reason string, b *toolpkg.Binding, call artifact.ToolCall) (string, error) {
 	var pending string
 	deferred := false

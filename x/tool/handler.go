@@ -302,7 +302,7 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		return r, o
 	}
 	above, _ := ctx.Value(gateKey{}).(*callCtx)
-	if above != nil {
+	if above != nil && !approvedCall(ctx, call) { // an approved call was counted when it paused
 		if msg := limitAbove(above, b, call); msg != "" {
 			r, o := fail(errRefused, msg, nil)
 			o.remote, o.tool, o.attrs = b.Remote, &b.Tool, verdict.Attrs
@@ -443,6 +443,12 @@ func (h *Handler) fill(res *artifact.ToolResult, v any, budget toolpkg.Budget) (
 		err = h.renderTo(res, r.Value, budget)
 	}
 	return err
+}
+
+// approvedCall reports whether call runs under a decision approving it.
+func approvedCall(ctx context.Context, call artifact.ToolCall) bool {
+	d, ok := loop.Approved(ctx)
+	return ok && d.Approved && d.ToolCallID == call.ID
 }
 
 func (h *Handler) approve(ctx context.Context, t toolpkg.Tool, call artifact.ToolCall) (err error) {
