@@ -85,9 +85,12 @@
 // closed: the child's waiting calls are denied and the call is an error
 // result.
 //
-// Denying the parent's call gives the parent's model the denial; nothing
-// below runs, and the child thread keeps its pending calls, which no
-// decision will reach. Approving it with edited arguments starts a fresh
+// Denying the parent's call gives the parent's model the denial and runs
+// nothing below. The agent is not called for a denied call, so the child
+// thread keeps its pending calls (and, without WithStore, the Agent keeps
+// the thread): the agent never resumes it, though a person may resume it
+// directly as any paused thread (MetaParentThread tells it from a top-level
+// one). Approving the parent's call with edited arguments starts a fresh
 // child with the edited task (whose calls need approval in their turn) and
 // denies the paused child's calls, so it does not stay paused.
 //
