@@ -117,15 +117,17 @@ func refuse(context.Context, tool.Tool, artifact.ToolCall) error { return xtool.
 // or a destructive hint.
 func TestChildKeepsCallersApprovalRule(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		tool string
-		opts func(t *testing.T, reg tool.Registry) ([]xtool.HandlerOption, xtool.ToolFilter)
+		name  string
+		tool  string
+		opts  func(t *testing.T, reg tool.Registry) ([]xtool.HandlerOption, xtool.ToolFilter)
+		widen bool
 	}{
-		{"policy approve list", "write_file", policyDoor},
-		{"WithApprovalFor", "write_file", func(*testing.T, tool.Registry) ([]xtool.HandlerOption, xtool.ToolFilter) {
+		{name: "policy approve list", tool: "write_file", opts: policyDoor},
+		{name: "policy approve list, widening child", tool: "write_file", opts: policyDoor, widen: true},
+		{name: "WithApprovalFor", tool: "write_file", opts: func(*testing.T, tool.Registry) ([]xtool.HandlerOption, xtool.ToolFilter) {
 			return []xtool.HandlerOption{xtool.WithApprovalFor("write_file")}, nil
 		}},
-		{"destructive hint", "delete_file", func(*testing.T, tool.Registry) ([]xtool.HandlerOption, xtool.ToolFilter) {
+		{name: "destructive hint", tool: "delete_file", opts: func(*testing.T, tool.Registry) ([]xtool.HandlerOption, xtool.ToolFilter) {
 			return nil, nil
 		}},
 	} {
@@ -133,11 +135,14 @@ func TestChildKeepsCallersApprovalRule(t *testing.T) {
 			ctx := context.Background()
 			w := newWriter(t)
 			args := `{"path":"out.txt","text":"hello"}`
-			worker := mustNew(t, "worker", agent.WithRegistry(w.reg), agent.WithProvider(script.Play(
+			opts := []agent.Option{agent.WithRegistry(w.reg), agent.WithProvider(script.Play(
 				script.Call("c1", tc.tool, args),
 				echoResult("child saw: "),
-			)))
-			mustRegister(t, w.reg, worker)
+			))}
+			if tc.widen {
+				opts = append(opts, agent.WithWidening())
+			}
+			mustRegister(t, w.reg, mustNew(t, "worker", opts...))
 			hopts, filter := tc.opts(t, w.reg)
 
 			direct := editorThread(t, "write it yourself")
