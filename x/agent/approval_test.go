@@ -399,6 +399,32 @@ func TestChildApprovedCallRunsOnce(t *testing.T) {
 		}
 	})
 
+	t.Run("racing resumers", func(t *testing.T) {
+		tr := newPausedTree(t, 1)
+		sts := []*ledger.StoredThread{tr.load(t), tr.load(t)}
+		errs := make(chan error, len(sts))
+		for _, st := range sts {
+			go func() {
+				_, err := tr.step.Resume(ctx, st, tr.parent, []artifact.Decision{loop.Approve("p1")})
+				errs <- err
+			}()
+		}
+		var won, lost int
+		for range sts {
+			switch err := <-errs; {
+			case err == nil:
+				won++
+			case errors.Is(err, ledger.ErrConflict):
+				lost++
+			default:
+				t.Errorf("resume: %v", err)
+			}
+		}
+		if won != 1 || lost != 1 || tr.w.writes.Load() != 1 {
+			t.Errorf("%d won, %d lost, %d writes: want one of each and one write", won, lost, tr.w.writes.Load())
+		}
+	})
+
 	t.Run("interrupted and rerun", func(t *testing.T) {
 		tr := newPausedTree(t, 1)
 		// The caller's handler says its calls are idempotent, so the loop
