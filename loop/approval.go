@@ -147,6 +147,10 @@ func readTail(turns []ledger.Turn) tail {
 					tl.pending = make(map[string]artifact.Pending)
 				}
 				tl.pending[a.ToolCallID] = a
+				// A call that pauses again while it runs approved (a tool
+				// whose own work waits, see x/tool's PendingError) waits
+				// for a new decision.
+				delete(tl.decided, a.ToolCallID)
 			case artifact.Decision:
 				if tl.decided == nil {
 					tl.decided = make(map[string]artifact.Decision)

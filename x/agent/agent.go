@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -52,6 +53,7 @@ type config struct {
 	store       ledger.Store
 	tracer      trace.Tracer
 	run         func(ctx context.Context, step *loop.Step, st ledger.State, prov provider.Provider) (any, error)
+	decode      func(raw string) (any, error)
 	maxDepth    int
 	maxTurns    int
 	maxTokens   int64
@@ -125,7 +127,8 @@ func WithInput[In any](prompt func(In) (string, error)) Option {
 
 // WithStore keeps every child thread in store, linked to its parent (see
 // MetaParentThread); nil keeps them in memory, where they live as long as
-// the parent's tool result references them (Outcome.State).
+// the parent's tool result references them (Outcome.State), or, paused
+// for approvals, as long as the Agent, in this process only.
 func WithStore(s ledger.Store) Option { return func(c *config) { c.store = s } }
 
 // WithTracer traces the child's runs, turns and tool executions. Its spans
@@ -141,9 +144,10 @@ func WithTracer(t trace.Tracer) Option { return func(c *config) { c.tracer = t }
 func WithOutput[T any](ans *output.Answer[T]) Option {
 	return func(c *config) {
 		if ans == nil {
-			c.run = nil
+			c.run, c.decode = nil, nil
 			return
 		}
+		c.decode = func(raw string) (any, error) { return ans.Decode(raw) }
 		c.run = func(ctx context.Context, step *loop.Step, st ledger.State, prov provider.Provider) (any, error) {
 			return ans.Run(ctx, step, st, prov)
 		}
@@ -171,16 +175,22 @@ func WithTimeLimit(d time.Duration) Option { return func(c *config) { c.timeLimi
 
 // WithWidening lets the child use every tool its own filter picks, even
 // ones the parent's caller may not use. Without it, a tool denied to a
-// caller stays denied to every agent below it.
+// caller stays denied to every agent below it. It does not lift the
+// callers' approval rules: a call that needs a person above needs one
+// here.
 func WithWidening() Option { return func(c *config) { c.widening = true } }
 
 // Agent is a model, its tools and its limits, ready to be mounted as one
-// tool of another agent with Register. It holds configuration only and is
-// safe for concurrent use.
+// tool of another agent with Register. It holds configuration, and without
+// WithStore the child threads paused for approvals until their parent's
+// call resumes them; it is safe for concurrent use.
 type Agent struct {
 	name, description string
 	cfg               config
 	step              *loop.Step
+
+	mu   sync.Mutex
+	kept map[string]ledger.State // paused in-memory children, by thread ID
 }
 
 // defaultSchema is the input of an agent without WithInput.
@@ -277,7 +287,7 @@ func Register(reg tool.Registry, a *Agent) error {
 		return fmt.Errorf("%w: Register needs a registry and an agent", ErrOption)
 	}
 	return reg.Register(a.Tool(), func(ctx context.Context, _ tool.Sandbox, args map[string]any) (any, error) {
-		return a.call(ctx, reg, args), nil
+		return a.call(ctx, reg, args)
 	})
 }
 

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -33,6 +36,15 @@ const (
 	MetaParentCall = "lode.agent.parent_call"
 )
 
+// MetaAwaiting, on a paused child thread, is the JSON list of its call
+// IDs that its parent's pause listed: approving the parent's call approves
+// exactly these.
+const MetaAwaiting = "lode.agent.awaiting"
+
+// metaDenied keeps, on a child thread, the JSON list of tool names denied
+// to it, so that a resume, whose turn carries no offer, denies them again.
+const metaDenied = "lode.agent.denied"
+
 // MetaChildPrefix, followed by a tool call ID, is the parent thread's
 // metadata key naming the child thread that call started, so a reader of
 // the parent finds the child without listing the store.
@@ -45,6 +57,10 @@ var (
 	ErrDepth = errors.New("x/agent: depth limit reached")
 	// ErrNoAnswer: the child's last turn holds no text.
 	ErrNoAnswer = errors.New("x/agent: the child gave no answer")
+	// ErrNotKept: the paused child of an agent without WithStore lives in
+	// the memory of the process that paused it, and this is not it (or it
+	// was resumed already).
+	ErrNotKept = errors.New("x/agent: the paused child is not kept in this process")
 )
 
 // Outcome is one child run, as the parent's observers see it: it is the
@@ -156,21 +172,22 @@ func (a *Agent) deniedBelow(ctx context.Context, parent tool.Registry) map[strin
 	return out
 }
 
-// call runs the child for one tool call. It never returns a Go error: the
-// child's failure is an error result the parent model reads, and the
-// Outcome carries the error for the application.
-func (a *Agent) call(ctx context.Context, parent tool.Registry, args map[string]any) tool.Result {
+// call runs the child for one tool call. Its only Go error is an
+// *xtool.PendingError, when the child paused for approvals: the parent's
+// call then pauses too. Any other failure is an error result the parent
+// model reads, and the Outcome carries the error for the application.
+func (a *Agent) call(ctx context.Context, parent tool.Registry, args map[string]any) (tool.Result, error) {
 	depth := Depth(ctx) + 1
 	out := &Outcome{Agent: a.name, Depth: depth}
 	if depth > a.cfg.maxDepth {
 		out.Err = fmt.Errorf("%w: agent %q would run at depth %d, past its limit of %d", ErrDepth, a.name, depth, a.cfg.maxDepth)
-		return a.failed(out, fmt.Sprintf("the agent %s was not started: agents are already nested %d deep here, the most allowed. Do this part yourself, with the tools you have.", a.name, depth-1))
+		return a.failed(out, fmt.Sprintf("the agent %s was not started: agents are already nested %d deep here, the most allowed. Do this part yourself, with the tools you have.", a.name, depth-1)), nil
 	}
 	raw, _ := json.Marshal(args) // validated arguments: plain JSON values
 	task, err := a.task(raw, args)
 	if err != nil {
 		out.Err = err
-		return a.failed(out, fmt.Sprintf("the agent %s was not started: %v", a.name, err))
+		return a.failed(out, fmt.Sprintf("the agent %s was not started: %v", a.name, err)), nil
 	}
 
 	meta := map[string]string{MetaAgent: a.name, MetaDepth: strconv.Itoa(depth)}
@@ -190,10 +207,25 @@ func (a *Agent) call(ctx context.Context, parent tool.Registry, args map[string]
 	if callID != "" {
 		meta[MetaParentCall] = callID
 	}
+	if d, ok := loop.Approved(ctx); ok && d.Approved && callID != "" && d.ToolCallID == callID && parentState != nil {
+		if childID, ok := parentState.Metadata(MetaChildPrefix + callID); ok && childID != "" {
+			if d.Arguments == "" {
+				return a.resume(ctx, parent, out, childID, d)
+			}
+			// Edited arguments are a new task: the paused run is closed
+			// and a fresh child starts with what the person wrote.
+			a.abandon(ctx, childID, "the person approving edited the task and started a new run with it")
+		}
+	}
+	deny := a.deniedBelow(ctx, parent)
+	if len(deny) > 0 {
+		names, _ := json.Marshal(slices.Sorted(maps.Keys(deny)))
+		meta[metaDenied] = string(names)
+	}
 	st, closeFn, err := a.open(ctx, meta)
 	if err != nil {
 		out.Err = err
-		return a.failed(out, fmt.Sprintf("the agent %s could not start: its thread could not be created. Try again later, or do this part yourself.", a.name))
+		return a.failed(out, fmt.Sprintf("the agent %s could not start: its thread could not be created. Try again later, or do this part yourself.", a.name)), nil
 	}
 	defer closeFn()
 	out.Thread, out.State = st.ID(), st
@@ -208,43 +240,270 @@ func (a *Agent) call(ctx context.Context, parent tool.Registry, args map[string]
 	if a.cfg.system != "" {
 		if err := st.Append(ledger.RoleSystem, artifact.Text{Content: a.cfg.system}); err != nil {
 			out.Err = err
-			return a.failed(out, fmt.Sprintf("the agent %s could not start: its thread could not be written.", a.name))
+			return a.failed(out, fmt.Sprintf("the agent %s could not start: its thread could not be written.", a.name)), nil
 		}
 	}
 	if err := st.Append(ledger.RoleUser, artifact.Text{Content: task}); err != nil {
 		out.Err = err
-		return a.failed(out, fmt.Sprintf("the agent %s could not start: its thread could not be written.", a.name))
+		return a.failed(out, fmt.Sprintf("the agent %s could not start: its thread could not be written.", a.name)), nil
 	}
 
-	cctx := context.WithValue(ctx, depthKey{}, depth)
-	cctx = context.WithValue(cctx, deniedKey{}, a.deniedBelow(ctx, parent))
+	resumable := parentState != nil && callID != ""
+	cctx := childContext(ctx, depth, deny)
 	if a.cfg.run != nil {
 		v, err := a.cfg.run(cctx, a.step, st, a.cfg.prov)
-		if err != nil {
-			out.Err = err
-			if ie := (*output.InvalidError)(nil); errors.As(err, &ie) {
-				return a.failed(out, fmt.Sprintf("the agent %s gave no valid answer in %d attempt(s): %v. Give it a clearer task, or do this part yourself.", a.name, ie.Attempts, ie.Err))
-			}
-			return a.failed(out, a.runFailure(err))
-		}
-		text, err := json.Marshal(v)
-		if err != nil {
-			out.Err = err
-			return a.failed(out, fmt.Sprintf("the agent %s gave an answer that cannot be shown: %v", a.name, err))
-		}
-		out.Answer, out.Output = string(text), v
-		return tool.Result{Content: out.Answer, Value: out}
+		return a.typed(ctx, out, st, v, err, resumable)
 	}
-	if _, err := a.step.Run(cctx, st, a.cfg.prov); err != nil {
+	_, err = a.step.Run(cctx, st, a.cfg.prov)
+	return a.finish(ctx, out, st, err, resumable)
+}
+
+// childContext is the context a child runs in: one agent deeper, with
+// the tools it may not use, and without the decision its caller's call
+// may run under, which is about that call alone: a child call that
+// happens to share its ID must not run under it.
+func childContext(ctx context.Context, depth int, deny map[string]struct{}) context.Context {
+	ctx = context.WithValue(ctx, depthKey{}, depth)
+	ctx = context.WithValue(ctx, deniedKey{}, deny)
+	return loop.WithApproval(ctx, artifact.Decision{})
+}
+
+// finish turns the end of a child's run into the call's result;
+// resumable says whether a pause can be resumed: the call was made in a
+// loop turn, whose thread keeps the link to the child.
+func (a *Agent) finish(ctx context.Context, out *Outcome, st ledger.State, err error, resumable bool) (tool.Result, error) {
+	if pe := (*loop.PendingError)(nil); errors.As(err, &pe) {
+		return a.pause(ctx, out, st, pe, resumable)
+	}
+	if err != nil {
 		out.Err = err
-		return a.failed(out, a.runFailure(err))
+		return a.failed(out, a.runFailure(err)), nil
+	}
+	if a.cfg.decode != nil {
+		v, err := a.cfg.decode(lastText(st))
+		return a.typed(ctx, out, st, v, err, resumable)
 	}
 	out.Answer = lastText(st)
 	if out.Answer == "" {
 		out.Err = ErrNoAnswer
-		return a.failed(out, fmt.Sprintf("the agent %s finished without a text answer. Ask it again more precisely, or do this part yourself.", a.name))
+		return a.failed(out, fmt.Sprintf("the agent %s finished without a text answer. Ask it again more precisely, or do this part yourself.", a.name)), nil
 	}
-	return tool.Result{Content: out.Answer, Value: out}
+	return tool.Result{Content: out.Answer, Value: out}, nil
+}
+
+// typed turns the end of a typed child's run into the call's result.
+func (a *Agent) typed(ctx context.Context, out *Outcome, st ledger.State, v any, err error, resumable bool) (tool.Result, error) {
+	if pe := (*loop.PendingError)(nil); errors.As(err, &pe) {
+		return a.pause(ctx, out, st, pe, resumable)
+	}
+	if err != nil {
+		out.Err = err
+		if ie := (*output.InvalidError)(nil); errors.As(err, &ie) {
+			return a.failed(out, fmt.Sprintf("the agent %s gave no valid answer in %d attempt(s): %v. Give it a clearer task, or do this part yourself.", a.name, ie.Attempts, ie.Err)), nil
+		}
+		return a.failed(out, a.runFailure(err)), nil
+	}
+	text, err := json.Marshal(v)
+	if err != nil {
+		out.Err = err
+		return a.failed(out, fmt.Sprintf("the agent %s gave an answer that cannot be shown: %v", a.name, err)), nil
+	}
+	out.Answer, out.Output = string(text), v
+	return tool.Result{Content: out.Answer, Value: out}, nil
+}
+
+// pause reports the child's pending calls as the parent call's own: it
+// notes on the child which calls the parent's pause lists (an approval of
+// the parent's call approves exactly those) and keeps an in-memory child
+// for the resume. A pause nothing can resume (a call from outside a loop
+// turn, such as an MCP request) fails closed: the child's calls are
+// denied and the call fails.
+func (a *Agent) pause(ctx context.Context, out *Outcome, st ledger.State, pe *loop.PendingError, resumable bool) (tool.Result, error) {
+	out.Err = pe
+	if !resumable {
+		a.settle(ctx, st, "the agent was called where no one can approve its calls")
+		return a.failed(out, fmt.Sprintf("the agent %s stopped: %d of its calls need a person's approval, which cannot be asked for here; they did not run. Do this part another way.", a.name, len(pe.Calls))), nil
+	}
+	ids := make([]string, len(pe.Calls))
+	for i, c := range pe.Calls {
+		ids[i] = c.ToolCallID
+	}
+	raw, _ := json.Marshal(ids)
+	if err := st.SetMetadata(MetaAwaiting, string(raw)); err != nil {
+		out.Err = fmt.Errorf("x/agent: agent %q: note the calls waiting for approval: %w", a.name, err)
+		return a.failed(out, fmt.Sprintf("the agent %s paused for approvals but its thread could not be written. Try again later, or do this part yourself.", a.name)), nil
+	}
+	if a.cfg.store == nil {
+		a.keep(st)
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "the agent %s waits for approval of %d call(s):", a.name, len(pe.Calls))
+	for i, c := range pe.Calls {
+		if i > 0 {
+			sb.WriteByte(';')
+		}
+		fmt.Fprintf(&sb, " %s %s", c.Name, clip(c.Arguments, maxQuotedArgs))
+		if c.Reason != "" {
+			fmt.Fprintf(&sb, " (%s)", c.Reason)
+		}
+	}
+	return tool.Result{}, &xtool.PendingError{Reason: sb.String()}
+}
+
+// resume continues the child paused under the parent's call, which now
+// runs approved: the child calls the parent's pause listed are approved
+// (by whoever approved the parent's), calls it made since wait again.
+func (a *Agent) resume(ctx context.Context, parent tool.Registry, out *Outcome, childID string, d artifact.Decision) (tool.Result, error) {
+	st, closeFn, err := a.reopen(ctx, childID)
+	if err != nil {
+		out.Err = err
+		return a.failed(out, fmt.Sprintf("the agent %s could not continue: its paused run is not available (%v). Start it again with the task, or do this part yourself.", a.name, err)), nil
+	}
+	defer closeFn()
+	out.Thread, out.State = st.ID(), st
+	pending := loop.Pending(st)
+	if len(pending) == 0 {
+		if lastText(st) != "" {
+			// Resumed before: this is the parent's call run again. The
+			// child's answer stands and nothing of it runs twice.
+			return a.finish(ctx, out, st, nil, true)
+		}
+		// Resumed before and stopped midway: the loop words (or, for an
+		// idempotent tool, reruns) what was interrupted, and goes on.
+		_, err = a.step.Resume(childContext(ctx, out.Depth, a.deniedOn(ctx, parent, st)), st, a.cfg.prov, nil)
+		return a.finish(ctx, out, st, err, true)
+	}
+	listed := awaiting(st)
+	var ds []artifact.Decision
+	for _, p := range pending {
+		if slices.Contains(listed, p.ToolCallID) {
+			dec := loop.Approve(p.ToolCallID)
+			dec.By = d.By
+			ds = append(ds, dec)
+		}
+	}
+	_, err = a.step.Resume(childContext(ctx, out.Depth, a.deniedOn(ctx, parent, st)), st, a.cfg.prov, ds)
+	if errors.Is(err, ledger.ErrConflict) {
+		out.Err = err
+		return a.failed(out, fmt.Sprintf("the agent %s is being continued by another resumer; its calls run once, there.", a.name)), nil
+	}
+	return a.finish(ctx, out, st, err, true)
+}
+
+// deniedOn is what a resumed child may not use: what its caller may not
+// use now, and what was denied to it when it started, which a resume,
+// whose turn carries no offer, cannot tell again.
+func (a *Agent) deniedOn(ctx context.Context, parent tool.Registry, st ledger.State) map[string]struct{} {
+	deny := a.deniedBelow(ctx, parent)
+	v, ok := st.Metadata(metaDenied)
+	if !ok {
+		return deny
+	}
+	var names []string
+	_ = json.Unmarshal([]byte(v), &names)
+	if len(names) == 0 {
+		return deny
+	}
+	out := make(map[string]struct{}, len(deny)+len(names))
+	for n := range deny {
+		out[n] = struct{}{}
+	}
+	for _, n := range names {
+		out[n] = struct{}{}
+	}
+	return out
+}
+
+// abandon settles a paused child that will not be resumed.
+func (a *Agent) abandon(ctx context.Context, childID, reason string) {
+	st, closeFn, err := a.reopen(ctx, childID)
+	if err != nil {
+		return
+	}
+	defer closeFn()
+	a.settle(ctx, st, reason)
+}
+
+// settle denies the pending calls of st, so that it does not stay paused;
+// best effort (on a stored thread, a concurrent resumer wins).
+func (a *Agent) settle(_ context.Context, st ledger.State, reason string) {
+	var version int64
+	vs, isStored := st.(*ledger.StoredThread)
+	if isStored {
+		version = vs.Version()
+	}
+	var record []artifact.Artifact
+	for _, p := range loop.Pending(st) {
+		d := loop.Deny(p.ToolCallID, reason)
+		d.Name = p.Name
+		record = append(record, d, artifact.ToolResult{ToolCallID: p.ToolCallID, Name: p.Name, IsError: true,
+			Content: fmt.Sprintf("the call to %s was not run: %s", p.Name, reason)})
+	}
+	if len(record) == 0 {
+		return
+	}
+	if isStored {
+		_ = vs.AppendAt(version, ledger.RoleTool, record...)
+		return
+	}
+	_ = st.Append(ledger.RoleTool, record...)
+}
+
+// awaiting is what the child's last pause listed for the parent.
+func awaiting(st ledger.State) []string {
+	v, _ := st.Metadata(MetaAwaiting)
+	var ids []string
+	_ = json.Unmarshal([]byte(v), &ids)
+	return ids
+}
+
+// keep holds an in-memory child that paused, for the resume of its
+// parent's call in this process.
+func (a *Agent) keep(st ledger.State) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.kept == nil {
+		a.kept = make(map[string]ledger.State)
+	}
+	a.kept[st.ID()] = st
+}
+
+// reopen finds a child thread again: loaded from the store, or taken from
+// the paused children this Agent keeps in memory (taken, so that of two
+// resumers in this process one gets it).
+func (a *Agent) reopen(ctx context.Context, id string) (ledger.State, func(), error) {
+	if a.cfg.store != nil {
+		st, err := a.cfg.store.Load(ctx, id)
+		if err != nil {
+			return nil, nil, fmt.Errorf("x/agent: agent %q: load the child thread %s: %w", a.name, id, err)
+		}
+		return st, func() { _ = st.Close() }, nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st, ok := a.kept[id]
+	if !ok {
+		return nil, nil, fmt.Errorf("x/agent: agent %q: %w: %s", a.name, ErrNotKept, id)
+	}
+	delete(a.kept, id)
+	return st, func() {}, nil
+}
+
+// maxQuotedArgs bounds what a pause's reason quotes of each call's
+// arguments.
+const maxQuotedArgs = 300
+
+// clip cuts s after limit bytes, on a rune boundary, saying how long it
+// was.
+func clip(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	i := limit
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:i], len(s))
 }
 
 func (a *Agent) failed(out *Outcome, msg string) tool.Result {

@@ -37,6 +37,12 @@
 //   - limits bind the calls of one assistant answer and of one run (since
 //     the last user message); with several roles the strictest applies.
 //     They count inside the loop only: an MCP request is a single call.
+//     A run's calls include those made below its calls, by an agent's
+//     child at any depth (x/agent): each is charged to the caller's run
+//     as it is made, and refused once the run has used calls_per_run, so
+//     that a child is no way around the limit; the count is kept on the
+//     caller's thread (xtool.MetaCallsBelowPrefix), so later answers and
+//     resumes see it. calls_per_turn binds the caller's own answers only.
 //
 // The doors: Enforcer.Filter is the per-turn filter (xtool.WithFilteredTools)
 // and the MCP server's filter (mcp.WithFilter), which serves tools/list and

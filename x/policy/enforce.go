@@ -150,8 +150,17 @@ func (e *Enforcer) HandlerOptions() []xtool.HandlerOption {
 
 // Gate is the execution check, an xtool.Gate. Limits count only inside a
 // loop turn: an MCP request is one call, with no turn or run around it.
+//
+// A call made below one of the caller's calls (by an agent's child, see
+// xtool.CallsBelow) counts toward the caller's calls_per_run: it is
+// refused once the caller's run, with every call made below it, has used
+// the limit. What the child may use, and its own answers' calls_per_turn,
+// are not the caller's: x/agent carries the caller's denials down.
 func (e *Enforcer) Gate(ctx context.Context, st ledger.State, t toolpkg.Tool, source string, call artifact.ToolCall) xtool.Verdict {
 	p, roles := e.policy(), Roles(st)
+	if n, below := xtool.CallsBelow(ctx); below {
+		return limitBelow(ctx, p, roles, st, t, call, n)
+	}
 	tt := Tool{Name: t.Name, Source: source}
 	if e.owners != nil {
 		if pk, ok := e.owners.Owner(t.Name); ok {
@@ -189,6 +198,23 @@ func (e *Enforcer) Gate(ctx context.Context, st ledger.State, t toolpkg.Tool, so
 	return v
 }
 
+// limitBelow is the Gate for a call made below the caller's call being
+// handled in ctx, the n-th made below it.
+func limitBelow(ctx context.Context, p *Policy, roles []string, st ledger.State, t toolpkg.Tool, call artifact.ToolCall, n int) xtool.Verdict {
+	turn, ok := loop.CurrentTurn(ctx)
+	if !ok {
+		return xtool.Verdict{}
+	}
+	lim := p.Limits(roles)
+	if lim.CallsPerRun <= 0 || earlierCalls(st)+callPosition(ctx, turn.Answer, call)+n <= lim.CallsPerRun {
+		return xtool.Verdict{}
+	}
+	return xtool.Verdict{
+		Refuse: fmt.Sprintf("the call to %s was refused: the caller that started you allows %d tool calls per request, counting those of the agents it calls, and they are used up; answer with what you have", t.Name, lim.CallsPerRun),
+		Attrs:  []attribute.KeyValue{attribute.StringSlice(AttrRoles, roles), attribute.String(AttrRule, "limits")},
+	}
+}
+
 // callPosition is the 1-based position of call among the tool calls of
 // the answer being handled.
 func callPosition(ctx context.Context, answer []artifact.Artifact, call artifact.ToolCall) int {
@@ -208,8 +234,9 @@ func callPosition(ctx context.Context, answer []artifact.Artifact, call artifact
 }
 
 // earlierCalls counts the tool calls of the assistant answers since the
-// last user message, the answer being handled (the latest) left out. It
-// walks back from the end, so its cost is the run's, not the thread's.
+// last user message, the answer being handled (the latest) left out, each
+// with the calls made below it (xtool.MetaCallsBelowPrefix). It walks
+// back from the end, so its cost is the run's, not the thread's.
 func earlierCalls(st ledger.State) int {
 	if st == nil {
 		return 0
@@ -226,8 +253,8 @@ func earlierCalls(st ledger.State) int {
 				continue
 			}
 			for _, a := range turns[i].Artifacts {
-				if _, ok := a.(artifact.ToolCall); ok {
-					n++
+				if c, ok := a.(artifact.ToolCall); ok {
+					n += 1 + xtool.RecordedBelow(st, c.ID)
 				}
 			}
 		}

@@ -19,6 +19,27 @@ import (
 // of running it, and loop.Run pauses with a *loop.PendingError.
 var ErrPending = errors.New("xtool: the call waits for approval")
 
+// PendingError is what a tool returns when its call cannot finish until a
+// person approves something it started (x/agent returns one when its
+// child's run paused): the Handler records the call as an
+// artifact.Pending with Reason, as it does for the calls it gates itself,
+// and loop.Run pauses. Resuming approves the call, and the tool runs again
+// under loop.Approved to carry the decision down.
+type PendingError struct {
+	// Reason is shown to the person deciding; "" gives a generic one.
+	Reason string
+}
+
+func (e *PendingError) Error() string {
+	if e.Reason == "" {
+		return ErrPending.Error()
+	}
+	return ErrPending.Error() + ": " + e.Reason
+}
+
+// Unwrap returns ErrPending.
+func (e *PendingError) Unwrap() error { return ErrPending }
+
 // AskLater is an Approver that leaves every call to a person: each call
 // that needs approval pauses the run until loop.Step.Resume decides.
 func AskLater(context.Context, toolpkg.Tool, artifact.ToolCall) error { return ErrPending }
@@ -72,6 +93,60 @@ func (h *Handler) needsApproval(ctx context.Context, b *toolpkg.Binding, call ar
 		}
 	}
 	return "", false
+}
+
+// gateKey asks a tool call's context for the callCtx of the nearest call
+// above it whose handler gates calls (an approver, a Gate).
+type gateKey struct{}
+
+// gateCall asks every approval gate that covers call: this handler's own
+// approver when ask, then those of the handlers running the calls this one
+// is made under (an agent's child runs inside its parent's call), nearest
+// first, each with its own rules evaluated in its own call's context, so
+// that a rule reading the caller (x/policy's roles) reads the caller's
+// thread. Above, a tool is matched by name: the upper handler's tool of
+// that name when its registry holds one, else the tool being called, and
+// a destructive hint on either asks. A refusal by any gate refuses the
+// call; otherwise a gate that defers makes it pending, with the first
+// deferring gate's reason.
+func (h *Handler) gateCall(ctx context.Context, above *callCtx, ask bool, reason string, b *toolpkg.Binding, call artifact.ToolCall) (string, error) {
+	var pending string
+	deferred := false
+	if ask {
+		err := h.approve(ctx, b.Tool, call)
+		switch {
+		case errors.Is(err, ErrPending):
+			pending, deferred = reason, true
+		case err != nil:
+			return "", err
+		}
+	}
+	for g := above; g != nil; g, _ = g.parent.Value(gateKey{}).(*callCtx) {
+		gb := b
+		if ub, ok := g.gate.registry.Lookup(call.Name); ok {
+			gb = ub
+		}
+		r, ask := g.gate.needsApproval(g, gb, call)
+		if !ask && gb != b && b.Tool.Hints.Destructive && g.gate.approver != nil {
+			r, ask = "the tool is marked destructive", true
+		}
+		if !ask {
+			continue
+		}
+		err := g.gate.approve(g, gb.Tool, call)
+		switch {
+		case errors.Is(err, ErrPending):
+			if !deferred {
+				pending, deferred = "for the caller: "+r, true
+			}
+		case err != nil:
+			return "", err
+		}
+	}
+	if deferred {
+		return pending, ErrPending
+	}
+	return "", nil
 }
 
 // askRule runs an application's rule; one that panics asks for approval,

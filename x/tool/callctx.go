@@ -18,6 +18,14 @@ import (
 // the handler waits on is reused.
 type callCtx struct {
 	parent context.Context
+	// gate is the handler running the call when it gates calls (an
+	// approver, a Gate): the context then answers gateKey with itself, so
+	// that handlers running calls below this one (an agent's child) ask
+	// its rules too.
+	gate *Handler
+	// below counts the calls made below this one; made, under mu, by the
+	// first of them.
+	below *belowCount
 
 	mu   sync.Mutex
 	done chan struct{} // made when first asked for
@@ -51,7 +59,12 @@ func (c *callCtx) Deadline() (time.Time, bool) {
 	}
 	return d, true
 }
-func (c *callCtx) Value(key any) any { return c.parent.Value(key) }
+func (c *callCtx) Value(key any) any {
+	if _, ok := key.(gateKey); ok && c.gate != nil {
+		return c
+	}
+	return c.parent.Value(key)
+}
 
 func (c *callCtx) Done() <-chan struct{} {
 	c.mu.Lock()
@@ -250,9 +263,10 @@ type runResult struct {
 // ignores its context still cannot hold the turn past its timeout, and
 // waits for its answer, the timeout or the caller's cancellation,
 // whichever comes first. Besides that goroutine, a call costs one
-// allocation and one clock read.
-func run(ctx context.Context, timeout time.Duration, prepared toolpkg.Prepared) runResult {
-	c := &callCtx{parent: ctx, expires: now() + mono(timeout), timeout: timeout}
+// allocation and one clock read. A non-nil gate is the handler whose
+// approval rules calls made below this one inherit.
+func run(ctx context.Context, gate *Handler, timeout time.Duration, prepared toolpkg.Prepared) runResult {
+	c := &callCtx{parent: ctx, gate: gate, expires: now() + mono(timeout), timeout: timeout}
 	waiter := waiters.Get().(chan struct{})
 	c.waiter = waiter // no one else sees c yet
 	dog.add(c)
@@ -279,7 +293,11 @@ func run(ctx context.Context, timeout time.Duration, prepared toolpkg.Prepared) 
 	}
 	r.ctxErr = c.err
 	c.waiter = nil
+	below := c.below
 	c.mu.Unlock()
+	if below != nil {
+		below.record(ctx)
+	}
 
 	dog.remove(c)
 	if stopParent != nil {

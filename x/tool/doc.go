@@ -72,6 +72,35 @@
 // Spans say lode.approval=pending (with the reason) or approved (with
 // lode.approval.by).
 //
+// Approval travels down. A tool may run calls through another Handler in
+// the context it was given (x/agent's child runs its loop there). A
+// Handler with an Approver makes its approval gate reachable from that
+// context, so a Handler running calls below asks, after its own rules, the
+// rules of every gating Handler above it, nearest first: each upper
+// Handler's destructive hints (of its tool by that name or of the tool
+// being called), WithApprovalFor names and rules, evaluated in the context
+// of its own call, so that a rule reading the caller (x/policy's approve:
+// lists read Caller's roles) reads the caller's thread, and then its own
+// Approver. A refusal by any gate refuses the call; otherwise a gate that
+// defers makes it pending. A call running under its own loop.Approved
+// decision asks no gate again. Reaching the gates costs a context lookup
+// and no allocation.
+//
+// A Gate (WithGate) is asked about the calls made below its Handler's
+// calls as well, in the context of its own call, where CallsBelow says how
+// many have been made below it; its Refuse refuses the call below (a limit
+// the caller reached), its Hide is not applied there. The count is kept on
+// the caller's thread under MetaCallsBelowPrefix+callID when the call
+// ends, and RecordedBelow reads it, for rule books that count a run's
+// calls (x/policy's limits).
+//
+// A tool whose call cannot finish until a person approves something it
+// started returns an error matching ErrPending, or a *PendingError with a
+// reason: the Handler records its call as an artifact.Pending, as for its
+// own approvals, and the run pauses; once approved, the tool runs again
+// under loop.Approved and carries the decision down (x/agent resumes its
+// child so).
+//
 // Reports. A long tool may say how far it has got with Progress and what
 // it is doing with Log; both reach the Reporter of the call's context
 // (WithReporter) and cost nothing without one. lode's MCP server supplies

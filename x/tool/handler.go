@@ -301,6 +301,14 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		o.remote, o.tool, o.attrs = b.Remote, &b.Tool, verdict.Attrs
 		return r, o
 	}
+	above, _ := ctx.Value(gateKey{}).(*callCtx)
+	if above != nil && !approvedCall(ctx, call) { // an approved call was counted when it paused
+		if msg := limitAbove(above, b, call); msg != "" {
+			r, o := fail(errRefused, msg, nil)
+			o.remote, o.tool, o.attrs = b.Remote, &b.Tool, verdict.Attrs
+			return r, o
+		}
+	}
 	if t, ok := loop.CurrentTurn(ctx); ok && duplicateBefore(ctx, t.Answer, call) {
 		r, o := fail(errDuplicate, fmt.Sprintf("another call in this answer already uses the id %s; this call to %s was not run — give every call its own id", quoteID(call.ID), name), nil)
 		o.tool = &b.Tool
@@ -321,10 +329,12 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 			Content: fmt.Sprintf("%s. The arguments you sent were: %s", clip(err.Error(), maxArgErr), quoteArgs(call.Arguments))}, o
 	}
 	var approved *artifact.Decision
-	if reason, ask := h.needsApproval(ctx, b, call); ask {
+	reason, ask := h.needsApproval(ctx, b, call)
+	if ask || above != nil {
 		if d, ok := loop.Approved(ctx); ok && d.Approved && d.ToolCallID == call.ID {
-			approved = &d
-		} else if err := h.approve(ctx, b.Tool, call); errors.Is(err, ErrPending) {
+			kept := d // moved to the heap only when the call runs approved
+			approved = &kept
+		} else if reason, err := h.gateCall(ctx, above, ask, reason, b, call); errors.Is(err, ErrPending) {
 			r, o := pendingResult(call, reason, remote, &b.Tool)
 			o.attrs = verdict.Attrs
 			return r, o
@@ -349,7 +359,11 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 	if b.Tool.Timeout > 0 {
 		timeout = b.Tool.Timeout
 	}
-	ran := run(ctx, timeout, prepared)
+	var gate *Handler
+	if h.approver != nil || h.gate != nil {
+		gate = h
+	}
+	ran := run(ctx, gate, timeout, prepared)
 	v, err, stack := ran.v, ran.err, ran.stack
 
 	res := artifact.ToolResult{ToolCallID: call.ID, Name: call.Name}
@@ -368,6 +382,14 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		res.IsError, res.Content = true, fmt.Sprintf("the call to %s was cancelled before it finished", call.Name)
 		o.errType, o.err = errCanceled, err
 		return res, o
+	case err != nil && errors.Is(err, ErrPending):
+		reason := "a call made for it waits for approval"
+		if pe := (*PendingError)(nil); errors.As(err, &pe) && pe.Reason != "" {
+			reason = pe.Reason
+		}
+		r, o := pendingResult(call, reason, remote, &b.Tool)
+		o.attrs = verdict.Attrs
+		return r, o
 	case err != nil:
 		var ae *toolpkg.ArgumentsError
 		switch {
@@ -421,6 +443,12 @@ func (h *Handler) fill(res *artifact.ToolResult, v any, budget toolpkg.Budget) (
 		err = h.renderTo(res, r.Value, budget)
 	}
 	return err
+}
+
+// approvedCall reports whether call runs under a decision approving it.
+func approvedCall(ctx context.Context, call artifact.ToolCall) bool {
+	d, ok := loop.Approved(ctx)
+	return ok && d.Approved && d.ToolCallID == call.ID
 }
 
 func (h *Handler) approve(ctx context.Context, t toolpkg.Tool, call artifact.ToolCall) (err error) {
