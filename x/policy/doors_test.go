@@ -143,10 +143,13 @@ func TestEveryDoorGivesTheSameAnswer(t *testing.T) {
 
 	for i, c := range doorCases {
 		t.Run(fmt.Sprintf("%v %s", c.roles, c.tool), func(t *testing.T) {
+			approval := false
 			if _, registered := reg.Lookup(c.tool); registered {
-				if d := enf.Decide(c.roles, c.tool); d.Allowed != c.allowed {
+				d := enf.Decide(c.roles, c.tool)
+				if d.Allowed != c.allowed {
 					t.Errorf("Decide: %+v", d)
 				}
+				approval = d.NeedsApproval
 			}
 			st := thread(c.roles)
 			ran := "ran " + c.tool
@@ -161,7 +164,7 @@ func TestEveryDoorGivesTheSameAnswer(t *testing.T) {
 			hctx := xtool.WithCaller(ctx, st)
 			res := handler.Execute(hctx, artifact.ToolCall{ID: "h", Name: c.tool, Arguments: `{}`})
 			ghost := handler.Execute(hctx, artifact.ToolCall{ID: "h", Name: "ghost", Arguments: `{}`})
-			checkDoor(t, "handler", c.allowed, res.Content, res.IsError, ran, strings.Replace(ghost.Content, `"ghost"`, fmt.Sprintf("%q", c.tool), 1))
+			checkDoor(t, "handler", c.allowed, approval, res.Content, res.IsError, ran, strings.Replace(ghost.Content, `"ghost"`, fmt.Sprintf("%q", c.tool), 1))
 
 			// A loop turn: filter and handler together.
 			step := loop.New(loop.WithHandlers(handler), loop.WithInvokeOptions(xtool.WithFilteredTools(reg, enf.Filter())))
@@ -172,7 +175,7 @@ func TestEveryDoorGivesTheSameAnswer(t *testing.T) {
 				t.Fatal(err)
 			}
 			lr := lt.Turns()[2].Artifacts[0].(artifact.ToolResult)
-			checkDoor(t, "loop", c.allowed, lr.Content, lr.IsError, ran, unknownIn(c.tool, offered))
+			checkDoor(t, "loop", c.allowed, approval, lr.Content, lr.IsError, ran, unknownIn(c.tool, offered))
 
 			// MCP: tools/list and tools/call over HTTP with the token.
 			cl, err := mcp.NewClient(mcp.WithName("srv"), mcp.WithHTTP(mcpHTTP.URL), mcp.WithHeader("Authorization", "Bearer "+token(c.roles)))
@@ -198,11 +201,11 @@ func TestEveryDoorGivesTheSameAnswer(t *testing.T) {
 			if !ok {
 				t.Fatalf("mcp Call returned %T", out)
 			}
-			checkDoor(t, "mcp tools/call", c.allowed, mr.Content, mr.IsError, ran, unknownIn(c.tool, offered))
+			checkDoor(t, "mcp tools/call", c.allowed, approval, mr.Content, mr.IsError, ran, unknownIn(c.tool, offered))
 
 			// The web handler, identified by the same token.
 			content, isErr := webCall(t, webHTTP.URL, token(c.roles), fmt.Sprintf("w%d", i))
-			checkDoor(t, "web", c.allowed, content, isErr, ran, unknownIn(c.tool, offered))
+			checkDoor(t, "web", c.allowed, approval, content, isErr, ran, unknownIn(c.tool, offered))
 		})
 	}
 }
@@ -223,8 +226,17 @@ func unknownIn(name string, tools []tool.Tool) string {
 	return h.Execute(xtool.WithOffered(context.Background(), tools), artifact.ToolCall{Name: name}).Content
 }
 
-func checkDoor(t *testing.T, door string, allowed bool, content string, isError bool, ran, unknown string) {
+func checkDoor(t *testing.T, door string, allowed, approval bool, content string, isError bool, ran, unknown string) {
 	t.Helper()
+	// A call the policy allows only with approval, at doors with no one to
+	// ask (this test gives none an approver), is refused: it fails closed.
+	if tool, ok := strings.CutPrefix(ran, "ran "); ok && approval && allowed {
+		want := fmt.Sprintf("the call to %s was not approved: %v", tool, xtool.ErrNoApprover)
+		if !isError || content != want {
+			t.Errorf("%s: %q (error %v)\nwant exactly %q", door, content, isError, want)
+		}
+		return
+	}
 	switch {
 	case allowed && (isError || content != ran):
 		t.Errorf("%s refused an allowed call: %q", door, content)

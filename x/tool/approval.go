@@ -14,6 +14,10 @@ import (
 	toolpkg "github.com/lodeworks/lode/tool"
 )
 
+// ErrNoApprover is why a call that needs approval is refused by a
+// Handler that has no Approver to ask.
+var ErrNoApprover = errors.New("xtool: the call needs a person's approval and this handler has no approver to ask (xtool.WithApprover); it did not run")
+
 // ErrPending is what an Approver returns when a person must decide later:
 // the Handler records the call as an artifact.Pending in the ledger instead
 // of running it, and loop.Run pauses with a *loop.PendingError.
@@ -50,8 +54,9 @@ func AskLater(context.Context, toolpkg.Tool, artifact.ToolCall) error { return E
 type ApprovalRule func(ctx context.Context, t toolpkg.Tool, call artifact.ToolCall) (reason string, ask bool)
 
 // WithApprovalRule adds a rule; a call needs approval when its tool is
-// destructive or any rule asks. A nil rule is skipped. Rules matter only
-// with an Approver (WithApprover).
+// destructive or any rule asks. A nil rule is skipped. Without an Approver
+// (WithApprover), a call a rule selects is refused with an error result:
+// it never runs unapproved.
 func WithApprovalRule(r ApprovalRule) HandlerOption {
 	return func(h *Handler) {
 		if r != nil {
@@ -62,7 +67,8 @@ func WithApprovalRule(r ApprovalRule) HandlerOption {
 
 // WithApprovalFor makes every call to the named tools, and to every tool
 // of the named sources (packs, MCP servers, as mounted), need approval, as
-// the approve: list of lode.yaml does.
+// the approve: list of lode.yaml does. Without an Approver such calls are
+// refused.
 func WithApprovalFor(names ...string) HandlerOption {
 	return func(h *Handler) { h.approval.names = append(h.approval.names, names...) }
 }
@@ -74,11 +80,17 @@ type approvalRules struct {
 
 // needsApproval reports whether call must be approved before it runs, and
 // why.
+//
+// Without an Approver, a destructive hint asks nothing, since MCP marks
+// every tool destructive that does not say otherwise; but a call that
+// WithApprovalFor or a rule selects is asked for all the same, and
+// approve then refuses it: the configuration asked for a person, and a
+// handler with no one to ask fails closed.
 func (h *Handler) needsApproval(ctx context.Context, b *toolpkg.Binding, call artifact.ToolCall) (reason string, ask bool) {
-	if h.approver == nil {
+	if h.approver == nil && len(h.approval.names) == 0 && len(h.approval.rules) == 0 {
 		return "", false
 	}
-	if b.Tool.Hints.Destructive {
+	if b.Tool.Hints.Destructive && h.approver != nil {
 		return "the tool is marked destructive", true
 	}
 	switch {

@@ -84,10 +84,31 @@ func TestApprovalRules(t *testing.T) {
 			}
 		})
 	}
-	// Without an approver nothing waits: the gate is opt-in.
-	open := xtool.NewHandler(reg, xtool.WithApprovalFor("greet"))
-	if r, ok := emitted(t, open, context.Background(), call("rm", "{}")).(artifact.ToolResult); !ok || r.Content != "removed" {
-		t.Fatalf("without an approver: %#v", r)
+	// Without an approver a destructive hint asks nothing (MCP marks most
+	// tools destructive), but what the configuration names, or a rule
+	// selects, fails closed: it is refused, never run.
+	for _, tc := range []struct {
+		opts []xtool.HandlerOption
+		call artifact.ToolCall
+		want artifact.ToolResult
+	}{
+		{[]xtool.HandlerOption{xtool.WithApprovalFor("greet")}, call("rm", "{}"), artifact.ToolResult{ToolCallID: "call_rm", Name: "rm", Content: "removed"}},
+		{nil, call("rm", "{}"), artifact.ToolResult{ToolCallID: "call_rm", Name: "rm", Content: "removed"}},
+		{[]xtool.HandlerOption{xtool.WithApprovalFor("greet")}, call("greet", "{}"),
+			artifact.ToolResult{ToolCallID: "call_greet", Name: "greet", IsError: true, Content: "the call to greet was not approved: " + xtool.ErrNoApprover.Error()}},
+		{[]xtool.HandlerOption{xtool.WithApprovalFor("remote")}, call("remote__down", "{}"),
+			artifact.ToolResult{ToolCallID: "call_remote__down", Name: "remote__down", IsError: true, Content: "the call to remote__down was not approved: " + xtool.ErrNoApprover.Error()}},
+		{[]xtool.HandlerOption{xtool.WithApprovalRule(rule)}, call("sum", `{"a":100,"b":1}`),
+			artifact.ToolResult{ToolCallID: "call_sum", Name: "sum", IsError: true, Content: "the call to sum was not approved: " + xtool.ErrNoApprover.Error()}},
+		{[]xtool.HandlerOption{xtool.WithApprovalRule(rule)}, call("sum", `{"a":1,"b":1}`), artifact.ToolResult{ToolCallID: "call_sum", Name: "sum", Content: "2"}},
+	} {
+		t.Run("no approver/"+tc.call.Name+tc.call.Arguments, func(t *testing.T) {
+			got, ok := emitted(t, xtool.NewHandler(reg, tc.opts...), context.Background(), tc.call).(artifact.ToolResult)
+			got.Value = nil
+			if !ok || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("got %#v\nwant %#v", got, tc.want)
+			}
+		})
 	}
 }
 

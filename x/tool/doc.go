@@ -70,7 +70,10 @@
 // interrupted by a crash runs again only if its tool is Idempotent. Execute,
 // for callers that cannot wait, returns an error result for a pending call.
 // Spans say lode.approval=pending (with the reason) or approved (with
-// lode.approval.by).
+// lode.approval.by). Without an Approver, a call WithApprovalFor names or a
+// rule selects fails closed: it is refused with ErrNoApprover's words and
+// never runs; destructive hints alone ask nothing then, since MCP servers
+// mark every tool destructive that does not say otherwise.
 //
 // Approval travels down. A tool may run calls through another Handler in
 // the context it was given (x/agent's child runs its loop there). A

@@ -360,7 +360,7 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		timeout = b.Tool.Timeout
 	}
 	var gate *Handler
-	if h.approver != nil || h.gate != nil {
+	if h.approver != nil || h.gate != nil || len(h.approval.names) > 0 || len(h.approval.rules) > 0 {
 		gate = h
 	}
 	ran := run(ctx, gate, timeout, prepared)
@@ -457,6 +457,9 @@ func (h *Handler) approve(ctx context.Context, t toolpkg.Tool, call artifact.Too
 			err = fmt.Errorf("the approver failed: %v", p)
 		}
 	}()
+	if h.approver == nil {
+		return ErrNoApprover
+	}
 	if err := h.approver(ctx, t, call); err != nil {
 		return err
 	}

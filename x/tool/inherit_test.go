@@ -89,8 +89,10 @@ func TestInheritedApproval(t *testing.T) {
 		wantWrites int32
 	}{
 		{name: "no gate above",
-			outer:   []xtool.HandlerOption{xtool.WithApprovalFor("write")},
 			inInner: artifact.ToolResult{ToolCallID: "w1", Name: "write", Content: "written"}, wantWrites: 1},
+		{name: "approval asked above with no approver fails closed",
+			outer:   []xtool.HandlerOption{xtool.WithApprovalFor("write")},
+			inInner: artifact.ToolResult{ToolCallID: "w1", Name: "write", IsError: true, Content: "the call to write was not approved: " + xtool.ErrNoApprover.Error()}},
 		{name: "refused above",
 			outer:   []xtool.HandlerOption{xtool.WithApprover(refuse), xtool.WithApprovalFor("write")},
 			inInner: artifact.ToolResult{ToolCallID: "w1", Name: "write", IsError: true, Content: "the call to write was not approved: call denied"}},
