@@ -52,6 +52,7 @@ type Step struct {
 	tracer      trace.Tracer
 	logger      *slog.Logger
 	observers   []*mailbox
+	observerBuf observerBuffer
 	concurrency int
 	maxTurns    int
 	maxTokens   int64
@@ -88,7 +89,9 @@ func WithTracer(t trace.Tracer) Option { return func(s *Step) { s.tracer = t } }
 func WithLogger(l *slog.Logger) Option { return func(s *Step) { s.logger = l } }
 
 // WithObserver adds an observer that receives every event asynchronously,
-// in order, without ever blocking the turn. A nil observer is skipped.
+// in order, on its own goroutine. Its queue is bounded (WithObserverBuffer):
+// a turn posting to a full queue waits, so a slow observer slows the model's
+// stream rather than growing memory. A nil observer is skipped.
 func WithObserver(e Emitter) Option {
 	return func(s *Step) {
 		if e != nil {
