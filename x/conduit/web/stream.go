@@ -80,7 +80,10 @@ func (s *stream) send(part any) {
 	if err != nil {
 		b, _ = json.Marshal(map[string]string{"type": "error", "errorText": "web: a stream part could not be encoded: " + err.Error()})
 	}
-	s.sendRaw(append(append([]byte("data: "), b...), '\n', '\n'))
+	// Sized exactly, so that the queue's count of bytes is what it holds.
+	frame := make([]byte, 0, len("data: ")+len(b)+2)
+	frame = append(append(append(frame, "data: "...), b...), '\n', '\n')
+	s.sendRaw(frame)
 }
 
 // sendRaw queues frame, waiting while the queue is full; an empty queue
