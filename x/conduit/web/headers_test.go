@@ -2,11 +2,16 @@ package web_test
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/ledger/file"
+	"github.com/lodeworks/lode/x/conduit/web"
 	"github.com/lodeworks/lode/x/provider/script"
 )
 
@@ -104,4 +109,28 @@ func TestPageHasNothingInline(t *testing.T) {
 			t.Errorf("%s has an inline <script>", path)
 		}
 	}
+}
+
+// TestNewChecksBoundOptions: a negative write timeout or byte buffer is an
+// error naming the option; zero is the default.
+func TestNewChecksBoundOptions(t *testing.T) {
+	_, err := web.New(script.Play(), ledger.Store(nil), web.WithWriteTimeout(-time.Second), web.WithStreamBufferBytes(-5))
+	if !errors.Is(err, web.ErrOption) {
+		t.Fatalf("New: %v, want ErrOption", err)
+	}
+	for _, want := range []string{"web: invalid option: WithWriteTimeout(-1s): want 0 (default) or more", "web: invalid option: WithStreamBufferBytes(-5): want 0 (default) or more"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("New: %v: does not say %q", err, want)
+		}
+	}
+	store, err := file.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	h, err := web.New(script.Play(), store, web.WithWriteTimeout(0), web.WithStreamBufferBytes(0))
+	if err != nil {
+		t.Fatalf("New with zero bounds: %v", err)
+	}
+	h.Close()
 }
