@@ -20,7 +20,8 @@
 // turn-complete, error and pause events are queued past the bound, so they
 // always arrive. An observer that panics loses that event and frees its
 // room; one that calls Notify with the ctx it was given never waits on its
-// own queue. Flush waits for them to catch up. Code a handler calls — a tool reporting progress —
+// own queue. Flush waits for them to catch up (an observer calling it with
+// its ctx waits for the others, not for itself). Code a handler calls — a tool reporting progress —
 // posts to the same observers with Notify(ctx, ev), using the ctx the
 // handler was given; once the turn's handlers have returned, Notify posts
 // nothing and reports false.

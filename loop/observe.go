@@ -93,16 +93,20 @@ func newMailbox(out Emitter, s *Step) *mailbox {
 	return m
 }
 
-// observerKey marks the context an observer is given, so that a post made
-// with it (an observer calling Notify) is known to come from inside an
-// observer.
+// observerKey marks the context an observer is given with its mailbox, so
+// that a post made with it (an observer calling Notify) is known to come
+// from inside an observer, and a Flush from inside the one it would wait
+// for.
 type observerKey struct{}
 
 // observedCtx is the poster's context without its cancellation, as
 // context.WithoutCancel gives, that also answers observerKey: an observer
 // sees the values of the code that posted, and an event posted after a
 // cancel is still delivered whole.
-type observedCtx struct{ parent context.Context }
+type observedCtx struct {
+	parent context.Context
+	m      *mailbox
+}
 
 func (observedCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
 func (observedCtx) Done() <-chan struct{}       { return nil }
@@ -110,7 +114,7 @@ func (observedCtx) Err() error                  { return nil }
 func (c observedCtx) String() string            { return "loop.observedCtx" }
 func (c observedCtx) Value(key any) any {
 	if key == (observerKey{}) {
-		return true
+		return c.m
 	}
 	return c.parent.Value(key)
 }
@@ -145,7 +149,7 @@ func (m *mailbox) post(ctx context.Context, ev Event) {
 		m.mu.Unlock()
 		return
 	}
-	m.queue = append(m.queue, posted{ctx: observedCtx{ctx}, ev: ev})
+	m.queue = append(m.queue, posted{ctx: observedCtx{ctx, m}, ev: ev})
 	m.held++
 	m.bytes += size
 	if m.onQueue != nil {
@@ -264,7 +268,12 @@ func (m *mailbox) deliver(p posted) {
 }
 
 // wait blocks until the queue is empty and no delivery is in progress.
+// Called by this mailbox's own observer, it returns at once: the delivery
+// in progress is the caller's own.
 func (m *mailbox) wait(ctx context.Context) error {
+	if own, _ := ctx.Value(observerKey{}).(*mailbox); own == m {
+		return nil
+	}
 	stop := context.AfterFunc(ctx, func() {
 		m.mu.Lock()
 		m.idle.Broadcast()

@@ -375,3 +375,32 @@ func TestObserverBufferSlowDoesNotHoldFast(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestObserverFlushesFromInside: an observer that calls Flush with its ctx
+// waits for the other observers, not for itself.
+func TestObserverFlushesFromInside(t *testing.T) {
+	var s *Step
+	other := &gated{tokens: make(chan struct{}, 1000)}
+	flushed := make(chan error, 100)
+	obs := EmitterFunc(func(ctx context.Context, ev Event) {
+		if _, ok := ev.(TurnCompleteEvent); ok {
+			flushed <- s.Flush(ctx)
+		}
+	})
+	s = New(WithObserver(obs), WithObserver(other), WithObserverBuffer(2))
+	for range 1000 {
+		other.tokens <- struct{}{}
+	}
+	if _, err := s.Turn(context.Background(), userThread(), chunks{parts: repeat("q", 10)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-flushed; err != nil {
+		t.Fatalf("Flush from inside an observer = %v", err)
+	}
+	if err := s.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if text, last := other.text(); text != strings.Repeat("q", 10) || last == nil {
+		t.Errorf("the other observer got %q", text)
+	}
+}

@@ -137,7 +137,8 @@ func (s *Step) log() *slog.Logger {
 }
 
 // Flush blocks until every observer has received every event posted so far,
-// or ctx ends.
+// or ctx ends. An observer that calls it with the ctx it was given does not
+// wait for itself.
 func (s *Step) Flush(ctx context.Context) error {
 	for _, m := range s.observers {
 		if err := m.wait(ctx); err != nil {
