@@ -72,7 +72,7 @@ type Identity struct {
 }
 
 // DisconnectPolicy says what happens to a turn whose browser goes away
-// (or falls too far behind the stream).
+// (or stops reading, so that a write to it times out).
 type DisconnectPolicy int
 
 const (
