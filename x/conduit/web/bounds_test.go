@@ -163,49 +163,66 @@ func (r *records) Handle(_ context.Context, rec slog.Record) error {
 const streamEnded = "lode: web stream ended before its turn; the browser left or stopped reading"
 
 // TestClientThatNeverReads: a browser that posts and then reads nothing
-// has its stream's write time out; its handler returns, the turn runs to
-// its end and is stored whole, and no goroutine is left.
+// has its stream's write time out and its handler return; the turn then
+// runs to its end and is stored whole (FinishOnDisconnect) or is cancelled
+// and stores nothing more (CancelOnDisconnect), and no goroutine is left.
 func TestClientThatNeverReads(t *testing.T) {
-	before := goleak.IgnoreCurrent()
 	const size = 4 << 20
-	prov := newBigAnswer(size, 1<<10)
-	logs := &records{errs: map[string][]error{}, seen: make(chan string, 16)}
-	f := serveBounded(t, prov, web.WithWriteTimeout(50*time.Millisecond), web.WithLogger(slog.New(logs)))
-	c, _ := openStream(t, f.srv.Listener.Addr().String())
-	defer c.Close()
-	for msg := range logs.seen {
-		if msg == streamEnded {
-			break
-		}
+	cases := []struct {
+		name   string
+		policy web.DisconnectPolicy
+		turns  int
+	}{
+		{"finish", web.FinishOnDisconnect, 2},
+		{"cancel", web.CancelOnDisconnect, 1},
 	}
-	f.calls.Wait()
-	// The turn goes on without its browser; Shutdown waits for it.
-	if err := f.h.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := goleak.IgnoreCurrent()
+			prov := newBigAnswer(size, 1<<10)
+			logs := &records{errs: map[string][]error{}, seen: make(chan string, 16)}
+			f := serveBounded(t, prov, web.WithWriteTimeout(50*time.Millisecond), web.WithLogger(slog.New(logs)), web.WithDisconnect(c.policy))
+			conn, _ := openStream(t, f.srv.Listener.Addr().String())
+			defer conn.Close()
+			for msg := range logs.seen {
+				if msg == streamEnded {
+					break
+				}
+			}
+			f.calls.Wait()
+			// The turn goes on without its browser, or stops; Shutdown
+			// waits for it.
+			if err := f.h.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			logs.mu.Lock()
+			errs := logs.errs[streamEnded]
+			logs.mu.Unlock()
+			if len(errs) != 1 || !errors.Is(errs[0], os.ErrDeadlineExceeded) {
+				t.Fatalf("the stream ended with %v, want one write past its deadline", errs)
+			}
+			var ids []string
+			for info, err := range f.store.List(context.Background()) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, info.ID)
+			}
+			if len(ids) != 1 {
+				t.Fatalf("%d threads stored, want 1", len(ids))
+			}
+			got := turns(t, f.store, ids[0])
+			if len(got) != c.turns || got[0].Role != ledger.RoleUser {
+				t.Fatalf("stored %d turns, want %d", len(got), c.turns)
+			}
+			if c.turns == 2 && (got[1].Role != ledger.RoleAssistant || len(got[1].Artifacts) != 1 || got[1].Artifacts[0].(artifact.Text).Content != prov.text) {
+				t.Fatalf("the stored answer is not the whole %d-byte text", size)
+			}
+			conn.Close()
+			f.srv.Close()
+			goleak.VerifyNone(t, before, goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"), goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"))
+		})
 	}
-	logs.mu.Lock()
-	errs := logs.errs[streamEnded]
-	logs.mu.Unlock()
-	if len(errs) != 1 || !errors.Is(errs[0], os.ErrDeadlineExceeded) {
-		t.Fatalf("the stream ended with %v, want one write past its deadline", errs)
-	}
-	var ids []string
-	for info, err := range f.store.List(context.Background()) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, info.ID)
-	}
-	if len(ids) != 1 {
-		t.Fatalf("%d threads stored, want 1", len(ids))
-	}
-	got := turns(t, f.store, ids[0])
-	if len(got) != 2 || got[1].Role != ledger.RoleAssistant || len(got[1].Artifacts) != 1 || got[1].Artifacts[0].(artifact.Text).Content != prov.text {
-		t.Fatalf("stored %d turns; want the question and the whole %d-byte answer", len(got), size)
-	}
-	c.Close()
-	f.srv.Close()
-	goleak.VerifyNone(t, before, goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"), goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"))
 }
 
 // heapSample reads the heap's object bytes, live or not yet swept (what
