@@ -2,6 +2,7 @@ package loop_test
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"testing"
 	"time"
@@ -86,6 +87,54 @@ func BenchmarkRunStored(b *testing.B) {
 				if _, err := step.Run(ctx, st, prov); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// deltas streams n text deltas, then their whole text.
+type deltas struct {
+	n     int
+	chunk string
+}
+
+func (d deltas) Invoke(ctx context.Context, _ *provider.Request) iter.Seq2[artifact.Artifact, error] {
+	return func(yield func(artifact.Artifact, error) bool) {
+		for range d.n {
+			if !yield(artifact.TextDelta{Content: d.chunk}, nil) {
+				return
+			}
+		}
+		yield(artifact.Text{Content: d.chunk}, nil)
+	}
+}
+
+// BenchmarkObserverEvents is the cost of one event through an observer's
+// mailbox: posted by the stream, delivered in order to an observer that
+// does nothing with it. It reports ns/event for a turn whose deltas fit
+// the mailbox's bound, and for one of 1,000 deltas, where the stream
+// outruns the observer's goroutine and waits for room.
+func BenchmarkObserverEvents(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("deltas=%d", n), func(b *testing.B) {
+			var seen int
+			step := loop.New(loop.WithObserver(loop.EmitterFunc(func(context.Context, loop.Event) { seen++ })))
+			prov := deltas{n: n, chunk: "word "}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				th := ledger.NewThread(ledger.WithID("bench"), ledger.WithClock(nil))
+				_ = th.Append(ledger.RoleUser, artifact.Text{Content: "Hi"})
+				if _, err := step.Turn(ctx, th, prov); err != nil {
+					b.Fatal(err)
+				}
+				if err := step.Flush(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(n+1)), "ns/event")
+			if seen == 0 {
+				b.Fatal("the observer saw nothing")
 			}
 		})
 	}

@@ -9,9 +9,19 @@
 // they answered, so results land in call order whatever order they finish in.
 //
 // Observers (WithObserver) see every event — stream deltas as they arrive,
-// completed turns, errors — in order, each on its own goroutine with an
-// unbounded queue, so a slow observer never stalls inference. Flush waits
-// for them to catch up. Code a handler calls — a tool reporting progress —
+// completed turns, errors — in order, each on its own goroutine with its own
+// bounded queue: DefaultObserverBuffer events and DefaultObserverBufferBytes
+// of delta text, set with WithObserverBuffer and WithObserverBufferBytes
+// (negative: no bound). A post to a full queue waits, so a slow observer
+// slows the model's stream — back to the provider's read of its HTTP body —
+// instead of growing memory, and no event is dropped. A faster observer
+// still gets each event as soon as it is posted. Once the run's context is
+// done a post no longer waits: a delta that does not fit is dropped, while
+// turn-complete, error and pause events are queued past the bound, so they
+// always arrive. An observer that panics loses that event and frees its
+// room; one that calls Notify with the ctx it was given never waits on its
+// own queue. Flush waits for them to catch up (an observer calling it with
+// its ctx waits for the others, not for itself). Code a handler calls — a tool reporting progress —
 // posts to the same observers with Notify(ctx, ev), using the ctx the
 // handler was given; once the turn's handlers have returned, Notify posts
 // nothing and reports false.

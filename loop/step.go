@@ -52,6 +52,7 @@ type Step struct {
 	tracer      trace.Tracer
 	logger      *slog.Logger
 	observers   []*mailbox
+	observerBuf observerBuffer
 	concurrency int
 	maxTurns    int
 	maxTokens   int64
@@ -89,7 +90,9 @@ func WithTracer(t trace.Tracer) Option { return func(s *Step) { s.tracer = t } }
 func WithLogger(l *slog.Logger) Option { return func(s *Step) { s.logger = l } }
 
 // WithObserver adds an observer that receives every event asynchronously,
-// in order, without ever blocking the turn. A nil observer is skipped.
+// in order, on its own goroutine. Its queue is bounded (WithObserverBuffer):
+// a turn posting to a full queue waits, so a slow observer slows the model's
+// stream rather than growing memory. A nil observer is skipped.
 func WithObserver(e Emitter) Option {
 	return func(s *Step) {
 		if e != nil {
@@ -135,7 +138,8 @@ func (s *Step) log() *slog.Logger {
 }
 
 // Flush blocks until every observer has received every event posted so far,
-// or ctx ends.
+// or ctx ends. An observer that calls it with the ctx it was given does not
+// wait for itself.
 func (s *Step) Flush(ctx context.Context) error {
 	for _, m := range s.observers {
 		if err := m.wait(ctx); err != nil {

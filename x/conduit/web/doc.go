@@ -38,11 +38,38 @@
 // error. Events carry no thread ID, so each request builds its own
 // loop.Step from the configured options plus an observer for its stream.
 //
-// One browser can queue at most WithStreamBuffer parts: the loop's
-// observers never block a turn, so a browser further behind loses its
-// stream rather than the server's memory, and its turn is treated as
-// disconnected. A disconnected turn runs to its end and is stored
+// # Bounded memory
+//
+// What one browser can make the server hold is bounded, whatever the size
+// of the answer: its response queues at most WithStreamBuffer parts and
+// WithStreamBufferBytes bytes (1,024 and 1 MiB by default), and the turn's
+// loop.Step queues at most the loop's observer bound (loop.WithObserverBuffer
+// and loop.WithObserverBufferBytes, given through WithLoopOptions). When
+// both are full the turn waits: a browser that reads slowly slows the
+// model's stream, down to the provider's read of its HTTP body, and loses
+// nothing. Each write to the browser, flush included, must finish within
+// WithWriteTimeout (30s by default); a browser that stops reading has its
+// stream ended then, and is treated as one that left. The time a turn
+// waits on the model or a tool does not count. A browser that left, or
+// disconnected, frees its turn: the turn runs to its end and is stored
 // (FinishOnDisconnect, the default) or is cancelled (CancelOnDisconnect).
+// Close and Shutdown wait for such a turn, so for at most one write
+// timeout when its browser stopped reading.
+//
+// # Headers
+//
+// Every response — the page, its script and style, the API, the streams,
+// and every refusal — carries
+//
+//	Content-Security-Policy: default-src 'none'; script-src 'self'; style-src 'self';
+//		connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'
+//	X-Frame-Options: DENY
+//	X-Content-Type-Options: nosniff
+//	Referrer-Policy: no-referrer
+//
+// so no page of another origin can frame the chat and lure a click onto
+// its Approve button, and the page runs nothing but its own app.js: it has
+// no inline script, style or event handler.
 //
 // # Approvals
 //

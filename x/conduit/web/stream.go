@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
@@ -18,11 +19,28 @@ import (
 // queues them, bounded, for the response writer. Emit is called by the
 // Step's observer mailbox, one event at a time and in order; end is
 // called after the Step has been flushed. So the translation state needs
-// no lock.
+// no lock; the queue has its own.
+//
+// A part that does not fit the queue waits for the writer: the observer's
+// mailbox fills in turn, and the turn's stream waits on it. So a browser
+// that reads slowly slows its turn instead of growing the server's memory;
+// one that stops reading has its writes time out, and then the stream is
+// abandoned and what is left of the turn runs without it.
 type stream struct {
-	frames chan []byte
-	lost   chan struct{} // closed when the writer fell too far behind
-	once   sync.Once
+	mu       sync.Mutex
+	room     sync.Cond // the writer took parts, or left
+	queue    [][]byte
+	parts    int  // parts queued or being written
+	bytes    int  // their size
+	ended    bool // end queued the last part
+	gone     bool // the writer left: parts are dropped
+	ready    chan struct{}
+	maxParts int
+	maxBytes int
+	// onQueue and onWait, when set by a test, see what the queue holds
+	// after each part is queued, and each send that waits, under its lock.
+	onQueue func(parts, bytes int)
+	onWait  func()
 
 	seq       int
 	inStep    bool
@@ -42,39 +60,95 @@ type stream struct {
 	decidedOnce sync.Once
 }
 
-func newStream(buffer int, messageID, threadID string) *stream {
+func newStream(maxParts, maxBytes int, messageID, threadID string) *stream {
 	s := &stream{
-		frames:  make(chan []byte, buffer),
-		lost:    make(chan struct{}),
-		calls:   map[int]string{},
-		started: map[string]bool{},
-		decided: make(chan struct{}),
+		ready:    make(chan struct{}, 1),
+		maxParts: maxParts,
+		maxBytes: maxBytes,
+		calls:    map[int]string{},
+		started:  map[string]bool{},
+		decided:  make(chan struct{}),
 	}
+	s.room.L = &s.mu
 	s.send(map[string]any{"type": "start", "messageId": messageID, "messageMetadata": map[string]string{"threadId": threadID}})
 	return s
 }
 
-// send queues one part; when the queue is full the writer has fallen too
-// far behind and loses the stream.
+// send queues one part.
 func (s *stream) send(part any) {
 	b, err := json.Marshal(part)
 	if err != nil {
 		b, _ = json.Marshal(map[string]string{"type": "error", "errorText": "web: a stream part could not be encoded: " + err.Error()})
 	}
-	s.sendRaw(append(append([]byte("data: "), b...), '\n', '\n'))
+	// Sized exactly, so that the queue's count of bytes is what it holds.
+	frame := make([]byte, 0, len("data: ")+len(b)+2)
+	frame = append(append(append(frame, "data: "...), b...), '\n', '\n')
+	s.sendRaw(frame)
 }
 
+// sendRaw queues frame, waiting while the queue is full; an empty queue
+// takes a frame of any size. Once the writer has left, frames are dropped.
 func (s *stream) sendRaw(frame []byte) {
-	select {
-	case <-s.lost:
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for !s.gone && s.parts > 0 && (s.parts >= s.maxParts || s.bytes+len(frame) > s.maxBytes) {
+		if s.onWait != nil {
+			s.onWait()
+		}
+		s.room.Wait()
+	}
+	if s.gone {
 		return
-	default:
 	}
+	s.queue = append(s.queue, frame)
+	s.parts++
+	s.bytes += len(frame)
+	if s.onQueue != nil {
+		s.onQueue(s.parts, s.bytes)
+	}
+	s.signal()
+}
+
+// signal wakes the writer; s.mu is held.
+func (s *stream) signal() {
 	select {
-	case s.frames <- frame:
+	case s.ready <- struct{}{}:
 	default:
-		s.once.Do(func() { close(s.lost) })
 	}
+}
+
+// abandon drops what is queued and all later parts: the writer has left.
+func (s *stream) abandon() {
+	s.mu.Lock()
+	s.gone = true
+	s.queue = nil
+	s.parts, s.bytes = 0, 0
+	s.room.Broadcast()
+	s.mu.Unlock()
+}
+
+// take returns the queued parts, which stay counted until done says they
+// were written, and whether end has queued the last of them.
+func (s *stream) take() (batch [][]byte, ended bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	batch, s.queue = s.queue, nil
+	return batch, s.ended
+}
+
+// done gives back the room of a written batch.
+func (s *stream) done(batch [][]byte) {
+	n := 0
+	for _, f := range batch {
+		n += len(f)
+	}
+	s.mu.Lock()
+	if !s.gone {
+		s.parts -= len(batch)
+		s.bytes -= n
+	}
+	s.room.Broadcast()
+	s.mu.Unlock()
 }
 
 func (s *stream) nextID(kind string) string {
@@ -329,8 +403,8 @@ func approvalPart(threadID string, calls []artifact.Pending) map[string]any {
 
 // end sends the last parts: finish when err is nil, data-approval and
 // finish when the run paused for approval, abort when the turn
-// was cancelled (cause is why), error otherwise; then [DONE], and closes
-// the queue.
+// was cancelled (cause is why), error otherwise; then [DONE], the last
+// part of the queue.
 func (s *stream) end(err, cause error) {
 	s.closeText()
 	s.closeReasoning()
@@ -355,7 +429,10 @@ func (s *stream) end(err, cause error) {
 		s.send(map[string]string{"type": "error", "errorText": oneLine(err.Error())})
 	}
 	s.sendRaw([]byte("data: [DONE]\n\n"))
-	close(s.frames)
+	s.mu.Lock()
+	s.ended = true
+	s.signal()
+	s.mu.Unlock()
 }
 
 func oneLine(s string) string {
@@ -377,59 +454,58 @@ func finishReason(r string) string {
 	return "other"
 }
 
-// pump writes queued parts to w, flushing each, until the stream ends
-// (true) or the browser leaves or falls behind (false).
-func (s *stream) pump(ctx context.Context, w http.ResponseWriter) bool {
+// pump writes queued parts to w, flushing after each batch, until the
+// stream ends (true) or the browser leaves (false): its request's context
+// ends, or a write or flush does not complete within timeout, as when a
+// browser stops reading. Then the stream is abandoned, so that the turn
+// goes on without it. Between batches no deadline is set: a turn that
+// waits on a tool is not a browser that stopped reading.
+func (s *stream) pump(ctx context.Context, w http.ResponseWriter, timeout time.Duration) (err error) {
+	defer func() {
+		if err != nil {
+			s.abandon()
+		}
+	}()
 	rc := http.NewResponseController(w)
-	_ = rc.Flush()
+	if err := s.write(rc, w, nil, timeout); err != nil {
+		return err
+	}
 	for {
+		batch, ended := s.take()
+		if len(batch) > 0 {
+			if err := s.write(rc, w, batch, timeout); err != nil {
+				return err
+			}
+			s.done(batch)
+		}
+		if ended {
+			return nil
+		}
 		select {
-		case f, ok := <-s.frames:
-			if !ok {
-				return s.finished(w, rc)
-			}
-			if _, err := w.Write(f); err != nil {
-				return false
-			}
-			// Write what is already queued before flushing once.
-			for more := true; more; {
-				select {
-				case f, ok := <-s.frames:
-					if !ok {
-						return s.finished(w, rc)
-					}
-					if _, err := w.Write(f); err != nil {
-						return false
-					}
-				default:
-					more = false
-				}
-			}
-			if err := rc.Flush(); err != nil {
-				return false
-			}
-		case <-s.lost:
-			return s.fellBehind(w, rc)
+		case <-s.ready:
 		case <-ctx.Done():
-			return false
+			return context.Cause(ctx)
 		}
 	}
 }
 
-// finished is the end of the queue: a whole stream, unless parts were
-// dropped on the way.
-func (s *stream) finished(w http.ResponseWriter, rc *http.ResponseController) bool {
-	select {
-	case <-s.lost:
-		return s.fellBehind(w, rc)
-	default:
+// write writes batch and flushes it, within timeout.
+func (s *stream) write(rc *http.ResponseController, w http.ResponseWriter, batch [][]byte, timeout time.Duration) error {
+	// A writer that cannot take a deadline (one wrapped without Unwrap)
+	// is written to without one.
+	if err := rc.SetWriteDeadline(time.Now().Add(timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
 	}
-	_ = rc.Flush()
-	return true
-}
-
-func (s *stream) fellBehind(w http.ResponseWriter, rc *http.ResponseController) bool {
-	_, _ = w.Write([]byte(`data: {"type":"error","errorText":"web: this browser fell behind the stream; reload the thread to see the rest"}` + "\n\n"))
-	_ = rc.Flush()
-	return false
+	for _, f := range batch {
+		if _, err := w.Write(f); err != nil {
+			return err
+		}
+	}
+	if err := rc.Flush(); err != nil {
+		return err
+	}
+	if err := rc.SetWriteDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	return nil
 }

@@ -28,7 +28,19 @@ const (
 	// DefaultStreamBuffer is how many stream parts one response may have
 	// queued for a slow browser when WithStreamBuffer is not given.
 	DefaultStreamBuffer = 1024
+	// DefaultStreamBufferBytes is how many bytes of stream parts one
+	// response may have queued when WithStreamBufferBytes is not given.
+	DefaultStreamBufferBytes = 1 << 20
+	// DefaultWriteTimeout bounds each write of a stream to the browser
+	// when WithWriteTimeout is not given.
+	DefaultWriteTimeout = 30 * time.Second
 )
+
+// contentSecurityPolicy lets the page load its own script, style and
+// API and nothing else; frame-ancestors 'none', like X-Frame-Options: DENY,
+// keeps any other page from framing it, and its Approve button.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; " +
+	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // Metadata keys the handler writes on the threads it serves.
 const (
@@ -60,7 +72,7 @@ type Identity struct {
 }
 
 // DisconnectPolicy says what happens to a turn whose browser goes away
-// (or falls too far behind the stream).
+// (or stops reading, so that a write to it times out).
 type DisconnectPolicy int
 
 const (
@@ -79,6 +91,8 @@ type config struct {
 	identify   func(*http.Request) (Identity, error)
 	maxBody    int64
 	buffer     int
+	bufBytes   int
+	timeout    time.Duration
 	maxTurns   int
 	disconnect DisconnectPolicy
 	hosts      []string
@@ -113,16 +127,42 @@ func WithMaxBodyBytes(n int64) Option {
 	}
 }
 
-// WithStreamBuffer bounds how many stream parts wait for one browser. A
-// browser that falls further behind loses its stream (it gets an error
-// part when it can still read one), and its turn is treated as
-// disconnected. 0 means DefaultStreamBuffer; a negative n is an error.
+// WithStreamBuffer bounds how many stream parts wait for one browser.
+// When that many wait, the turn waits for the browser to read: a slow
+// browser slows its turn's stream from the model, and holds no more than
+// this. 0 means DefaultStreamBuffer; a negative n is an error.
 func WithStreamBuffer(n int) Option {
 	return func(c *config) {
 		if n < 0 {
 			c.errs = append(c.errs, fmt.Errorf("%w: WithStreamBuffer(%d): want 0 (default) or more", ErrOption, n))
 		}
 		c.buffer = n
+	}
+}
+
+// WithStreamBufferBytes bounds the bytes of stream parts that wait for one
+// browser, as WithStreamBuffer bounds parts; a single larger part is still
+// sent, alone. 0 means DefaultStreamBufferBytes; a negative n is an error.
+func WithStreamBufferBytes(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.errs = append(c.errs, fmt.Errorf("%w: WithStreamBufferBytes(%d): want 0 (default) or more", ErrOption, n))
+		}
+		c.bufBytes = n
+	}
+}
+
+// WithWriteTimeout bounds each write of a stream to its browser, flush
+// included. A browser that takes nothing for that long — it stopped
+// reading — loses its stream, which is then treated as disconnected (see
+// WithDisconnect). Time a turn spends waiting on the model or a tool does
+// not count. 0 means DefaultWriteTimeout; a negative d is an error.
+func WithWriteTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.errs = append(c.errs, fmt.Errorf("%w: WithWriteTimeout(%s): want 0 (default) or more", ErrOption, d))
+		}
+		c.timeout = d
 	}
 }
 
@@ -225,6 +265,12 @@ func New(prov provider.Provider, store ledger.Store, opts ...Option) (*Handler, 
 	if c.buffer == 0 {
 		c.buffer = DefaultStreamBuffer
 	}
+	if c.bufBytes == 0 {
+		c.bufBytes = DefaultStreamBufferBytes
+	}
+	if c.timeout == 0 {
+		c.timeout = DefaultWriteTimeout
+	}
 	if c.logger == nil {
 		c.logger = slog.Default()
 	}
@@ -260,7 +306,17 @@ func New(prov provider.Provider, store ledger.Store, opts ...Option) (*Handler, 
 //
 // A request that fails a check changes nothing in the store. POST
 // /api/chat answers 503 after Close.
+//
+// Every response, whatever its route or status, carries a strict
+// Content-Security-Policy (the page's own script, style and API only, and
+// frame-ancestors 'none'), X-Frame-Options: DENY, X-Content-Type-Options:
+// nosniff and Referrer-Policy: no-referrer.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", contentSecurityPolicy)
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "no-referrer")
 	if !h.hostAllowed(r.Host) {
 		httpError(w, http.StatusForbidden, fmt.Sprintf("web: Host %q is not allowed", r.Host))
 		return
@@ -492,7 +548,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	s := newStream(h.cfg.buffer, ledger.NewID(), st.ID())
+	s := newStream(h.cfg.buffer, h.cfg.bufBytes, ledger.NewID(), st.ID())
 	step := h.step(s)
 	started = true
 	go h.runTurn(runCtx, cancel, st, s, nil, func(ctx context.Context) error {
@@ -521,7 +577,8 @@ func (h *Handler) step(s *stream) *loop.Step {
 func (h *Handler) runTurn(runCtx context.Context, cancel context.CancelCauseFunc, st *ledger.StoredThread, s *stream, done chan<- error, run func(context.Context) error, step *loop.Step) {
 	defer h.wg.Done()
 	err := run(runCtx)
-	// The observer never blocks, so this wait is short.
+	// The observer waits only on its browser's writes, each bounded by
+	// the write timeout, or on nothing once the browser has left.
 	_ = step.Flush(context.Background())
 	cause := context.Cause(runCtx)
 	var refused *loop.DecisionError
@@ -548,8 +605,11 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, s *stream, id 
 	hd.Set("x-vercel-ai-ui-message-stream", "v1")
 	hd.Set("X-Lode-Thread", id)
 	w.WriteHeader(http.StatusOK)
-	if !s.pump(r.Context(), w) && h.cfg.disconnect == CancelOnDisconnect {
-		cancel(errDisconnected)
+	if err := s.pump(r.Context(), w, h.cfg.timeout); err != nil {
+		h.cfg.logger.InfoContext(r.Context(), "lode: web stream ended before its turn; the browser left or stopped reading", "thread", id, "err", err)
+		if h.cfg.disconnect == CancelOnDisconnect {
+			cancel(errDisconnected)
+		}
 	}
 }
 
@@ -629,7 +689,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		h.storeError(w, r, id, err)
 		return
 	}
-	s := newStream(h.cfg.buffer, ledger.NewID(), id)
+	s := newStream(h.cfg.buffer, h.cfg.bufBytes, ledger.NewID(), id)
 	s.asked = make(map[string]artifact.Pending)
 	for _, p := range loop.Pending(st) {
 		s.asked[p.ToolCallID] = p
@@ -650,6 +710,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 			if errors.Is(err, ledger.ErrConflict) {
 				code = http.StatusConflict
 			}
+			s.abandon()
 			httpError(w, code, oneLine(strings.TrimPrefix(err.Error(), "loop: ")))
 			return
 		}
