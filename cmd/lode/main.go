@@ -47,6 +47,7 @@
 //
 // Exit codes: 0 success (and lode serve stopped by Ctrl-C or SIGTERM);
 // 1 an error, reported on one line; 2 a mistake in the command line;
+// 3 lode run or lode resume paused with tool calls waiting for approval;
 // 130 lode run stopped by Ctrl-C; 143 lode run or chat stopped by SIGTERM.
 package main
 
@@ -109,8 +110,10 @@ Run "lode <command> -h" for a command's flags.
 `
 
 // exitCodes is the part of the help that says how lode ends.
-const exitCodes = `Exit codes: 0 success (lode serve also when Ctrl-C or SIGTERM stops it);
-1 an error, reported on one line of stderr; 2 a mistake in the command line;
+const exitCodes = `Exit codes: 0 success (lode serve also when Ctrl-C or SIGTERM stops it; lode
+resume also when nothing waits); 1 an error, reported on one line of stderr;
+2 a mistake in the command line; 3 lode run or resume paused: tool calls wait
+for approval (the lode resume commands that decide are printed);
 130 lode run stopped by Ctrl-C; 143 lode run or chat stopped by SIGTERM.`
 
 // env is what a command reads and writes, so tests can run it in-process.
@@ -149,6 +152,7 @@ func main() {
 const (
 	exitError       = 1
 	exitUsage       = 2
+	exitPaused      = 3   // run or resume stopped with calls waiting for approval
 	exitInterrupted = 130 // Ctrl-C (SIGINT) stopped run
 	exitTerminated  = 143 // SIGTERM stopped run or chat
 )
@@ -247,6 +251,10 @@ func run(ctx context.Context, e env, args []string) int {
 	var ue usageError
 	if errors.As(err, &ue) {
 		return exitUsage
+	}
+	var pe pausedErr
+	if errors.As(err, &pe) {
+		return exitPaused
 	}
 	return exitError
 }

@@ -6,17 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/lodeworks/lode/ledger"
-	"github.com/lodeworks/lode/x/conduit/web"
 	"github.com/lodeworks/lode/x/policy"
-	xtool "github.com/lodeworks/lode/x/tool"
-	"github.com/lodeworks/lode/x/tool/mcp"
 )
 
 // TokenConfig grants roles to the HTTP callers that present one bearer
@@ -116,69 +111,8 @@ func tokensOf(e env, cfg *Config) (*policy.Tokens, error) {
 	return policy.NewTokens(grants), nil
 }
 
-// servePolicy puts lode.yaml's policy, if any, on the MCP server's doors:
-// its filter, its Handler, and the callers' roles — from their bearer
-// tokens over HTTP when tokens: are given, else the --role flag.
-func servePolicy(e env, cfg *Config, tb *toolbox, http bool, roles string) ([]xtool.HandlerOption, []mcp.ServerOption, error) {
-	src, err := policySource(e, cfg, checkAgainst(cfg, tb))
-	if err != nil || src == nil {
-		if err == nil && roles != "" {
-			err = usageError{"--role needs a policy: in lode.yaml (or policy_file:)"}
-		}
-		return nil, nil, err
-	}
-	enf := policy.NewEnforcer(tb.reg, src, policy.WithOwners(ownersOf(tb)))
-	sopts := []mcp.ServerOption{mcp.WithFilter(enf.Filter())}
-	tokens, err := tokensOf(e, cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	if http && tokens != nil {
-		sopts = append(sopts, mcp.WithIdentify(tokens.Identify))
-	} else {
-		sopts = append(sopts, mcp.WithState(ledger.NewThread(ledger.WithMetadata(map[string]string{policy.RolesKey: roles}))))
-	}
-	return enf.HandlerOptions(), sopts, nil
-}
-
 func (o *options) registerRole(fs *flag.FlagSet) {
 	fs.StringVar(&o.role, "role", "", "with a policy in lode.yaml: the roles (comma-separated) the caller holds; lode web: of every caller when tokens: grant none")
-}
-
-// agentPolicy returns the per-turn filter and Handler options of
-// lode.yaml's policy for a loop, and the roles its threads hold; all nil
-// without a policy.
-func agentPolicy(e env, cfg *Config, tb *toolbox, roles string) (xtool.ToolFilter, []xtool.HandlerOption, *string, error) {
-	src, err := policySource(e, cfg, checkAgainst(cfg, tb))
-	if err != nil || src == nil {
-		if err == nil && roles != "" {
-			err = usageError{"--role needs a policy: in lode.yaml (or policy_file:)"}
-		}
-		return nil, nil, nil, err
-	}
-	enf := policy.NewEnforcer(tb.reg, src, policy.WithOwners(ownersOf(tb)))
-	return enf.Filter(), enf.HandlerOptions(), &roles, nil
-}
-
-// webPolicy is agentPolicy for lode web, whose callers' roles come from
-// their bearer tokens when tokens: are given, else from --role.
-func webPolicy(e env, cfg *Config, tb *toolbox, roles string) (xtool.ToolFilter, []xtool.HandlerOption, []web.Option, error) {
-	filter, hopts, held, err := agentPolicy(e, cfg, tb, roles)
-	if err != nil || held == nil {
-		return filter, hopts, nil, err
-	}
-	tokens, err := tokensOf(e, cfg)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	identify := func(*http.Request) (web.Identity, error) { return web.Identity{Role: roles}, nil }
-	if tokens != nil {
-		identify = func(r *http.Request) (web.Identity, error) {
-			caller, rs, err := tokens.Lookup(r)
-			return web.Identity{Caller: caller, Role: strings.Join(rs, ",")}, err
-		}
-	}
-	return filter, hopts, []web.Option{web.WithIdentify(identify)}, nil
 }
 
 const policyUsage = `usage: lode policy check [--config FILE]

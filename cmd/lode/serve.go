@@ -107,10 +107,11 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer tb.Close()
-	hopts, popts, err := servePolicy(e, cfg, tb, *addr != "", *roles)
+	d, err := openDoor(e, cfg, tb, doorSpec{kind: doorServe, roles: *roles, http: *addr != ""})
 	if err != nil {
 		return err
 	}
+	hopts, popts := d.handler, d.server
 	if tracer != nil {
 		hopts = append(hopts, xtool.WithTracer(tracer))
 	}
