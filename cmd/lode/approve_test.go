@@ -21,8 +21,8 @@ func TestRunPausesAndResumeFinishes(t *testing.T) {
 	vars := map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1"}
 
 	r := lode(t, dir, vars, "", "run", "--model", "m", "--store", store, "what is 2^10?")
-	m := regexp.MustCompile(`lode resume --store (\S+) (\S+) approve:ID`).FindStringSubmatch(r.stderr)
-	if r.code != 1 || m == nil || m[1] != store {
+	m := regexp.MustCompile(`lode resume --store (\S+) (\S+) approve:call_1\n`).FindStringSubmatch(r.stderr)
+	if r.code != exitPaused || m == nil || m[1] != store {
 		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 	want := `call_1  calculator__eval {"expression":"2^10"}  (approve: in lode.yaml names calculator)`
@@ -49,8 +49,8 @@ func TestRunWithoutStoreSaysHowToResume(t *testing.T) {
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	r := lode(t, dir, map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1"}, "", "run", "--model", "m", "1+1?")
-	if r.code != 1 || !strings.Contains(r.stderr, "its thread was kept in memory; run again with --store DIR (or store: in lode.yaml) to resume it later") ||
-		!strings.Contains(r.stderr, "(the configuration requires approval for calculator__eval)") {
+	if r.code != exitPaused || !strings.Contains(r.stderr, "its thread was kept in memory; run again with --store DIR (or store: in lode.yaml) to resume it later") ||
+		!strings.Contains(r.stderr, "(approve: in lode.yaml names calculator__eval)") || strings.Contains(r.stderr, "lode resume") {
 		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }
