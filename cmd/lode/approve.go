@@ -70,7 +70,8 @@ func (r resumeCmd) line(thread, decision string) string {
 }
 
 // shellQuote leaves a word a shell reads as itself alone, and puts any
-// other in single quotes (a quote inside written '\”).
+// other in single quotes; a quote inside closes them, comes escaped, and
+// opens them again.
 func shellQuote(w string) string {
 	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
 		return w

@@ -109,3 +109,38 @@ func TestResumeBadInputs(t *testing.T) {
 		}
 	}
 }
+
+// An edit that breaks the tool's schema records nothing: chat says why and
+// asks again about that call, and the request after the decision has the
+// call's result right after the call, no user message between.
+func TestChatAsksAgainAfterABadEdit(t *testing.T) {
+	dir := writeConfig(t, "approve: [calculator]\n")
+	fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
+		callReply("call_1", "calculator__eval", `{"expression":"2^10"}`),
+		textReply("8."),
+	}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	stdin := "first\ne\n{\"expression\":5}\ne\n{\"expression\":\"2^3\"}\n"
+	r := lode(t, dir, map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1"}, stdin, "chat", "--model", "m")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	asked := `approve calculator__eval {"expression":"2^10"}? (approve: in lode.yaml names calculator) [y/n/e] `
+	if strings.Count(r.stderr, asked) != 2 || !strings.Contains(r.stderr, `lode: loop: decision on call "call_1": `) ||
+		!strings.Contains(r.stderr, "; decide again\n") || strings.Count(r.stderr, "← calculator__eval: 8") != 1 {
+		t.Fatalf("stderr:\n%s", r.stderr)
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if len(fake.requests) != 2 {
+		t.Fatalf("%d requests", len(fake.requests))
+	}
+	var roles []string
+	for _, m := range fake.requests[1]["messages"].([]any) {
+		roles = append(roles, m.(map[string]any)["role"].(string))
+	}
+	if got := strings.Join(roles, ","); got != "user,assistant,tool" {
+		t.Errorf("second request's turn order %s", got)
+	}
+}
