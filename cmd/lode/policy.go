@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/x/policy"
 )
 
@@ -123,7 +124,9 @@ check validates the policy (policy: in lode.yaml, or the file policy_file:
 names) against its schema and against the tools the configuration mounts:
 a rule that names no mounted tool, pack or MCP server is an error, with its
 line. explain prints what the roles may use and the rule that decides each
-tool, or, given TOOL, the rule that decides that one. schema prints the
+tool, or, given TOOL, the rule that decides that one; "approval" marks a call
+that waits for a person at every door — by the policy's approve: rules, by
+approve: in lode.yaml, or because the tool is destructive. schema prints the
 document's JSON Schema, for editors.
 `
 
@@ -203,11 +206,25 @@ func cmdPolicy(ctx context.Context, e env, args []string) error {
 			fmt.Fprintf(e.stdout, "role %s: not in the policy, so it allows nothing\n", r)
 		}
 	}
+	// What the policy allows may still wait for a person: the doors add
+	// destructive tools and approve: in lode.yaml, and so does explain.
+	outside := approvalRule(cfg, tb, nil)
+	withDoors := func(name string, d policy.Decision) policy.Decision {
+		b, ok := tb.reg.Lookup(name)
+		if !ok || !d.Allowed || d.NeedsApproval {
+			return d
+		}
+		if reason, ask := outside(ctx, b.Tool, artifact.ToolCall{Name: name}); ask {
+			d.NeedsApproval, d.ApprovalRule = true, reason
+		}
+		return d
+	}
 	switch len(rest) {
 	case 0:
 		w := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 		for _, en := range p.Explain(held, inv) {
-			fmt.Fprintf(w, "%s\t%s\t%s\n", verdict(en.Decision), en.Tool.Name, why(en.Decision))
+			d := withDoors(en.Tool.Name, en.Decision)
+			fmt.Fprintf(w, "%s\t%s\t%s\n", verdict(d), en.Tool.Name, why(d))
 		}
 		if err := w.Flush(); err != nil {
 			return err
@@ -227,7 +244,7 @@ func cmdPolicy(ctx context.Context, e env, args []string) error {
 		if found == nil {
 			return fmt.Errorf("policy: no mounted tool is called %q (lode tools lists them)", name)
 		}
-		d := p.Decide(held, *found)
+		d := withDoors(name, p.Decide(held, *found))
 		fmt.Fprintf(e.stdout, "%s %s: %s\n", name, verdict(d), why(d))
 		return nil
 	}
