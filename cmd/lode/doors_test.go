@@ -18,6 +18,9 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/tool/mcp"
 )
 
 // doorsConfig has, for the editor, one call of each kind that waits for a
@@ -400,5 +403,59 @@ func webMatrix(t *testing.T, dir, role string, check func(door, role, name, got 
 	cancel()
 	if code := <-done; code != 0 {
 		t.Errorf("lode web ended with %d", code)
+	}
+}
+
+// lode serve asks a client that can elicit: approving runs the call once,
+// declining runs nothing; over stdio and HTTP.
+func TestServeAsksTheClient(t *testing.T) {
+	for _, transport := range []string{"stdio", "http"} {
+		for _, approve := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/approve=%v", transport, approve), func(t *testing.T) {
+				root := t.TempDir()
+				dir := writeConfig(t, fmt.Sprintf("tools:\n  filesystem:\n    root: %q\n", root))
+				var asked []mcp.ElicitRequest
+				elicit := func(_ context.Context, req mcp.ElicitRequest) (mcp.ElicitResult, error) {
+					asked = append(asked, req)
+					if !approve {
+						return mcp.ElicitResult{Action: mcp.ElicitDecline}, nil
+					}
+					return mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"approve": true}}, nil
+				}
+				opts := []mcp.Option{mcp.WithName("lode"), mcp.WithElicitation(elicit)}
+				if transport == "stdio" {
+					opts = append(opts, mcp.WithStdio(lodeBin, "serve", "--config", filepath.Join(dir, "lode.yaml")))
+				} else {
+					opts = append(opts, mcp.WithHTTP(startServeHTTP(t, dir)))
+				}
+				c, err := mcp.NewClient(opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				v, err := c.Call(ctx, "filesystem__write", map[string]any{"path": "new.txt", "content": "x"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, _ := v.(*tool.Result)
+				b, readErr := os.ReadFile(filepath.Join(root, "new.txt"))
+				if len(asked) != 1 || asked[0].Mode != mcp.ElicitForm ||
+					asked[0].Message != `Approve the call to filesystem__write with arguments {"content":"x","path":"new.txt"}? It needs approval because the tool is marked destructive.` {
+					t.Fatalf("asked %+v", asked)
+				}
+				if approve {
+					if res == nil || res.IsError || readErr != nil || string(b) != "x" {
+						t.Fatalf("approved: result %+v, file %q %v", res, b, readErr)
+					}
+					return
+				}
+				want := "the call to filesystem__write was not approved: mcp: the client's person did not approve it: they declined"
+				if res == nil || !res.IsError || res.Content != want || readErr == nil {
+					t.Fatalf("declined: result %+v, file %q %v; want %q and no file", res, b, readErr, want)
+				}
+			})
+		}
 	}
 }
