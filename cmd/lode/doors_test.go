@@ -459,3 +459,111 @@ func TestServeAsksTheClient(t *testing.T) {
 		}
 	}
 }
+
+// startWeb runs lode web in dir with args and returns its URL, the model
+// it talks to, and a stop that checks it ends cleanly.
+func startWeb(t *testing.T, dir string, fake *fakeOpenAI, args ...string) (url, said string, stop func()) {
+	t.Helper()
+	t.Chdir(dir)
+	model := httptest.NewServer(fake)
+	lines := make(chan string, 100)
+	e := env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: lineWriter{lines}, getenv: func(string) string { return "" }, interrupts: make(chan os.Signal)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, e, append([]string{"web", "--addr", "127.0.0.1:0", "--base-url", model.URL + "/v1", "--model", "m"}, args...))
+	}()
+	select {
+	case l := <-lines:
+		m := regexp.MustCompile(`chat at (http://\S+/)`).FindStringSubmatch(l)
+		if m == nil {
+			cancel()
+			t.Fatalf("lode web said %q", l)
+		}
+		url, said = m[1], l
+	case code := <-done:
+		cancel()
+		t.Fatalf("lode web exited with %d", code)
+	}
+	return url, said, func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("lode web ended with %d", code)
+		}
+		model.Close()
+	}
+}
+
+// lode web keeps threads where --threads says, else where store: in
+// lode.yaml says, else in .lode/threads.
+func TestWebStorePrecedence(t *testing.T) {
+	for _, tc := range []struct {
+		name, config string
+		args         []string
+		want         string
+	}{
+		{"default", "", nil, defaultThreadsDir},
+		{"store", "store: from-yaml\n", nil, "from-yaml"},
+		{"flag wins", "store: from-yaml\n", []string{"--threads", "from-flag"}, "from-flag"},
+		{"flag at the default", "store: from-yaml\n", []string{"--threads", defaultThreadsDir}, defaultThreadsDir},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeConfig(t, tc.config)
+			_, said, stop := startWeb(t, dir, &fakeOpenAI{}, tc.args...)
+			stop()
+			if !strings.Contains(said, "threads in "+tc.want+",") {
+				t.Errorf("lode web said %q, want threads in %s", said, tc.want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, tc.want)); err != nil {
+				t.Errorf("threads folder: %v", err)
+			}
+		})
+	}
+}
+
+// In lode web a destructive call waits, shown as an approval card; the
+// decision posted runs it once, and the same decision again runs nothing.
+func TestWebApprovesThroughTheCard(t *testing.T) {
+	root := t.TempDir()
+	dir := writeConfig(t, fmt.Sprintf("store: threads\ntools:\n  filesystem:\n    root: %q\n", root))
+	fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
+		callReply("call_1", "filesystem__write", `{"path":"new.txt","content":"x"}`),
+		textReply("written"),
+	}}
+	url, _, stop := startWeb(t, dir, fake)
+	defer stop()
+	post := func(path, body string) (int, string) {
+		resp, err := http.Post(url+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, stream := post("api/chat", `{"messages":[{"role":"user","parts":[{"type":"text","text":"write"}]}]}`)
+	m := regexp.MustCompile(`"threadId":"([^"]+)"\},"id":"approval","type":"data-approval"`).FindStringSubmatch(stream)
+	if code != http.StatusOK || m == nil || !strings.Contains(stream, "the tool is marked destructive") {
+		t.Fatalf("chat: %d\n%s", code, stream)
+	}
+	if _, err := os.Stat(filepath.Join(root, "new.txt")); err == nil {
+		t.Fatal("the call ran before it was approved")
+	}
+	decide := `{"decisions":[{"id":"call_1","approve":true}]}`
+	code, stream = post("api/threads/"+m[1]+"/decide", decide)
+	if b, err := os.ReadFile(filepath.Join(root, "new.txt")); code != http.StatusOK || err != nil || string(b) != "x" || !strings.Contains(stream, "written") {
+		t.Fatalf("decide: %d, file %q %v\n%s", code, b, err, stream)
+	}
+	if err := os.Remove(filepath.Join(root, "new.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ = post("api/threads/"+m[1]+"/decide", decide); code == http.StatusOK {
+		t.Errorf("deciding again: %d", code)
+	}
+	if _, err := os.Stat(filepath.Join(root, "new.txt")); err == nil {
+		t.Error("deciding again ran the call again")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "threads")); err != nil {
+		t.Errorf("store: in lode.yaml not used: %v", err)
+	}
+}
