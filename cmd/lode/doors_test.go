@@ -567,3 +567,29 @@ func TestWebApprovesThroughTheCard(t *testing.T) {
 		t.Errorf("store: in lode.yaml not used: %v", err)
 	}
 }
+
+// lode chat asks in the terminal about each kind of call that waits —
+// approve:, the policy's approve:, destructive — with its reason, and a
+// refusal runs nothing.
+func TestChatAsksAboutEveryKind(t *testing.T) {
+	dir, root := doorsFixture(t)
+	for _, tc := range []struct{ name, reason string }{
+		{"calculator__eval", "approve: in lode.yaml names calculator"},
+		{"filesystem__read", "policy: "},
+		{"filesystem__write", "the tool is marked destructive"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){callReply("call_1", tc.name, doorCalls[tc.name]), textReply("ok")}}
+			srv := httptest.NewServer(fake)
+			defer srv.Close()
+			r := lode(t, dir, map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1"}, "go\nn\nno\n", "chat", "--role", "editor")
+			asked := fmt.Sprintf("approve %s %s? (%s", tc.name, doorCalls[tc.name], tc.reason)
+			if r.code != 0 || !strings.Contains(r.stderr, asked) || strings.Contains(r.stderr, "← "+tc.name) {
+				t.Fatalf("exit %d, want %q asked and nothing run:\n%s", r.code, asked, r.stderr)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(root, "new.txt")); err == nil {
+		t.Error("chat wrote new.txt though refused")
+	}
+}
