@@ -593,3 +593,23 @@ func TestChatAsksAboutEveryKind(t *testing.T) {
 		t.Error("chat wrote new.txt though refused")
 	}
 }
+
+// Each door's help says what it does with approvals, and lists exit code 3.
+func TestDoorHelp(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"run":    "stops the run with exit code 3",
+		"resume": "Without decisions it lists the calls that wait",
+		"chat":   "A call that needs approval is asked about here",
+		"serve":  "through elicitation",
+		"web":    "approval\ncard",
+	} {
+		r := lode(t, t.TempDir(), nil, "", cmd, "-h")
+		if r.code != 0 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "3 lode run or resume paused") {
+			t.Errorf("lode %s -h: exit %d, lacks %q or exit code 3:\n%s", cmd, r.code, want, r.stderr)
+		}
+	}
+	r := lode(t, t.TempDir(), nil, "", "help")
+	if !strings.Contains(r.stdout, "serve asks\nthe MCP client through elicitation") {
+		t.Errorf("lode help:\n%s", r.stdout)
+	}
+}

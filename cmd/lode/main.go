@@ -21,6 +21,19 @@
 // lode serve --http listens on loopback only unless --allow-host names the
 // Host clients use; the MCP server refuses requests for any other host.
 //
+// One function (openDoor) builds what every door needs from lode.yaml: the
+// approval rule — destructive tools, approve:, the policy's per-role
+// approve: rules — the policy's filter and execution check, the history
+// policy and the store. A call that needs approval never runs without a
+// person's yes: lode chat asks in the terminal; lode run pauses with exit
+// code 3 and prints one lode resume command per choice, quoted for a shell;
+// lode resume without decisions lists what waits and writes nothing; lode
+// web pauses and the page shows an approval card; lode serve asks the MCP
+// client through elicitation (mcp.AskClient) and, when the client cannot
+// elicit, answers with an error result that says how to get the approval.
+// lode web keeps threads where --threads says, else where store: says,
+// else in .lode/threads.
+//
 // Configuration comes from lode.yaml (or --config), then the environment
 // (OPENAI_API_KEY, OPENAI_BASE_URL, LODE_MODEL; ANTHROPIC_API_KEY and
 // ANTHROPIC_BASE_URL with model.provider or --provider anthropic), then
@@ -104,10 +117,19 @@ lode serve --http takes a loopback address (127.0.0.1:8080, localhost:8080,
 for anyone who can reach the server, unauthenticated, so another address is
 refused unless --allow-host NAME says which Host the clients use ("*": any).
 
+` + doorsHelp + `
+
 ` + exitCodes + `
 
 Run "lode <command> -h" for a command's flags.
 `
+
+// doorsHelp says what each command does with a call that needs approval.
+const doorsHelp = `Approvals: calls to destructive tools, to what approve: in lode.yaml names, and
+to what the policy's approve: rules name for the caller's roles wait for a
+person at every door. chat asks in the terminal; run stops (exit 3) and prints
+the lode resume commands that decide; web shows an approval card; serve asks
+the MCP client through elicitation, and refuses the call when it cannot ask.`
 
 // exitCodes is the part of the help that says how lode ends.
 const exitCodes = `Exit codes: 0 success (lode serve also when Ctrl-C or SIGTERM stops it; lode

@@ -31,6 +31,12 @@ func cmdWeb(ctx context.Context, e env, args []string) error {
 	threads := fs.String("threads", defaultThreadsDir, "keep the chat threads in this folder (a ledger file store); given, it wins over store: in lode.yaml, which wins over the default")
 	var allowHosts []string
 	allowHostFlag(fs, &allowHosts, "accept requests for this Host name besides loopback ones (repeatable; \"*\" for any); needed to listen on an address other than loopback, which lets anyone who reaches it chat and run the tools, unauthenticated")
+	describe(fs, "lode web [flags]", `A call that needs approval pauses the chat; the page shows it as an approval
+card (after a reload, and in another browser, too) and posts the decision.
+Callers' roles, for the policy and its approve: rules, come from their tokens:
+or from --role. history: in lode.yaml applies to every request.
+
+`+exitCodes)
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err
