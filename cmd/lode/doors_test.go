@@ -19,7 +19,11 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/policy"
+	xtool "github.com/lodeworks/lode/x/tool"
 	"github.com/lodeworks/lode/x/tool/mcp"
 )
 
@@ -611,5 +615,84 @@ func TestDoorHelp(t *testing.T) {
 	r := lode(t, t.TempDir(), nil, "", "help")
 	if !strings.Contains(r.stdout, "serve asks\nthe MCP client through elicitation") {
 		t.Errorf("lode help:\n%s", r.stdout)
+	}
+}
+
+// lode tools marks what needs approval for the --role given, with why.
+func TestToolsMarksApprovals(t *testing.T) {
+	dir, _ := doorsFixture(t)
+	r := lode(t, dir, doorsVars, "", "tools", "--role", "editor")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	marks := map[string]string{}
+	current := ""
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && !strings.HasPrefix(l, " ") {
+			current = f[0]
+		}
+		if _, why, ok := strings.Cut(l, "needs approval: "); ok {
+			marks[current] = why
+		}
+	}
+	for name, want := range map[string]string{
+		"calculator__eval":  "approve: in lode.yaml names calculator",
+		"filesystem__read":  "policy: ",
+		"filesystem__write": "the tool is marked destructive",
+		"filesystem__list":  "",
+	} {
+		if got := marks[name]; !strings.HasPrefix(got, want) || (want == "") != (got == "") {
+			t.Errorf("%s: marked %q, want %q", name, got, want)
+		}
+	}
+	// The viewer's rules ask for no approval of read.
+	r = lode(t, dir, doorsVars, "", "tools", "--role", "viewer", "--json")
+	var list []struct {
+		Name     string `json:"name"`
+		Approval string `json:"approval"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
+		t.Fatalf("tools --json: %v\n%s", err, r.stdout)
+	}
+	for _, l := range list {
+		if l.Name == "filesystem__read" && l.Approval != "" || l.Name == "filesystem__write" && l.Approval != "the tool is marked destructive" {
+			t.Errorf("viewer: %s approval %q", l.Name, l.Approval)
+		}
+	}
+	if r := lode(t, t.TempDir(), nil, "", "tools", "--role", "viewer"); r.code != exitUsage || !strings.Contains(r.stderr, "--role needs a policy") {
+		t.Errorf("--role without a policy: exit %d %q", r.code, r.stderr)
+	}
+}
+
+// The approval rule runs before every call at every door.
+func BenchmarkApprovalRule(b *testing.B) {
+	root := b.TempDir()
+	name := filepath.Join(root, "lode.yaml")
+	body := []byte(fmt.Sprintf(doorsConfig, root))
+	if err := os.WriteFile(name, body, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cfg, err := parseConfig(name, body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tb, err := mountTools(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tb.Close()
+	e := env{stderr: io.Discard, getenv: func(k string) string { return doorsVars[k] }}
+	d, err := openDoor(e, cfg, tb, doorSpec{kind: doorLoop, roles: "editor"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	list, _ := tb.reg.Lookup("filesystem__list")
+	ctx := xtool.WithCaller(context.Background(), ledger.NewThread(ledger.WithMetadata(map[string]string{policy.RolesKey: "editor"})))
+	call := artifact.ToolCall{ID: "1", Name: "filesystem__list", Arguments: "{}"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ask := d.needs(ctx, list.Tool, call); ask {
+			b.Fatal("list needs no approval")
+		}
 	}
 }
