@@ -225,13 +225,13 @@ func TestDoorsAgreeWithExplain(t *testing.T) {
 	})
 
 	t.Run("web tokens", func(t *testing.T) {
-		webMatrix(t, dir, "", check)
+		webMatrix(t, dir, "", check, offered)
 	})
 
 	t.Run("web role", func(t *testing.T) {
 		dir2 := writeConfig(t, strings.Split(fmt.Sprintf(doorsConfig, root), "tokens:")[0])
 		for _, role := range doorRoles {
-			webMatrix(t, dir2, role, check)
+			webMatrix(t, dir2, role, check, offered)
 		}
 	})
 
@@ -339,7 +339,7 @@ func startServeHTTP(t *testing.T, dir string, args ...string) string {
 
 // webMatrix starts lode web (--role role, or the tokens when role is
 // empty) and posts one chat per role and tool, the model calling the tool.
-func webMatrix(t *testing.T, dir, role string, check func(door, role, name, got string)) {
+func webMatrix(t *testing.T, dir, role string, check func(door, role, name, got string), offered func(door, role string, names []string)) {
 	t.Helper()
 	t.Chdir(dir)
 	var replies []func(http.ResponseWriter, *http.Request)
@@ -388,6 +388,9 @@ func webMatrix(t *testing.T, dir, role string, check func(door, role, name, got 
 			if role == "" {
 				req.Header.Set("Authorization", "Bearer "+doorTokens[r])
 			}
+			fake.mu.Lock()
+			first := len(fake.requests)
+			fake.mu.Unlock()
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
@@ -395,6 +398,13 @@ func webMatrix(t *testing.T, dir, role string, check func(door, role, name, got 
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			got := classify(string(b))
+			fake.mu.Lock()
+			var names []string
+			for _, tl := range fake.requests[first]["tools"].([]any) {
+				names = append(names, tl.(map[string]any)["function"].(map[string]any)["name"].(string))
+			}
+			fake.mu.Unlock()
+			offered(door, r, names)
 			if got == "approval" {
 				// A paused chat asks no model again: skip the reply it would have had.
 				fake.mu.Lock()
