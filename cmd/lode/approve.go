@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,38 +12,11 @@ import (
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/ledger/file"
 	"github.com/lodeworks/lode/loop"
-	toolpkg "github.com/lodeworks/lode/tool"
-	xtool "github.com/lodeworks/lode/x/tool"
 )
 
 // registerStore adds --store, the ledger that lets a paused run resume.
 func (o *options) registerStore(fs *flag.FlagSet) {
 	fs.StringVar(&o.store, "store", "", "directory of the ledger that keeps threads, so that a run paused for approval can be resumed (default: store in lode.yaml; none keeps the thread in memory)")
-}
-
-// storeDir is --store, or store in lode.yaml.
-func storeDir(o *options, cfg *Config) string {
-	if o.store != "" {
-		return o.store
-	}
-	return cfg.Store
-}
-
-// approvalOptions gate destructive tools and those lode.yaml's approve:
-// names (tools, or packs and MCP servers by name): each such call pauses
-// the run until a person decides.
-func approvalOptions(cfg *Config) []xtool.HandlerOption {
-	names := cfg.Approve
-	// lode mounts a pack's and a server's tools as NAME__tool.
-	byPrefix := func(_ context.Context, t toolpkg.Tool, _ artifact.ToolCall) (string, bool) {
-		for _, n := range names {
-			if strings.HasPrefix(t.Name, n+toolpkg.Separator) {
-				return fmt.Sprintf("approve: in lode.yaml names %s", n), true
-			}
-		}
-		return "", false
-	}
-	return []xtool.HandlerOption{xtool.WithApprover(xtool.AskLater), xtool.WithApprovalFor(names...), xtool.WithApprovalRule(byPrefix)}
 }
 
 // newThread is a thread of the store at dir, or an in-memory one.
@@ -64,17 +36,75 @@ func newThread(ctx context.Context, dir string) (ledger.State, func(), error) {
 	return st, func() { s.Close() }, nil
 }
 
-// pausedError lists on w the calls that wait for approval and returns
-// the error that says what to type next.
-func pausedError(w io.Writer, pe *loop.PendingError, dir string) error {
-	fmt.Fprintf(w, "%d tool call(s) wait for approval:\n", len(pe.Calls))
-	for _, c := range pe.Calls {
+// pausedErr is a run that stopped because calls wait for approval: exit
+// code exitPaused.
+type pausedErr struct{ msg string }
+
+func (p pausedErr) Error() string { return p.msg }
+
+// resumeCmd is the start of the lode resume command that decides on a
+// paused thread, with the flags that find its configuration and ledger.
+type resumeCmd struct {
+	config, store, role string
+}
+
+func (o *options) resumeCmd(store string) resumeCmd {
+	return resumeCmd{config: o.config, store: store, role: o.role}
+}
+
+// line is the command deciding one call: words quoted for a POSIX shell.
+func (r resumeCmd) line(thread, decision string) string {
+	words := []string{"lode", "resume"}
+	if r.config != "" {
+		words = append(words, "--config", r.config)
+	}
+	words = append(words, "--store", r.store)
+	if r.role != "" {
+		words = append(words, "--role", r.role)
+	}
+	words = append(words, thread, decision)
+	for i, w := range words {
+		words[i] = shellQuote(w)
+	}
+	return strings.Join(words, " ")
+}
+
+// shellQuote leaves a word a shell reads as itself alone, and puts any
+// other in single quotes; a quote inside closes them, comes escaped, and
+// opens them again.
+func shellQuote(w string) string {
+	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
+
+// listPending writes the calls that wait and, with a store, the commands
+// that decide on each: one line per choice, each ready to paste.
+func listPending(w io.Writer, thread string, calls []artifact.Pending, rc resumeCmd) {
+	fmt.Fprintf(w, "%d tool call(s) wait for approval:\n", len(calls))
+	for _, c := range calls {
 		fmt.Fprintf(w, "  %s  %s %s  (%s)\n", c.ToolCallID, c.Name, c.Arguments, c.Reason)
 	}
-	if dir == "" {
-		return errors.New("the run paused for approval, and its thread was kept in memory; run again with --store DIR (or store: in lode.yaml) to resume it later")
+	if rc.store == "" {
+		return
 	}
-	return fmt.Errorf("the run paused for approval; decide with: lode resume --store %s %s approve:ID | deny:ID=REASON | edit:ID=JSON ...", dir, pe.Thread)
+	fmt.Fprintln(w, "decide on each call with one of these commands (calls left undecided keep waiting):")
+	for _, c := range calls {
+		fmt.Fprintln(w, "  "+rc.line(thread, "approve:"+c.ToolCallID))
+		fmt.Fprintln(w, "  "+rc.line(thread, "deny:"+c.ToolCallID+"=REASON"))
+		fmt.Fprintln(w, "  "+rc.line(thread, "edit:"+c.ToolCallID+"="+c.Arguments))
+	}
+}
+
+// pausedError lists on w the calls that wait for approval and returns
+// the error that ends the command with exitPaused.
+func pausedError(w io.Writer, pe *loop.PendingError, rc resumeCmd) error {
+	listPending(w, pe.Thread, pe.Calls, rc)
+	if rc.store == "" {
+		return pausedErr{"the run paused for approval, and its thread was kept in memory; run again with --store DIR (or store: in lode.yaml) to resume it later"}
+	}
+	return pausedErr{fmt.Sprintf("the run paused for approval: thread %s waits for the decisions above", pe.Thread)}
 }
 
 // parseDecisions reads approve:ID, deny:ID[=REASON] and edit:ID=JSON.

@@ -21,8 +21,8 @@ func TestRunPausesAndResumeFinishes(t *testing.T) {
 	vars := map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1"}
 
 	r := lode(t, dir, vars, "", "run", "--model", "m", "--store", store, "what is 2^10?")
-	m := regexp.MustCompile(`lode resume --store (\S+) (\S+) approve:ID`).FindStringSubmatch(r.stderr)
-	if r.code != 1 || m == nil || m[1] != store {
+	m := regexp.MustCompile(`lode resume --store (\S+) (\S+) approve:call_1\n`).FindStringSubmatch(r.stderr)
+	if r.code != exitPaused || m == nil || m[1] != store {
 		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 	want := `call_1  calculator__eval {"expression":"2^10"}  (approve: in lode.yaml names calculator)`
@@ -49,8 +49,8 @@ func TestRunWithoutStoreSaysHowToResume(t *testing.T) {
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	r := lode(t, dir, map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1"}, "", "run", "--model", "m", "1+1?")
-	if r.code != 1 || !strings.Contains(r.stderr, "its thread was kept in memory; run again with --store DIR (or store: in lode.yaml) to resume it later") ||
-		!strings.Contains(r.stderr, "(the configuration requires approval for calculator__eval)") {
+	if r.code != exitPaused || !strings.Contains(r.stderr, "its thread was kept in memory; run again with --store DIR (or store: in lode.yaml) to resume it later") ||
+		!strings.Contains(r.stderr, "(approve: in lode.yaml names calculator__eval)") || strings.Contains(r.stderr, "lode resume") {
 		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }
@@ -107,5 +107,40 @@ func TestResumeBadInputs(t *testing.T) {
 		if r.code != exitUsage || !strings.HasSuffix(r.stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q, want suffix %q", c.args, r.code, r.stderr, c.want)
 		}
+	}
+}
+
+// An edit that breaks the tool's schema records nothing: chat says why and
+// asks again about that call, and the request after the decision has the
+// call's result right after the call, no user message between.
+func TestChatAsksAgainAfterABadEdit(t *testing.T) {
+	dir := writeConfig(t, "approve: [calculator]\n")
+	fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
+		callReply("call_1", "calculator__eval", `{"expression":"2^10"}`),
+		textReply("8."),
+	}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	stdin := "first\ne\n{\"expression\":5}\ne\n{\"expression\":\"2^3\"}\n"
+	r := lode(t, dir, map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1"}, stdin, "chat", "--model", "m")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	asked := `approve calculator__eval {"expression":"2^10"}? (approve: in lode.yaml names calculator) [y/n/e] `
+	if strings.Count(r.stderr, asked) != 2 || !strings.Contains(r.stderr, `lode: loop: decision on call "call_1": `) ||
+		!strings.Contains(r.stderr, "; decide again\n") || strings.Count(r.stderr, "← calculator__eval: 8") != 1 {
+		t.Fatalf("stderr:\n%s", r.stderr)
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if len(fake.requests) != 2 {
+		t.Fatalf("%d requests", len(fake.requests))
+	}
+	var roles []string
+	for _, m := range fake.requests[1]["messages"].([]any) {
+		roles = append(roles, m.(map[string]any)["role"].(string))
+	}
+	if got := strings.Join(roles, ","); got != "user,assistant,tool" {
+		t.Errorf("second request's turn order %s", got)
 	}
 }

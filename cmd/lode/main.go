@@ -21,6 +21,19 @@
 // lode serve --http listens on loopback only unless --allow-host names the
 // Host clients use; the MCP server refuses requests for any other host.
 //
+// One function (openDoor) builds what every door needs from lode.yaml: the
+// approval rule — destructive tools, approve:, the policy's per-role
+// approve: rules — the policy's filter and execution check, the history
+// policy and the store. A call that needs approval never runs without a
+// person's yes: lode chat asks in the terminal; lode run pauses with exit
+// code 3 and prints one lode resume command per choice, quoted for a shell;
+// lode resume without decisions lists what waits and writes nothing; lode
+// web pauses and the page shows an approval card; lode serve asks the MCP
+// client through elicitation (mcp.AskClient) and, when the client cannot
+// elicit, answers with an error result that says how to get the approval.
+// lode web keeps threads where --threads says, else where store: says,
+// else in .lode/threads.
+//
 // Configuration comes from lode.yaml (or --config), then the environment
 // (OPENAI_API_KEY, OPENAI_BASE_URL, LODE_MODEL; ANTHROPIC_API_KEY and
 // ANTHROPIC_BASE_URL with model.provider or --provider anthropic), then
@@ -47,6 +60,7 @@
 //
 // Exit codes: 0 success (and lode serve stopped by Ctrl-C or SIGTERM);
 // 1 an error, reported on one line; 2 a mistake in the command line;
+// 3 lode run or lode resume paused with tool calls waiting for approval;
 // 130 lode run stopped by Ctrl-C; 143 lode run or chat stopped by SIGTERM.
 package main
 
@@ -103,14 +117,25 @@ lode serve --http takes a loopback address (127.0.0.1:8080, localhost:8080,
 for anyone who can reach the server, unauthenticated, so another address is
 refused unless --allow-host NAME says which Host the clients use ("*": any).
 
+` + doorsHelp + `
+
 ` + exitCodes + `
 
 Run "lode <command> -h" for a command's flags.
 `
 
+// doorsHelp says what each command does with a call that needs approval.
+const doorsHelp = `Approvals: calls to destructive tools, to what approve: in lode.yaml names, and
+to what the policy's approve: rules name for the caller's roles wait for a
+person at every door. chat asks in the terminal; run stops (exit 3) and prints
+the lode resume commands that decide; web shows an approval card; serve asks
+the MCP client through elicitation, and refuses the call when it cannot ask.`
+
 // exitCodes is the part of the help that says how lode ends.
-const exitCodes = `Exit codes: 0 success (lode serve also when Ctrl-C or SIGTERM stops it);
-1 an error, reported on one line of stderr; 2 a mistake in the command line;
+const exitCodes = `Exit codes: 0 success (lode serve also when Ctrl-C or SIGTERM stops it; lode
+resume also when nothing waits); 1 an error, reported on one line of stderr;
+2 a mistake in the command line; 3 lode run or resume paused: tool calls wait
+for approval (the lode resume commands that decide are printed);
 130 lode run stopped by Ctrl-C; 143 lode run or chat stopped by SIGTERM.`
 
 // env is what a command reads and writes, so tests can run it in-process.
@@ -149,6 +174,7 @@ func main() {
 const (
 	exitError       = 1
 	exitUsage       = 2
+	exitPaused      = 3   // run or resume stopped with calls waiting for approval
 	exitInterrupted = 130 // Ctrl-C (SIGINT) stopped run
 	exitTerminated  = 143 // SIGTERM stopped run or chat
 )
@@ -247,6 +273,10 @@ func run(ctx context.Context, e env, args []string) int {
 	var ue usageError
 	if errors.As(err, &ue) {
 		return exitUsage
+	}
+	var pe pausedErr
+	if errors.As(err, &pe) {
+		return exitPaused
 	}
 	return exitError
 }

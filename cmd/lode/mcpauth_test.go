@@ -108,7 +108,7 @@ func newOAuthServer(t *testing.T) *oauthServer {
 		js(w, 200, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600, "refresh_token": "refresh-1"})
 	})
 	srv := sdk.NewServer(&sdk.Implementation{Name: "guarded", Version: "1"}, nil)
-	sdk.AddTool(srv, &sdk.Tool{Name: "secret"}, func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+	sdk.AddTool(srv, &sdk.Tool{Name: "secret", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}}, func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "42"}}}, nil, nil
 	})
 	verify := func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {

@@ -16,13 +16,13 @@ import (
 )
 
 // lode serve mounts a server behind OAuth with the login lode mcp login
-// kept, and prints a mounted server's progress reports on stderr, as run
+// kept (its tools say they are read-only, so no approval is asked), and prints a mounted server's progress reports on stderr, as run
 // and chat do, while stdout carries the protocol.
 func TestServeUsesLoginsAndPrintsNotes(t *testing.T) {
 	o := newOAuthServer(t)
 	o.issued = []string{"token-1"}
 	chatty := sdk.NewServer(&sdk.Implementation{Name: "chatty", Version: "1"}, nil)
-	sdk.AddTool(chatty, &sdk.Tool{Name: "work"}, func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+	sdk.AddTool(chatty, &sdk.Tool{Name: "work", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}}, func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
 		if tok := req.Params.GetProgressToken(); tok != nil {
 			_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Total: 2, Message: "half"})
 		}

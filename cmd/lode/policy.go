@@ -6,17 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/lodeworks/lode/ledger"
-	"github.com/lodeworks/lode/x/conduit/web"
+	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/x/policy"
-	xtool "github.com/lodeworks/lode/x/tool"
-	"github.com/lodeworks/lode/x/tool/mcp"
 )
 
 // TokenConfig grants roles to the HTTP callers that present one bearer
@@ -116,69 +112,8 @@ func tokensOf(e env, cfg *Config) (*policy.Tokens, error) {
 	return policy.NewTokens(grants), nil
 }
 
-// servePolicy puts lode.yaml's policy, if any, on the MCP server's doors:
-// its filter, its Handler, and the callers' roles — from their bearer
-// tokens over HTTP when tokens: are given, else the --role flag.
-func servePolicy(e env, cfg *Config, tb *toolbox, http bool, roles string) ([]xtool.HandlerOption, []mcp.ServerOption, error) {
-	src, err := policySource(e, cfg, checkAgainst(cfg, tb))
-	if err != nil || src == nil {
-		if err == nil && roles != "" {
-			err = usageError{"--role needs a policy: in lode.yaml (or policy_file:)"}
-		}
-		return nil, nil, err
-	}
-	enf := policy.NewEnforcer(tb.reg, src, policy.WithOwners(ownersOf(tb)))
-	sopts := []mcp.ServerOption{mcp.WithFilter(enf.Filter())}
-	tokens, err := tokensOf(e, cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	if http && tokens != nil {
-		sopts = append(sopts, mcp.WithIdentify(tokens.Identify))
-	} else {
-		sopts = append(sopts, mcp.WithState(ledger.NewThread(ledger.WithMetadata(map[string]string{policy.RolesKey: roles}))))
-	}
-	return enf.HandlerOptions(), sopts, nil
-}
-
 func (o *options) registerRole(fs *flag.FlagSet) {
 	fs.StringVar(&o.role, "role", "", "with a policy in lode.yaml: the roles (comma-separated) the caller holds; lode web: of every caller when tokens: grant none")
-}
-
-// agentPolicy returns the per-turn filter and Handler options of
-// lode.yaml's policy for a loop, and the roles its threads hold; all nil
-// without a policy.
-func agentPolicy(e env, cfg *Config, tb *toolbox, roles string) (xtool.ToolFilter, []xtool.HandlerOption, *string, error) {
-	src, err := policySource(e, cfg, checkAgainst(cfg, tb))
-	if err != nil || src == nil {
-		if err == nil && roles != "" {
-			err = usageError{"--role needs a policy: in lode.yaml (or policy_file:)"}
-		}
-		return nil, nil, nil, err
-	}
-	enf := policy.NewEnforcer(tb.reg, src, policy.WithOwners(ownersOf(tb)))
-	return enf.Filter(), enf.HandlerOptions(), &roles, nil
-}
-
-// webPolicy is agentPolicy for lode web, whose callers' roles come from
-// their bearer tokens when tokens: are given, else from --role.
-func webPolicy(e env, cfg *Config, tb *toolbox, roles string) (xtool.ToolFilter, []xtool.HandlerOption, []web.Option, error) {
-	filter, hopts, held, err := agentPolicy(e, cfg, tb, roles)
-	if err != nil || held == nil {
-		return filter, hopts, nil, err
-	}
-	tokens, err := tokensOf(e, cfg)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	identify := func(*http.Request) (web.Identity, error) { return web.Identity{Role: roles}, nil }
-	if tokens != nil {
-		identify = func(r *http.Request) (web.Identity, error) {
-			caller, rs, err := tokens.Lookup(r)
-			return web.Identity{Caller: caller, Role: strings.Join(rs, ",")}, err
-		}
-	}
-	return filter, hopts, []web.Option{web.WithIdentify(identify)}, nil
 }
 
 const policyUsage = `usage: lode policy check [--config FILE]
@@ -189,7 +124,9 @@ check validates the policy (policy: in lode.yaml, or the file policy_file:
 names) against its schema and against the tools the configuration mounts:
 a rule that names no mounted tool, pack or MCP server is an error, with its
 line. explain prints what the roles may use and the rule that decides each
-tool, or, given TOOL, the rule that decides that one. schema prints the
+tool, or, given TOOL, the rule that decides that one; "approval" marks a call
+that waits for a person at every door — by the policy's approve: rules, by
+approve: in lode.yaml, or because the tool is destructive. schema prints the
 document's JSON Schema, for editors.
 `
 
@@ -269,11 +206,25 @@ func cmdPolicy(ctx context.Context, e env, args []string) error {
 			fmt.Fprintf(e.stdout, "role %s: not in the policy, so it allows nothing\n", r)
 		}
 	}
+	// What the policy allows may still wait for a person: the doors add
+	// destructive tools and approve: in lode.yaml, and so does explain.
+	outside := approvalRule(cfg, tb, nil)
+	withDoors := func(name string, d policy.Decision) policy.Decision {
+		b, ok := tb.reg.Lookup(name)
+		if !ok || !d.Allowed || d.NeedsApproval {
+			return d
+		}
+		if reason, ask := outside(ctx, b.Tool, artifact.ToolCall{Name: name}); ask {
+			d.NeedsApproval, d.ApprovalRule = true, reason
+		}
+		return d
+	}
 	switch len(rest) {
 	case 0:
 		w := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 		for _, en := range p.Explain(held, inv) {
-			fmt.Fprintf(w, "%s\t%s\t%s\n", verdict(en.Decision), en.Tool.Name, why(en.Decision))
+			d := withDoors(en.Tool.Name, en.Decision)
+			fmt.Fprintf(w, "%s\t%s\t%s\n", verdict(d), en.Tool.Name, why(d))
 		}
 		if err := w.Flush(); err != nil {
 			return err
@@ -293,7 +244,7 @@ func cmdPolicy(ctx context.Context, e env, args []string) error {
 		if found == nil {
 			return fmt.Errorf("policy: no mounted tool is called %q (lode tools lists them)", name)
 		}
-		d := p.Decide(held, *found)
+		d := withDoors(name, p.Decide(held, *found))
 		fmt.Fprintf(e.stdout, "%s %s: %s\n", name, verdict(d), why(d))
 		return nil
 	}

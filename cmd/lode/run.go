@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -130,6 +131,8 @@ type agent struct {
 	shutdown func(context.Context) error
 	// roles, with a policy, are what every thread of the agent holds.
 	roles *string
+	// store is the ledger folder of the agent's threads ("" in memory).
+	store string
 }
 
 func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
@@ -163,37 +166,29 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 	if err != nil {
 		return nil, err
 	}
-	handlerOpts := approvalOptions(cfg)
+	pr := &printer{out: e.stdout, info: e.stderr}
+	d, err := openDoor(e, cfg, tb, doorSpec{kind: doorLoop, roles: o.role, prov: prov, store: o.store})
+	if err != nil {
+		_ = tb.Close()
+		return nil, err
+	}
+	handlerOpts := d.handler
 	loopOpts := []loop.Option{loop.WithMaxTurns(cfg.MaxTurns), loop.WithTimeLimit(time.Duration(cfg.Model.Timeout))}
 	if tracer != nil {
 		handlerOpts = append(handlerOpts, xtool.WithTracer(tracer))
 		loopOpts = append(loopOpts, loop.WithTracer(tracer))
 	}
-	pr := &printer{out: e.stdout, info: e.stderr}
-	filter, popts, roles, err := agentPolicy(e, cfg, tb, o.role)
-	if err != nil {
-		_ = tb.Close()
-		return nil, err
-	}
-	handlerOpts = append(handlerOpts, popts...)
 	notes.to(pr)
-	invoke := []provider.InvokeOption{xtool.WithFilteredTools(tb.reg, filter)}
-	pol, sendTo, err := historyPolicy(cfg, prov)
-	if err != nil {
-		return nil, err
-	}
-	if pol != nil {
-		invoke = append([]provider.InvokeOption{pol}, invoke...)
-	}
-	if cfg.System != "" {
-		invoke = append(invoke, provider.WithSystemPrompt(cfg.System))
-	}
 	loopOpts = append(loopOpts,
 		loop.WithHandlers(xtool.NewHandler(tb.reg, handlerOpts...)),
-		loop.WithInvokeOptions(invoke...),
+		loop.WithInvokeOptions(d.invoke(cfg, tb)...),
 		loop.WithObserver(pr),
 	)
-	return &agent{cfg: cfg, step: loop.New(loopOpts...), prov: sendTo, baseURL: prov.BaseURL(), tools: tb, printer: pr, shutdown: shutdown, roles: roles}, nil
+	var sendTo provider.Provider = prov
+	if d.prov != nil {
+		sendTo = d.prov
+	}
+	return &agent{cfg: cfg, step: loop.New(loopOpts...), prov: sendTo, baseURL: prov.BaseURL(), tools: tb, printer: pr, shutdown: shutdown, roles: d.roles, store: d.store}, nil
 }
 
 func (a *agent) close() {
@@ -284,7 +279,11 @@ func cmdRun(ctx context.Context, e env, args []string) (err error) {
 	o.register(fs)
 	var cas cassetteFlags
 	cas.register(fs)
-	describe(fs, `lode run [flags] "prompt"   (or lode run [flags] - to read the prompt from standard input)`, exitCodes)
+	describe(fs, `lode run [flags] "prompt"   (or lode run [flags] - to read the prompt from standard input)`, `A call that needs approval stops the run with exit code 3; with --store (or
+store: in lode.yaml) the lode resume commands that decide it are printed, one
+per choice, ready to paste.
+
+`+exitCodes)
 	words, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err
@@ -311,7 +310,7 @@ func cmdRun(ctx context.Context, e env, args []string) (err error) {
 	defer a.close()
 	ctx, stop := interruptible(ctx, e)
 	defer stop()
-	thread, closeStore, err := newThread(ctx, storeDir(&o, a.cfg))
+	thread, closeStore, err := newThread(ctx, a.store)
 	if err != nil {
 		return err
 	}
@@ -319,7 +318,7 @@ func cmdRun(ctx context.Context, e env, args []string) (err error) {
 	err = a.ask(ctx, thread, prompt)
 	var pe *loop.PendingError
 	if errors.As(err, &pe) {
-		return pausedError(e.stderr, pe, storeDir(&o, a.cfg))
+		return pausedError(e.stderr, pe, o.resumeCmd(a.store))
 	}
 	return err
 }
@@ -372,7 +371,7 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("lode chat", flag.ContinueOnError)
 	var o options
 	o.register(fs)
-	describe(fs, "lode chat [flags]", "Ctrl-C stops a turn; at the prompt it only says how to quit. Ctrl-D quits.\n--timeout and --idle-timeout bound each answer; one that runs out is reported and the chat goes on.\n\n"+exitCodes)
+	describe(fs, "lode chat [flags]", "Ctrl-C stops a turn; at the prompt it only says how to quit. Ctrl-D quits.\n--timeout and --idle-timeout bound each answer; one that runs out is reported and the chat goes on.\nA call that needs approval is asked about here (y, n, e to edit); an edit the\ntool's schema refuses is asked about again, and calls that wait are decided\nbefore the next message.\n\n"+exitCodes)
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err
@@ -415,46 +414,80 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 	thread := ledger.NewThread()
 	fmt.Fprintf(e.stderr, "lode chat with %s — Ctrl-C stops a turn, Ctrl-D quits\n", a.cfg.Model.Name)
 	for {
-		fmt.Fprint(e.stderr, "you> ")
+		// Calls still waiting (a decision round was stopped) are decided
+		// before another user message is taken: a message between a call
+		// and its result is a turn order servers reject.
+		waiting := loop.Pending(thread)
 		var line string
-	prompt:
-		for {
-			select {
-			case <-ctx.Done():
-				fmt.Fprintln(e.stderr)
-				return ctx.Err()
-			case <-sigs:
-				fmt.Fprint(e.stderr, "\n(Ctrl-D quits)\nyou> ")
-			case l, ok := <-lines:
-				if !ok {
+		if len(waiting) == 0 {
+			fmt.Fprint(e.stderr, "you> ")
+		prompt:
+			for {
+				select {
+				case <-ctx.Done():
 					fmt.Fprintln(e.stderr)
-					return <-readErr
+					return ctx.Err()
+				case <-sigs:
+					fmt.Fprint(e.stderr, "\n(Ctrl-D quits)\nyou> ")
+				case l, ok := <-lines:
+					if !ok {
+						fmt.Fprintln(e.stderr)
+						return <-readErr
+					}
+					line = strings.TrimSpace(l)
+					break prompt
 				}
-				line = strings.TrimSpace(l)
-				break prompt
 			}
-		}
-		if line == "" {
-			continue
+			if line == "" {
+				continue
+			}
+		} else {
+			fmt.Fprintf(e.stderr, "(%d tool call(s) still wait for approval)\n", len(waiting))
 		}
 		turnCtx, cancel := context.WithCancel(ctx)
 		answered := make(chan error, 1)
-		go func() { answered <- a.ask(turnCtx, thread, line) }()
+		if waiting != nil {
+			answered <- &loop.PendingError{Thread: thread.ID(), Calls: waiting}
+		} else {
+			go func() { answered <- a.ask(turnCtx, thread, line) }()
+		}
+		var decided []artifact.Decision
 	turn:
 		for {
 			select {
 			case err = <-answered:
 				var pe *loop.PendingError
-				if !errors.As(err, &pe) {
+				var de *loop.DecisionError
+				var ask []artifact.Pending
+				switch {
+				case errors.As(err, &pe):
+					ask, decided = pe.Calls, nil
+				case errors.As(err, &de) && decided != nil:
+					// Nothing was recorded: keep the other decisions and
+					// ask again about the one refused.
+					ask = refusedCall(thread, de.ToolCallID)
+					if ask == nil {
+						break turn
+					}
+					fmt.Fprintf(e.stderr, "lode: %s; decide again\n", oneLine(de.Error()))
+					decided = slices.DeleteFunc(decided, func(d artifact.Decision) bool { return d.ToolCallID == de.ToolCallID })
+				default:
 					break turn
 				}
 				// Ask here, then go on as Resume would anywhere.
-				ds, aerr := askInTerminal(turnCtx, e.stderr, lines, pe.Calls)
+				ds, aerr := askInTerminal(turnCtx, e.stderr, lines, ask)
+				if errors.Is(aerr, io.EOF) {
+					cancel()
+					fmt.Fprintln(e.stderr)
+					return <-readErr
+				}
 				if aerr != nil {
 					err = aerr
 					break turn
 				}
-				go func() { answered <- a.resume(turnCtx, thread, ds) }()
+				decided = append(decided, ds...)
+				all := slices.Clone(decided)
+				go func() { answered <- a.resume(turnCtx, thread, all) }()
 			case <-sigs:
 				cancel()
 			}
@@ -470,6 +503,17 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 			fmt.Fprintln(e.stderr, "lode: "+oneLine(err.Error()))
 		}
 	}
+}
+
+// refusedCall is the pending call of thread with id, alone; nil when it
+// does not wait.
+func refusedCall(thread ledger.State, id string) []artifact.Pending {
+	for _, c := range loop.Pending(thread) {
+		if c.ToolCallID == id {
+			return []artifact.Pending{c}
+		}
+	}
+	return nil
 }
 
 // printer shows a run as it happens: the answer streamed to out, each tool

@@ -71,6 +71,13 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	roles := fs.String("role", "", "with a policy in lode.yaml: the roles (comma-separated) of the caller over stdio, or over HTTP when tokens: grant none")
 	var allowHosts []string
 	allowHostFlag(fs, &allowHosts, "accept requests for this Host name besides loopback ones (repeatable; \"*\" for any); needed to serve --http on an address other than loopback, which opens the tools to the network with no authentication")
+	describe(fs, "lode serve [flags]", `A call that needs approval (a destructive tool, approve: in lode.yaml, the
+policy's approve: rules for the caller's roles) is put to the MCP client's
+person through elicitation and runs only on an accepted yes, once. A client
+that declared no elicitation gets an error result (isError) saying the call
+needs approval, why, and how to get it; the call never runs.
+
+`+exitCodes)
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err
@@ -107,10 +114,11 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer tb.Close()
-	hopts, popts, err := servePolicy(e, cfg, tb, *addr != "", *roles)
+	d, err := openDoor(e, cfg, tb, doorSpec{kind: doorServe, roles: *roles, http: *addr != ""})
 	if err != nil {
 		return err
 	}
+	hopts, popts := d.handler, d.server
 	if tracer != nil {
 		hopts = append(hopts, xtool.WithTracer(tracer))
 	}

@@ -50,6 +50,13 @@ func hasSkillDirs(opts map[string]any) bool {
 const naming = `Names: a pack or MCP server's tools appear as <source>__<tool> (calculator__eval,
 everything__echo); a pack that names its own tools keeps them flat (local_query).`
 
+// approvalNote says what "needs approval" in lode tools means at each door.
+const approvalNote = `A tool marked "needs approval" (destructive, named by approve: in lode.yaml, or
+by the policy's approve: rules for --role) never runs without a person's yes:
+lode run pauses (exit 3) for lode resume; lode chat asks in the terminal; lode
+web shows an approval card; lode serve asks the MCP client through elicitation
+and refuses the call when the client cannot ask.`
+
 // toolbox is what a configuration mounts.
 type toolbox struct {
 	reg     tool.Registry
@@ -132,8 +139,9 @@ func cmdTools(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("lode tools", flag.ContinueOnError)
 	var o options
 	o.registerTools(fs)
-	asJSON := fs.Bool("json", false, "print the tools as JSON (name, description, input schema)")
-	describe(fs, "lode tools [--config FILE] [--json]", naming)
+	asJSON := fs.Bool("json", false, "print the tools as JSON (name, description, input schema, and why a call needs approval)")
+	fs.StringVar(&o.role, "role", "", "with a policy in lode.yaml: say what needs approval for a caller holding these roles (comma-separated)")
+	describe(fs, "lode tools [--config FILE] [--role R] [--json]", naming+"\n"+approvalNote)
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err
@@ -153,16 +161,22 @@ func cmdTools(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer tb.Close()
+	d, err := openDoor(e, cfg, tb, doorSpec{kind: doorList, roles: o.role})
+	if err != nil {
+		return err
+	}
 	tools := tb.reg.Tools()
 	if *asJSON {
 		type out struct {
 			Name        string          `json:"name"`
 			Description string          `json:"description"`
 			InputSchema json.RawMessage `json:"inputSchema"`
+			Approval    string          `json:"approval,omitempty"`
 		}
 		list := make([]out, len(tools))
 		for i, t := range tools {
-			list[i] = out{t.Name, t.Description, t.Schema}
+			why, _ := d.needsFor(o.role, t)
+			list[i] = out{t.Name, t.Description, t.Schema, why}
 		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -173,6 +187,9 @@ func cmdTools(ctx context.Context, e env, args []string) error {
 		desc, _, _ := strings.Cut(t.Description, "\n")
 		fmt.Fprintf(w, "%s\t%s\n", t.Name, desc)
 		fmt.Fprintf(w, "\t  args: %s\n", t.Schema)
+		if why, ask := d.needsFor(o.role, t); ask {
+			fmt.Fprintf(w, "\t  needs approval: %s\n", why)
+		}
 	}
 	if err := w.Flush(); err != nil {
 		return err

@@ -28,9 +28,15 @@ func cmdWeb(ctx context.Context, e env, args []string) error {
 	var o options
 	o.register(fs)
 	addr := fs.String("addr", defaultWebAddr, "listen on this loopback HOST:PORT")
-	threads := fs.String("threads", defaultThreadsDir, "keep the chat threads in this folder (a ledger file store)")
+	threads := fs.String("threads", defaultThreadsDir, "keep the chat threads in this folder (a ledger file store); given, it wins over store: in lode.yaml, which wins over the default")
 	var allowHosts []string
 	allowHostFlag(fs, &allowHosts, "accept requests for this Host name besides loopback ones (repeatable; \"*\" for any); needed to listen on an address other than loopback, which lets anyone who reaches it chat and run the tools, unauthenticated")
+	describe(fs, "lode web [flags]", `A call that needs approval pauses the chat; the page shows it as an approval
+card (after a reload, and in another browser, too) and posts the decision.
+Callers' roles, for the policy and its approve: rules, come from their tokens:
+or from --role. history: in lode.yaml applies to every request.
+
+`+exitCodes)
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err
@@ -65,33 +71,40 @@ func cmdWeb(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer tb.Close()
-	store, err := file.Open(*threads)
+	// --threads given wins over store: in lode.yaml, which wins over the
+	// default folder.
+	explicit := ""
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "threads" {
+			explicit = *threads
+		}
+	})
+	d, err := openDoor(e, cfg, tb, doorSpec{kind: doorWeb, roles: o.role, prov: prov, store: explicit, def: defaultThreadsDir})
+	if err != nil {
+		return err
+	}
+	store, err := file.Open(d.store)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 
-	var hopts []xtool.HandlerOption
+	hopts := d.handler
 	loopOpts := []loop.Option{loop.WithMaxTurns(cfg.MaxTurns), loop.WithTimeLimit(time.Duration(cfg.Model.Timeout))}
 	if tracer != nil {
 		hopts = append(hopts, xtool.WithTracer(tracer))
 		loopOpts = append(loopOpts, loop.WithTracer(tracer))
 	}
-	filter, popts, wopts, err := webPolicy(e, cfg, tb, o.role)
-	if err != nil {
-		return err
-	}
-	hopts = append(hopts, popts...)
-	invoke := []provider.InvokeOption{xtool.WithFilteredTools(tb.reg, filter)}
-	if cfg.System != "" {
-		invoke = append(invoke, provider.WithSystemPrompt(cfg.System))
-	}
-	loopOpts = append(loopOpts, loop.WithHandlers(xtool.NewHandler(tb.reg, hopts...)), loop.WithInvokeOptions(invoke...))
-	wopts = append(wopts, web.WithLoopOptions(loopOpts...))
+	loopOpts = append(loopOpts, loop.WithHandlers(xtool.NewHandler(tb.reg, hopts...)), loop.WithInvokeOptions(d.invoke(cfg, tb)...))
+	wopts := append(d.web, web.WithLoopOptions(loopOpts...))
 	if len(allowHosts) > 0 {
 		wopts = append(wopts, web.WithAllowedHosts(allowHosts...))
 	}
-	h, err := web.New(prov, store, wopts...)
+	var sendTo provider.Provider = prov
+	if d.prov != nil {
+		sendTo = d.prov
+	}
+	h, err := web.New(sendTo, store, wopts...)
 	if err != nil {
 		return err
 	}
@@ -102,7 +115,7 @@ func cmdWeb(ctx context.Context, e env, args []string) error {
 	if remote {
 		fmt.Fprintf(e.stderr, "lode web: warning: %s is not a loopback address: anyone who can reach it can chat and run these tools, unauthenticated\n", *addr)
 	}
-	fmt.Fprintf(e.stderr, "lode web: %d tools, threads in %s, chat at http://%s/\n", len(tb.reg.Tools()), *threads, ln.Addr())
+	fmt.Fprintf(e.stderr, "lode web: %d tools, threads in %s, chat at http://%s/\n", len(tb.reg.Tools()), d.store, ln.Addr())
 	ctx, stop := interruptible(ctx, e)
 	defer stop()
 	err = h.Serve(ctx, ln)

@@ -94,6 +94,26 @@
 // changed, or at Refresh; connected clients are then sent
 // notifications/tools/list_changed.
 //
+// # Approvals at the server
+//
+// MCP has no approval step of its own, so a Server whose Handler gates calls
+// (xtool.WithApprover, WithApprovalFor, WithApprovalRule, destructive tools)
+// should give it AskClient as its Approver: each call that needs approval is
+// put to the person behind the client through elicitation — a form naming
+// the tool, its arguments and the reason, asking for approve (a boolean)
+// and an optional reason. Only an accepted answer with approve true runs
+// the call, once; a decline, a cancel, approve false, a failed elicitation
+// or no answer in time (WithAskTimeout) refuse it. A client that declared
+// no elicitation capability cannot be asked, so the call fails closed: an
+// error result (isError, HTTP 200) saying that it needs a person's
+// approval, why, and what to do (WithAskHint); it never runs. From revision
+// 2026-07-28 on the question travels in an input-required result and the
+// answer in the client's retry, bound to the call by a signed state.
+// xtool.AskLater is no choice here: a server cannot pause a caller's run.
+//
+//	h := xtool.NewHandler(reg, xtool.WithApprover(mcp.AskClient()), xtool.WithApprovalFor("wipe"))
+//	srv, err := mcp.NewServer(reg, mcp.WithHandler(h))
+//
 // # Protocol revisions
 //
 // The server speaks every revision the go-sdk does, 2026-07-28 included

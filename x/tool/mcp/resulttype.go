@@ -38,11 +38,26 @@ func negotiated(req sdk.Request) string {
 // the mark in an unexported field that it sets only on results of tools it
 // runs itself and when it decodes one, so it is decoded once here, and
 // copied with the struct.
-var completeTemplate = func() sdk.CallToolResult {
+var completeTemplate = resultTemplate("complete")
+
+// inputRequiredTemplate is completeTemplate for a result that asks the
+// client for input before the call can go on.
+var inputRequiredTemplate = resultTemplate("input_required")
+
+func resultTemplate(kind string) sdk.CallToolResult {
 	var r sdk.CallToolResult
-	_ = json.Unmarshal([]byte(`{"resultType":"complete","content":[]}`), &r)
+	_ = json.Unmarshal([]byte(`{"resultType":"`+kind+`","content":[]}`), &r)
 	return r
-}()
+}
+
+// inputRequired is the result that asks the client to answer q (an
+// elicitation) and call again with the answer and state.
+func inputRequired(q *sdk.ElicitParams, state string) *sdk.CallToolResult {
+	out := inputRequiredTemplate
+	out.InputRequests = sdk.InputRequestMap{approvalInput: q}
+	out.RequestState = state
+	return &out
+}
 
 // complete marks a tools/call result the server built itself as complete
 // when the request's revision requires it, as the go-sdk marks the results
@@ -50,6 +65,9 @@ var completeTemplate = func() sdk.CallToolResult {
 // field of res.
 func complete(req sdk.Request, res *sdk.CallToolResult) *sdk.CallToolResult {
 	if res == nil || negotiated(req) < resultTypeRevision {
+		return res
+	}
+	if res.InputRequests != nil {
 		return res
 	}
 	out := completeTemplate

@@ -321,6 +321,11 @@ type callKey struct{}
 type callInfo struct {
 	req   *sdk.CallToolRequest
 	state ledger.State
+	// input, set by AskClient on a session of a revision that forbids a
+	// server's own requests during a call, is the question the result must
+	// carry instead (an input-required result), with its signed state.
+	input      *sdk.ElicitParams
+	inputState string
 }
 
 // CallRequest returns the MCP request of the tools/call a served tool is
@@ -371,14 +376,20 @@ func (s *Server) callTool(ctx context.Context, req *sdk.CallToolRequest) *sdk.Ca
 	if err != nil {
 		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("the call to %s was refused: %v", name, err)}}}
 	}
-	ctx = context.WithValue(ctx, callKey{}, &callInfo{req: req, state: st})
 	ctx = xtool.WithCaller(ctx, st)
 	ctx = xtool.WithReporter(ctx, reporter{req: req})
 	if s.filter != nil {
 		ctx = xtool.WithOffered(ctx, s.filter(ctx, st, s.reg.Tools()))
 	}
+	ci := &callInfo{req: req, state: st}
+	ctx = context.WithValue(ctx, callKey{}, ci)
 	id := "mcp-" + strconv.FormatUint(s.calls.Add(1), 10)
 	res := s.handler.Execute(ctx, artifact.ToolCall{ID: id, Name: name, Arguments: string(raw)})
+	if ci.input != nil {
+		// The call did not run: the client asks its person and calls again
+		// with the answer (multi round-trip requests).
+		return inputRequired(ci.input, ci.inputState)
+	}
 	return toCallResult(res)
 }
 
