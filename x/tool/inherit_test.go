@@ -222,7 +222,11 @@ func TestDispatchAllocsWithGate(t *testing.T) {
 		"with approver": addDispatchWith(t, xtool.WithApprover(xtool.AskLater)),
 		"with gate":     addDispatchWith(t, xtool.WithGate(allow)),
 	} {
-		if n := testing.AllocsPerRun(200, f); n != dispatchAllocs {
+		n := testing.AllocsPerRun(200, f)
+		for range 2 {
+			n = min(n, testing.AllocsPerRun(200, f))
+		}
+		if n != dispatchAllocs {
 			t.Errorf("%s: a call allocates %v times, want %d", name, n, dispatchAllocs)
 		}
 	}
@@ -230,8 +234,15 @@ func TestDispatchAllocsWithGate(t *testing.T) {
 	// or not the handler above gates. The first nested measure of a
 	// process counts one-off set-up as well, whichever side goes first, so
 	// a warm-up measure is left out.
+	// Allocations of other goroutines (the watchdog, other tests') land in
+	// a measure now and then, so each side keeps its least of a few.
 	belowAllocs(t)
-	if ungated, gated := belowAllocs(t), belowAllocs(t, xtool.WithApprover(xtool.AskLater)); gated != ungated {
+	ungated, gated := belowAllocs(t), belowAllocs(t, xtool.WithApprover(xtool.AskLater))
+	for range 4 {
+		ungated = min(ungated, belowAllocs(t))
+		gated = min(gated, belowAllocs(t, xtool.WithApprover(xtool.AskLater)))
+	}
+	if gated != ungated {
 		t.Errorf("a call below a gated call allocates %v times, %v below an ungated one", gated, ungated)
 	}
 }
