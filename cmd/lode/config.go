@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"reflect"
@@ -272,9 +274,23 @@ func fieldByKey(t reflect.Type, k string) (reflect.StructField, bool) {
 // parseConfig reads a lode.yaml. An unknown key, a section of the wrong
 // shape or a bad value is an error that names its line.
 func parseConfig(name string, data []byte) (*Config, error) {
+	// One document: a second one (after ---) would be dropped without a
+	// word, and with it any policy:, approve: or tokens: it holds.
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == nil:
+		line := next.Line
+		if len(next.Content) > 0 {
+			line = next.Content[0].Line
+		}
+		return nil, fmt.Errorf("%s:%d: a second YAML document starts here; lode.yaml is one document, and the settings of any other would be ignored", name, line)
+	case !errors.Is(err, io.EOF):
+		return nil, fmt.Errorf("%s: after the first document: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	f := &fileLines{name: name, lines: map[string]int{}}
 	cfg := &Config{file: f}

@@ -324,3 +324,30 @@ func TestPolicySchemaAndUsage(t *testing.T) {
 		t.Errorf("no subcommand: exit %d, %q", r.code, r.stderr)
 	}
 }
+
+// A policy file whose deny: sits in a second YAML document is refused, by
+// line, at every door and by lode policy check: no door may run with the
+// first document alone.
+func TestPolicyFileOfTwoDocumentsRefused(t *testing.T) {
+	dir := writeConfig(t, "tools:\n  calculator: {}\npolicy_file: policy.yaml\n")
+	doc := "roles:\n  viewer:\n    allow: {packs: [calculator]}\n---\nroles:\n  viewer:\n    deny: {packs: [calculator]}\n"
+	if err := os.WriteFile(filepath.Join(dir, "policy.yaml"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "line 5: a second YAML document starts here"
+	for _, args := range [][]string{
+		{"policy", "check"},
+		{"tools", "--role", "viewer"},
+		{"serve", "--role", "viewer"},
+		{"serve", "--http", "127.0.0.1:0", "--role", "viewer"},
+		{"run", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--role", "viewer", "hi"},
+		{"web", "--addr", "127.0.0.1:0", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--role", "viewer"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			r := lode(t, dir, nil, "", args...)
+			if r.code != 1 || !strings.Contains(r.stderr, want) || strings.Count(r.stderr, "\n") != 1 {
+				t.Errorf("%v: exit %d, stderr %q; want 1 and one line with %q", args, r.code, r.stderr, want)
+			}
+		})
+	}
+}
