@@ -37,20 +37,10 @@ func TestOpenCalls(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var seed []ledger.Turn
-			th := ledger.NewThread()
-			st := ledger.NewStoredThread("t1", ledger.Snapshot{}, &memJournal{}, nil)
 			for _, tu := range c.turns {
 				seed = append(seed, ledger.Turn{Role: tu.role, Artifacts: tu.arts})
-				if err := th.Append(tu.role, tu.arts...); err != nil {
-					t.Fatal(err)
-				}
-				if err := st.Append(tu.role, tu.arts...); err != nil {
-					t.Fatal(err)
-				}
 			}
-			seeded := ledger.NewThread(ledger.WithTurns(seed...))
-			loaded := ledger.NewStoredThread("t2", ledger.Snapshot{Turns: seed}, &memJournal{}, nil)
-			for name, ct := range map[string]ledger.CallTracker{"appended": th, "seeded": seeded, "stored": st, "loaded": loaded} {
+			for name, ct := range trackers(t, seed) {
 				if got := ct.OpenCalls(); !slices.Equal(got, c.want) {
 					t.Errorf("%s: OpenCalls = %v, want %v", name, got, c.want)
 				}
@@ -101,20 +91,10 @@ func TestLateResults(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var seed []ledger.Turn
-			th := ledger.NewThread()
-			st := ledger.NewStoredThread("t1", ledger.Snapshot{}, &memJournal{}, nil)
 			for _, tu := range c.turns {
 				seed = append(seed, ledger.Turn{Role: tu.role, Artifacts: tu.arts})
-				if err := th.Append(tu.role, tu.arts...); err != nil {
-					t.Fatal(err)
-				}
-				if err := st.Append(tu.role, tu.arts...); err != nil {
-					t.Fatal(err)
-				}
 			}
-			seeded := ledger.NewThread(ledger.WithTurns(seed...))
-			loaded := ledger.NewStoredThread("t2", ledger.Snapshot{Turns: seed}, &memJournal{}, nil)
-			for name, lt := range map[string]ledger.LateTracker{"appended": th, "seeded": seeded, "stored": st, "loaded": loaded} {
+			for name, lt := range trackers(t, seed) {
 				if got := lt.LateResults(); !slices.Equal(got, c.want) {
 					t.Errorf("%s: LateResults = %v, want %v", name, got, c.want)
 				}
@@ -123,5 +103,34 @@ func TestLateResults(t *testing.T) {
 				t.Errorf("ScanCalls: late = %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+// tracker is what Thread and StoredThread both keep as turns come.
+type tracker interface {
+	ledger.CallTracker
+	ledger.LateTracker
+}
+
+// trackers holds turns in every way a State comes to hold them: appended
+// one by one to a Thread and to a StoredThread, seeded into a Thread, and
+// loaded into a StoredThread.
+func trackers(t *testing.T, turns []ledger.Turn) map[string]tracker {
+	t.Helper()
+	th := ledger.NewThread()
+	st := ledger.NewStoredThread("t1", ledger.Snapshot{}, &memJournal{}, nil)
+	for _, tu := range turns {
+		if err := th.Append(tu.Role, tu.Artifacts...); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Append(tu.Role, tu.Artifacts...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return map[string]tracker{
+		"appended": th,
+		"seeded":   ledger.NewThread(ledger.WithTurns(turns...)),
+		"stored":   st,
+		"loaded":   ledger.NewStoredThread("t2", ledger.Snapshot{Turns: turns}, &memJournal{}, nil),
 	}
 }
