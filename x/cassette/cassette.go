@@ -86,6 +86,7 @@ type config struct {
 	scrubHeaders []string
 	scrubFields  [][]string
 	timing       bool
+	secrets      []string
 	problems     []error
 }
 
@@ -165,6 +166,9 @@ type Recorder struct {
 	// tape is the cassette as loaded, for replay's miss diagnostics.
 	tape *vcr.Cassette
 	norm *normCache
+	// secrets are the values never written, learned from the traffic
+	// and given by WithSecrets and AddSecrets.
+	secrets secretSet
 
 	mu      sync.Mutex
 	used    map[int]bool
@@ -192,6 +196,9 @@ func New(path string, opts ...Option) (*Recorder, error) {
 		return nil, errors.Join(cfg.problems...)
 	}
 	r := &Recorder{path: path, cfg: cfg, norm: newNormCache(cfg.scrubFields), used: map[int]bool{}, pending: map[string]*capture{}, order: map[*vcr.Interaction]int64{}}
+	for _, v := range cfg.secrets {
+		r.secrets.add(v, true)
+	}
 	fs := fileFS{path: path}
 	vopts := []recorder.Option{
 		recorder.WithFS(fs),

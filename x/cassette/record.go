@@ -156,7 +156,11 @@ func (r *Recorder) captured(i *vcr.Interaction) error {
 	} else {
 		i.Response.Duration = 0
 	}
+	r.learn(i.Request.URL, i.Request.Headers, i.Request.Form)
+	r.learnJSON(i.Request.Body)
+	r.learnJSON(i.Response.Body)
 	r.scrub(i)
+	r.scrubValues(i)
 	return nil
 }
 
@@ -237,6 +241,7 @@ func (r *Recorder) marshal(v any) ([]byte, error) {
 		r.mu.Unlock()
 		for n, it := range c.Interactions {
 			it.ID = n
+			r.scrubValues(it)
 		}
 	}
 	return yaml.Marshal(v)

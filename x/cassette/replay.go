@@ -13,16 +13,30 @@ import (
 	vcr "gopkg.in/dnaeon/go-vcr.v4/pkg/cassette"
 )
 
-// bodyKey carries a request's normalised body to the matcher.
+// bodyKey carries a request as matching sees it to the matcher.
 type bodyKey struct{}
 
+// liveKey is a request as matching sees it: scrubbed as its recording
+// was, so that a secret in its URL or body compares equal to Redacted.
+type liveKey struct {
+	url  string
+	body *normBody
+}
+
 func (r *Recorder) replay(req *http.Request, body []byte) (*http.Response, error) {
-	key := normalise(body, r.cfg.scrubFields)
+	ct := req.Header.Get("Content-Type")
+	u := req.URL.String()
+	r.learn(u, req.Header, formOf(u, ct, string(body)))
+	r.learnJSON(string(body))
+	key := &liveKey{
+		url:  r.scrubURL(u),
+		body: normalise([]byte(r.scrubRequestBody(ct, string(body))), r.cfg.scrubFields),
+	}
 	ctx := context.WithValue(req.Context(), bodyKey{}, key)
 	resp, err := r.rec.RoundTrip(withBody(ctx, req, body))
 	if err != nil {
 		if errors.Is(err, vcr.ErrInteractionNotFound) {
-			return nil, r.miss(req, key)
+			return nil, r.miss(req.Method, key)
 		}
 		return nil, fmt.Errorf("cassette: %s: %w", r.path, err)
 	}
@@ -59,14 +73,14 @@ func (r *Recorder) replay(req *http.Request, body []byte) (*http.Response, error
 
 // match is go-vcr's matcher: method, URL and normalised body.
 func (r *Recorder) match(req *http.Request, rec vcr.Request) bool {
-	if req.Method != rec.Method || !sameURL(req.URL.String(), rec.URL) {
+	key, _ := req.Context().Value(bodyKey{}).(*liveKey)
+	if key == nil {
+		key = &liveKey{url: req.URL.String(), body: normalise(nil, nil)}
+	}
+	if req.Method != rec.Method || !sameURL(key.url, rec.URL) {
 		return false
 	}
-	key, _ := req.Context().Value(bodyKey{}).(*normBody)
-	if key == nil {
-		key = normalise(nil, nil)
-	}
-	return key.equal(r.norm.of(rec.Body))
+	return key.body.equal(r.norm.of(rec.Body))
 }
 
 // replayed notes which interactions have answered, for miss diagnostics.
@@ -97,6 +111,12 @@ type MissError struct {
 }
 
 func (e *MissError) Error() string {
+	return e.Detail() + "; if the change is meant, record the cassette again with " + EnvRecord + "=1"
+}
+
+// Detail is the error without its advice, for a program that records
+// cassettes some other way (lode run --record FILE) to add its own.
+func (e *MissError) Detail() string {
 	msg := fmt.Sprintf("cassette: %s holds no interaction for %s %s", e.Path, e.Method, e.URL)
 	switch {
 	case e.Closest < 0:
@@ -106,7 +126,7 @@ func (e *MissError) Error() string {
 	default:
 		msg += fmt.Sprintf(": the closest, #%d %s %s, differs at %s", e.Closest, e.ClosestMethod, e.ClosestURL, e.Difference)
 	}
-	return msg + "; if the change is meant, record the cassette again with " + EnvRecord + "=1"
+	return msg
 }
 
 // Is makes a *MissError match ErrNoInteraction.
@@ -114,8 +134,10 @@ func (e *MissError) Is(target error) bool { return target == ErrNoInteraction }
 
 // miss finds the recorded interaction closest to a request that matched
 // none: the fewest differences, preferring one that has not answered yet.
-func (r *Recorder) miss(req *http.Request, key *normBody) error {
-	e := &MissError{Path: r.path, Method: req.Method, URL: req.URL.String(), Closest: -1}
+// The request's URL is given scrubbed, so the error holds no secret.
+func (r *Recorder) miss(method string, live *liveKey) error {
+	key := live.body
+	e := &MissError{Path: r.path, Method: method, URL: live.url, Closest: -1}
 	r.mu.Lock()
 	used := make(map[int]bool, len(r.used))
 	for k, v := range r.used {
@@ -128,7 +150,7 @@ func (r *Recorder) miss(req *http.Request, key *normBody) error {
 	for idx, it := range r.tape.Interactions {
 		rec := r.norm.of(it.Request.Body)
 		d := 0
-		if it.Request.Method != req.Method {
+		if it.Request.Method != method {
 			d += 100 * bodyLimit
 		}
 		if !sameURL(it.Request.URL, e.URL) {
@@ -151,8 +173,8 @@ func (r *Recorder) miss(req *http.Request, key *normBody) error {
 	e.Closest, e.ClosestMethod, e.ClosestURL = it.ID, it.Request.Method, it.Request.URL
 	rec := r.norm.of(it.Request.Body)
 	switch {
-	case it.Request.Method != req.Method:
-		e.Difference = fmt.Sprintf("the method: recorded %s, request %s", it.Request.Method, req.Method)
+	case it.Request.Method != method:
+		e.Difference = fmt.Sprintf("the method: recorded %s, request %s", it.Request.Method, method)
 	case !sameURL(it.Request.URL, e.URL):
 		e.Difference = fmt.Sprintf("the URL: recorded %s, request %s", it.Request.URL, e.URL)
 	case rec.json && key.json:
