@@ -89,7 +89,56 @@ func (s *secretSet) replace(text string) string {
 	if rep == nil {
 		return text
 	}
-	return rep.Replace(text)
+	return replaceInStrings(rep, rep.Replace(text))
+}
+
+// replaceInStrings redacts secrets inside the JSON string literals of
+// text, however each is escaped (a mix of "\/", "\u003c" and raw
+// runes that no list of forms foresees), re-encoding only a literal that
+// held one. Text that is not JSON is scanned too: a quoted piece that
+// does not decode is left alone.
+func replaceInStrings(rep *strings.Replacer, text string) string {
+	if !strings.Contains(text, `\`) {
+		// Without escapes every literal is its own raw form, which the
+		// replacer has already seen.
+		return text
+	}
+	var out strings.Builder
+	last := 0
+	for i := 0; i < len(text); i++ {
+		if text[i] != '"' {
+			continue
+		}
+		end := i + 1
+		for end < len(text) && text[end] != '"' {
+			if text[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		if end >= len(text) {
+			break
+		}
+		lit := text[i : end+1]
+		var dec string
+		if strings.Contains(lit, `\`) && json.Unmarshal([]byte(lit), &dec) == nil {
+			if red := rep.Replace(dec); red != dec {
+				out.WriteString(text[last:i])
+				var b strings.Builder
+				e := json.NewEncoder(&b)
+				e.SetEscapeHTML(false)
+				_ = e.Encode(red)
+				out.WriteString(strings.TrimSuffix(b.String(), "\n"))
+				last = end + 1
+			}
+		}
+		i = end
+	}
+	if last == 0 {
+		return text
+	}
+	out.WriteString(text[last:])
+	return out.String()
 }
 
 // build makes the replacer of every form of every secret; s.mu is held.
