@@ -1,9 +1,14 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/lodeworks/lode/x/cassette"
 )
@@ -59,4 +64,93 @@ func cassetteClient(e env, key string) (*http.Client, string) {
 		key = replayKey
 	}
 	return e.cassette.Client(), key
+}
+
+// useCassette sends the MCP servers' traffic through the session's
+// cassette and hands it every secret lode.yaml configures, so that none
+// reaches the file even where the traffic only echoes it.
+func useCassette(e env, cfg *Config) {
+	for i := range cfg.MCP {
+		cfg.MCP[i].httpc = e.cassette.Client()
+	}
+	e.cassette.AddSecrets(configSecrets(e, cfg)...)
+}
+
+// configSecrets are the secrets a configuration names: the model's key,
+// each MCP server's header values (and a scheme's credentials), its URL's
+// password and key-like query values, its OAuth client secret, and the
+// tokens that grant roles. Unreadable ones are skipped: the commands that
+// use them say what is wrong.
+func configSecrets(e env, cfg *Config) []string {
+	var out []string
+	if k := e.getenv(cfg.Model.APIKeyEnv); k != "" {
+		out = append(out, k)
+	}
+	for _, s := range cfg.MCP {
+		for _, v := range s.Headers {
+			out = append(out, v)
+			if _, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok {
+				out = append(out, strings.TrimSpace(cred))
+			}
+		}
+		if u, err := url.Parse(s.URL); err == nil {
+			if pass, ok := u.User.Password(); ok {
+				out = append(out, pass)
+			}
+			for k, vs := range u.Query() {
+				if secretName(k) {
+					out = append(out, vs...)
+				}
+			}
+		}
+		switch o := s.OAuth; {
+		case o.ClientSecretEnv != "":
+			out = append(out, e.getenv(o.ClientSecretEnv))
+		case o.ClientSecretFile != "":
+			out = append(out, readSecret(o.ClientSecretFile))
+		}
+	}
+	for _, tc := range cfg.Tokens {
+		switch {
+		case tc.Env != "":
+			out = append(out, e.getenv(tc.Env))
+		case tc.File != "":
+			path := tc.File
+			if !filepath.IsAbs(path) && cfg.file != nil {
+				path = filepath.Join(filepath.Dir(cfg.file.name), path)
+			}
+			out = append(out, readSecret(path))
+		}
+	}
+	return out
+}
+
+func readSecret(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// secretName reports a URL query parameter that carries a credential.
+func secretName(name string) bool {
+	n := strings.ReplaceAll(strings.ToLower(name), "-", "_")
+	for _, w := range []string{"key", "apikey", "token", "auth", "secret", "password", "sig", "signature"} {
+		if n == w || strings.HasSuffix(n, "_"+w) {
+			return true
+		}
+	}
+	return false
+}
+
+// replayMiss words a replay that differs from its recording for a user of
+// lode run, who records with --record rather than the tests' variable;
+// nil when err is no miss.
+func replayMiss(err error) error {
+	var miss *cassette.MissError
+	if !errors.As(err, &miss) {
+		return nil
+	}
+	return fmt.Errorf("%s; if the change is meant, record the session again with lode run --record %s", miss.Detail(), miss.Path)
 }

@@ -40,7 +40,7 @@ func TestRunRecordReplay(t *testing.T) {
 	}})
 	defer model.Close()
 
-	dir := writeConfig(t, "mcp:\n  - name: calc\n    url: "+mcpSrv.URL+"/mcp\n    headers:\n      X-Api-Key: mcp-secret-3131\n")
+	dir := writeConfig(t, "mcp:\n  - name: calc\n    url: "+mcpSrv.URL+"/mcp?access_token=mcp-url-token-5656\n    headers:\n      X-Api-Key: mcp-secret-3131\n      X-Trace: Token mcp-header-token-6464\n")
 	file := filepath.Join(dir, "session.yaml")
 	vars := map[string]string{"OPENAI_API_KEY": "sk-secret-2727"}
 	args := func(flag, prompt string) []string {
@@ -61,7 +61,7 @@ func TestRunRecordReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, secret := range []string{"sk-secret-2727", "mcp-secret-3131"} {
+	for _, secret := range []string{"sk-secret-2727", "mcp-secret-3131", "mcp-url-token-5656", "mcp-header-token-6464"} {
 		if strings.Contains(string(data), secret) {
 			t.Errorf("the cassette holds the secret %q", secret)
 		}
@@ -74,9 +74,14 @@ func TestRunRecordReplay(t *testing.T) {
 	}
 
 	changed := lode(t, dir, nil, "", args("--replay", "What is 2 + 41?")...)
-	want := `differs at $.messages[0].content: recorded "What is 2 + 40?", request "What is 2 + 41?"; if the change is meant, record the cassette again with LODE_RECORD=1`
-	if changed.code != 1 || !strings.Contains(changed.stderr, want) || strings.Count(changed.stderr, "\n") != 1 {
-		t.Errorf("changed prompt: exit %d stderr %q, want one line with %s", changed.code, changed.stderr, want)
+	want := `differs at $.messages[0].content: recorded "What is 2 + 40?", request "What is 2 + 41?"; if the change is meant, record the session again with lode run --record ` + file + "\n"
+	if changed.code != 1 || !strings.HasPrefix(changed.stderr, "lode: cassette: "+file+" holds no interaction for POST ") || !strings.HasSuffix(changed.stderr, want) || strings.Count(changed.stderr, "\n") != 1 {
+		t.Errorf("changed prompt: exit %d stderr %q, want one line ending %q", changed.code, changed.stderr, want)
+	}
+	for _, not := range []string{"cannot reach", "LODE_RECORD"} {
+		if strings.Contains(changed.stderr, not) {
+			t.Errorf("changed prompt: stderr %q says %q", changed.stderr, not)
+		}
 	}
 }
 

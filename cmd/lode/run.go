@@ -154,9 +154,7 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 		return nil, err
 	}
 	if e.cassette != nil {
-		for i := range cfg.MCP {
-			cfg.MCP[i].httpc = e.cassette.Client()
-		}
+		useCassette(e, cfg)
 	}
 	notes, err := prepareMCP(ctx, e, cfg)
 	if err != nil {
@@ -219,6 +217,9 @@ func (a *agent) ask(ctx context.Context, thread ledger.State, prompt string) err
 func explain(err error, cfg *Config, baseURL string) error {
 	if err == nil {
 		return nil
+	}
+	if miss := replayMiss(err); miss != nil {
+		return miss
 	}
 	var limit *loop.LimitError
 	if errors.As(err, &limit) {

@@ -115,7 +115,9 @@ func TestScrubByValue(t *testing.T) {
 			reply: `{"token_type":"bearer","expires_in":60}`,
 		}}, []string{formKey, "pw12"}},
 		{"user info password", nil, []exchange{{
-			method: "GET", url: func(base string) string { return strings.Replace(base, "http://", "http://alice:"+password+"@", 1) + "/mcp" },
+			method: "GET", url: func(base string) string {
+				return strings.Replace(base, "http://", "http://alice:"+password+"@", 1) + "/mcp"
+			},
 			status: 200, ctype: "application/json", reply: `{"ok":true}`,
 		}}, []string{password, base64.StdEncoding.EncodeToString([]byte("alice:" + password))}},
 		{"key echoed in a body and an error response", nil, []exchange{{
@@ -126,13 +128,13 @@ func TestScrubByValue(t *testing.T) {
 		{"a JSON-escaped secret", []cassette.Option{cassette.WithSecrets(escaped)}, []exchange{{
 			method: "POST", path: "/v1/echo", header: map[string]string{"Content-Type": "application/json"},
 			body: `{"a":"es/ca\"pe\u003cd\u003eü-0005","b":"es\/ca\"pe<d>\u00fc-0005"}`, status: 500, ctype: "application/json",
-			reply: `{"go":"es/ca\"pe\u003cd\u003eü-0005","php":"es\/ca\"pe\u003cd\u003e\u00fc-0005","raw":"es/ca\"pe<d>ü-0005"}`,
+			reply:    `{"go":"es/ca\"pe\u003cd\u003eü-0005","php":"es\/ca\"pe\u003cd\u003e\u00fc-0005","raw":"es/ca\"pe<d>ü-0005"}`,
 			replayed: `{"go":"REDACTED","php":"REDACTED","raw":"REDACTED"}`,
 		}}, []string{escaped, `es/ca\"pe\u003cd\u003eü-0005`, `es\/ca\"pe<d>\u00fc-0005`, `es/ca\"pe<d>ü-0005`, `\u00fc-0005`}},
 		{"MCP url token and header", nil, []exchange{{
 			method: "POST", path: "/mcp?access_token=" + mcpToken, header: map[string]string{"Private-Token": mcpHdr, "Content-Type": "application/json"},
 			body: `{"jsonrpc":"2.0","id":1,"method":"initialize"}`, status: 200, ctype: "application/json",
-			reply: `{"jsonrpc":"2.0","id":1,"result":{"echo":"` + mcpToken + ` ` + mcpHdr + `"}}`,
+			reply:    `{"jsonrpc":"2.0","id":1,"result":{"echo":"` + mcpToken + ` ` + mcpHdr + `"}}`,
 			replayed: `{"jsonrpc":"2.0","id":1,"result":{"echo":"REDACTED REDACTED"}}`,
 		}}, []string{mcpToken, mcpHdr}},
 		{"a secret first seen in a later interaction", nil, []exchange{
