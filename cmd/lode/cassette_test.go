@@ -111,3 +111,43 @@ func TestRunCassetteFlagsBad(t *testing.T) {
 		})
 	}
 }
+
+// TestConfigSecrets: every secret lode.yaml configures reaches the
+// recorder, and a value that cannot be read is left out.
+func TestConfigSecrets(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "client.secret"), []byte(" file-client-secret \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "role.token"), []byte("file-role-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"MODEL_KEY": "model-key", "CLIENT_SECRET": "env-client-secret", "ROLE_TOKEN": "env-role-token"}
+	e := env{getenv: func(k string) string { return vars[k] }}
+	cfg := &Config{
+		Model: ModelConfig{APIKeyEnv: "MODEL_KEY"},
+		MCP: []MCPServer{
+			{Name: "a", URL: "https://u:url-pass@mcp.test/mcp?access_token=url-token&page=2", Headers: map[string]string{"Authorization": "Bearer hdr-bearer"}},
+			{Name: "b", URL: "https://mcp.test/b", OAuth: MCPOAuth{ClientSecretEnv: "CLIENT_SECRET"}},
+			{Name: "c", URL: "https://mcp.test/c", OAuth: MCPOAuth{ClientSecretFile: filepath.Join(dir, "client.secret")}},
+			{Name: "d", URL: "https://mcp.test/d", OAuth: MCPOAuth{ClientSecretFile: filepath.Join(dir, "missing")}},
+		},
+		Tokens: []TokenConfig{{Env: "ROLE_TOKEN"}, {File: "role.token"}},
+		file:   &fileLines{name: filepath.Join(dir, "lode.yaml")},
+	}
+	got := map[string]bool{}
+	for _, s := range configSecrets(e, cfg) {
+		got[s] = true
+	}
+	want := []string{"model-key", "Bearer hdr-bearer", "hdr-bearer", "url-pass", "url-token", "env-client-secret", "file-client-secret", "env-role-token", "file-role-token"}
+	for _, w := range want {
+		if !got[w] {
+			t.Errorf("configSecrets misses %q; got %v", w, got)
+		}
+	}
+	for _, not := range []string{"2", "u"} {
+		if got[not] {
+			t.Errorf("configSecrets holds %q, which is no secret", not)
+		}
+	}
+}

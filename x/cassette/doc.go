@@ -15,21 +15,45 @@
 //
 // What this package decides:
 //
-//   - Secrets never reach the file. The values of DefaultScrubHeaders
-//     (Authorization, Api-Key, X-Api-Key, Anthropic-Api-Key, cookies, ...)
-//     and of the headers and JSON body fields named with WithScrubHeaders
-//     and WithScrubFields become Redacted in go-vcr's after-capture hook,
-//     before the interaction is even kept in memory.
+//   - Secrets never reach the file, by name or by value. Where they
+//     stand, the values of DefaultScrubHeaders (Authorization, Api-Key,
+//     X-Api-Key, X-Goog-Api-Key, cookies, ...), of headers named with
+//     WithScrubHeaders or named like a credential (X-Auth-Token,
+//     Private-Token), of query parameters and form fields named like one
+//     (key, api_key, access_token, token, auth, secret, password, sig,
+//     signature, anything ending _key, _token, _secret ..., any case),
+//     a URL's password, and the JSON fields of WithScrubFields become
+//     Redacted. Each such value is also a secret the Recorder learns
+//     (an Authorization header gives its credentials, a Basic one its
+//     decoded password too; JSON fields named like a credential, such as
+//     an OAuth token response's access_token, count as well), beside the
+//     values of WithSecrets and AddSecrets; every known secret is
+//     replaced by Redacted wherever it appears — URLs, forms, headers,
+//     request and response bodies of every interaction — raw, URL-escaped
+//     or inside a JSON string however escaped ("\/", "\u003c",
+//     "\u00fc"). The file is scrubbed as it is written, at Stop, so a
+//     secret first seen in the fifth interaction leaves none of the
+//     first four. A learned value shorter than MinLearnedSecret bytes is
+//     redacted only where it stood, since replacing a short value
+//     everywhere would wreck the file; a value given with WithSecrets or
+//     AddSecrets is replaced everywhere whatever its length.
 //   - Replay matches a request by method, URL (query in any order) and
-//     body: JSON compared after scrubbing and canonicalising (key order,
-//     whitespace), anything else byte for byte. Headers are not compared.
+//     body, scrubbed as the recording was (so ?key=... matches the
+//     recorded ?key=REDACTED, whatever the key): JSON compared after
+//     scrubbing and canonicalising (key order, whitespace), anything
+//     else byte for byte. Headers are not compared.
 //     Interactions are written in the order their requests were made, and
 //     each answers once, so a session that asks the same thing twice gets
 //     both answers in turn.
 //   - A request the cassette holds no answer for fails the request with a
 //     *MissError (ErrNoInteraction) naming the closest recorded
 //     interaction and the first difference, as a JSON path with both
-//     values. A missing file is ErrNotFound; a file that is not a
+//     values, and never a secret; Detail gives the message without its
+//     advice to record again with LODE_RECORD=1, for lode run, which
+//     says lode run --record FILE instead. A secret that a request's
+//     body carried before the recording learned it (from a later
+//     request) matches on replay only when it is given with WithSecrets
+//     or AddSecrets. A missing file is ErrNotFound; a file that is not a
 //     cassette, or one whose interactions lack a method, an absolute URL
 //     or a status, is ErrCorrupt; both errors name the file.
 //   - Event streams (text/event-stream) replay one event per read, as the
