@@ -41,7 +41,11 @@
 //     body, scrubbed as the recording was (so ?key=... matches the
 //     recorded ?key=REDACTED, whatever the key): JSON compared after
 //     scrubbing and canonicalising (key order, whitespace), anything
-//     else byte for byte. Headers are not compared.
+//     else byte for byte. Headers are not compared. Where a recorded
+//     JSON string holds Redacted and the request's does not compare
+//     equal, each Redacted stands for any non-empty text, so a body that
+//     carried a secret the recording learned only from a later request,
+//     or a key that changed since, still matches.
 //     Interactions are written in the order their requests were made, and
 //     each answers once, so a session that asks the same thing twice gets
 //     both answers in turn.
@@ -50,10 +54,7 @@
 //     interaction and the first difference, as a JSON path with both
 //     values, and never a secret; Detail gives the message without its
 //     advice to record again with LODE_RECORD=1, for lode run, which
-//     says lode run --record FILE instead. A secret that a request's
-//     body carried before the recording learned it (from a later
-//     request) matches on replay only when it is given with WithSecrets
-//     or AddSecrets. A missing file is ErrNotFound; a file that is not a
+//     says lode run --record FILE instead. A missing file is ErrNotFound; a file that is not a
 //     cassette, or one whose interactions lack a method, an absolute URL
 //     or a status, is ErrCorrupt; both errors name the file.
 //   - Event streams (text/event-stream) replay one event per read, as the
