@@ -21,7 +21,7 @@ const replayKey = "lode-replay"
 type cassetteFlags struct{ record, replay string }
 
 func (c *cassetteFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.record, "record", "", "record the session's HTTP traffic with the model and remote MCP servers into this cassette file (API keys and cookies scrubbed)")
+	fs.StringVar(&c.record, "record", "", "record the session's HTTP traffic with the model and remote MCP servers into this cassette file (keys, tokens and passwords replaced by REDACTED wherever they appear)")
 	fs.StringVar(&c.replay, "replay", "", "replay a cassette written by --record: no request reaches any server, and a request it does not hold fails naming the difference")
 }
 
@@ -43,6 +43,10 @@ func (c *cassetteFlags) start() (*cassette.Recorder, error) {
 func stopCassette(rec *cassette.Recorder, e env, err error) error {
 	stopErr := rec.Stop()
 	if err != nil {
+		if miss := replayMiss(err); miss != nil {
+			// A miss outside a model turn (mounting an MCP server).
+			return miss
+		}
 		return err
 	}
 	if stopErr != nil {

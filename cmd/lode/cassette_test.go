@@ -83,6 +83,21 @@ func TestRunRecordReplay(t *testing.T) {
 			t.Errorf("changed prompt: stderr %q says %q", changed.stderr, not)
 		}
 	}
+
+	// The MCP server's address changed: the miss comes while mounting.
+	if err := os.WriteFile(filepath.Join(dir, "lode.yaml"), []byte("mcp:\n  - name: calc\n    url: "+mcpSrv.URL+"/other?access_token=mcp-url-token-5656\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	moved := lode(t, dir, nil, "", args("--replay", "What is 2 + 40?")...)
+	if moved.code != 1 || !strings.Contains(moved.stderr, "holds no interaction for POST "+mcpSrv.URL+"/other?access_token=REDACTED") ||
+		!strings.Contains(moved.stderr, "; if the change is meant, record the session again with lode run --record "+file) {
+		t.Errorf("moved MCP server: exit %d stderr %q", moved.code, moved.stderr)
+	}
+	for _, not := range []string{"cannot reach", "LODE_RECORD", "mcp-url-token-5656"} {
+		if strings.Contains(moved.stderr, not) {
+			t.Errorf("moved MCP server: stderr %q says %q", moved.stderr, not)
+		}
+	}
 }
 
 func TestRunCassetteFlagsBad(t *testing.T) {
