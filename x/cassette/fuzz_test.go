@@ -35,8 +35,8 @@ const (
 )
 
 // recordWith records one exchange with secret put at place (and given
-// with WithSecrets when given is true) and returns every string of the
-// written file, and the file.
+// with WithSecrets when given is true), checks that it replays, and
+// returns every string of the written file, and the file.
 func recordWith(t *testing.T, secret string, place int, filler string, given bool) ([]string, string) {
 	t.Helper()
 	put := func(at int, plain string) string {
@@ -84,21 +84,35 @@ func recordWith(t *testing.T, secret string, place int, filler string, given boo
 	case inForm:
 		body, ctype = url.Values{"note": {put(inForm, "")}}.Encode(), "application/x-www-form-urlencoded"
 	}
-	req, err := http.NewRequest("POST", "http://fuzz.test/v1?"+q.Encode(), strings.NewReader(body))
-	if err != nil {
+	do := func(c *http.Client) error {
+		req, err := http.NewRequest("POST", "http://fuzz.test/v1?"+q.Encode(), strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", ctype)
+		req.Header.Set("X-Note", put(inHeader, "n"))
+		resp, err := c.Do(req)
+		if err != nil {
+			return err
+		}
+		_, _ = io.ReadAll(resp.Body)
+		return resp.Body.Close()
+	}
+	if err := do(rec.Client()); err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", ctype)
-	req.Header.Set("X-Note", put(inHeader, "n"))
-	resp, err := rec.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
 	if err := rec.Stop(); err != nil {
 		t.Fatal(err)
 	}
+	// The same request replays from the scrubbed file.
+	rep, err := cassette.New(path, opts[2:]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := do(rep.Client()); err != nil {
+		t.Fatalf("replay of the scrubbed cassette: %v", err)
+	}
+	_ = rep.Stop()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
