@@ -109,6 +109,14 @@ func TestScrubByValue(t *testing.T) {
 			method: "GET", path: "/v1beta/models?alt=sse&key=" + queryKey, status: 200, ctype: "application/json",
 			reply: `{"models":[]}`,
 		}}, []string{queryKey}},
+		{"a short query key, redacted where it stands", nil, []exchange{{
+			method: "GET", path: "/v1/models?Api_Key=abc12&page=abc12x", status: 200, ctype: "application/json",
+			reply: `{"page":"abc12x"}`,
+		}}, []string{"Api_Key=abc12&"}},
+		{"a Basic password echoed in a body", nil, []exchange{{
+			method: "POST", path: "/login", header: map[string]string{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte("bob:basic-pass-0010"))},
+			body: "hello", status: 403, ctype: "text/plain", reply: "wrong password basic-pass-0010", replayed: "wrong password REDACTED",
+		}}, []string{"basic-pass-0010", base64.StdEncoding.EncodeToString([]byte("bob:basic-pass-0010"))}},
 		{"form key and a short one", nil, []exchange{{
 			method: "POST", path: "/token", header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"},
 			body: "grant_type=client_credentials&client_secret=" + formKey + "&password=pw12", status: 200, ctype: "application/json",
