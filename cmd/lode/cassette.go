@@ -102,7 +102,7 @@ func configSecrets(e env, cfg *Config) []string {
 				out = append(out, pass)
 			}
 			for k, vs := range u.Query() {
-				if secretName(k) {
+				if cassette.CredentialName(k) {
 					out = append(out, vs...)
 				}
 			}
@@ -135,17 +135,6 @@ func readSecret(path string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
-}
-
-// secretName reports a URL query parameter that carries a credential.
-func secretName(name string) bool {
-	n := strings.ReplaceAll(strings.ToLower(name), "-", "_")
-	for _, w := range []string{"key", "apikey", "token", "auth", "secret", "password", "sig", "signature"} {
-		if n == w || strings.HasSuffix(n, "_"+w) {
-			return true
-		}
-	}
-	return false
 }
 
 // replayMiss words a replay that differs from its recording for a user of

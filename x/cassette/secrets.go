@@ -216,6 +216,12 @@ func asciiJSON(v string) string {
 // "-" taken as "_".
 var keyWords = []string{"key", "apikey", "token", "accesstoken", "auth", "secret", "password", "passwd", "pwd", "sig", "signature", "credential", "credentials"}
 
+// CredentialName reports a query parameter, form field, header or JSON
+// field name that carries a credential: key, api_key, apikey,
+// access_token, token, auth, secret, password, sig, signature, or any
+// name ending in _key, _token, _secret ... (any case, "-" as "_").
+func CredentialName(name string) bool { return keyLike(name) }
+
 func keyLike(name string) bool {
 	n := strings.ReplaceAll(strings.ToLower(name), "-", "_")
 	for _, w := range keyWords {

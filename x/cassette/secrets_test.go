@@ -397,3 +397,15 @@ func TestReplayLateSecretInBody(t *testing.T) {
 		})
 	}
 }
+
+func TestCredentialName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"key": true, "API_KEY": true, "apikey": true, "access_token": true, "X-Goog-Api-Key": true,
+		"Private-Token": true, "sig": true, "X-Amz-Signature": true, "client_secret": true, "password": true, "auth": true,
+		"monkey": false, "max_tokens": false, "page": false, "tokens": false, "": false, "keyboard": false,
+	} {
+		if got := cassette.CredentialName(name); got != want {
+			t.Errorf("CredentialName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
