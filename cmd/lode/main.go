@@ -4,7 +4,7 @@
 //
 //	lode demo                      a complete multi-turn run, offline
 //	lode run [flags] "prompt"      one agent run, streamed ("-": the prompt from stdin)
-//	lode run --record FILE "..."   the same, its HTTP traffic recorded in a cassette (keys scrubbed)
+//	lode run --record FILE "..."   the same, its HTTP traffic recorded in a cassette (secrets scrubbed by value)
 //	lode run --replay FILE "..."   the recorded run again, with no network
 //	lode chat [flags]              an interactive conversation
 //	lode resume [flags] THREAD ... decide on calls waiting for approval, then go on
