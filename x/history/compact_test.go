@@ -340,8 +340,8 @@ func TestLongThreadCompactedInChunks(t *testing.T) {
 		}
 	}
 	sums := storedSummaries(th.Turns())
-	if len(sums) != 1 || sums[0].First != 1 || sums[0].Content != fmt.Sprintf("summary %d: the user asked about foxes and the lookup answered each time.", len(sum.sizes)) {
-		t.Fatalf("stored summaries = %+v, want one from the last chunk covering from turn 1", sums)
+	if len(sums) != 1 || sums[0].First != 2 || sums[0].Content != fmt.Sprintf("summary %d: the user asked about foxes and the lookup answered each time.", len(sum.sizes)) {
+		t.Fatalf("stored summaries = %+v, want one from the last chunk covering from turn 2, after the pinned system turn and question", sums)
 	}
 	if sums[0].Last < n-budget/2 {
 		t.Fatalf("the summary covers turns 1 to %d of %d", sums[0].Last, n)
@@ -349,8 +349,8 @@ func TestLongThreadCompactedInChunks(t *testing.T) {
 	if got := history.Estimate(sent); got > budget {
 		t.Fatalf("model request of %d tokens, over the budget of %d", got, budget)
 	}
-	if th.Len() != n+3 {
-		t.Fatalf("ledger has %d turns, want %d: the thread, the question, the summary and the answer", th.Len(), n+3)
+	if want := len(foxThread(n)) + 3; th.Len() != want {
+		t.Fatalf("ledger has %d turns, want %d: the thread, the question, the summary and the answer", th.Len(), want)
 	}
 	t.Logf("%d summarizer requests, largest %d tokens of a %d window, for a %d-token transcript", len(sum.sizes), sum.largest(), budget, whole)
 }
