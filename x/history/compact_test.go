@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -377,4 +378,48 @@ func TestSummaryOptions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzSummaryBounded: whatever the summarizer answers, the stored summary
+// fits its share, and a cut summary is marked.
+func FuzzSummaryBounded(f *testing.F) {
+	f.Add("The user dictated notes.", 1000, 0)
+	f.Add(strings.Repeat("babble ", 5000), 1000, 0)
+	f.Add(strings.Repeat("é", 3000), 800, -1)
+	f.Add(strings.Repeat("日本語", 2000), 2000, 1)
+	f.Add("\x00\xff\xfe", 600, 2)
+	f.Fuzz(func(t *testing.T, answer string, budget, retries int) {
+		budget = 600 + (budget%4000+4000)%4000
+		retries = retries % 4
+		sum := &recorder{answer: func(int) (string, error) { return answer, nil }}
+		pol, err := history.New(history.WithBudget(budget), history.WithSummarizer(sum), history.WithSummaryRetries(retries))
+		if err != nil {
+			t.Fatal(err)
+		}
+		th := notes(80)
+		model := script.Play(script.Text("ok"))
+		if _, err := loop.New(loop.WithInvokeOptions(pol)).Turn(context.Background(), th, model); err != nil {
+			t.Fatal(err)
+		}
+		maxBytes := max(64, (budget/4-4)*4-len(history.SummaryPrefix))
+		for _, s := range storedSummaries(th.Turns()) {
+			if len(s.Content) > maxBytes {
+				t.Fatalf("summary of %d bytes, over %d", len(s.Content), maxBytes)
+			}
+			if len(strings.TrimSpace(answer)) > maxBytes && !strings.HasSuffix(s.Content, " bytes left out …]") {
+				t.Fatalf("a cut summary without its marker: %q", s.Content[max(0, len(s.Content)-80):])
+			}
+			if utf8.ValidString(answer) && !utf8.ValidString(s.Content) {
+				t.Fatal("a cut split a rune")
+			}
+		}
+		if strings.TrimSpace(answer) == "" && len(storedSummaries(th.Turns())) != 0 {
+			t.Fatal("an empty answer was stored")
+		}
+		for i, s := range sum.sizes {
+			if s > budget {
+				t.Fatalf("summarizer request %d: %d tokens, over %d", i, s, budget)
+			}
+		}
+	})
 }
