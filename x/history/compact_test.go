@@ -423,3 +423,31 @@ func FuzzSummaryBounded(f *testing.F) {
 		}
 	})
 }
+
+// TestRetryWithFailingSummarizer: a request refused as too long is
+// trimmed to half when the summarizer fails, and the turn goes on.
+func TestRetryWithFailingSummarizer(t *testing.T) {
+	sum := &recorder{answer: func(int) (string, error) { return "", errors.New("summarizer down") }}
+	var logs bytes.Buffer
+	pol, err := history.New(history.WithBudget(100000), history.WithSummarizer(sum),
+		history.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := notes(40)
+	model := script.Play(script.Fail(refusal{}), script.Text("fine"))
+	if _, err := loop.New(loop.WithInvokeOptions(pol)).Turn(context.Background(), th, pol.Provider(model)); err != nil {
+		t.Fatal(err)
+	}
+	reqs := model.Requests()
+	if len(reqs) != 2 || len(sum.sizes) != 1 || len(storedSummaries(th.Turns())) != 0 {
+		t.Fatalf("%d model requests, %d summarizer requests, %d summaries; want 2, 1 and none",
+			len(reqs), len(sum.sizes), len(storedSummaries(th.Turns())))
+	}
+	if first, retried := history.Estimate(reqs[0].Turns), history.Estimate(reqs[1].Turns); retried > first/2 {
+		t.Fatalf("retried request of %d tokens, first %d: want at most half", retried, first)
+	}
+	if n := strings.Count(logs.String(), "history: compaction failed"); n != 1 {
+		t.Fatalf("%d log records, want 1", n)
+	}
+}
