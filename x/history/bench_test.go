@@ -80,3 +80,23 @@ func foxThread(n int) []ledger.Turn {
 	}
 	return turns
 }
+
+// BenchmarkCompactLongThread turns compaction on for a 10,000-turn thread
+// and runs one turn: the old turns go to the summarizer in chunks. It
+// reports the summarizer requests, the largest one's tokens and the window
+// each must fit.
+func BenchmarkCompactLongThread(b *testing.B) {
+	const n, budget = 10000, 4000
+	var requests, largest int
+	b.ReportAllocs()
+	for b.Loop() {
+		sum, _, _ := compactLongThread(b, n, budget)
+		requests, largest = len(sum.sizes), sum.largest()
+	}
+	if largest > budget {
+		b.Fatalf("a summarizer request of %d tokens, over the window of %d", largest, budget)
+	}
+	b.ReportMetric(float64(requests), "summarizer-requests")
+	b.ReportMetric(float64(largest), "largest-request-tokens")
+	b.ReportMetric(budget, "window-tokens")
+}

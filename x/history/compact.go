@@ -17,10 +17,42 @@ const SummaryInstruction = "You compact a conversation between a user, an assist
 	"Write a summary of the transcript you are given: the user's goals and constraints, decisions taken, facts and results the tools returned that still matter, and what is left to do. " +
 	"Keep names, numbers and identifiers exactly. Write the summary only."
 
+// Summary bounds. A summary's share of the budget is SummaryShare of it
+// unless WithSummaryTokens says otherwise; an answer over it is asked for
+// again, shorter, up to DefaultSummaryRetries times, then cut and marked.
+const (
+	SummaryShare          = 4 // the summary gets 1/SummaryShare of the budget
+	DefaultSummaryRetries = 2
+)
+
+// ErrEmptySummary is wrapped by a *CompactionError when the summarizer
+// answered with no text.
+var ErrEmptySummary = errors.New("the summarizer answered with no text")
+
+// CompactionError reports a compaction that failed: the request went out
+// trimmed, without a new summary, and a later turn tries again.
+type CompactionError struct {
+	// First and Last are the ledger indexes of the turns being summarised.
+	First, Last int
+	// Err is the summarizer's error, or ErrEmptySummary.
+	Err error
+}
+
+func (e *CompactionError) Error() string {
+	return fmt.Sprintf("history: summarise turns %d to %d: %v", e.First, e.Last, e.Err)
+}
+
+func (e *CompactionError) Unwrap() error { return e.Err }
+
 // compact summarises the oldest part of src that is not pinned, together
 // with the summary stored before, so that what stays fits in half the
 // budget: compactions then come once per half a budget of new turns, not
 // on every turn. It returns nil when nothing is old enough to summarise.
+//
+// The old turns go to the summarizer in chunks that each fit its budget,
+// each request carrying the summary so far: a thread that turns
+// compaction on late is summarised in many bounded requests, not one
+// that no model accepts.
 func (p *Policy) compact(ctx context.Context, src []ledger.Turn, idx []int, led []ledger.Turn, budget int) (*artifact.Summary, error) {
 	prev := latestSummary(led)
 	pin := p.pinnedEnd(src)
@@ -59,25 +91,154 @@ func (p *Policy) compact(ctx context.Context, src []ledger.Turn, idx []int, led 
 		return nil, nil
 	}
 
-	var b strings.Builder
+	// A retry's budget can be tiny; a summary keeps a useful minimum.
+	maxBytes := max(minSummaryBytes, summaryBytes(p.summaryTokens(budget)))
+	so := ""
 	if prev != nil {
-		b.WriteString("Summary so far:\n")
-		b.WriteString(prev.Content)
-		b.WriteString("\n\nWhat followed:\n")
+		// A summary stored under a larger share (or by a babbler before
+		// summaries were bounded) is cut before it is sent again.
+		so = cutSummary(prev.Content, maxBytes)
 	}
-	p.transcript(&b, old)
-	req := &provider.Request{Turns: []ledger.Turn{
-		{Role: ledger.RoleSystem, Artifacts: []artifact.Artifact{artifact.Text{Content: SummaryInstruction}}},
-		{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{artifact.Text{Content: b.String()}}},
-	}}
-	text, err := collectText(ctx, p.cfg.summarizer.Invoke(ctx, req))
-	if err != nil {
-		return nil, fmt.Errorf("history: summarise turns %d to %d: %w", first, last, err)
+	for _, chunk := range p.chunks(old, p.chunkBytes(maxBytes)) {
+		text, err := p.summarise(ctx, so, chunk, maxBytes)
+		if err != nil {
+			return nil, &CompactionError{First: first, Last: last, Err: err}
+		}
+		so = text
 	}
-	if strings.TrimSpace(text) == "" {
-		return nil, fmt.Errorf("history: summarise turns %d to %d: the summarizer answered with no text", first, last)
+	return &artifact.Summary{Content: so, First: first, Last: last}, nil
+}
+
+// summaryTokens is the share of budget a summary turn may take.
+func (p *Policy) summaryTokens(budget int) int {
+	if p.cfg.summaryTokens > 0 {
+		return min(p.cfg.summaryTokens, budget)
 	}
-	return &artifact.Summary{Content: text, First: first, Last: last}, nil
+	return budget / SummaryShare
+}
+
+// summaryBytes is how long a summary's text may be for its request turn
+// (prefix and overhead included) to stay within tokens.
+func summaryBytes(tokens int) int {
+	return (tokens-turnOverhead)*bytesPerToken - len(SummaryPrefix)
+}
+
+// Fixed parts of a summarizer request, counted when chunks are sized.
+const (
+	soFarHeader     = "Summary so far:\n"
+	followHeader    = "\n\nWhat followed:\n"
+	limitNote       = "\n\nWrite the summary in at most %d bytes."
+	noteRoom        = 320 // a correction, at most
+	minChunkBytes   = 256
+	minSummaryBytes = 64
+)
+
+// chunkBytes is the transcript that fits in one summarizer request beside
+// the instruction, a summary so far of up to maxBytes and a correction.
+func (p *Policy) chunkBytes(maxBytes int) int {
+	room := p.summarizerBudget() - 2*turnOverhead - (len(SummaryInstruction)+bytesPerToken-1)/bytesPerToken - 1
+	return room*bytesPerToken - len(soFarHeader) - len(followHeader) - maxBytes - noteRoom
+}
+
+func (p *Policy) summarizerBudget() int {
+	if p.cfg.summarizerBudget > 0 {
+		return p.cfg.summarizerBudget
+	}
+	return p.budget
+}
+
+// chunks renders turns as transcript lines and groups them into texts of
+// at most size bytes; a line longer than size on its own is cut, marked.
+func (p *Policy) chunks(turns []ledger.Turn, size int) []string {
+	var out []string
+	var b, line strings.Builder
+	for _, t := range turns {
+		line.Reset()
+		p.transcript(&line, []ledger.Turn{t})
+		l := line.String()
+		if len(l) > size {
+			l = cutText(l, size, "[… %d bytes of this turn left out to fit the summarizer's window …]\n")
+		}
+		if b.Len()+len(l) > size && b.Len() > 0 {
+			out = append(out, b.String())
+			b.Reset()
+		}
+		b.WriteString(l)
+	}
+	if b.Len() > 0 {
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// summarise asks for the summary of chunk after so, within maxBytes: an
+// answer over it is asked for again with a correction naming the limit,
+// then cut and marked. A babbled answer is not sent back, so each request
+// stays as small as the first.
+func (p *Policy) summarise(ctx context.Context, so, chunk string, maxBytes int) (string, error) {
+	note := ""
+	for attempt := 0; ; attempt++ {
+		var b strings.Builder
+		if so != "" {
+			b.WriteString(soFarHeader)
+			b.WriteString(so)
+			b.WriteString(followHeader)
+		}
+		b.WriteString(chunk)
+		fmt.Fprintf(&b, limitNote, maxBytes)
+		b.WriteString(note)
+		req := &provider.Request{Turns: []ledger.Turn{
+			{Role: ledger.RoleSystem, Artifacts: []artifact.Artifact{artifact.Text{Content: SummaryInstruction}}},
+			{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{artifact.Text{Content: b.String()}}},
+		}}
+		text, err := collectText(ctx, p.cfg.summarizer.Invoke(ctx, req))
+		if err != nil {
+			return "", err
+		}
+		text = strings.TrimSpace(text)
+		if text == "" {
+			return "", ErrEmptySummary
+		}
+		if len(text) <= maxBytes {
+			return text, nil
+		}
+		if attempt >= p.retries() {
+			return cutSummary(text, maxBytes), nil
+		}
+		note = fmt.Sprintf("\n\nYour last summary was %d bytes, over the limit of %d bytes (about %d tokens). Write it again, shorter: at most %d bytes.",
+			len(text), maxBytes, maxBytes/bytesPerToken, maxBytes)
+	}
+}
+
+func (p *Policy) retries() int {
+	if p.cfg.summaryRetries < 0 {
+		return 0
+	}
+	if p.cfg.summaryRetries == 0 {
+		return DefaultSummaryRetries
+	}
+	return p.cfg.summaryRetries
+}
+
+// SummaryCutMarker ends a summary that was cut to its share of the budget.
+const SummaryCutMarker = "[… summary cut to fit its share of the context window: %d bytes left out …]"
+
+func cutSummary(s string, maxBytes int) string {
+	if len(s) <= maxBytes {
+		return s
+	}
+	return cutText(s, maxBytes, "\n"+SummaryCutMarker)
+}
+
+// cutText cuts s, on a rune boundary, so that it and the marker (which
+// takes the count of bytes left out) fit in size.
+func cutText(s string, size int, marker string) string {
+	m := fmt.Sprintf(marker, len(s))
+	cut := max(0, size-len(m))
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf(marker, len(s)-cut)
 }
 
 func collectText(ctx context.Context, seq iter.Seq2[artifact.Artifact, error]) (string, error) {

@@ -16,6 +16,23 @@
 // turn, in place of those turns; a thread reloaded from any store builds
 // the same request, and the covered turns stay readable in the ledger.
 //
+// Compaction stays inside its budget. A summary may take a quarter of the
+// budget (WithSummaryTokens); the request names that limit, a longer
+// answer is asked for again with a correction naming it (twice,
+// WithSummaryRetries), and is then cut and ends with a marker saying how
+// much was left out (SummaryCutMarker). The babble is never sent back, so
+// each retry is as small as the first request. The old turns go to the
+// summarizer in chunks that each fit its budget (WithSummarizerBudget, by
+// default the policy's), each request carrying the summary so far: a
+// 10,000-turn thread that turns compaction on is summarised in about a
+// hundred bounded requests, and only the last summary is stored. A
+// summarizer that fails (an error, an empty answer) fails no turn: the
+// request goes out trimmed without a new summary, a warning goes to
+// WithLogger and a history.compaction_failed event to the turn's span
+// (with history.compaction=failed), once per failed compaction, and the
+// next request that drops turns tries again. A cancelled context still
+// stops the turn.
+//
 // The budget is WithBudget, or the model's context window less a reserve
 // for the answer: from the provider when it implements Windower, else
 // from a small table of common models (ContextWindow). Tokens are

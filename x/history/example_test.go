@@ -3,6 +3,7 @@ package history_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/lodeworks/lode/artifact"
@@ -22,7 +23,9 @@ func Example() {
 	}
 	_ = th.Append(ledger.RoleUser, artifact.Text{Content: "What did I ask first?"})
 
-	summarizer := script.Play(script.Text("The user dictated thirty notes."))
+	// The old turns reach the summarizer in chunks that fit its budget,
+	// each with the summary so far: it answers once per chunk.
+	summarizer := script.Play(slices.Repeat([]script.Step{script.Text("The user dictated thirty notes.")}, 20)...)
 	pol, err := history.New(history.WithBudget(400), history.WithSummarizer(summarizer))
 	if err != nil {
 		fmt.Println(err)
@@ -40,9 +43,11 @@ func Example() {
 	fmt.Println(strings.TrimPrefix(sent[1].Artifacts[0].(artifact.Text).Content, history.SummaryPrefix))
 	s := th.Turns()[61].Artifacts[0].(artifact.Summary)
 	fmt.Printf("the summary covers turns %d to %d\n", s.First, s.Last)
+	fmt.Println("summarizer requests:", len(summarizer.Requests()))
 	// Output:
 	// turns in the ledger: 63
 	// turns sent: 8
 	// The user dictated thirty notes.
 	// the summary covers turns 1 to 54
+	// summarizer requests: 14
 }

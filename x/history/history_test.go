@@ -330,7 +330,8 @@ func TestSummarySurvivesCrash(t *testing.T) {
 		_ = st.Append(ledger.RoleAssistant, artifact.Text{Content: "noted"})
 	}
 	_ = st.Append(ledger.RoleUser, artifact.Text{Content: "and now?"})
-	pol, err := history.New(history.WithBudget(600), history.WithSummarizer(&summarizer{}))
+	crashSum := &summarizer{}
+	pol, err := history.New(history.WithBudget(600), history.WithSummarizer(crashSum))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +356,7 @@ func TestSummarySurvivesCrash(t *testing.T) {
 	lt := loaded.Turns()
 	last := lt[len(lt)-1]
 	s, ok := last.Artifacts[0].(artifact.Summary)
-	if !ok || last.Role != ledger.RoleSystem || s.First != 1 || s.Content != "summary 1: the user keeps asking about foxes" {
+	if !ok || last.Role != ledger.RoleSystem || s.First != 1 || s.Content != fmt.Sprintf("summary %d: the user keeps asking about foxes", crashSum.calls) {
 		t.Fatalf("last stored turn = %+v, want the summary", last)
 	}
 	if len(lt) != 82 {

@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
@@ -29,6 +33,11 @@ type config struct {
 	resultBytes int
 	unpinFirst  bool
 	summarizer  provider.Provider
+
+	summaryTokens    int
+	summaryRetries   int
+	summarizerBudget int
+	logger           *slog.Logger
 }
 
 // Option configures a Policy.
@@ -78,6 +87,28 @@ func WithPinnedFirst(on bool) Option { return func(c *config) { c.unpinFirst = !
 // request.
 func WithSummarizer(p provider.Provider) Option { return func(c *config) { c.summarizer = p } }
 
+// WithSummaryTokens sets the tokens a summary may take in a request; zero
+// means a quarter of the budget, a negative value is an error. A longer
+// answer is asked for again, shorter, then cut and marked.
+func WithSummaryTokens(tokens int) Option { return func(c *config) { c.summaryTokens = tokens } }
+
+// WithSummaryRetries sets how many times an over-long summary is asked
+// for again before it is cut; zero means DefaultSummaryRetries, a negative
+// value means none.
+func WithSummaryRetries(n int) Option { return func(c *config) { c.summaryRetries = n } }
+
+// WithSummarizerBudget sets the tokens one summarizer request may use,
+// instruction and summary so far included; zero means the policy's budget
+// (the summarizer is usually the same model), a negative value is an
+// error. Old turns are sent in as many requests as this takes.
+func WithSummarizerBudget(tokens int) Option {
+	return func(c *config) { c.summarizerBudget = tokens }
+}
+
+// WithLogger sets where a failed compaction is reported; nil means
+// slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
 // Policy fits a thread's history into a token budget, on the request only.
 // It is a provider.InvokeOption; give it to the loop before options that
 // add turns (WithSystemPrompt), so that it sees the history as the ledger
@@ -112,6 +143,12 @@ func New(opts ...Option) (*Policy, error) {
 	if c.resultBytes < 0 {
 		bad("result bytes %d is negative: give a number of bytes, or 0 for %d", c.resultBytes, DefaultResultBytes)
 	}
+	if c.summaryTokens < 0 {
+		bad("summary tokens %d is negative: give a number of tokens, or 0 for a quarter of the budget", c.summaryTokens)
+	}
+	if c.summarizerBudget < 0 {
+		bad("summarizer budget %d is negative: give a number of tokens, or 0 for the policy's budget", c.summarizerBudget)
+	}
 	if c.reserve == 0 {
 		c.reserve = DefaultReserve
 	}
@@ -144,7 +181,18 @@ func New(opts ...Option) (*Policy, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return &Policy{cfg: c, budget: budget}, nil
+	p := &Policy{cfg: c, budget: budget}
+	if c.summarizer != nil {
+		if n := summaryBytes(p.summaryTokens(budget)); n < minSummaryBytes {
+			bad("a summary share of %d tokens leaves %d bytes for a summary, under %d: raise WithSummaryTokens or the budget", p.summaryTokens(budget), n, minSummaryBytes)
+		} else if n := p.chunkBytes(n); n < minChunkBytes {
+			bad("a summarizer budget of %d tokens leaves %d bytes of transcript per request, under %d: raise WithSummarizerBudget or lower WithSummaryTokens", p.summarizerBudget(), n, minChunkBytes)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return p, nil
 }
 
 // Budget returns the tokens a request's history may use.
@@ -187,7 +235,13 @@ func (p *Policy) fit(ctx context.Context, st ledger.State, src []ledger.Turn, bu
 	}
 	sum, err := p.compact(ctx, src, idx, ledgerTurns, budget)
 	if err != nil {
-		return nil, dropped, err
+		if ctx.Err() != nil {
+			return nil, dropped, err
+		}
+		// A summarizer that fails leaves the thread usable: this request
+		// goes out trimmed, and the next one that drops turns tries again.
+		p.reportFailure(ctx, err)
+		return v, dropped, nil
 	}
 	if sum == nil {
 		return v, dropped, nil
@@ -197,6 +251,33 @@ func (p *Policy) fit(ctx context.Context, st ledger.State, src []ledger.Turn, bu
 	}
 	v, dropped = p.viewMapped(src, idx, ledgerTurns, sum, budget)
 	return v, dropped, nil
+}
+
+// reportFailure says, once per failed compaction, that a request went out
+// trimmed: a warning in the log and an event on the turn's span.
+func (p *Policy) reportFailure(ctx context.Context, err error) {
+	kind := "summarizer_error"
+	if errors.Is(err, ErrEmptySummary) {
+		kind = "empty_summary"
+	}
+	var ce *CompactionError
+	first, last := -1, -1
+	if errors.As(err, &ce) {
+		first, last = ce.First, ce.Last
+	}
+	log := p.cfg.logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log.WarnContext(ctx, "history: compaction failed; the request is trimmed without a new summary and a later turn tries again",
+		"first", first, "last", last, "error.type", kind, "error", err)
+	span := trace.SpanFromContext(ctx)
+	if span.IsRecording() {
+		span.AddEvent("history.compaction_failed", trace.WithAttributes(
+			attribute.Int("history.first", first), attribute.Int("history.last", last),
+			attribute.String("error.type", kind), attribute.String("error.message", err.Error())))
+		span.SetAttributes(attribute.String("history.compaction", "failed"))
+	}
 }
 
 func (p *Policy) view(turns []ledger.Turn, sum *artifact.Summary, budget int) ([]ledger.Turn, bool) {
