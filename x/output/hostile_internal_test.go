@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 )
 
@@ -151,6 +152,78 @@ func FuzzPartialAgainstDecode(f *testing.F) {
 			}
 			if whole && !consistent(p, final) {
 				t.Fatalf("partial %q does not agree with %q", d, doc)
+			}
+		}
+	})
+}
+
+func TestNewUnexpressible(t *testing.T) {
+	type withChan struct{ C chan int }
+	type withFunc struct{ F func() }
+	type withComplex struct{ Z []complex128 }
+	type nested struct{ In struct{ M map[string]func() } }
+	checks := map[string]func() error{
+		"chan":    func() error { _, err := New[withChan](); return err },
+		"func":    func() error { _, err := New[withFunc](); return err },
+		"complex": func() error { _, err := New[withComplex](); return err },
+		"nested":  func() error { _, err := New[nested](); return err },
+	}
+	want := map[string]string{
+		"chan":    "output: invalid option: answer type output.withChan: field C: chan int has no JSON form",
+		"func":    "output: invalid option: answer type output.withFunc: field F: func() has no JSON form",
+		"complex": "output: invalid option: answer type output.withComplex: field Z: complex128 has no JSON form",
+		"nested":  "output: invalid option: answer type output.nested: field In: field M: func() has no JSON form",
+	}
+	for name, check := range checks {
+		err := check()
+		if !errors.Is(err, ErrOption) || err.Error() != want[name] {
+			t.Errorf("%s: err = %v", name, err)
+		}
+	}
+}
+
+type benchAnswer struct {
+	Items []struct {
+		Name string `json:"name"`
+		N    int    `json:"n"`
+	} `json:"items"`
+}
+
+func benchDoc() string {
+	var b strings.Builder
+	b.WriteString(`{"items":[`)
+	for i := 0; b.Len() < 1<<20; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"name":"item number `)
+		b.WriteString(strings.Repeat("x", i%40))
+		b.WriteString(`","n":12345}`)
+	}
+	b.WriteString(`]}`)
+	return b.String()
+}
+
+// BenchmarkPartials1MB streams a 1 MB answer in 1 KiB deltas through
+// Partials, and reports it against one whole decode of the same answer.
+func BenchmarkPartials1MB(b *testing.B) {
+	doc := benchDoc()
+	b.Run("decode", func(b *testing.B) {
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			var v benchAnswer
+			if err := json.Unmarshal([]byte(doc), &v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("partials", func(b *testing.B) {
+		b.SetBytes(int64(len(doc)))
+		ctx := context.Background()
+		for b.Loop() {
+			p := &partials[benchAnswer]{}
+			for i := 0; i < len(doc); i += 1 << 10 {
+				p.Emit(ctx, loop.DeltaEvent{Delta: artifact.TextDelta{Content: doc[i:min(i+1<<10, len(doc))]}})
 			}
 		}
 	})

@@ -42,7 +42,7 @@ type partials[T any] struct {
 
 // eagerPartial is how long the answer parsed so far may grow with a partial
 // after every delta that changes it; past it, a partial comes once the
-// answer has doubled since the last, so that partials of a long answer
+// answer has grown fourfold since the last, so that partials of a long answer
 // cost a small multiple of one decode, not one decode per delta.
 const eagerPartial = 16 << 10
 
@@ -74,7 +74,7 @@ func (p *partials[T]) parse() *PartialEvent[T] {
 	}
 	n := p.scan.usable()
 	size := p.scan.docLen(n) // the document only grows, so a new size is a new document
-	if size == p.last || size > eagerPartial && size < 2*p.last {
+	if size == p.last || size > eagerPartial && size < 4*p.last {
 		return nil
 	}
 	p.last = size
