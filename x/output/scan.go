@@ -1,6 +1,7 @@
 package output
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -190,7 +191,6 @@ func (s *scanner) push(obj bool) {
 	}
 	f := frame{obj: obj, mark: len(s.out)}
 	if obj {
-		f.keys = make(map[string]struct{})
 		s.out = append(s.out, '{')
 	} else {
 		s.out = append(s.out, '[')
@@ -301,11 +301,16 @@ func highSurrogate(hex string) bool {
 func (s *scanner) endKey() {
 	s.tok = append(s.tok, '"')
 	var k string
-	if err := json.Unmarshal(s.tok, &k); err != nil {
+	if bytes.IndexByte(s.tok, '\\') < 0 {
+		k = string(s.tok[1 : len(s.tok)-1])
+	} else if err := json.Unmarshal(s.tok, &k); err != nil {
 		s.fail(errNotJSON)
 		return
 	}
 	f := s.top()
+	if f.keys == nil {
+		f.keys = make(map[string]struct{})
+	}
 	if _, dup := f.keys[k]; dup {
 		s.fail(fmt.Errorf("output: the answer has the key %q twice in one object", k))
 		return
