@@ -48,5 +48,27 @@
 // Partials wraps an observer so that it also receives a PartialEvent[T]
 // each time the answer parsed so far grows: the streamed JSON, cut to what
 // is whole and closed, decoded into T. Use it for a UI that shows an object
-// filling in.
+// filling in. The parser keeps its state between deltas, so each byte is
+// read once; while the answer parsed so far is under 16 KiB every change
+// gives a partial, and past that a partial comes once it has grown
+// fourfold, so partials of a long answer cost a small multiple of one
+// decode. An answer nesting deeper than 10000 levels (encoding/json's
+// bound) gives no more partials, and is refused as not JSON.
+//
+// # Duplicate keys
+//
+// An object that has a key twice is refused: Decode returns an
+// *InvalidError saying which key, and the model is asked again, while the
+// partials stop at the second key. encoding/json would take the last value
+// and the partials had shown the first; refusing both keeps a partial from
+// showing what the answer contradicts.
+//
+// # Bad answer types
+//
+// New returns an error matching ErrOption, never panics, for a type JSON
+// cannot carry (a chan, func or complex field) or whose schema cannot be
+// reflected. The correction after an invalid answer is bounded as a whole:
+// the reason is cut at 1000 bytes and the answer quoted at 2000, each with
+// a marker. In ModeTool, a turn whose only call was the final answer is
+// stored with the finish reason "stop", as a turn of text is.
 package output

@@ -126,8 +126,10 @@ func New[T any](opts ...Option) (*Answer[T], error) {
 	// once and validates and decodes answers exactly as typed tools'
 	// arguments are.
 	reg := tool.NewRegistry()
-	err := tool.RegisterFunc(reg, c.toolName, toolDescription(c.description),
-		func(_ context.Context, in T) (T, error) { return in, nil })
+	err := unexpressible(reflect.TypeFor[T](), map[reflect.Type]bool{})
+	if err == nil {
+		err = register[T](reg, c.toolName, toolDescription(c.description))
+	}
 	if err != nil && len(bad) == 0 {
 		bad = append(bad, fmt.Errorf("%w: answer type %s: %w", ErrOption, reflect.TypeFor[T](), err))
 	}
@@ -138,6 +140,46 @@ func New[T any](opts ...Option) (*Answer[T], error) {
 	a.final = a.binding.Tool
 	a.schema = a.final.Schema
 	return a, nil
+}
+
+// register registers the final-answer tool, and turns a panic of the
+// schema reflector into an error.
+func register[T any](reg tool.Registry, name, desc string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("its schema cannot be reflected: %v", r)
+		}
+	}()
+	return tool.RegisterFunc(reg, name, desc, func(_ context.Context, in T) (T, error) { return in, nil })
+}
+
+// unexpressible names a part of t that JSON cannot carry.
+func unexpressible(t reflect.Type, seen map[reflect.Type]bool) error {
+	if seen[t] {
+		return nil
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer:
+		return fmt.Errorf("%s has no JSON form", t)
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return unexpressible(t.Elem(), seen)
+	case reflect.Map:
+		if err := unexpressible(t.Key(), seen); err != nil {
+			return err
+		}
+		return unexpressible(t.Elem(), seen)
+	case reflect.Struct:
+		for f := range t.Fields() {
+			if !f.IsExported() || f.Tag.Get("json") == "-" {
+				continue
+			}
+			if err := unexpressible(f.Type, seen); err != nil {
+				return fmt.Errorf("field %s: %w", f.Name, err)
+			}
+		}
+	}
+	return nil
 }
 
 func toolDescription(d string) string {
@@ -190,12 +232,23 @@ func (a *Answer[T]) check(raw string) error {
 	if s == "" {
 		return errors.New("the answer is empty")
 	}
-	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		return fmt.Errorf("the answer is not valid JSON: %w", err)
+	if !json.Valid([]byte(s)) {
+		var v any
+		return fmt.Errorf("the answer is not valid JSON: %w", json.Unmarshal([]byte(s), &v))
 	}
-	if _, ok := v.(map[string]any); !ok {
+	if s[0] != '{' {
 		return errors.New("the answer must be a JSON object")
+	}
+	return duplicateKey(s)
+}
+
+// duplicateKey refuses an object that has a key twice: encoding/json would
+// keep the last, while the partials showed the first.
+func duplicateKey(s string) error {
+	var sc scanner
+	sc.write(s)
+	if sc.err != nil {
+		return fmt.Errorf("the answer %s", strings.TrimPrefix(sc.err.Error(), "output: the answer "))
 	}
 	return nil
 }
@@ -274,14 +327,27 @@ func (a *Answer[T]) Run(ctx context.Context, step *loop.Step, st ledger.State, p
 	}
 }
 
-// maxQuote bounds the answer quoted back to the model.
-const maxQuote = 2000
+// maxReason and maxQuote bound the two parts of the feedback on an invalid
+// answer, why it was refused and the answer itself, so that a huge answer
+// (whose value a validator message may repeat) makes a short turn.
+const (
+	maxReason = 1000
+	maxQuote  = 2000
+)
+
+// clip cuts s to n bytes on a character boundary, with a marker.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return fmt.Sprintf("%s… (cut; %d bytes in all)", strings.ToValidUTF8(s[:n], ""), len(s))
+}
 
 // feedback is what the model reads about an answer it must redo.
 func feedback(err error, raw string, mode Mode, toolName string) string {
 	var b strings.Builder
 	b.WriteString("Your answer was not accepted: ")
-	b.WriteString(err.Error())
+	b.WriteString(clip(err.Error(), maxReason))
 	b.WriteString(".\nYour answer was: ")
 	if len(raw) > maxQuote {
 		b.WriteString(strconv.Quote(strings.ToValidUTF8(raw[:maxQuote], "")))

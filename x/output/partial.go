@@ -3,9 +3,7 @@ package output
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/loop"
@@ -38,9 +36,15 @@ func Partials[T any](next loop.Emitter) loop.Emitter {
 type partials[T any] struct {
 	next loop.Emitter
 	mu   sync.Mutex
-	buf  strings.Builder
-	last string
+	scan scanner
+	last int // the size of the last partial tried
 }
+
+// eagerPartial is how long the answer parsed so far may grow with a partial
+// after every delta that changes it; past it, a partial comes once the
+// answer has grown fourfold since the last, so that partials of a long answer
+// cost a small multiple of one decode, not one decode per delta.
+const eagerPartial = 16 << 10
 
 func (p *partials[T]) Emit(ctx context.Context, ev loop.Event) {
 	if p.next != nil {
@@ -51,12 +55,12 @@ func (p *partials[T]) Emit(ctx context.Context, ev loop.Event) {
 	switch e := ev.(type) {
 	case loop.DeltaEvent:
 		if d, ok := e.Delta.(artifact.TextDelta); ok && d.Content != "" {
-			p.buf.WriteString(d.Content)
+			p.scan.write(d.Content)
 			out = p.parse()
 		}
 	case loop.TurnCompleteEvent, *loop.TurnCompleteEvent, loop.ErrorEvent, *loop.ErrorEvent:
-		p.buf.Reset()
-		p.last = ""
+		p.scan.reset()
+		p.last = 0
 	}
 	p.mu.Unlock()
 	if out != nil && p.next != nil {
@@ -65,213 +69,19 @@ func (p *partials[T]) Emit(ctx context.Context, ev loop.Event) {
 }
 
 func (p *partials[T]) parse() *PartialEvent[T] {
-	doc, ok := closeJSON(p.buf.String())
-	if !ok || doc == p.last {
+	if p.scan.err != nil || len(p.scan.stack) == 0 && !p.scan.done {
 		return nil
 	}
+	n := p.scan.usable()
+	size := p.scan.docLen(n) // the document only grows, so a new size is a new document
+	if size == p.last || size > eagerPartial && size < 4*p.last {
+		return nil
+	}
+	p.last = size
+	doc := p.scan.doc(n)
 	var v T
-	if json.Unmarshal([]byte(doc), &v) != nil {
+	if json.Unmarshal(doc, &v) != nil {
 		return nil
 	}
-	p.last = doc
-	return &PartialEvent[T]{Value: v, JSON: doc}
-}
-
-// closeJSON returns the longest usable document in s, a prefix of a JSON
-// object or array: what arrived, less an unfinished key, number or literal
-// and a trailing comma, with every open string, array and object closed.
-// It reports false when s does not start as an object or array, or is not
-// JSON as far as it goes.
-func closeJSON(s string) (string, bool) {
-	c := closer{s: s}
-	c.ws()
-	if c.eof() || (s[c.i] != '{' && s[c.i] != '[') {
-		return "", false
-	}
-	if _, _, ok := c.value(); !ok {
-		return "", false
-	}
-	if !json.Valid(c.out) {
-		return "", false
-	}
-	return string(c.out), true
-}
-
-type closer struct {
-	s   string
-	i   int
-	out []byte
-}
-
-func (c *closer) eof() bool { return c.i >= len(c.s) }
-
-func (c *closer) ws() {
-	for !c.eof() {
-		switch c.s[c.i] {
-		case ' ', '\t', '\n', '\r':
-			c.i++
-		default:
-			return
-		}
-	}
-}
-
-// value reads one value. done reports that it was whole; usable that
-// something stands for it in out; ok is false for text that is not JSON.
-func (c *closer) value() (done, usable, ok bool) {
-	c.ws()
-	if c.eof() {
-		return false, false, true
-	}
-	switch c.s[c.i] {
-	case '{':
-		return c.container('{', '}')
-	case '[':
-		return c.container('[', ']')
-	case '"':
-		return c.str()
-	}
-	return c.scalar()
-}
-
-func (c *closer) container(open, end byte) (done, usable, ok bool) {
-	c.i++
-	c.out = append(c.out, open)
-	c.ws()
-	if !c.eof() && c.s[c.i] == end {
-		c.i++
-		c.out = append(c.out, end)
-		return true, true, true
-	}
-	for first := true; ; first = false {
-		c.ws()
-		if c.eof() {
-			break
-		}
-		mark := len(c.out)
-		if !first {
-			c.out = append(c.out, ',')
-		}
-		if open == '{' {
-			if c.s[c.i] != '"' {
-				return false, false, false
-			}
-			kdone, _, kok := c.str()
-			if !kok {
-				return false, false, false
-			}
-			c.ws()
-			if !kdone || c.eof() {
-				c.out = c.out[:mark]
-				break
-			}
-			if c.s[c.i] != ':' {
-				return false, false, false
-			}
-			c.i++
-			c.out = append(c.out, ':')
-		}
-		vdone, vusable, vok := c.value()
-		if !vok {
-			return false, false, false
-		}
-		if !vdone {
-			if !vusable {
-				c.out = c.out[:mark]
-			}
-			break
-		}
-		c.ws()
-		if c.eof() {
-			break
-		}
-		switch c.s[c.i] {
-		case ',':
-			c.i++
-			continue
-		case end:
-			c.i++
-			c.out = append(c.out, end)
-			return true, true, true
-		}
-		return false, false, false
-	}
-	c.out = append(c.out, end)
-	return false, true, true
-}
-
-// str reads a string. One still arriving is closed after its last whole
-// character: an escape or a UTF-8 sequence cut short is left out, and so is
-// the first half of a surrogate pair.
-func (c *closer) str() (done, usable, ok bool) {
-	start := c.i
-	j := c.i + 1
-	end := -1 // where a string still arriving is cut
-	lastEsc, lastEscEnd := -1, -1
-	for end < 0 && j < len(c.s) {
-		switch c.s[j] {
-		case '"':
-			c.out = append(c.out, c.s[start:j+1]...)
-			c.i = j + 1
-			return true, true, true
-		case '\\':
-			n := 2
-			if j+1 < len(c.s) && c.s[j+1] == 'u' {
-				n = 6
-			}
-			if j+n > len(c.s) {
-				end = j
-				break
-			}
-			lastEsc, lastEscEnd = j, j+n
-			j += n
-		default:
-			j++
-		}
-	}
-	if end < 0 {
-		end = len(c.s)
-	}
-	if lastEscEnd == end && end-lastEsc == 6 && highSurrogate(c.s[lastEsc+2:end]) {
-		end = lastEsc
-	}
-	content := c.s[start+1 : end]
-	// Leave out a UTF-8 sequence cut short.
-	for k := len(content) - 1; k >= 0 && k >= len(content)-utf8.UTFMax; k-- {
-		if utf8.RuneStart(content[k]) {
-			if !utf8.FullRuneInString(content[k:]) {
-				content = content[:k]
-			}
-			break
-		}
-	}
-	c.out = append(c.out, '"')
-	c.out = append(c.out, content...)
-	c.out = append(c.out, '"')
-	c.i = len(c.s)
-	return false, true, true
-}
-
-func highSurrogate(hex string) bool {
-	h := strings.ToLower(hex)
-	return len(h) == 4 && h[0] == 'd' && h[1] >= '8' && h[1] <= 'b'
-}
-
-// scalar reads a number, true, false or null; one that reaches the end of
-// the text may not be whole, and is left out.
-func (c *closer) scalar() (done, usable, ok bool) {
-	j := c.i
-	for j < len(c.s) && strings.IndexByte("+-0123456789.eEtruefalsn", c.s[j]) >= 0 {
-		j++
-	}
-	if j == c.i {
-		return false, false, false
-	}
-	if j == len(c.s) {
-		c.i = j
-		return false, false, true
-	}
-	c.out = append(c.out, c.s[c.i:j]...)
-	c.i = j
-	return true, true, true
+	return &PartialEvent[T]{Value: v, JSON: string(doc)}
 }

@@ -76,7 +76,8 @@ func (p *answerProvider) Invoke(ctx context.Context, req *provider.Request) iter
 		return nil
 	}
 	return func(yield func(artifact.Artifact, error) bool) {
-		var finals map[int]bool // indexes of final-answer calls being streamed
+		var finals map[int]bool       // indexes of final-answer calls being streamed
+		final, others := false, false // whether the turn called the final-answer tool, and any other
 		seq(func(a artifact.Artifact, err error) bool {
 			if err != nil {
 				return yield(nil, err)
@@ -100,12 +101,22 @@ func (p *answerProvider) Invoke(ctx context.Context, req *provider.Request) iter
 					}
 					return yield(artifact.TextDelta{Content: x.Arguments}, nil)
 				}
+			case artifact.Finish:
+				// A turn whose only call became text stopped as a turn of
+				// text does, so the thread reads the same in both modes.
+				if final && !others && x.Reason == "tool_calls" {
+					return yield(artifact.Finish{Reason: "stop"}, nil)
+				}
 			case artifact.Text:
 				p.mu.Lock()
 				p.texts = append(p.texts, x.Content)
 				p.mu.Unlock()
 			case artifact.ToolCall:
+				if p.mode == ModeTool && x.Name != p.final.Name {
+					others = true
+				}
 				if p.mode == ModeTool && x.Name == p.final.Name {
+					final = true
 					p.mu.Lock()
 					p.args, p.call = x.Arguments, true
 					p.mu.Unlock()
