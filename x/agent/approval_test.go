@@ -230,11 +230,7 @@ type pausedTree struct {
 func newPausedTree(t *testing.T, depth int) *pausedTree {
 	t.Helper()
 	ctx := context.Background()
-	store, err := file.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := fileStore(t)
 	w := newWriter(t)
 	// The child reuses the parent's call ID: the parent's approval must
 	// not leak to it.
@@ -466,11 +462,7 @@ func (idempotent) Idempotent(artifact.ToolCall) bool { return true }
 // carry over, even to a child call that reuses its ID.
 func TestChildCallAfterResumeWaitsAgain(t *testing.T) {
 	ctx := context.Background()
-	store, err := file.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := fileStore(t)
 	w := newWriter(t)
 	worker := mustNew(t, "worker", agent.WithRegistry(w.reg), agent.WithStore(store), agent.WithProvider(script.Play(
 		script.Call("c1", "write_file", `{"path":"a.txt","text":"one"}`),
@@ -586,11 +578,7 @@ func TestChildPauseInMemory(t *testing.T) {
 // paused child's calls are denied, so it does not stay paused.
 func TestChildPauseEditedTask(t *testing.T) {
 	ctx := context.Background()
-	store, err := file.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := fileStore(t)
 	w := newWriter(t)
 	worker := mustNew(t, "worker", agent.WithRegistry(w.reg), agent.WithStore(store), agent.WithProvider(script.Play(
 		script.Call("c1", "write_file", `{"path":"out.txt","text":"hello"}`),
@@ -607,7 +595,7 @@ func TestChildPauseEditedTask(t *testing.T) {
 	}
 	first, _ := th.Metadata(agent.MetaChildPrefix + "p1")
 
-	_, err = step.Resume(ctx, th, parent, []artifact.Decision{loop.ApproveWith("p1", `{"task":"write other.txt"}`)})
+	_, err := step.Resume(ctx, th, parent, []artifact.Decision{loop.ApproveWith("p1", `{"task":"write other.txt"}`)})
 	var pe *loop.PendingError
 	if !errors.As(err, &pe) || len(pe.Calls) != 1 || !strings.Contains(pe.Calls[0].Reason, "other.txt") {
 		t.Fatalf("resume with an edited task: %v, want p1 pending on other.txt", err)
@@ -699,11 +687,7 @@ roles:
 // the call fails closed.
 func TestChildPauseOutsideALoopFailsClosed(t *testing.T) {
 	ctx := context.Background()
-	store, err := file.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := fileStore(t)
 	w := newWriter(t)
 	worker := mustNew(t, "worker", agent.WithRegistry(w.reg), agent.WithStore(store), agent.WithProvider(script.Play(
 		script.Call("c1", "write_file", `{"path":"out.txt","text":"hello"}`),
@@ -737,4 +721,15 @@ func TestChildPauseOutsideALoopFailsClosed(t *testing.T) {
 	if threads != 1 {
 		t.Errorf("%d threads stored, want the child's", threads)
 	}
+}
+
+// fileStore is a file store in a fresh folder, closed when the test ends.
+func fileStore(t *testing.T) *file.Store {
+	t.Helper()
+	store, err := file.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store
 }
