@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"strings"
 	"testing"
@@ -51,6 +52,14 @@ func TestDuplicateKeys(t *testing.T) {
 	cases := []struct{ in, want string }{
 		{`{"a":1,"a":2}`, `output: the answer has the key "a" twice in one object`},
 		{`{"o":{"k":"x","\u006b":"y"}}`, `output: the answer has the key "k" twice in one object`},
+		// Past manyKeys a set holds an object's keys: a key from before it
+		// took over and one after are both found.
+		{manyKeyDoc(40, "k3"), `output: the answer has the key "k3" twice in one object`},
+		{manyKeyDoc(40, "k39"), `output: the answer has the key "k39" twice in one object`},
+		{manyKeyDoc(manyKeys, "k0"), `output: the answer has the key "k0" twice in one object`},
+		// A closed inner object's keys are gone; the outer object's stay.
+		{`{"a":{"x":1,"y":2},"b":[{"x":1},{"x":2}],"a":3}`, `output: the answer has the key "a" twice in one object`},
+		{`{"a":1,"o":{` + manyKeyDoc(30, "")[1:] + `,"a":2}`, `output: the answer has the key "a" twice in one object`},
 	}
 	for _, tc := range cases {
 		var s scanner
@@ -62,11 +71,34 @@ func TestDuplicateKeys(t *testing.T) {
 			t.Errorf("%s: duplicateKey = %v", tc.in, got)
 		}
 	}
-	var s scanner
-	s.write(`{"a":{"b":1},"b":{"a":2}}`)
-	if s.err != nil {
-		t.Fatalf("keys of different objects refused: %v", s.err)
+	for _, ok := range []string{
+		`{"a":{"b":1},"b":{"a":2}}`,
+		`[{"a":1},{"a":2},{"a":{"a":{"a":3}}}]`,
+		`{"o":` + manyKeyDoc(40, "") + `,"k1":1,"p":` + manyKeyDoc(manyKeys+1, "") + `}`,
+	} {
+		var s scanner
+		s.write(ok)
+		if s.err != nil || !s.done {
+			t.Errorf("%s: keys of different objects refused: %v", ok, s.err)
+		}
 	}
+}
+
+// manyKeyDoc is an object with n keys k0…, then dup again when dup is set.
+func manyKeyDoc(n int, dup string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"k%d":%d`, i, i)
+	}
+	if dup != "" {
+		fmt.Fprintf(&b, `,%q:0`, dup)
+	}
+	b.WriteByte('}')
+	return b.String()
 }
 
 func TestFeedbackBounded(t *testing.T) {
@@ -130,7 +162,7 @@ func TestToolModeFinish(t *testing.T) {
 }
 
 func FuzzPartialAgainstDecode(f *testing.F) {
-	for _, s := range []string{`{"a":[1,"x\u00e9",{"b":null}],"c":true}`, `[[[[]]]]`, `{"a":1,"a":2}`, `{"s":"\ud83d\ude00"}`, `{"n":1e5,"t":[false]}`, `[1,2,]`} {
+	for _, s := range []string{`{"a":[1,"x\u00e9",{"b":null}],"c":true}`, `[[[[]]]]`, `{"a":1,"a":2}`, `{"s":"\ud83d\ude00"}`, `{"n":1e5,"t":[false]}`, `[1,2,]`, manyKeyDoc(manyKeys+2, "k1"), `{"o":` + manyKeyDoc(manyKeys, "") + `,"k0":{"k0":1}}`} {
 		f.Add(s, 3)
 	}
 	f.Fuzz(func(t *testing.T, doc string, step int) {

@@ -34,7 +34,17 @@ type scanner struct {
 	esc   []byte // an escape being read
 	held  []byte // a high surrogate waiting for its pair
 	hexes int    // hex digits still due in a \u escape
+
+	// The keys of the open objects, innermost last: keyBuf holds them
+	// decoded, one after another, and keyEnds where each ends. An object's
+	// keys are compared in place until it has many, when a set takes over.
+	keyBuf  []byte
+	keyEnds []int
 }
+
+// manyKeys is how many keys an object holds before a set replaces the
+// linear search for a duplicate.
+const manyKeys = 16
 
 type lexState uint8
 
@@ -59,12 +69,16 @@ type frame struct {
 	obj   bool
 	state frameState
 	mark  int // len(out) before the member in flight, its comma included
-	keys  map[string]struct{}
+
+	keysFrom int                 // the object's first key in keyEnds
+	bufFrom  int                 // where its keys start in keyBuf
+	keys     map[string]struct{} // its keys, once it has many
 }
 
 // reset readies s for another answer, keeping its buffers.
 func (s *scanner) reset() {
-	*s = scanner{stack: s.stack[:0], out: s.out[:0], tok: s.tok[:0], esc: s.esc[:0], held: s.held[:0]}
+	*s = scanner{stack: s.stack[:0], out: s.out[:0], tok: s.tok[:0], esc: s.esc[:0], held: s.held[:0],
+		keyBuf: s.keyBuf[:0], keyEnds: s.keyEnds[:0]}
 }
 
 // write scans the next part of the answer. After an error it does nothing.
@@ -189,7 +203,7 @@ func (s *scanner) push(obj bool) {
 		s.fail(errDepth)
 		return
 	}
-	f := frame{obj: obj, mark: len(s.out)}
+	f := frame{obj: obj, mark: len(s.out), keysFrom: len(s.keyEnds), bufFrom: len(s.keyBuf)}
 	if obj {
 		s.out = append(s.out, '{')
 	} else {
@@ -201,6 +215,7 @@ func (s *scanner) push(obj bool) {
 func (s *scanner) pop() {
 	f := s.stack[len(s.stack)-1]
 	s.stack = s.stack[:len(s.stack)-1]
+	s.keyEnds, s.keyBuf = s.keyEnds[:f.keysFrom], s.keyBuf[:f.bufFrom]
 	if f.obj {
 		s.out = append(s.out, '}')
 	} else {
@@ -300,23 +315,52 @@ func highSurrogate(hex string) bool {
 // replaces.
 func (s *scanner) endKey() {
 	s.tok = append(s.tok, '"')
-	var k string
-	if bytes.IndexByte(s.tok, '\\') < 0 {
-		k = string(s.tok[1 : len(s.tok)-1])
-	} else if err := json.Unmarshal(s.tok, &k); err != nil {
-		s.fail(errNotJSON)
-		return
+	k := s.tok[1 : len(s.tok)-1]
+	if bytes.IndexByte(k, '\\') >= 0 {
+		var dec string
+		if err := json.Unmarshal(s.tok, &dec); err != nil {
+			s.fail(errNotJSON)
+			return
+		}
+		k = []byte(dec)
 	}
-	f := s.top()
-	if f.keys == nil {
-		f.keys = make(map[string]struct{})
-	}
-	if _, dup := f.keys[k]; dup {
+	if s.hasKey(s.top(), k) {
 		s.fail(fmt.Errorf("output: the answer has the key %q twice in one object", k))
 		return
 	}
-	f.keys[k] = struct{}{}
 	s.out = append(s.out, s.tok...)
+}
+
+// hasKey reports whether f already has the key k, and adds it if not.
+func (s *scanner) hasKey(f *frame, k []byte) bool {
+	if f.keys != nil {
+		if _, dup := f.keys[string(k)]; dup {
+			return true
+		}
+		f.keys[string(k)] = struct{}{}
+		return false
+	}
+	start := f.bufFrom
+	for _, end := range s.keyEnds[f.keysFrom:] {
+		if bytes.Equal(s.keyBuf[start:end], k) {
+			return true
+		}
+		start = end
+	}
+	if len(s.keyEnds)-f.keysFrom < manyKeys {
+		s.keyBuf = append(s.keyBuf, k...)
+		s.keyEnds = append(s.keyEnds, len(s.keyBuf))
+		return false
+	}
+	f.keys = make(map[string]struct{}, 2*manyKeys)
+	start = f.bufFrom
+	for _, end := range s.keyEnds[f.keysFrom:] {
+		f.keys[string(s.keyBuf[start:end])] = struct{}{}
+		start = end
+	}
+	f.keys[string(k)] = struct{}{}
+	s.keyEnds, s.keyBuf = s.keyEnds[:f.keysFrom], s.keyBuf[:f.bufFrom]
+	return false
 }
 
 // scalarByte reads a byte of a number, true, false or null; a byte that
