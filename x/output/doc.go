@@ -51,8 +51,9 @@
 // filling in. The parser keeps its state between deltas, so each byte is
 // read once; while the answer parsed so far is under 16 KiB every change
 // gives a partial, and past that a partial comes once it has grown
-// fourfold, so partials of a long answer cost a small multiple of one
-// decode. An answer nesting deeper than 10000 levels (encoding/json's
+// fourfold, so partials of a long answer cost about twice one decode (the
+// last partial of a long answer may come before it is whole; the typed
+// answer of the completed turn is the whole one). An answer nesting deeper than 10000 levels (encoding/json's
 // bound) gives no more partials, and is refused as not JSON.
 //
 // # Duplicate keys
