@@ -79,13 +79,21 @@ type ToolResult struct {
 // Usage reports the tokens one model invocation consumed. InputTokens is
 // the whole prompt, cached or not; CachedInputTokens is the part of it read
 // from the server's prompt cache, and CacheWriteTokens the part written to
-// it (which some servers bill above the normal rate).
+// it (which some servers bill above the normal rate). OutputTokens holds
+// ReasoningTokens.
 type Usage struct {
 	InputTokens       int64 `json:"input_tokens"`
 	OutputTokens      int64 `json:"output_tokens"`
 	CachedInputTokens int64 `json:"cached_input_tokens,omitempty"`
 	CacheWriteTokens  int64 `json:"cache_write_tokens,omitempty"`
 	ReasoningTokens   int64 `json:"reasoning_tokens,omitempty"`
+	// Model is the model that answered, when the provider or the loop
+	// says; CostUSD is what the usage cost in US dollars, set when the
+	// loop has a Pricer, and Priced whether the model had a price (an
+	// unpriced model costs 0 and is not free).
+	Model   string  `json:"model,omitempty"`
+	CostUSD float64 `json:"cost_usd,omitempty"`
+	Priced  bool    `json:"priced,omitempty"`
 }
 
 // Total is the sum of input and output tokens.

@@ -118,16 +118,21 @@ var ErrLimit = errors.New("loop: limit reached")
 
 // LimitError reports that Run stopped at a limit while the model still had
 // work to do. Used and Max are in the limit's unit (turns, tokens,
-// milliseconds).
+// milliseconds, millionths of a US dollar).
 type LimitError struct {
 	Limit Limit
 	Used  int64
 	Max   int64
+	// UsedUSD and MaxUSD are set for LimitCost.
+	UsedUSD, MaxUSD float64
 	// Err is the cause, e.g. context.DeadlineExceeded for LimitTime.
 	Err error
 }
 
 func (e *LimitError) Error() string {
+	if e.Limit == LimitCost {
+		return fmt.Sprintf("loop: cost limit reached ($%.4f of $%.4f)", e.UsedUSD, e.MaxUSD)
+	}
 	return fmt.Sprintf("loop: %s limit reached (%d of %d)", e.Limit, e.Used, e.Max)
 }
 

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -14,7 +15,7 @@ import (
 )
 
 // Run takes turns on st until the model answers without calling a tool, and
-// returns st. A limit set with WithMaxTurns, WithMaxTokens or WithTimeLimit
+// returns st. A limit set with WithMaxTurns, WithMaxTokens, WithMaxCost or WithTimeLimit
 // stops it with a *LimitError when the model still has tool calls to make;
 // any other failure ends it with the error of the turn that failed.
 //
@@ -35,6 +36,13 @@ func (s *Step) Run(ctx context.Context, st ledger.State, prov provider.Provider,
 // run is Run; it takes st's lease when lease is set, as Run does, while
 // Resume, which holds the lease already, runs without.
 func (s *Step) run(ctx context.Context, st ledger.State, prov provider.Provider, opts []provider.InvokeOption, lease bool) (_ ledger.State, err error) {
+	ctx, sp := s.withSpend(ctx)
+	pricer, maxCost := s.limits(sp)
+	if err := checkPriced(pricer, maxCost, prov); err != nil {
+		s.notify(ctx, ErrorEvent{Err: err})
+		return st, err
+	}
+	var cost float64 // this run's own turns
 	if s.timeLimit > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, s.timeLimit, &LimitError{
@@ -59,6 +67,9 @@ func (s *Step) run(ctx context.Context, st ledger.State, prov provider.Provider,
 		))
 		defer func() {
 			span.SetAttributes(attribute.Int("lode.turns", turns), attribute.Int64("lode.tokens", tokens))
+			if cost != 0 {
+				span.SetAttributes(attribute.Float64("lode.cost_usd", cost))
+			}
 			var pe *PendingError
 			if errors.As(err, &pe) {
 				span.SetAttributes(attribute.Bool("lode.paused", true), attribute.Int("lode.pending_calls", len(pe.Calls)))
@@ -83,6 +94,7 @@ func (s *Step) run(ctx context.Context, st ledger.State, prov provider.Provider,
 		out, err := s.turn(ctx, st, prov, opts)
 		turns++
 		tokens += out.usage.Total()
+		cost += out.cost
 		if err != nil {
 			return st, err
 		}
@@ -97,6 +109,16 @@ func (s *Step) run(ctx context.Context, st ledger.State, prov provider.Provider,
 		}
 		if s.maxTokens > 0 && tokens >= s.maxTokens {
 			return st, &LimitError{Limit: LimitTokens, Used: tokens, Max: s.maxTokens}
+		}
+		if maxCost > 0 {
+			if out.unpriced != "" {
+				err := fmt.Errorf("%w: %q answered", ErrUnpriced, out.unpriced)
+				s.notify(ctx, ErrorEvent{Err: err})
+				return st, err
+			}
+			if used := sp.total(); used >= maxCost {
+				return st, costLimit(used, maxCost)
+			}
 		}
 		if s.timeLimit > 0 && ctx.Err() != nil {
 			return st, &LimitError{Limit: LimitTime, Used: time.Since(start).Milliseconds(), Max: s.timeLimit.Milliseconds(), Err: ctx.Err()}

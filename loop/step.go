@@ -58,6 +58,8 @@ type Step struct {
 	maxTokens   int64
 	timeLimit   time.Duration
 	lease       leaseConfig
+	pricer      Pricer
+	maxCost     float64
 }
 
 // Option configures a Step.
@@ -159,6 +161,10 @@ func (s *Step) notify(ctx context.Context, ev Event) {
 type turnOutcome struct {
 	calls int
 	usage artifact.Usage
+	cost  float64 // US dollars, of the priced usage
+	// unpriced names a model that reported usage the Pricer had no
+	// price for.
+	unpriced string
 	// pending lists the calls that wait for approval: the turn stopped, or
 	// never started, for them.
 	pending []artifact.Pending
@@ -215,6 +221,9 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 				span.SetAttributes(attribute.String("error.type", fmt.Sprintf("%T", err)))
 			}
 			span.SetAttributes(attribute.Int("lode.tool_calls", out.calls))
+			if out.cost != 0 {
+				span.SetAttributes(attribute.Float64("lode.cost_usd", out.cost))
+			}
 			span.End()
 		}()
 	}
@@ -253,6 +262,7 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 		return out, &ProviderError{Err: err, Partial: arts}
 	}
 
+	out.cost, out.unpriced = s.price(ctx, prov, arts)
 	for _, a := range arts {
 		switch a := a.(type) {
 		case artifact.ToolCall:

@@ -60,6 +60,7 @@ func Func(fn func(req *provider.Request) ([]artifact.Artifact, error)) Step {
 // in order by whichever invocation comes first.
 type Provider struct {
 	chunk int
+	model string
 	mu    sync.Mutex
 	steps []Step
 	next  int
@@ -76,6 +77,13 @@ const DefaultChunkSize = 16
 // WithChunkSize sets the largest delta in bytes; n < 1 keeps
 // DefaultChunkSize. Text is never split inside a UTF-8 sequence.
 func WithChunkSize(n int) Option { return func(p *Provider) { p.chunk = n } }
+
+// WithModel names the model the Provider says it is (Model), so that a
+// loop with a Pricer can price a script's usage.
+func WithModel(name string) Option { return func(p *Provider) { p.model = name } }
+
+// Model returns the name given with WithModel, or "".
+func (p *Provider) Model() string { return p.model }
 
 // New returns a Provider that plays steps in order.
 func New(steps []Step, opts ...Option) *Provider {

