@@ -5,6 +5,7 @@ import (
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/x/catalog"
 )
 
 // Windower is what a provider implements when it knows its models' context
@@ -18,38 +19,33 @@ type Windower interface {
 // budget comes from a context window.
 const DefaultReserve = 4096
 
-// windows are the context windows of common models, matched by the longest
-// prefix of the model name. They are defaults: WithBudget or a Windower
-// overrides them.
-var windows = map[string]int{
-	"gpt-3.5-turbo": 16385,
-	"gpt-4":         8192,
-	"gpt-4-turbo":   128000,
-	"gpt-4o":        128000,
-	"gpt-4.1":       1047576,
-	"gpt-5":         400000,
-	"o1":            200000,
-	"o3":            200000,
-	"o4-mini":       200000,
-	"claude-":       200000,
-	"gemini-":       1048576,
-	"llama3.1":      131072,
-	"llama3.2":      131072,
-	"llama3.3":      131072,
-	"llama3":        8192,
-	"qwen2.5":       32768,
-	"qwen3":         40960,
-	"mistral":       32768,
+// localWindows are the context windows of open-weight model families as
+// local servers (Ollama, llama.cpp, vLLM) name them, which the catalog's
+// sources do not list: matched by the longest prefix of the name, after
+// the catalog.
+var localWindows = map[string]int{
+	"llama3.1": 131072,
+	"llama3.2": 131072,
+	"llama3.3": 131072,
+	"llama3":   8192,
+	"qwen2.5":  32768,
+	"qwen3":    40960,
+	"mistral":  32768,
 }
 
-// ContextWindow returns the built-in context window of model, matched by
-// the longest known prefix of its name (after any "provider/" part).
+// ContextWindow returns the context window of model from x/catalog's
+// Default catalog (exact names first, then its sources' name rules, with
+// or without a "vendor/" part), or else by the longest prefix of a local
+// model family's name.
 func ContextWindow(model string) (int, bool) {
+	if n, ok := catalog.Default().ContextWindow(model); ok {
+		return n, true
+	}
 	if i := strings.LastIndexByte(model, '/'); i >= 0 {
 		model = model[i+1:]
 	}
 	best, n := "", 0
-	for prefix, w := range windows {
+	for prefix, w := range localWindows {
 		if strings.HasPrefix(model, prefix) && len(prefix) > len(best) {
 			best, n = prefix, w
 		}

@@ -212,11 +212,45 @@ type gpDated struct {
 // models.dev's shapes.
 type mdProvider struct {
 	Models map[string]struct {
-		Limit struct {
-			Context int `json:"context"`
-			Output  int `json:"output"`
-		} `json:"limit"`
+		Limit mdLimit `json:"limit"`
 	} `json:"models"`
+}
+
+type mdLimit struct {
+	Context int `json:"context"`
+	Output  int `json:"output"`
+}
+
+// mdElsewhere are the models.dev providers asked, by exact id, for a model
+// its own provider's list lacks (Azure lists OpenAI models OpenAI's list
+// has dropped, Vertex and Bedrock list Google's and Anthropic's).
+var mdElsewhere = []string{"openai", "azure", "anthropic", "google", "google-vertex", "google-vertex-anthropic", "amazon-bedrock"}
+
+func rule(raw json.RawMessage) match.Rule {
+	var r match.Rule
+	_ = json.Unmarshal(raw, &r) // checked by checkRule
+	return r
+}
+
+// limitsOf finds m's limits: its own provider's entry by exact id, then the
+// first id there its rule takes, then the exact id in mdElsewhere.
+func limitsOf(m gpModel, r match.Rule, own map[string]struct {
+	Limit mdLimit `json:"limit"`
+}, ids []string, md map[string]mdProvider) (mdLimit, bool) {
+	if e, ok := own[m.ID]; ok {
+		return e.Limit, true
+	}
+	for _, id := range ids {
+		if r.Match(strings.ToLower(id)) {
+			return own[id].Limit, true
+		}
+	}
+	for _, p := range mdElsewhere {
+		if e, ok := md[p].Models[m.ID]; ok {
+			return e.Limit, true
+		}
+	}
+	return mdLimit{}, false
 }
 
 // The catalog's own shapes, as x/catalog reads them.
@@ -288,22 +322,12 @@ func convert(p gpProvider, md map[string]mdProvider, day string) (catalogProvide
 			return cp, fmt.Errorf("model %s/%s: %w", p.ID, m.ID, err)
 		}
 		cm := catalogModel{ID: m.ID, Name: m.Name, Match: m.Match, Context: m.Context, Prices: prices}
-		// The exact id first, then the first models.dev id the rule takes.
-		var rule match.Rule
-		_ = json.Unmarshal(m.Match, &rule)
-		lim, ok := limits[m.ID]
-		for _, id := range ids {
-			if ok {
-				break
-			}
-			if rule.Match(strings.ToLower(id)) {
-				lim, ok = limits[id], true
-			}
-		}
-		if ok {
-			cm.MaxOutput = lim.Limit.Output
-			if cm.Context == 0 {
-				cm.Context = lim.Limit.Context
+		if lim, ok := limitsOf(m, rule(m.Match), limits, ids, md); ok {
+			cm.MaxOutput = lim.Output
+			// models.dev is kept for limits and genai-prices for prices:
+			// where both give a window, models.dev's is taken.
+			if lim.Context > 0 {
+				cm.Context = lim.Context
 			}
 		}
 		cp.Models = append(cp.Models, cm)
