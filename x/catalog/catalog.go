@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/x/catalog/internal/match"
@@ -105,7 +106,22 @@ func or(v, fallback float64) float64 {
 type Catalog struct {
 	overrides map[string]Model // by lower-cased name
 	providers []provider
+	exacts    map[string]Model // the first listed model of each lower-cased name
 	generated string
+
+	// found remembers what Lookup answered for each name asked, since the
+	// name rules are a scan and a run asks for the same model every turn.
+	found  sync.Map // string -> lookup
+	nfound atomic.Int32
+}
+
+// maxFound bounds the names remembered, as a server names the model that
+// answered and could name a new one each time.
+const maxFound = 1024
+
+type lookup struct {
+	m  Model
+	ok bool
 }
 
 type provider struct {
@@ -148,13 +164,13 @@ func New(models ...Model) *Catalog {
 // the others are kept, so an override can give only a window or only
 // prices.
 func (c *Catalog) With(models ...Model) *Catalog {
-	out := &Catalog{providers: c.providers, generated: c.generated, overrides: make(map[string]Model, len(c.overrides)+len(models))}
+	out := &Catalog{providers: c.providers, exacts: c.exacts, generated: c.generated, overrides: make(map[string]Model, len(c.overrides)+len(models))}
 	for k, m := range c.overrides {
 		out.overrides[k] = m
 	}
 	for _, m := range models {
 		key := strings.ToLower(strings.TrimSpace(m.Name))
-		base, ok := out.Lookup(m.Name)
+		base, ok := out.lookup(m.Name)
 		if !ok {
 			out.overrides[key] = m
 			continue
@@ -187,6 +203,18 @@ var preferred = []string{"openai", "anthropic", "google"}
 // dated and suffixed names ("claude-sonnet-4-5-20250929", "gpt-4o-mini-
 // 2024-07-18") to their model.
 func (c *Catalog) Lookup(name string) (Model, bool) {
+	if v, ok := c.found.Load(name); ok {
+		l := v.(lookup)
+		return l.m, l.ok
+	}
+	m, ok := c.lookup(name)
+	if c.nfound.Add(1) <= maxFound {
+		c.found.Store(name, lookup{m, ok})
+	}
+	return m, ok
+}
+
+func (c *Catalog) lookup(name string) (Model, bool) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	if n == "" {
 		return Model{}, false
@@ -221,14 +249,8 @@ func (c *Catalog) Lookup(name string) (Model, bool) {
 }
 
 func (c *Catalog) exact(n string) (Model, bool) {
-	for i := range c.providers {
-		for j := range c.providers[i].models {
-			if e := &c.providers[i].models[j]; e.lower == n {
-				return e.model, true
-			}
-		}
-	}
-	return Model{}, false
+	m, ok := c.exacts[n]
+	return m, ok
 }
 
 func (c *Catalog) provider(id string) *provider {
@@ -368,6 +390,14 @@ func parse(data []byte) (*Catalog, error) {
 		c.providers = append(c.providers, cp)
 	}
 	slices.SortStableFunc(c.providers, func(a, b provider) int { return rank(a.id) - rank(b.id) })
+	c.exacts = make(map[string]Model)
+	for _, p := range c.providers {
+		for _, e := range p.models {
+			if _, dup := c.exacts[e.lower]; !dup {
+				c.exacts[e.lower] = e.model
+			}
+		}
+	}
 	return c, nil
 }
 

@@ -212,3 +212,18 @@ func ExampleCatalog_Cost() {
 	fmt.Printf("$%.4f %v\n", usd, priced)
 	// Output: $0.0072 true
 }
+
+// BenchmarkCost is what the loop pays per turn to price a usage: an exact
+// name, and a dated name found by the rules (remembered after the first).
+func BenchmarkCost(b *testing.B) {
+	cat := catalog.Default()
+	u := artifact.Usage{InputTokens: 1200, OutputTokens: 300, CachedInputTokens: 200}
+	for _, name := range []string{"gpt-4o-mini", "claude-sonnet-4-5-20250929", "unknown-model"} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				cat.Cost(name, u)
+			}
+		})
+	}
+}
