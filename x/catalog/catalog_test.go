@@ -80,7 +80,7 @@ func TestOverrides(t *testing.T) {
 	base := catalog.Default()
 	cat := base.With(
 		catalog.Model{Name: "our-llama", ContextWindow: 32768, Prices: &catalog.Prices{Input: 0.2, Output: 0.6}},
-		catalog.Model{Name: "gpt-5", ContextWindow: 272000},                      // a window only: prices kept
+		catalog.Model{Name: "gpt-5", ContextWindow: 272000},                         // a window only: prices kept
 		catalog.Model{Name: "Claude-Sonnet-4-5", Prices: &catalog.Prices{Input: 1}}, // a negotiated price
 		catalog.Model{Name: "local-free", Prices: &catalog.Prices{}},                // free, and priced
 	)
