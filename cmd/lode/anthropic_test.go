@@ -163,7 +163,7 @@ func TestHistoryWindowFromAnthropic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, _, err := historyPolicy(cfg, prov)
+	pol, _, err := historyPolicy(cfg, prov, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

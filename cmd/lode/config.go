@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"reflect"
@@ -30,6 +31,12 @@ type Config struct {
 	System string `yaml:"system"`
 	// MaxTurns bounds one run; 0 means DefaultMaxTurns.
 	MaxTurns int `yaml:"max_turns"`
+	// MaxCost bounds what one run may spend, in US dollars; 0 means no
+	// limit. It needs the model's prices (lode's catalog, or Catalog).
+	MaxCost float64 `yaml:"max_cost"`
+	// Catalog gives models' windows and prices lode's catalog lacks or
+	// has otherwise, by exact model name.
+	Catalog map[string]CatalogEntry `yaml:"catalog"`
 	// Tools is the seed's tools: map: pack name -> options.
 	Tools pack.ToolsMap `yaml:"tools"`
 	// MCP lists MCP servers to mount, each under its name.
@@ -241,6 +248,18 @@ func (f *fileLines) checkKeys(n *yaml.Node, t reflect.Type, path, where string) 
 				return err
 			}
 		}
+	case t.Kind() == reflect.Map && t.Elem().Kind() == reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return fmt.Errorf("%s:%d: %s must be a mapping of names", f.name, n.Line, path)
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			sub := path + "." + k.Value
+			f.lines[sub] = k.Line
+			if err := f.checkKeys(v, t.Elem(), sub, "in "+sub+":"); err != nil {
+				return err
+			}
+		}
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct:
 		if n.Kind != yaml.SequenceNode {
 			return fmt.Errorf("%s:%d: %s must be a list", f.name, n.Line, path)
@@ -327,6 +346,9 @@ func parseConfig(name string, data []byte) (*Config, error) {
 	if err := checkProvider(f.at("model.provider")+": model.provider", cfg.Model.Provider); err != nil {
 		return nil, err
 	}
+	if err := checkCost(cfg); err != nil {
+		return nil, err
+	}
 	if cfg.MaxTurns < 0 {
 		return nil, fmt.Errorf("%s: max_turns must not be negative (0 means the default, %d)", f.at("max_turns"), DefaultMaxTurns)
 	}
@@ -347,6 +369,7 @@ type options struct {
 	model    string
 	system   string
 	maxTurns int
+	maxCost  float64
 	timeout  time.Duration
 	idle     time.Duration
 	trace    bool
@@ -362,6 +385,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.model, "model", "", "model name (env LODE_MODEL)")
 	fs.StringVar(&o.system, "system", "", "system prompt")
 	fs.IntVar(&o.maxTurns, "max-turns", 0, fmt.Sprintf("most model turns per run; 0 means max_turns in lode.yaml, or %d", DefaultMaxTurns))
+	fs.Float64Var(&o.maxCost, "max-cost", 0, "stop a run that has spent this many US dollars with the model still calling tools; 0 means max_cost in lode.yaml, or no limit")
 	fs.DurationVar(&o.timeout, "timeout", 0, "stop a run that takes longer than this (e.g. 5m); 0 means model.timeout in lode.yaml, or no limit")
 	fs.DurationVar(&o.idle, "idle-timeout", 0, fmt.Sprintf("stop a run when the model server sends nothing for this long; 0 means model.idle_timeout in lode.yaml, or %s", openai.DefaultIdleTimeout))
 	o.registerTrace(fs)
@@ -386,6 +410,9 @@ func (o *options) check() error {
 	}
 	if o.maxTurns < 0 {
 		return usageError{fmt.Sprintf("--max-turns %d: must not be negative (0 means max_turns in lode.yaml, or %d)", o.maxTurns, DefaultMaxTurns)}
+	}
+	if o.maxCost < 0 || math.IsNaN(o.maxCost) || math.IsInf(o.maxCost, 0) {
+		return usageError{fmt.Sprintf("--max-cost %v: must be a number of US dollars, not negative (0 means max_cost in lode.yaml, or no limit)", o.maxCost)}
 	}
 	if o.timeout < 0 {
 		return usageError{fmt.Sprintf("--timeout %s: must not be negative (0 means model.timeout in lode.yaml, or no limit)", o.timeout)}
@@ -445,6 +472,9 @@ func (o *options) load(e env) (*Config, error) {
 	}
 	if cfg.MaxTurns == 0 {
 		cfg.MaxTurns = DefaultMaxTurns
+	}
+	if o.maxCost > 0 {
+		cfg.MaxCost = o.maxCost
 	}
 	if o.timeout > 0 {
 		cfg.Model.Timeout = Duration(o.timeout)

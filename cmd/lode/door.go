@@ -9,8 +9,10 @@ import (
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 	toolpkg "github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/catalog"
 	"github.com/lodeworks/lode/x/conduit/web"
 	"github.com/lodeworks/lode/x/history"
 	"github.com/lodeworks/lode/x/policy"
@@ -88,11 +90,16 @@ type door struct {
 	server []mcp.ServerOption
 	web    []web.Option
 	enf    *policy.Enforcer
+	// catalog is lode's model catalog with lode.yaml's catalog: over it;
+	// loop prices the door's turns with it and keeps max_cost.
+	catalog *catalog.Catalog
+	loop    []loop.Option
 }
 
 // openDoor builds what a door needs from cfg and the mounted tools.
 func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
-	d := &door{store: spec.store}
+	d := &door{store: spec.store, catalog: catalogOf(cfg)}
+	d.loop = costOptions(cfg, d.catalog)
 	if d.store == "" {
 		d.store = cfg.Store
 	}
@@ -125,7 +132,7 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 		d.handler = append(d.handler, xtool.WithGate(d.enf.Gate))
 	}
 	if spec.prov != nil {
-		if d.history, d.prov, err = historyPolicy(cfg, spec.prov); err != nil {
+		if d.history, d.prov, err = historyPolicy(cfg, spec.prov, d.catalog); err != nil {
 			return nil, err
 		}
 	}

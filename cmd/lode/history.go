@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/x/catalog"
 	"github.com/lodeworks/lode/x/history"
 )
 
@@ -27,14 +28,14 @@ type HistoryConfig struct {
 // historyPolicy returns the policy lode.yaml asks for, and prov wrapped to
 // retry once a request the server finds too long; nil and prov when the
 // section is empty.
-func historyPolicy(cfg *Config, prov provider.Provider) (*history.Policy, provider.Provider, error) {
+func historyPolicy(cfg *Config, prov provider.Provider, cat *catalog.Catalog) (*history.Policy, provider.Provider, error) {
 	h := cfg.History
 	if h == (HistoryConfig{}) {
 		return nil, prov, nil
 	}
 	opts := []history.Option{
 		history.WithBudget(h.Budget), history.WithReserve(h.Reserve), history.WithKeep(h.Keep),
-		history.WithModel(cfg.Model.Name), history.WithWindower(windowerOf(prov)),
+		history.WithModel(cfg.Model.Name), history.WithWindower(windowerOf(cfg, prov, cat)),
 	}
 	if h.Summarise {
 		opts = append(opts, history.WithSummarizer(prov))
@@ -55,8 +56,13 @@ type ownWindow struct {
 func (w ownWindow) ContextWindow(string) (int, bool) { return w.p.ContextWindow() }
 
 // windowerOf returns what history.WithWindower should ask for prov's
-// context window: prov itself, or prov adapted.
-func windowerOf(prov provider.Provider) any {
+// context window: the catalog when catalog: in lode.yaml gives the model's
+// window, else prov itself, or prov adapted (history falls back on the
+// catalog).
+func windowerOf(cfg *Config, prov provider.Provider, cat *catalog.Catalog) any {
+	if e, ok := cfg.Catalog[cfg.Model.Name]; ok && e.Context > 0 && cat != nil {
+		return cat
+	}
 	if w, ok := prov.(interface{ ContextWindow() (int, bool) }); ok {
 		return ownWindow{w}
 	}

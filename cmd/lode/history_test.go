@@ -33,7 +33,7 @@ func TestHistorySection(t *testing.T) {
 				return
 			}
 			prov := script.Play()
-			pol, sendTo, err := historyPolicy(cfg, prov)
+			pol, sendTo, err := historyPolicy(cfg, prov, nil)
 			if c.err != "" {
 				if err == nil || err.Error() != c.err {
 					t.Fatalf("err = %v, want %q", err, c.err)

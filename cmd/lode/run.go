@@ -164,7 +164,7 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 	if err != nil {
 		return nil, err
 	}
-	pr := &printer{out: e.stdout, info: e.stderr}
+	pr := &printer{out: e.stdout, info: e.stderr, perTurn: o.trace}
 	d, err := openDoor(e, cfg, tb, doorSpec{kind: doorLoop, roles: o.role, prov: prov, store: o.store})
 	if err != nil {
 		_ = tb.Close()
@@ -172,6 +172,7 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 	}
 	handlerOpts := d.handler
 	loopOpts := []loop.Option{loop.WithMaxTurns(cfg.MaxTurns), loop.WithTimeLimit(time.Duration(cfg.Model.Timeout))}
+	loopOpts = append(loopOpts, d.loop...)
 	if tracer != nil {
 		handlerOpts = append(handlerOpts, xtool.WithTracer(tracer))
 		loopOpts = append(loopOpts, loop.WithTracer(tracer))
@@ -208,6 +209,7 @@ func (a *agent) ask(ctx context.Context, thread ledger.State, prompt string) err
 	_, err := a.step.Run(ctx, thread, a.prov)
 	_ = a.step.Flush(context.WithoutCancel(ctx))
 	a.printer.endLine()
+	a.printer.summary()
 	return explain(err, a.cfg, a.baseURL)
 }
 
@@ -220,6 +222,9 @@ func explain(err error, cfg *Config, baseURL string) error {
 	}
 	if miss := replayMiss(err); miss != nil {
 		return miss
+	}
+	if c := explainCost(err, cfg); c != nil {
+		return c
 	}
 	var limit *loop.LimitError
 	if errors.As(err, &limit) {
@@ -527,6 +532,10 @@ type printer struct {
 	// thinking and streamed hold for the answer being streamed: whether
 	// "(thinking…)" was shown, and whether its text came in deltas.
 	thinking, streamed bool
+	// run is what the run so far has spent; perTurn (--trace) prints each
+	// turn's usage as it completes.
+	run     spent
+	perTurn bool
 }
 
 func (p *printer) Emit(_ context.Context, ev loop.Event) {
@@ -575,8 +584,37 @@ func (p *printer) Emit(_ context.Context, ev loop.Event) {
 		}
 		if answer {
 			p.thinking, p.streamed = false, false
+			p.usage(ev.Artifacts)
 		}
 	}
+}
+
+// usage adds an answer's usage to the run's, printing it with --trace.
+func (p *printer) usage(arts []artifact.Artifact) {
+	for _, a := range arts {
+		u, ok := a.(artifact.Usage)
+		if !ok {
+			continue
+		}
+		p.run.add(u)
+		if p.perTurn {
+			one := spent{}
+			one.add(u)
+			p.breakLine()
+			fmt.Fprintln(p.info, one.line(fmt.Sprintf("(turn %d", p.run.turns))+")")
+		}
+	}
+}
+
+// summary prints what the run spent, once, and starts the next run's
+// count.
+func (p *printer) summary() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if l := p.run.line("(used"); l != "" {
+		fmt.Fprintln(p.info, l+")")
+	}
+	p.run = spent{}
 }
 
 func (p *printer) write(s string) {

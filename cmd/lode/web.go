@@ -91,6 +91,7 @@ or from --role. history: in lode.yaml applies to every request.
 
 	hopts := d.handler
 	loopOpts := []loop.Option{loop.WithMaxTurns(cfg.MaxTurns), loop.WithTimeLimit(time.Duration(cfg.Model.Timeout))}
+	loopOpts = append(loopOpts, d.loop...)
 	if tracer != nil {
 		hopts = append(hopts, xtool.WithTracer(tracer))
 		loopOpts = append(loopOpts, loop.WithTracer(tracer))
