@@ -226,12 +226,14 @@ func (p *Policy) Budget() int { return p.budget }
 // ledger gains only the summary turn.
 func (p *Policy) ApplyInvoke(ctx context.Context, st ledger.State, req *provider.Request) error {
 	src := req.Turns
-	req.SetExtension(viewKey{}, &viewSource{policy: p, state: st, turns: src})
+	vs := &viewSource{policy: p, state: st, turns: src}
+	req.SetExtension(viewKey{}, vs)
 	view, _, err := p.fit(ctx, st, src, p.budget, false)
 	if err != nil {
 		return err
 	}
 	req.Turns = view
+	vs.view = view
 	return nil
 }
 
