@@ -12,8 +12,8 @@ import (
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/tool"
 	"github.com/lodeworks/lode/x/history"
-	xtool "github.com/lodeworks/lode/x/tool"
 	"github.com/lodeworks/lode/x/provider/script"
+	xtool "github.com/lodeworks/lode/x/tool"
 )
 
 // recallThread is a thread whose turns 2 to 21 a summary stands for:
