@@ -221,6 +221,10 @@ func New(opts ...Option) (*Policy, error) {
 // Budget returns the tokens a request's history may use.
 func (p *Policy) Budget() int { return p.budget }
 
+// Blocks returns the turns of a block (WithBlocks); 0 means the window
+// slides turn by turn.
+func (p *Policy) Blocks() int { return p.cfg.blocks }
+
 // ApplyInvoke replaces req.Turns with the view that fits the budget, after
 // compacting when a summarizer is set and turns would be dropped. The
 // ledger gains only the summary turn.
