@@ -35,14 +35,17 @@ var (
 	recallSearchSchema = json.RawMessage(`{"type":"object","properties":{"query":{"type":"string",` +
 		`"description":"Words to look for in the turns the summary stands for."}},"required":["query"],"additionalProperties":false}`)
 	recallTurnSchema = json.RawMessage(`{"type":"object","properties":{"turn":{"type":"integer",` +
-		`"description":"The number of a turn the summary stands for, as recall_search gives it."}},"required":["turn"],"additionalProperties":false}`)
+		`"description":"The number of a turn the summary stands for, as recall_search gives it."},` +
+		`"from":{"type":"integer","description":"Where to start, in bytes of the turn's text, to read on past what an earlier answer cut; 0 by default."}},` +
+		`"required":["turn"],"additionalProperties":false}`)
 )
 
 // RegisterRecall adds the recall tools to reg. Once a thread has a
 // summary, they let the model read what the summary stands for, from the
 // ledger, where the summarised turns stay: recall_search ranks the covered
 // turns by the words of a query and lists the best with their numbers and
-// a snippet; recall_turn shows one covered turn whole. Both read the
+// a snippet; recall_turn shows one covered turn, from a byte offset when
+// an earlier answer was cut to the result budget. Both read the
 // caller's thread (xtool.Caller) and are ordinary tools: the Handler
 // renders their answers within its result budget (opts may set the
 // tools' own, tool.WithBudget) and a ToolFilter decides who sees them, so
@@ -175,7 +178,19 @@ func recallTurn(ctx context.Context, _ tool.Sandbox, args map[string]any) (any, 
 		return nil, fmt.Errorf("turn %g is not one the summary stands for: give a turn from %d to %d", n, sum.First, sum.Last)
 	}
 	i := int(n)
-	return fmt.Sprintf("turn %d (%s):\n%s", i, led[i].Role, renderTurn(led[i])), nil
+	text := renderTurn(led[i])
+	from, _ := args["from"].(float64)
+	if from < 0 || from >= float64(max(1, len(text))) {
+		return nil, fmt.Errorf("from %g is outside turn %d, which has %d bytes: give a byte from 0 to %d", from, i, len(text), max(0, len(text)-1))
+	}
+	at := int(from)
+	for at > 0 && !utf8RuneStart(text[at]) {
+		at--
+	}
+	if at > 0 {
+		return fmt.Sprintf("turn %d (%s), from byte %d of %d:\n%s", i, led[i].Role, at, len(text), text[at:]), nil
+	}
+	return fmt.Sprintf("turn %d (%s):\n%s", i, led[i].Role, text), nil
 }
 
 // queryTerms are the distinct lower-case words of q.

@@ -174,6 +174,14 @@ func TestRecallHostileArguments(t *testing.T) {
 			"No turn from 2 to 21 mentions badger.", false},
 		{"a load of a covered turn", history.RecallTurnTool, `{"turn":9}`, true,
 			"turn 9 (assistant):\nFox 3 is Ember; she lives in the birch wood.", false},
+		{"read on from a byte", history.RecallTurnTool, `{"turn":9,"from":20}`, true,
+			"turn 9 (assistant), from byte 20 of 44:\nlives in the birch wood.", false},
+		{"from past the end", history.RecallTurnTool, `{"turn":9,"from":44}`, true,
+			"from 44 is outside turn 9, which has 44 bytes: give a byte from 0 to 43", true},
+		{"negative from", history.RecallTurnTool, `{"turn":9,"from":-1}`, true,
+			"from -1 is outside turn 9, which has 44 bytes: give a byte from 0 to 43", true},
+		{"huge from", history.RecallTurnTool, `{"turn":9,"from":1e300}`, true,
+			"from 1e+300 is outside turn 9, which has 44 bytes: give a byte from 0 to 43", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
