@@ -180,3 +180,30 @@ func TestBlocksNegative(t *testing.T) {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
 }
+
+// TestBlocksWithCompaction: with a summarizer, a block window stays in its
+// budget and changes its prefix only at block edges and compactions.
+func TestBlocksWithCompaction(t *testing.T) {
+	const budget, k, turns = 800, 10, 200
+	sum := &recorder{answer: func(i int) (string, error) { return fmt.Sprintf("summary %d: questions were asked.", i), nil }}
+	pol, err := history.New(history.WithBudget(budget), history.WithBlocks(k), history.WithSummarizer(sum))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, _ := blockRun(t, pol, turns)
+	changes := 0
+	for r := 1; r < len(reqs); r++ {
+		if got := history.Estimate(reqs[r].Turns); got > budget {
+			t.Fatalf("request %d: %d tokens, over the budget of %d", r, got, budget)
+		}
+		if !sharesPrefix(reqs[r-1].Turns, reqs[r].Turns) {
+			changes++
+		}
+	}
+	// Two ledger turns a request (and a summary now and then): at most one
+	// edge crossed per request of five, plus one change per compaction.
+	if limit := turns*2/k + 1 + len(sum.sizes); changes > limit || len(sum.sizes) == 0 {
+		t.Fatalf("%d prefix changes with %d summarizer requests, want at most %d", changes, len(sum.sizes), limit)
+	}
+	t.Logf("%d prefix changes, %d summarizer requests over %d requests", changes, len(sum.sizes), turns)
+}
