@@ -20,6 +20,10 @@ type HistoryConfig struct {
 	// Keep is how many of the newest turns keep their tool results whole;
 	// 0 means 4.
 	Keep int `yaml:"keep"`
+	// Blocks drops history in blocks of this many turns, so the request's
+	// prefix, which the provider's prompt cache keeps, changes once per
+	// block; 0 slides the window turn by turn.
+	Blocks int `yaml:"blocks"`
 	// Summarise compacts old turns into a summary stored in the thread,
 	// rather than only leaving them out of the request.
 	Summarise bool `yaml:"summarise"`
@@ -35,6 +39,7 @@ func historyPolicy(cfg *Config, prov provider.Provider, cat *catalog.Catalog) (*
 	}
 	opts := []history.Option{
 		history.WithBudget(h.Budget), history.WithReserve(h.Reserve), history.WithKeep(h.Keep),
+		history.WithBlocks(h.Blocks),
 		history.WithModel(cfg.Model.Name), history.WithWindower(windowerOf(cfg, prov, cat)),
 	}
 	if h.Summarise {

@@ -300,6 +300,9 @@ type viewSource struct {
 	policy *Policy
 	state  ledger.State
 	turns  []ledger.Turn
+	// view is the history ApplyInvoke sent, which CacheWatch compares
+	// with the one it sent before.
+	view []ledger.Turn
 }
 
 // Provider wraps prov so that a request the server refuses as too long,

@@ -42,6 +42,23 @@
 // server reported with the newest answer (artifact.Usage) is used for the
 // turns it covers, which catches an estimate that runs low.
 //
+// The provider's prompt cache reuses a request's prefix that an earlier
+// request sent. The sliding window changes that prefix on every turn once
+// the thread is over its budget; WithBlocks(k) drops history in blocks, so
+// that it changes about once every k turns, at the cost of dropping up to
+// a block more at each edge. CacheWatch, a loop.Handler, records each
+// turn's cache hit ratio (cached input tokens over input tokens, the
+// lode.cache.hit_ratio metric) and emits a CacheLostEvent when a turn
+// whose history extended the previous one's read less than half as much
+// from the cache.
+//
+// Recall. A summary loses detail; RegisterRecall adds two tools that read
+// it back from the ledger, where the summarised turns stay: recall_search
+// ranks the covered turns by a query's words and recall_turn shows one by
+// number. They are ordinary tools, under the Handler's result budget and
+// the thread's tool filter; RecallFilter offers them only once the thread
+// has a summary.
+//
 // When the server refuses a request as too long anyway, the provider
 // returned by Policy.Provider compacts (or trims) to half of what it sent and
 // retries once; a second refusal is a *ContextError that says which

@@ -32,6 +32,7 @@ type config struct {
 	keep        int
 	resultBytes int
 	unpinFirst  bool
+	blocks      int
 	summarizer  provider.Provider
 
 	summaryTokens    int
@@ -81,6 +82,12 @@ func WithResultBytes(n int) Option { return func(c *config) { c.resultBytes = n 
 // first user message when older turns are dropped.
 func WithPinnedFirst(on bool) Option { return func(c *config) { c.unpinFirst = !on } }
 
+// WithBlocks drops history in blocks of k ledger turns, so that the
+// request's prefix, which a provider's prompt cache keeps, changes about
+// once every k turns instead of on every turn; 0 (the default) slides the
+// window one turn at a time, a negative value is an error. See Policy.
+func WithBlocks(k int) Option { return func(c *config) { c.blocks = k } }
+
 // WithSummarizer turns on compaction: when the history does not fit, p is
 // asked to summarise the oldest part, and the summary is stored in the
 // ledger. nil leaves compaction off: old turns are only dropped from the
@@ -113,6 +120,19 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l }
 // It is a provider.InvokeOption; give it to the loop before options that
 // add turns (WithSystemPrompt), so that it sees the history as the ledger
 // holds it. It holds configuration only and is safe for concurrent use.
+//
+// With WithBlocks(k), once the history does not fit, the request is built
+// from a block edge: the ledger's length rounded down to a multiple of k.
+// The turns from the edge on (the current block) go whole; the turns before
+// it are fitted, as the sliding window fits them, into the budget less room
+// for a block to grow in, the estimate of the previous k turns (at most half
+// the budget). Within a block the older part is the same on every request
+// and new turns only add to its end, so the request's prefix changes when
+// the ledger crosses the next edge. At an edge this drops more than the
+// sliding window would (up to a block's worth of tokens), and never more
+// than the budget allows: when the current block outgrows its room, the
+// request falls back to the sliding window for the rest of the block, and
+// its prefix changes on those turns too.
 type Policy struct {
 	cfg    config
 	budget int
@@ -145,6 +165,9 @@ func New(opts ...Option) (*Policy, error) {
 	}
 	if c.summaryTokens < 0 {
 		bad("summary tokens %d is negative: give a number of tokens, or 0 for a quarter of the budget", c.summaryTokens)
+	}
+	if c.blocks < 0 {
+		bad("blocks %d is negative: give a number of turns, or 0 to slide the window turn by turn", c.blocks)
 	}
 	if c.summarizerBudget < 0 {
 		bad("summarizer budget %d is negative: give a number of tokens, or 0 for the policy's budget", c.summarizerBudget)
@@ -198,17 +221,23 @@ func New(opts ...Option) (*Policy, error) {
 // Budget returns the tokens a request's history may use.
 func (p *Policy) Budget() int { return p.budget }
 
+// Blocks returns the turns of a block (WithBlocks); 0 means the window
+// slides turn by turn.
+func (p *Policy) Blocks() int { return p.cfg.blocks }
+
 // ApplyInvoke replaces req.Turns with the view that fits the budget, after
 // compacting when a summarizer is set and turns would be dropped. The
 // ledger gains only the summary turn.
 func (p *Policy) ApplyInvoke(ctx context.Context, st ledger.State, req *provider.Request) error {
 	src := req.Turns
-	req.SetExtension(viewKey{}, &viewSource{policy: p, state: st, turns: src})
+	vs := &viewSource{policy: p, state: st, turns: src}
+	req.SetExtension(viewKey{}, vs)
 	view, _, err := p.fit(ctx, st, src, p.budget, false)
 	if err != nil {
 		return err
 	}
 	req.Turns = view
+	vs.view = view
 	return nil
 }
 
@@ -446,6 +475,12 @@ func (p *Policy) viewMapped(src []ledger.Turn, idx []int, led []ledger.Turn, sum
 		return out, false
 	}
 
+	if p.cfg.blocks > 0 {
+		if out, dropped, ok := p.blockView(src, idx, len(led), pin, used, prev, build, budget); ok {
+			return out, dropped
+		}
+	}
+
 	// Keep the newest groups that fit, the newest one always, with the
 	// tool results of all but the newest keep turns shortened.
 	var kept []ledger.Turn // newest first
@@ -475,6 +510,70 @@ func (p *Policy) viewMapped(src []ledger.Turn, idx []int, led []ledger.Turn, sum
 		out[len(out)-1-k] = t
 	}
 	return out, dropped
+}
+
+// blockView is the view of WithBlocks: the turns from the block edge on,
+// whole, after the newest groups before the edge that fit in the budget
+// less the block's room. Everything it depends on is fixed while the
+// ledger stays within one block, so the requests of a block share their
+// prefix. It reports false when the current block does not fit beside the
+// pinned turns and summary, for the sliding window to take over.
+func (p *Policy) blockView(src []ledger.Turn, idx []int, nled, pin, used int, prev func(int) int, build func(int) []ledger.Turn, budget int) ([]ledger.Turn, bool, bool) {
+	k := p.cfg.blocks
+	edge := nled / k * k
+	var tail []ledger.Turn // newest first
+	tailCost := 0
+	i := prev(len(src))
+	for ; i >= pin && ledgerIndex(idx, i) >= edge; i = prev(i) {
+		tail = append(tail, src[i])
+		tailCost += estimateTurn(src[i])
+	}
+	if used+tailCost > budget {
+		return nil, false, false
+	}
+	// The room a block grows in is what the previous block took.
+	room := 0
+	for j := i; j >= pin && ledgerIndex(idx, j) >= edge-k; j = prev(j) {
+		room += estimateTurn(src[j])
+	}
+	limit := budget - min(room, budget/2)
+
+	var head []ledger.Turn // newest first
+	seen, from, cost, headCost, dropped := 0, 0, 0, 0, false
+	for i >= pin {
+		next := prev(i)
+		t := src[i]
+		if seen >= p.cfg.keep {
+			t = p.shorten(t)
+		}
+		seen++
+		head = append(head, t)
+		cost += estimateTurn(t)
+		i = next
+		if t.Role == ledger.RoleTool && next >= pin {
+			continue
+		}
+		if used+headCost+cost > limit {
+			head, dropped = head[:from], true
+			break
+		}
+		headCost += cost
+		from, cost = len(head), 0
+	}
+	if used+headCost+tailCost > budget {
+		return nil, false, false
+	}
+	out := build(len(head) + len(tail))
+	k = len(out) - 1
+	for _, t := range tail {
+		out[k] = t
+		k--
+	}
+	for _, t := range head {
+		out[k] = t
+		k--
+	}
+	return out, dropped, true
 }
 
 // groupTurns splits turns into [from, to) ranges, each a turn and the tool
