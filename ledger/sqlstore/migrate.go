@@ -12,7 +12,7 @@ import (
 var errBadConn = driver.ErrBadConn
 
 // SchemaVersion is the version of the tables this package writes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrations[i] takes the schema from version i to i+1. {text} stands for
 // the dialect's text type: byte-ordered in PostgreSQL ("C" collation), so
@@ -39,6 +39,13 @@ var migrations = [][]string{
 			name {text} NOT NULL,
 			value {text} NOT NULL,
 			PRIMARY KEY (thread_id, name)
+		)`,
+	},
+	{
+		// Counters shared by every store over the database (ledger.Counter).
+		`CREATE TABLE lode_counters (
+			name {text} PRIMARY KEY,
+			value BIGINT NOT NULL
 		)`,
 	},
 }
