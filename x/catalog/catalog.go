@@ -313,6 +313,16 @@ func (c *Catalog) ContextWindow(model string) (int, bool) {
 	return m.ContextWindow, true
 }
 
+// MaxOutput returns the most tokens one answer of the named model may
+// hold, where the catalog knows it.
+func (c *Catalog) MaxOutput(model string) (int, bool) {
+	m, ok := c.Lookup(model)
+	if !ok || m.MaxOutput <= 0 {
+		return 0, false
+	}
+	return m.MaxOutput, true
+}
+
 // Cost returns what u costs with the named model, in US dollars, and
 // whether the model is priced; an unpriced model costs 0 and false.
 func (c *Catalog) Cost(model string, u artifact.Usage) (float64, bool) {

@@ -61,6 +61,7 @@ type Enforcer struct {
 	reg    toolpkg.Registry
 	src    Source
 	owners Owners
+	spend  *spender
 }
 
 // Owners tell which pack serves a tool, when several packs are mounted as

@@ -21,6 +21,10 @@ var ErrInvalid = errors.New("policy: invalid document")
 // Document is a policy as written: roles by name.
 type Document struct {
 	Roles map[string]Role `yaml:"roles" json:"roles"`
+	// Tenants bound each tenant's spending (the usd_ limits; the call
+	// limits are the roles'), by the tenant the thread's metadata names
+	// under TenantKey; AnyTenant ("*") binds each tenant without an entry.
+	Tenants map[string]Limits `yaml:"tenants" json:"tenants,omitempty"`
 }
 
 // Role is what the holders of one role may use.
@@ -53,6 +57,12 @@ type Limits struct {
 	CallsPerTurn int `yaml:"calls_per_turn" json:"calls_per_turn"`
 	// CallsPerRun bounds the calls made since the last user message.
 	CallsPerRun int `yaml:"calls_per_run" json:"calls_per_run"`
+	// USDPerRun bounds what the model calls since the last user message
+	// cost, in US dollars, and USDPerDay what they cost in a UTC day
+	// (for a role: all its holders of one tenant together). Enforcer's
+	// SpendLimit keeps them; see WithSpend.
+	USDPerRun float64 `yaml:"usd_per_run" json:"usd_per_run,omitempty"`
+	USDPerDay float64 `yaml:"usd_per_day" json:"usd_per_day,omitempty"`
 }
 
 // Pattern is one name or glob, with the line it was written on (0 when
@@ -296,8 +306,20 @@ func (p *Policy) Limits(roles []string) Limits {
 		}
 		l.CallsPerTurn = strictest(l.CallsPerTurn, r.Limits.CallsPerTurn)
 		l.CallsPerRun = strictest(l.CallsPerRun, r.Limits.CallsPerRun)
+		l.USDPerRun = strictestUSD(l.USDPerRun, r.Limits.USDPerRun)
+		l.USDPerDay = strictestUSD(l.USDPerDay, r.Limits.USDPerDay)
 	}
 	return l
+}
+
+func strictestUSD(a, b float64) float64 {
+	switch {
+	case a <= 0:
+		return b
+	case b <= 0:
+		return a
+	}
+	return min(a, b)
 }
 
 func strictest(a, b int) int {
