@@ -8,8 +8,11 @@ import (
 	"strings"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/ledger/file"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/x/catalog"
+	"github.com/lodeworks/lode/x/policy"
 )
 
 // CatalogEntry is one model under catalog: in lode.yaml: what lode's
@@ -95,8 +98,32 @@ func costOptions(cfg *Config, cat *catalog.Catalog) []loop.Option {
 	return opts
 }
 
+// counterOf is where the day's spending is counted for the policy's
+// usd_per_day limits: the ledger folder, whose counters every process
+// sharing it sees; nil without one, which refuses those limits.
+func counterOf(dir string) ledger.Counter {
+	if dir == "" {
+		return nil
+	}
+	s, err := file.Open(dir)
+	if err != nil {
+		return nil
+	}
+	return s
+}
+
 // explainCost says what to do about a cost limit, or nil for another error.
 func explainCost(err error, cfg *Config) error {
+	var se *policy.SpendError
+	if errors.As(err, &se) {
+		return fmt.Errorf("the run was stopped by the policy: %s has spent $%.4f of its $%.4f per %s", se.Scope, se.SpentUSD, se.LimitUSD, se.Period)
+	}
+	if errors.Is(err, policy.ErrSpendSetup) {
+		if strings.Contains(err.Error(), "no shared counters") {
+			return fmt.Errorf("%v: a usd_per_day limit counts the day's spending in the ledger folder; give one with --store or store: in lode.yaml", err)
+		}
+		return fmt.Errorf("%v: give the model's prices under catalog: in lode.yaml (US dollars per million tokens)", err)
+	}
 	var limit *loop.LimitError
 	if errors.As(err, &limit) && limit.Limit == loop.LimitCost {
 		return fmt.Errorf("the run was stopped at its cost limit: $%.4f of $%.4f spent, with the model still calling tools (--max-cost, or max_cost in lode.yaml)", limit.UsedUSD, limit.MaxUSD)

@@ -114,7 +114,9 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 		return nil, usageError{"--role needs a policy: in lode.yaml (or policy_file:)"}
 	}
 	if src != nil {
-		d.enf = policy.NewEnforcer(tb.reg, src, policy.WithOwners(ownersOf(tb)))
+		d.enf = policy.NewEnforcer(tb.reg, src, policy.WithOwners(ownersOf(tb)),
+			policy.WithSpend(counterOf(d.store), d.catalog, cfg.Model.Name))
+		d.loop = append(d.loop, loop.WithInvokeOptions(d.enf.SpendLimit()), loop.WithHandlers(d.enf.SpendRecorder()))
 		d.filter = d.enf.Filter()
 		roles := spec.roles
 		d.roles = &roles
