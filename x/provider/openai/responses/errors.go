@@ -158,8 +158,14 @@ func (p *Provider) callError(ctx context.Context, ct *callTransport, err error) 
 			StatusCode: ae.HTTPStatusCode, Type: ae.Type, Message: ae.Message,
 			Attempts: ct.attempts, RetryAfter: ct.retryAfter, Err: err,
 		}
-		if ae.Code != nil {
-			e.Code = fmt.Sprint(ae.Code)
+		switch c := ae.Code.(type) {
+		case string:
+			e.Code = c
+		case int:
+			// go-openai reads a null code as 0.
+			if c != 0 {
+				e.Code = strconv.Itoa(c)
+			}
 		}
 		if ae.Param != nil {
 			e.Param = *ae.Param

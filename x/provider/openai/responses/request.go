@@ -357,7 +357,11 @@ func kindOf(a artifact.Artifact) string {
 	if a == nil {
 		return "a nil artifact"
 	}
-	return fmt.Sprintf("a %s artifact", a.Kind())
+	k := a.Kind()
+	if strings.ContainsAny(k[:1], "aeiou") {
+		return "an " + k + " artifact"
+	}
+	return "a " + k + " artifact"
 }
 
 func contentParts(i int, t ledger.Turn) ([]inputPart, error) {
