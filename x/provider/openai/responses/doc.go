@@ -66,8 +66,9 @@
 //     on instead: store: true, each answer keeps its response ID (a
 //     Reasoning with Field FieldResponseID and no Content), and the next
 //     request sends previous_response_id with only the turns after it.
-//   - Reasoning of other servers (no item) is not sent, nor Usage and
-//     Finish; server-side tool items (web search, code interpreter) are not
+//   - Reasoning of other servers (no item) is not sent, nor a reasoning
+//     item without encrypted_content (with store: false its ID names
+//     nothing the server kept), nor Usage and Finish; server-side tool items (web search, code interpreter) are not
 //     kept, since they are not asked for.
 //   - Stop sequences are a *RequestError: the API has no field for them.
 //   - A function's strict flag is always sent, since the API would take a

@@ -424,13 +424,15 @@ func blobPart(uri, mime string, blob []byte) (inputPart, error) {
 // assistantItems appends an assistant turn's items in the order the ledger
 // holds them, which is the order the server sent them: a reasoning item
 // stays right before the function call it led to, as the API requires.
-// Reasoning from another server (no item) is not sent, nor Usage, Finish
-// or a response ID.
+// Reasoning from another server (no item), a reasoning item without
+// encrypted_content, Usage, Finish and a response ID are not sent.
 func assistantItems(items []any, i int, t ledger.Turn) ([]any, error) {
 	for _, a := range t.Artifacts {
 		switch a := artifact.Normalize(a).(type) {
 		case artifact.Reasoning:
-			if a.Field == FieldItem && a.Data != "" {
+			// Without its encrypted_content a reasoning item names only
+			// what a server stored, which with store: false is nothing.
+			if a.Field == FieldItem && a.Data != "" && a.Signature != "" {
 				if !json.Valid([]byte(a.Data)) {
 					return nil, turnErr(i, t.Role, "a stored reasoning item is not JSON")
 				}
