@@ -153,7 +153,7 @@ func TestRequestErrors(t *testing.T) {
 		{"bad schema", &provider.Request{Turns: []ledger.Turn{user}, Tools: []tool.Tool{{Name: "t", Schema: []byte(`[1]`)}}}, `tool "t": the schema is not a JSON object`},
 		{"bad format", &provider.Request{Turns: []ledger.Turn{user}, ResponseFormat: &provider.ResponseFormat{Type: "yaml"}}, `unknown response format type "yaml"`},
 		{"call without ID", &provider.Request{Turns: []ledger.Turn{user, {Role: ledger.RoleAssistant, Artifacts: []artifact.Artifact{artifact.ToolCall{Name: "t"}}}}}, "turn 1 (assistant): tool call"},
-		{"broken reasoning item", &provider.Request{Turns: []ledger.Turn{user, {Role: ledger.RoleAssistant, Artifacts: []artifact.Artifact{artifact.Reasoning{Field: FieldItem, Data: "{"}}}}}, "not JSON"},
+		{"broken reasoning item", &provider.Request{Turns: []ledger.Turn{user, {Role: ledger.RoleAssistant, Artifacts: []artifact.Artifact{artifact.Reasoning{Field: FieldItem, Signature: "enc", Data: "{"}}}}}, "not JSON"},
 		{"text in a tool turn", &provider.Request{Turns: []ledger.Turn{user, {Role: ledger.RoleTool, Artifacts: []artifact.Artifact{artifact.Text{Content: "x"}}}}}, "carries tool results, not a text artifact"},
 		{"audio from a user", &provider.Request{Turns: []ledger.Turn{{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{artifact.Audio{Data: []byte{1}}}}}}, "cannot carry an audio artifact"},
 	}
