@@ -87,6 +87,7 @@ type Provider struct {
 	strict       bool
 	effort       string
 	summary      string
+	maxLine      int
 	sleep        func(ctx context.Context, d time.Duration) error
 	now          func() time.Time
 }
@@ -103,6 +104,7 @@ type settings struct {
 	chain                       bool
 	noStrict                    bool
 	effort, summary             string
+	maxLine                     int
 	sleep                       func(ctx context.Context, d time.Duration) error
 	now                         func() time.Time
 	getenv                      func(string) string
@@ -205,6 +207,9 @@ func withSleep(f func(ctx context.Context, d time.Duration) error) Option {
 	return func(s *settings) { s.sleep = f }
 }
 
+// withMaxLine replaces DefaultMaxLine, for tests.
+func withMaxLine(n int) Option { return func(s *settings) { s.maxLine = n } }
+
 // withClock replaces the clock that reads date-valued retry headers.
 func withClock(now func() time.Time) Option { return func(s *settings) { s.now = now } }
 
@@ -270,6 +275,7 @@ func New(opts ...Option) (*Provider, error) {
 		strict:       !s.noStrict,
 		effort:       s.effort,
 		summary:      s.summary,
+		maxLine:      s.maxLine,
 		sleep:        s.sleep,
 		now:          s.now,
 	}
@@ -290,6 +296,9 @@ func New(opts ...Option) (*Provider, error) {
 	}
 	if p.now == nil {
 		p.now = time.Now
+	}
+	if p.maxLine <= 0 {
+		p.maxLine = DefaultMaxLine
 	}
 	p.cfg = goopenai.DefaultConfig(s.apiKey)
 	p.cfg.BaseURL = p.baseURL

@@ -124,6 +124,9 @@ func (p *Provider) streamError(ctx context.Context, ct *callTransport, err error
 	if errors.As(err, &ae) {
 		return p.callError(ctx, ct, err)
 	}
+	if errors.Is(err, errLineTooLong) {
+		return respErr(ErrMalformed, fmt.Sprintf("a line of the stream is longer than %d bytes", p.maxLine), nil, err)
+	}
 	if errors.Is(err, goopenai.ErrTooManyEmptyStreamMessages) {
 		return respErr(ErrMalformed, "too many lines that are not events", nil, err)
 	}

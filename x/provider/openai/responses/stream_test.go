@@ -439,3 +439,44 @@ func TestConsumerStops(t *testing.T) {
 		t.Errorf("%d yields after break", n)
 	}
 }
+
+func TestStreamHostileLines(t *testing.T) {
+	cases := []struct {
+		name string
+		body string
+		want error
+		text string
+	}{
+		{"a line longer than the bound", event(created()) + "data: {\"type\":\"response.output_text.delta\",\"delta\":\"" + strings.Repeat("x", 5000), ErrMalformed, "longer than 4096 bytes"},
+		{"only lines that are not events", strings.Repeat(": ping\n", 10001), ErrMalformed, "too many lines that are not events"},
+		{"an HTML page", "<html><body>gateway</body></html>\n", ErrIncomplete, "before response.completed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake(t, func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = w.Write([]byte(c.body))
+			})
+			_, _, err := collect(t.Context(), f.provider(t, withMaxLine(4096)), userReq("x"))
+			kind(c.want, c.text)(t, err)
+		})
+	}
+	// A JSON answer to a streaming request says what to do.
+	f := newFake(t, jsonReply(200, `{"id":"resp_1","status":"completed","output":[]}`))
+	_, _, err := collect(t.Context(), f.provider(t), userReq("x"))
+	kind(ErrIncomplete, "use WithStreaming(false)")(t, err)
+}
+
+// TestStreamChatError: a gateway that answers a stream with a
+// chat-completions style error line gets an *APIError with its message.
+func TestStreamChatError(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte("data: {\"error\":{\"message\":\"upstream overloaded\",\"type\":\"server_error\",\"code\":\"server_error\"}}\n\n"))
+	})
+	_, _, err := collect(t.Context(), f.provider(t), userReq("x"))
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Message != "upstream overloaded" || !errors.Is(err, ErrServer) || ae.StatusCode/100 == 2 {
+		t.Fatalf("err = %#v", err)
+	}
+}

@@ -2,6 +2,7 @@ package responses
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -56,7 +57,7 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 			t.streaming = true
 			t.contentType = resp.Header.Get("Content-Type")
 			if t.stream {
-				resp.Body = idle.CloseOnDone(ctx, t.idle.Body(resp.Body))
+				resp.Body = idle.CloseOnDone(ctx, &lineGuard{ReadCloser: t.idle.Body(resp.Body), max: t.p.maxLine})
 			} else {
 				t.whole.Reset()
 				resp.Body = idle.CloseOnDone(ctx, teeBody{resp.Body, &t.whole})
@@ -130,4 +131,31 @@ func retryDelay(h http.Header, now time.Time, status int) (time.Duration, bool) 
 
 func (t *callTransport) plan() retry.Plan {
 	return retry.Plan{Base: retryBase, Cap: retryCap, MaxWait: t.p.maxRetryWait, Trace: t.p.tracer != nil, Sleep: t.p.sleep}
+}
+
+// DefaultMaxLine bounds one line of a stream. go-openai reads a line whole
+// whatever its length; the longest real line, response.completed with the
+// whole output, stays far below it.
+const DefaultMaxLine = 64 << 20
+
+// errLineTooLong is what lineGuard's Read returns past the bound.
+var errLineTooLong = errors.New("responses: a line of the stream is too long")
+
+// lineGuard fails a stream body whose current line grows past max bytes.
+type lineGuard struct {
+	io.ReadCloser
+	max, line int
+}
+
+func (g *lineGuard) Read(p []byte) (int, error) {
+	n, err := g.ReadCloser.Read(p)
+	if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
+		g.line = n - i - 1
+	} else {
+		g.line += n
+	}
+	if g.line > g.max {
+		return n, errLineTooLong
+	}
+	return n, err
 }
