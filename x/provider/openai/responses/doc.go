@@ -76,7 +76,8 @@
 //     express.
 //   - Output items must be added in order (output_index 0, 1, ...) and
 //     deltas must address an added item of the right type; anything else is
-//     ErrMalformed. Events this adapter does not map are skipped.
+//     ErrMalformed, and so is a line longer than DefaultMaxLine (go-openai
+//     would read it whole). Events this adapter does not map are skipped.
 //
 // Failures are typed as in the other adapters: *APIError for a refusal
 // (errors.Is against ErrInvalidRequest, ErrUnauthorized, ErrForbidden,
