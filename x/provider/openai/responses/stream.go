@@ -135,12 +135,17 @@ func (p *Provider) streamError(ctx context.Context, ct *callTransport, err error
 
 func (p *Provider) runWhole(ctx context.Context, client *goopenai.Client, ct *callTransport,
 	rreq goopenai.CreateResponseRequest, res *result, yield func(artifact.Artifact, error) bool) error {
-	if _, err := client.CreateResponse(ctx, rreq); err != nil {
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		if ctx.Err() == nil && ct.streaming && (errors.As(err, &se) || errors.As(err, &te)) {
-			return respErr(ErrMalformed, "the body is not a response object", ct.whole.Bytes(), err)
-		}
+	_, err := client.CreateResponse(ctx, rreq)
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+	case ctx.Err() == nil && ct.streaming && errors.As(err, &te):
+		// A member go-openai types otherwise than the server sent it;
+		// this package reads the body itself below.
+	case ctx.Err() == nil && ct.streaming && errors.As(err, &se):
+		return respErr(ErrMalformed, "the body is not a response object", ct.whole.Bytes(), err)
+	default:
 		return p.callError(ctx, ct, err)
 	}
 	var r wireResponse

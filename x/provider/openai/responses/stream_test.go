@@ -480,3 +480,18 @@ func TestStreamChatError(t *testing.T) {
 		t.Fatalf("err = %#v", err)
 	}
 }
+
+// TestWholeResponseBeyondGoOpenAI: a member go-openai types otherwise
+// (here metadata as a list) does not stop the answer, which this package
+// reads itself.
+func TestWholeResponseBeyondGoOpenAI(t *testing.T) {
+	body := `{` + respHead + `,"status":"completed","metadata":["odd"],"output":[` + messageItem(0, "Hi") + `],"usage":` + usageJSON(7, 4) + `}`
+	f := newFake(t, jsonReply(200, body))
+	_, arts, err := collect(t.Context(), f.provider(t, WithStreaming(false)), userReq("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(arts) != 3 || arts[0] != (artifact.Text{Content: "Hi"}) {
+		t.Errorf("artifacts = %#v", arts)
+	}
+}
