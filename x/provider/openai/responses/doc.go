@@ -11,6 +11,11 @@
 // decodes each event itself, since go-openai's item type has no
 // encrypted_content and the reasoning round trip needs it.
 //
+// It lives under x/provider/openai, not beside it, because it is OpenAI's
+// API on the same SDK, with the same environment variables, error texts
+// and strict-schema rule (openai.CheckStrict): one family, two endpoints.
+// Its import name and error prefix are "responses".
+//
 // New takes the chat adapter's option names: WithModel is required, and an
 // API key (WithAPIKey, else OPENAI_API_KEY) unless a base URL is set
 // (WithBaseURL, else OPENAI_BASE_URL).
