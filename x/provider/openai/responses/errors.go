@@ -229,6 +229,9 @@ func text(v any) string {
 }
 
 func (p *Provider) hint(e *APIError) string {
+	if h := hintFor(e); h != "" {
+		return h
+	}
 	switch {
 	case errors.Is(e, ErrUnauthorized):
 		return "check the API key (WithAPIKey or " + EnvAPIKey + ")"
@@ -236,6 +239,16 @@ func (p *Provider) hint(e *APIError) string {
 		return fmt.Sprintf("the API key may not use model %q here: check the key's project, organization and permissions", p.model)
 	case errors.Is(e, ErrNotFound):
 		return fmt.Sprintf("check the model name %q and that the server at %q has a /responses endpoint", p.model, p.baseURL)
+	case errors.Is(e, ErrContextLength):
+		return fmt.Sprintf("the conversation no longer fits model %q's context window: shorten the request with a history policy (x/history)", p.model)
+	}
+	return ""
+}
+
+// hintFor is the hint of the failures that need no provider to explain,
+// as an error inside a stream has.
+func hintFor(e *APIError) string {
+	switch {
 	case e.Code == "insufficient_quota" || e.Type == "insufficient_quota":
 		return "the account is out of quota: check its plan and billing"
 	case errors.Is(e, ErrRateLimited):
@@ -245,8 +258,6 @@ func (p *Provider) hint(e *APIError) string {
 		return "rate limited: slow down or raise the limit"
 	case errors.Is(e, ErrServer):
 		return "the server failed; try again later"
-	case errors.Is(e, ErrContextLength):
-		return fmt.Sprintf("the conversation no longer fits model %q's context window: shorten the request with a history policy (x/history)", p.model)
 	case e.Code == "previous_response_not_found":
 		return "the stored response has expired or was never stored: turn WithPreviousResponse off to send the whole history"
 	}

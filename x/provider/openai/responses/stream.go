@@ -2,6 +2,7 @@ package responses
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,10 +27,17 @@ type (
 		SummaryIndex int             `json:"summary_index"`
 		Delta        string          `json:"delta"`
 		Arguments    *string         `json:"arguments"`
-		// An error event's members.
+		// An error event's members, at the top or, as OpenAI now sends
+		// them, in an error object.
 		Code    json.RawMessage `json:"code"`
 		Message string          `json:"message"`
 		Param   json.RawMessage `json:"param"`
+		Error   *struct {
+			Type    string          `json:"type"`
+			Code    json.RawMessage `json:"code"`
+			Message string          `json:"message"`
+			Param   json.RawMessage `json:"param"`
+		} `json:"error"`
 	}
 	wireResponse struct {
 		ID                string                   `json:"id"`
@@ -321,7 +329,18 @@ func (a *assembler) add(ev *wireEvent, yield func(artifact.Artifact, error) bool
 		}
 		return a.finish(ev.Response)
 	case "error":
-		return &APIError{Code: jsonText(ev.Code), Param: jsonText(ev.Param), Message: ev.Message, ResponseID: a.id}
+		e := &APIError{Code: jsonText(ev.Code), Param: jsonText(ev.Param), Message: ev.Message, ResponseID: a.id}
+		if x := ev.Error; x != nil {
+			e.Type = x.Type
+			e.Code = cmp.Or(e.Code, jsonText(x.Code))
+			e.Param = cmp.Or(e.Param, jsonText(x.Param))
+			e.Message = cmp.Or(e.Message, x.Message)
+		}
+		if e.Code == "" && e.Message == "" && e.Type == "" {
+			return respErr(ErrMalformed, fmt.Sprintf("event %d is an error event without an error", a.events), nil, nil)
+		}
+		e.Hint = hintFor(e)
+		return e
 	}
 	// Other events (content parts, annotations, server-side tools,
 	// *.done events whose whole value output_item.done repeats) carry
@@ -463,9 +482,7 @@ func (a *assembler) finish(r *wireResponse) error {
 		if r.Error != nil {
 			e.Code, e.Message = jsonText(r.Error.Code), r.Error.Message
 		}
-		if errors.Is(e, ErrServer) || errors.Is(e, ErrRateLimited) {
-			e.Hint = "the server failed; try again later"
-		}
+		e.Hint = hintFor(e)
 		return e
 	case "completed", "incomplete":
 	case "":

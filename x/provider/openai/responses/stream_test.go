@@ -256,6 +256,25 @@ func TestStreamFailures(t *testing.T) {
 					t.Fatalf("err = %#v", err)
 				}
 			}},
+		{"error event with an error object", []string{created(),
+			`{"type":"error","sequence_number":2,"error":{"type":"insufficient_quota","code":"insufficient_quota","message":"Out of credit.","param":null}}`,
+			`{"type":"response.failed","response":{` + respHead + `,"status":"failed","error":{"code":"insufficient_quota","message":"Out of credit."}}}`},
+			func(t *testing.T, err error) {
+				var ae *APIError
+				if !errors.As(err, &ae) || ae.Code != "insufficient_quota" || ae.Type != "insufficient_quota" || ae.Message != "Out of credit." || ae.ResponseID != "resp_1" {
+					t.Fatalf("err = %#v", err)
+				}
+				if err.Error() != "responses: error in stream (insufficient_quota): Out of credit. — the account is out of quota: check its plan and billing" {
+					t.Errorf("text = %q", err)
+				}
+			}},
+		{"failed by a rate limit", []string{created(), `{"type":"response.failed","response":{` + respHead + `,"status":"failed","error":{"code":"rate_limit_exceeded","message":"Request too large."}}}`},
+			func(t *testing.T, err error) {
+				if !errors.Is(err, ErrRateLimited) || !strings.Contains(err.Error(), "rate limited: slow down") {
+					t.Fatalf("err = %v", err)
+				}
+			}},
+		{"error event without an error", []string{created(), `{"type":"error","sequence_number":2}`}, kind(ErrMalformed, "error event without an error")},
 		{"cut before completed", textAnswer("a", "b")[:4], kind(ErrIncomplete, "before response.completed")},
 		{"nothing at all", nil, kind(ErrIncomplete, "before response.completed")},
 		{"delta to no item", []string{created(), textDelta(3, "x")}, kind(ErrMalformed, "output item 3, which was not added")},
