@@ -9,7 +9,10 @@
 // go-openai frames the request, sends it through this package's transport
 // (retries, idle limit) and splits the stream into events; this package
 // decodes each event itself, since go-openai's item type has no
-// encrypted_content and the reasoning round trip needs it.
+// encrypted_content and the reasoning round trip needs it. The stream's
+// "event:" lines are dropped before go-openai reads it, since every event's
+// data names its type and go-openai would keep each such line until the
+// stream ends.
 //
 // It lives under x/provider/openai, not beside it, because it is OpenAI's
 // API on the same SDK, with the same environment variables, error texts

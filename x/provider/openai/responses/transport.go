@@ -57,7 +57,8 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 			t.streaming = true
 			t.contentType = resp.Header.Get("Content-Type")
 			if t.stream {
-				resp.Body = idle.CloseOnDone(ctx, &lineGuard{ReadCloser: t.idle.Body(resp.Body), max: t.p.maxLine})
+				guarded := &lineGuard{ReadCloser: t.idle.Body(resp.Body), max: t.p.maxLine}
+				resp.Body = idle.CloseOnDone(ctx, newEventFilter(guarded, streamEmptyLimit))
 			} else {
 				t.whole.Reset()
 				resp.Body = idle.CloseOnDone(ctx, teeBody{resp.Body, &t.whole})
