@@ -125,3 +125,15 @@ func TestNew(t *testing.T) {
 	}
 	_ = openaitest.Raw
 }
+
+func TestHeaders(t *testing.T) {
+	f := newFake(t, sse(textAnswer("ok")...))
+	p := f.provider(t, WithOrganization("org-7"), WithHeader("X-Gateway-Route", "eu"), WithHeader("X-Gateway-Route", "fallback"))
+	if _, _, err := collect(t.Context(), p, userReq("x")); err != nil {
+		t.Fatal(err)
+	}
+	h := f.requests()[0].Header
+	if h.Get("OpenAI-Organization") != "org-7" || strings.Join(h.Values("X-Gateway-Route"), ",") != "eu,fallback" || h.Get("Accept") != "text/event-stream" {
+		t.Errorf("headers = %v", h)
+	}
+}
