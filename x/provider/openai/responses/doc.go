@@ -21,7 +21,9 @@
 //
 // New takes the chat adapter's option names: WithModel is required, and an
 // API key (WithAPIKey, else OPENAI_API_KEY) unless a base URL is set
-// (WithBaseURL, else OPENAI_BASE_URL).
+// (WithBaseURL, else OPENAI_BASE_URL). The key goes as a bearer token;
+// Azure OpenAI's v1 API (https://NAME.openai.azure.com/openai/v1) also
+// takes it as WithHeader("api-key", key) with no WithAPIKey.
 //
 // Invoke streams the answer: TextDelta, ReasoningDelta (reasoning summaries)
 // and ToolCallDelta as the events arrive, then the output items whole in
