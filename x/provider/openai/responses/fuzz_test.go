@@ -51,7 +51,8 @@ func stream(events ...string) []byte {
 
 // FuzzStream feeds any bytes to the stream reader. Whatever comes, the
 // invocation ends with a whole answer closed by Finish, or with a typed
-// error; a tool call in the answer was announced by a delta first.
+// error; every tool call in the answer was announced by a delta first, and
+// Finish says "tool_calls" for an answer with calls, never "stop".
 func FuzzStream(f *testing.F) {
 	f.Add(stream(textAnswer("hello", " world")...))
 	f.Add(stream(reasonedCalls()...))
@@ -90,20 +91,25 @@ func FuzzStream(f *testing.F) {
 		if _, ok := arts[len(arts)-1].(artifact.Finish); !ok {
 			t.Fatalf("a whole answer that does not end in Finish: %#v", arts)
 		}
-		announced := map[string]bool{}
+		// Every call was announced by a delta at its index, before it.
+		announced := map[int]bool{}
 		for _, d := range deltas {
-			if c, ok := d.(artifact.ToolCallDelta); ok && c.ID != "" {
-				announced[c.ID] = true
+			if c, ok := d.(artifact.ToolCallDelta); ok {
+				announced[c.Index] = true
 			}
 		}
+		calls := 0
 		for _, a := range arts {
-			if c, ok := a.(artifact.ToolCall); ok && !announced[c.ID] {
-				// A call ID that only output_item.done gave is allowed,
-				// but then the added event carried none.
-				if c.ID == "" || c.Name == "" {
-					t.Fatalf("a call without ID or name: %#v", c)
+			if c, ok := a.(artifact.ToolCall); ok {
+				if !announced[calls] || c.ID == "" || c.Name == "" {
+					t.Fatalf("call %d %#v: announced %v", calls, c, announced[calls])
 				}
+				calls++
 			}
+		}
+		switch fin := arts[len(arts)-1].(artifact.Finish); {
+		case fin.Reason == "tool_calls" && calls == 0, fin.Reason == "stop" && calls > 0:
+			t.Fatalf("%d calls end with %q", calls, fin.Reason)
 		}
 	})
 }
