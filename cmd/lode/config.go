@@ -64,7 +64,7 @@ const (
 // value was written.
 func checkProvider(where, name string) error {
 	switch name {
-	case "", providerOpenAI, providerAnthropic:
+	case "", providerOpenAI, providerAnthropic, providerOpenAIResponses:
 		return nil
 	}
 	return fmt.Errorf("%s: %q is not a provider lode knows: write openai (the default, any OpenAI-compatible server) or anthropic", where, name)

@@ -214,6 +214,7 @@ func (d *door) invoke(cfg *Config, tb *toolbox) []provider.InvokeOption {
 		opts = append(opts, d.history)
 	}
 	opts = append(opts, xtool.WithFilteredTools(tb.reg, d.filter))
+	opts = append(opts, responsesInvoke(cfg)...)
 	if cfg.System != "" {
 		opts = append(opts, provider.WithSystemPrompt(cfg.System))
 	}

@@ -41,8 +41,11 @@ type modelProvider interface {
 
 // newProvider builds the provider a configuration names.
 func newProvider(cfg *Config, e env, tracer trace.Tracer) (modelProvider, error) {
-	if cfg.Model.Provider == providerAnthropic {
+	switch cfg.Model.Provider {
+	case providerAnthropic:
 		return newAnthropic(cfg, e, tracer)
+	case providerOpenAIResponses:
+		return newResponses(cfg, e, tracer)
 	}
 	return newOpenAI(cfg, e, tracer)
 }
@@ -220,6 +223,9 @@ func explain(err error, cfg *Config, baseURL string) error {
 	}
 	if miss := replayMiss(err); miss != nil {
 		return miss
+	}
+	if e, ok := explainResponses(err, cfg, baseURL); ok {
+		return e
 	}
 	var limit *loop.LimitError
 	if errors.As(err, &limit) {
