@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -70,6 +71,7 @@ var (
 // Provider invokes a chat-completions model. It is safe for concurrent use.
 type Provider struct {
 	model          string
+	modelHead      []byte // `{"model":"name"`, how a request body begins
 	baseURL        string
 	cfg            goopenai.ClientConfig
 	httpc          *http.Client
@@ -195,10 +197,12 @@ type MaxTokensField string
 
 const (
 	// MaxTokensAuto (the zero value) sends max_completion_tokens to OpenAI
-	// and Azure OpenAI, whose reasoning models refuse max_tokens, and
-	// max_tokens to every other server: it is the field every
-	// chat-completions server knows, while some ignore or refuse the newer
-	// one.
+	// and Azure OpenAI, and for a model of OpenAI's reasoning families
+	// (o1, o3, o4, gpt-5, gpt-6 and their variants, also under a gateway's
+	// vendor prefix such as "openai/gpt-5") to any server, since those
+	// models refuse max_tokens wherever a gateway forwards them; every other
+	// model gets max_tokens on every other server: it is the field every chat-completions server
+	// knows, while some ignore or refuse the newer one.
 	MaxTokensAuto MaxTokensField = ""
 	// MaxTokens is the original field, "max_tokens".
 	MaxTokens MaxTokensField = "max_tokens"
@@ -307,7 +311,7 @@ func New(opts ...Option) (*Provider, error) {
 	switch s.maxTokensField {
 	case MaxTokensAuto:
 		s.maxTokensField = MaxTokens
-		if isOpenAIHost(u.Hostname()) {
+		if isOpenAIHost(u.Hostname()) || reasoningModel(s.model) {
 			s.maxTokensField = MaxCompletionTokens
 		}
 	case MaxTokens, MaxCompletionTokens:
@@ -359,6 +363,8 @@ func New(opts ...Option) (*Provider, error) {
 		now:            s.now,
 	}
 	p.serverPort = genaispan.Port(u)
+	name, _ := json.Marshal(p.model)
+	p.modelHead = append([]byte(`{"model":`), name...)
 	if p.httpc == nil {
 		p.httpc = &http.Client{}
 	}
@@ -394,6 +400,29 @@ func isOpenAIHost(host string) bool {
 	}
 	for _, suffix := range []string{".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com"} {
 		if strings.HasSuffix(host, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+// reasoningFamilies are the model name stems of OpenAI's reasoning models,
+// which take max_completion_tokens and refuse max_tokens.
+var reasoningFamilies = []string{"o1", "o3", "o4", "gpt-5", "gpt-6"}
+
+// reasoningModel reports whether model belongs to one of OpenAI's
+// reasoning families (such as "o4-mini", "gpt-5.1-codex" or
+// "gpt-5-2025-08-07"), also under the vendor prefix gateways add
+// ("openai/gpt-5" on OpenRouter, "azure/o3-mini" on LiteLLM). The name is
+// what decides, not the host: a gateway may have any host.
+func reasoningModel(model string) bool {
+	name := strings.ToLower(strings.TrimSpace(model))
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	for _, f := range reasoningFamilies {
+		rest, ok := strings.CutPrefix(name, f)
+		if ok && (rest == "" || strings.ContainsRune("-._:@", rune(rest[0]))) {
 			return true
 		}
 	}

@@ -41,6 +41,10 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	body, err = t.p.withModel(body)
+	if err != nil {
+		return nil, err
+	}
 	if len(t.patch) > 0 && len(body) > 2 && body[0] == '{' {
 		// go-openai always writes "model" first, so a member followed by a
 		// comma can go right after the brace.
@@ -113,6 +117,22 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 	}
+}
+
+// blankModel is how go-openai's body begins for a request with no model
+// name (see buildRequest).
+var blankModel = []byte(`{"model":""`)
+
+// withModel writes the provider's model name into body, where go-openai
+// left it empty.
+func (p *Provider) withModel(body []byte) ([]byte, error) {
+	if rest, ok := bytes.CutPrefix(body, blankModel); ok {
+		out := make([]byte, 0, len(p.modelHead)+len(rest))
+		return append(append(out, p.modelHead...), rest...), nil
+	}
+	// Not go-openai's usual layout: set the member wherever it is.
+	e := bodyEdits{top: []member{{"model", p.modelHead[len(`{"model":`):]}}}
+	return e.apply(body)
 }
 
 // teeBody keeps a copy of what is read.
