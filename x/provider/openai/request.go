@@ -107,20 +107,7 @@ type RequestError struct {
 }
 
 func (e *RequestError) Error() string {
-	var b strings.Builder
-	b.WriteString("openai: request: ")
-	switch {
-	case e.Turn >= 0:
-		fmt.Fprintf(&b, "turn %d (%s): ", e.Turn, e.Role)
-	case e.Tool != "":
-		fmt.Fprintf(&b, "tool %q: ", e.Tool)
-	}
-	b.WriteString(e.Reason)
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
-	}
-	return b.String()
+	return apierr.RequestText("openai", e.Turn, string(e.Role), e.Tool, e.Reason, e.Err)
 }
 
 func (e *RequestError) Unwrap() error { return e.Err }
@@ -206,7 +193,7 @@ func (p *Provider) buildInto(req *provider.Request, creq goopenai.ChatCompletion
 	if creq.ResponseFormat, err = p.responseFormat(req.ResponseFormat); err != nil {
 		return creq, nil, err
 	}
-	if p.stream {
+	if p.core.Stream {
 		creq.StreamOptions = &goopenai.StreamOptions{IncludeUsage: true}
 	}
 	if v, ok := req.Extension(extReasoningEffort); ok {

@@ -22,8 +22,7 @@ type callTransport struct {
 	edits  *bodyEdits
 	stream bool
 
-	attempts    int
-	retryAfter  time.Duration
+	outcome     retry.Outcome
 	contentType string
 	watch       *doneWatcher
 	idle        *idle.Guard
@@ -60,62 +59,45 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 		}
 		body = b
 	}
-	for attempt := 0; ; attempt++ {
-		// Not every HTTP client given to WithHTTPClient checks the context
-		// before it sends.
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		r := retry.Clone(ctx, req, body)
-		for k, vs := range t.p.headers {
-			r.Header[k] = vs
-		}
-		if t.stream {
-			// A streaming server answers at once; one that does not is
-			// as stalled as one that stops mid-stream.
-			t.idle.Arm()
-		}
-		resp, err := t.p.httpc.Do(r)
-		t.idle.Disarm()
-		t.attempts = attempt + 1
-		if err != nil {
-			return nil, err
-		}
-		resp.Body = t.idle.Body(resp.Body)
-		if resp.StatusCode/100 == 2 {
-			if t.stream {
-				t.contentType = resp.Header.Get("Content-Type")
-				t.watch = &doneWatcher{rc: resp.Body}
-				resp.Body = t.watch
-			} else {
-				// The stream path closes its body on cancellation itself.
-				t.whole.Reset()
-				resp.Body = idle.CloseOnDone(ctx, teeBody{resp.Body, &t.whole})
-			}
-			return resp, nil
-		}
-		// A refusal is read here, bounded, and closed: go-openai reads an
+	resp, err := t.sender().Send(ctx, req, body, &t.outcome)
+	if err != nil || resp.StatusCode/100 != 2 {
+		// A refusal was read, bounded, and closed: go-openai reads an
 		// error body whole and, on the streaming path, never closes it.
-		data := retry.Drain(resp)
-		if !retry.Retryable(resp.StatusCode) {
-			return resp, nil
-		}
+		return resp, err
+	}
+	if t.stream {
+		t.contentType = resp.Header.Get("Content-Type")
+		t.watch = &doneWatcher{rc: resp.Body}
+		resp.Body = t.watch
+	} else {
+		// The stream path closes its body on cancellation itself.
+		t.whole.Reset()
+		resp.Body = idle.CloseOnDone(ctx, teeBody{resp.Body, &t.whole})
+	}
+	return resp, nil
+}
 
-		wait, asked := retryDelay(resp.Header, t.p.now(), resp.StatusCode)
-		if asked {
-			t.retryAfter = wait
-		}
-		// Running out of quota is a 429 that no wait cures.
-		if attempt >= t.p.maxRetries || bytes.Contains(data, []byte("insufficient_quota")) {
-			return resp, nil
-		}
-		again, err := t.plan().Wait(ctx, attempt, resp.StatusCode, wait, asked)
-		if err != nil {
-			return nil, err
-		}
-		if !again {
-			return resp, nil
-		}
+// sender sends the invocation's request: headers added, 429 and 5xx
+// retried (not a 429 for want of quota, which no wait cures), and the
+// idle limit counting the wait for a stream's headers.
+func (t *callTransport) sender() *retry.Sender {
+	return &retry.Sender{
+		Client: t.p.core.HTTPClient, MaxRetries: t.p.core.MaxRetries, Plan: t.p.core.Plan(retryBase, retryCap), Now: t.p.core.Now,
+		Idle: t.idle, IdleHeaders: t.stream,
+		Prepare: func(r *http.Request) {
+			for k, vs := range t.p.core.Headers {
+				r.Header[k] = vs
+			}
+		},
+		Delay: func(h http.Header, now time.Time, status int) (time.Duration, bool) {
+			if !retry.Retryable(status) {
+				return 0, false
+			}
+			return retryDelay(h, now, status)
+		},
+		Retry: func(resp *http.Response, data []byte) bool {
+			return retry.Retryable(resp.StatusCode) && !bytes.Contains(data, []byte("insufficient_quota"))
+		},
 	}
 }
 
@@ -284,7 +266,3 @@ func isDoneLine(b []byte) bool {
 }
 
 func (w *doneWatcher) Close() error { return w.rc.Close() }
-
-func (t *callTransport) plan() retry.Plan {
-	return retry.Plan{Base: retryBase, Cap: retryCap, MaxWait: t.p.maxRetryWait, Trace: t.p.tracer != nil, Sleep: t.p.sleep}
-}
