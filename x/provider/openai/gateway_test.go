@@ -137,24 +137,27 @@ func TestGoOpenAINeverRefuses(t *testing.T) {
 	}
 }
 
-// TestWithModelLayouts: the model goes into the body however it begins.
+// TestWithModelLayouts: the model, and the members go-openai cannot
+// write, go into the body however it begins.
 func TestWithModelLayouts(t *testing.T) {
 	p, err := New(WithModel("gpt-5"), WithBaseURL("http://127.0.0.1:1/v1"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct{ in, want string }{
-		{`{"model":"","messages":[]}`, `{"model":"gpt-5","messages":[]}`},
-		{`{"messages":[],"model":""}`, `{"messages":[],"model":"gpt-5"}`},
-		{`{"messages":[]}`, `{"model":"gpt-5","messages":[]}`},
+	cases := []struct{ in, patch, want string }{
+		{`{"model":"","messages":[]}`, ``, `{"model":"gpt-5","messages":[]}`},
+		{`{"model":"","messages":[]}`, `"temperature":0,`, `{"temperature":0,"model":"gpt-5","messages":[]}`},
+		{`{"messages":[],"model":""}`, ``, `{"messages":[],"model":"gpt-5"}`},
+		{`{"messages":[],"model":""}`, `"top_p":0,`, `{"top_p":0,"messages":[],"model":"gpt-5"}`},
+		{`{"messages":[]}`, ``, `{"model":"gpt-5","messages":[]}`},
 	}
 	for _, tc := range cases {
-		got, err := p.withModel([]byte(tc.in))
+		got, err := p.withModel([]byte(tc.in), []byte(tc.patch))
 		if err != nil || string(got) != tc.want {
-			t.Errorf("withModel(%s) = %s, %v; want %s", tc.in, got, err, tc.want)
+			t.Errorf("withModel(%s, %s) = %s, %v; want %s", tc.in, tc.patch, got, err, tc.want)
 		}
 	}
-	if _, err := p.withModel([]byte(`[]`)); err == nil {
+	if _, err := p.withModel([]byte(`[]`), nil); err == nil {
 		t.Error("withModel([]) did not fail")
 	}
 }

@@ -40,17 +40,10 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	body, err = t.p.withModel(body)
-	if err != nil {
+	// go-openai always writes "model" first, so a member followed by a
+	// comma can go right after the brace.
+	if body, err = t.p.withModel(body, t.patch); err != nil {
 		return nil, err
-	}
-	if len(t.patch) > 0 && len(body) > 2 && body[0] == '{' {
-		// go-openai always writes "model" first, so a member followed by a
-		// comma can go right after the brace.
-		patched := make([]byte, 0, len(body)+len(t.patch))
-		patched = append(patched, '{')
-		patched = append(patched, t.patch...)
-		body = append(patched, body[1:]...)
 	}
 	if t.edits != nil && !t.edits.empty() {
 		b, err := t.edits.apply(body)
@@ -106,15 +99,26 @@ func (t *callTransport) sender() *retry.Sender {
 var blankModel = []byte(`{"model":""`)
 
 // withModel writes the provider's model name into body, where go-openai
-// left it empty.
-func (p *Provider) withModel(body []byte) ([]byte, error) {
+// left it empty, and patch, members ending in a comma, right after the
+// opening brace: one copy of the body for both.
+func (p *Provider) withModel(body, patch []byte) ([]byte, error) {
 	if rest, ok := bytes.CutPrefix(body, blankModel); ok {
-		out := make([]byte, 0, len(p.modelHead)+len(rest))
-		return append(append(out, p.modelHead...), rest...), nil
+		out := make([]byte, 0, len(patch)+len(p.modelHead)+len(rest))
+		out = append(out, '{')
+		out = append(out, patch...)
+		out = append(out, p.modelHead[1:]...)
+		return append(out, rest...), nil
 	}
 	// Not go-openai's usual layout: set the member wherever it is.
 	e := bodyEdits{top: []member{{"model", p.modelHead[len(`{"model":`):]}}}
-	return e.apply(body)
+	body, err := e.apply(body)
+	if err != nil || len(patch) == 0 {
+		return body, err
+	}
+	out := make([]byte, 0, len(body)+len(patch))
+	out = append(out, '{')
+	out = append(out, patch...)
+	return append(out, body[1:]...), nil
 }
 
 // teeBody keeps a copy of what is read.
