@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -293,6 +294,15 @@ func TestUsageReasoningBeside(t *testing.T) {
 		{"total below prompt plus completion",
 			`{"prompt_tokens":7,"completion_tokens":20,"total_tokens":10,"completion_tokens_details":{"reasoning_tokens":3}}`,
 			artifact.Usage{InputTokens: 7, OutputTokens: 20, ReasoningTokens: 3}},
+		{"reasoning at the largest count",
+			`{"prompt_tokens":7,"completion_tokens":2,"total_tokens":9,"completion_tokens_details":{"reasoning_tokens":9223372036854775807}}`,
+			artifact.Usage{InputTokens: 7, OutputTokens: math.MaxInt64, ReasoningTokens: math.MaxInt64}},
+		{"total at the largest count",
+			`{"prompt_tokens":7,"completion_tokens":2,"total_tokens":9223372036854775807}`,
+			artifact.Usage{InputTokens: 7, OutputTokens: math.MaxInt64 - 7, ReasoningTokens: math.MaxInt64 - 9}},
+		{"negative prompt",
+			`{"prompt_tokens":-9223372036854775807,"completion_tokens":2,"total_tokens":9223372036854775807}`,
+			artifact.Usage{InputTokens: -9223372036854775807, OutputTokens: 2}},
 		{"negative reasoning",
 			`{"prompt_tokens":7,"completion_tokens":2,"total_tokens":9,"completion_tokens_details":{"reasoning_tokens":-5}}`,
 			artifact.Usage{InputTokens: 7, OutputTokens: 2}},

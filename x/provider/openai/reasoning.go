@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/lodeworks/lode/artifact"
@@ -239,13 +240,22 @@ func usageOf(u *wireUsage) *artifact.Usage {
 		out.ReasoningTokens = max(d.ReasoningTokens, 0)
 	}
 	if out.ReasoningTokens > u.CompletionTokens {
-		out.OutputTokens += out.ReasoningTokens
+		out.OutputTokens = addTokens(out.OutputTokens, out.ReasoningTokens)
 	}
-	if extra := u.TotalTokens - u.PromptTokens - out.OutputTokens; extra > 0 {
-		out.OutputTokens += extra
+	if extra := u.TotalTokens - addTokens(u.PromptTokens, out.OutputTokens); extra > 0 && u.PromptTokens >= 0 {
+		out.OutputTokens = addTokens(out.OutputTokens, extra)
 		if out.ReasoningTokens == 0 {
 			out.ReasoningTokens = extra
 		}
 	}
 	return out
+}
+
+// addTokens adds two counts a server sent, stopping at the largest count
+// rather than wrapping round to a negative one.
+func addTokens(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
