@@ -16,6 +16,7 @@ import (
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/provider/internal/apierr"
 )
 
 // WithTools offers tools to the model on one invocation, exactly as
@@ -50,19 +51,7 @@ type RequestError struct {
 }
 
 func (e *RequestError) Error() string {
-	var b strings.Builder
-	b.WriteString("anthropic: request: ")
-	switch {
-	case e.Turn >= 0:
-		fmt.Fprintf(&b, "turn %d (%s): ", e.Turn, e.Role)
-	case e.Tool != "":
-		fmt.Fprintf(&b, "tool %q: ", e.Tool)
-	}
-	b.WriteString(e.Reason)
-	if e.Err != nil {
-		b.WriteString(": " + e.Err.Error())
-	}
-	return b.String()
+	return apierr.RequestText("anthropic", e.Turn, string(e.Role), e.Tool, e.Reason, e.Err)
 }
 
 func (e *RequestError) Unwrap() error { return e.Err }
@@ -85,7 +74,7 @@ const fieldRedacted = "redacted_thinking"
 // buildParams maps req to the SDK's parameters, plus request options for
 // what the SDK's parameters leave out (temperature, top_p).
 func (p *Provider) buildParams(req *provider.Request) (sdk.MessageNewParams, []option.RequestOption, error) {
-	params := sdk.MessageNewParams{Model: sdk.Model(p.model)}
+	params := sdk.MessageNewParams{Model: sdk.Model(p.core.Model)}
 	var extra []option.RequestOption
 
 	budget := p.thinking
