@@ -109,6 +109,10 @@ func WithApprovalExpiry(d time.Duration) Option {
 //     were last changed before the expiry, to find such calls;
 //   - a run that had finished has only its lease released.
 //
+// A run cancelled by ctx keeps its lease until it expires, so that a
+// recoverer stopped mid-run (lode worker on SIGTERM) hands the thread to
+// the next one rather than leaving it half done.
+//
 // Observers get a RecoveredEvent before the run goes on, and with a tracer
 // a "lode.recover" span carries lode.recovered.from, lode.recovered.turn,
 // lode.recovered.calls, lode.lease.owner and lode.lease.previous_owner,
@@ -327,8 +331,17 @@ func (s *Step) continueRun(ctx context.Context, st *ledger.StoredThread, held *h
 		s.notify(ctx, ErrorEvent{Err: err})
 		return held.end(ctx, err)
 	}
+	parent := ctx
 	ctx = held.start(ctx)
-	defer func() { err = held.end(ctx, err) }()
+	defer func() {
+		if parent.Err() != nil {
+			// The recoverer was stopped (a worker's signal): the lease is
+			// left to expire, so that the next recoverer finishes the run.
+			err = held.drop(ctx, err)
+			return
+		}
+		err = held.end(ctx, err)
+	}()
 	if len(started) > 0 {
 		if err := s.answerStarted(ctx, st, tl.answer, started); err != nil {
 			s.notify(ctx, ErrorEvent{Err: err})

@@ -606,3 +606,45 @@ func TestRecoverIsTraced(t *testing.T) {
 		t.Fatalf("takeover event %v, run span inside %v", takeover, child)
 	}
 }
+
+func TestRecoverStoppedMidRunLeavesTheLeaseForTheNext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := file.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	crashed(t, s, "t", true, user("hi"))
+	asked := make(chan struct{})
+	prov := script.Play(script.Func(func(*provider.Request) ([]artifact.Artifact, error) {
+		close(asked)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}))
+	done := make(chan []loop.Recovery, 1)
+	go func() {
+		recs, _ := loop.New(loop.WithClock(at(recLate)), loop.WithLeaseOwner("stopped")).Recover(ctx, s, prov)
+		done <- recs
+	}()
+	<-asked
+	cancel()
+	recs := <-done
+	if len(recs) != 1 || !errors.Is(recs[0].Err, context.Canceled) {
+		t.Fatalf("recoveries %+v", recs)
+	}
+	st, err := s.Load(context.Background(), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := st.Lease()
+	if !strings.HasPrefix(l.Owner, "stopped/") {
+		t.Fatalf("lease %+v, want the stopped recoverer's, left to expire", l)
+	}
+	// Once it expires, the next recoverer finishes the run.
+	next := loop.New(loop.WithClock(at(recLate.Add(time.Hour))))
+	recs, err = next.Recover(context.Background(), s, script.Play(script.Text("hello")))
+	if err != nil || len(recs) != 1 || recs[0].Err != nil || recs[0].PreviousOwner != l.Owner || recs[0].From != loop.RecoverTurn {
+		t.Fatalf("recoveries %+v, err %v", recs, err)
+	}
+}
