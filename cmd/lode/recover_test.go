@@ -285,7 +285,9 @@ func TestWorkerRecoversUntilInterrupted(t *testing.T) {
 	e := env{stdin: strings.NewReader(""), stdout: stdout, stderr: stderr, interrupts: sig,
 		getenv: func(k string) string { return map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1"}[k] }}
 	done := make(chan int, 1)
-	go func() { done <- run(context.Background(), e, []string{"worker", "--model", "m", "--store", store, "--every", "20ms"}) }()
+	go func() {
+		done <- run(context.Background(), e, []string{"worker", "--model", "m", "--store", store, "--every", "20ms"})
+	}()
 	stderr.waitFor(t, "recovered thread first", 1)
 	// A run that dies while the worker waits is found on a later pass.
 	deadRun(t, store, "second", userTurn("two"))
