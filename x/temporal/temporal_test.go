@@ -65,7 +65,7 @@ func (h *tools) Handle(ctx context.Context, a artifact.Artifact, e loop.Emitter)
 }
 
 func (h *tools) CheckCall(context.Context, artifact.ToolCall) error { return nil }
-func (h *tools) Idempotent(c artifact.ToolCall) bool               { return c.Name == "read" }
+func (h *tools) Idempotent(c artifact.ToolCall) bool                { return c.Name == "read" }
 
 // thread stores a thread with a prompt, as an application does before it
 // starts a run.
