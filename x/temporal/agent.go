@@ -394,12 +394,16 @@ func (a *Agent) Interrupt(ctx context.Context, in CallInput) (CallResult, error)
 }
 
 // lease takes the thread's lease for one call, so that lode recover and
-// loop runs keep off the thread while a tool runs.
+// loop runs keep off the thread while a tool runs. Every attempt at one
+// activity is the same owner, so a retry after a worker died inside the
+// call takes the lease over at once instead of waiting for it to expire.
 func (a *Agent) lease(ctx context.Context, st *ledger.StoredThread) (string, error) {
 	owner := a.owner + "/" + ledger.NewID()[:12]
 	ttl := loop.DefaultLeaseTTL
 	if activity.IsActivity(ctx) {
-		if d := activity.GetInfo(ctx).StartToCloseTimeout; d > ttl {
+		info := activity.GetInfo(ctx)
+		owner = a.owner + "/" + info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID + "/" + info.ActivityID
+		if d := info.StartToCloseTimeout; d > ttl {
 			ttl = d
 		}
 	}

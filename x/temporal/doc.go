@@ -22,7 +22,11 @@
 // loop.InterruptedMessage (InterruptName). A call that waits for approval
 // pauses the run; PendingQuery lists what waits and DecideSignal (Decide)
 // decides one call. The call activity takes the thread's lease while the
-// tool runs, so lode recover keeps off.
+// tool runs, every attempt at one activity as the same owner, so lode
+// recover keeps off while a retry takes over at once. Between activities
+// a thread has no lease: point lode recover (loop.Step.Recover) at the
+// stores that loop runs use, not at one this workflow runs on, where
+// Temporal already continues every run.
 //
 // An application builds one Agent (New: store, provider, handler) and a
 // worker with NewWorker, and starts runs with Start on threads whose

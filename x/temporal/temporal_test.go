@@ -375,3 +375,45 @@ func TestMaxTurns(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// TestRetryAfterAWorkerDiedInsideTheCall leaves the lease of a worker
+// that died inside an idempotent call: the retry, the same activity,
+// takes it over at once and runs the call; the run does not wait for the
+// lease to expire.
+func TestRetryAfterAWorkerDiedInsideTheCall(t *testing.T) {
+	s, id := thread(t, "go")
+	h := &tools{}
+	prov := script.Play(script.Call("c1", "read", `{}`), script.Text("done"))
+	a, err := lt.New(s, prov, lt.WithHandler(h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(a)
+	e.RegisterActivityWithOptions(func(ctx context.Context, in lt.CallInput) (lt.CallResult, error) {
+		info := activity.GetInfo(ctx)
+		if info.Attempt == 1 {
+			st, err := s.Load(ctx, in.Thread)
+			if err != nil {
+				return lt.CallResult{}, err
+			}
+			defer st.Close()
+			owner := "temporal/" + info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID + "/" + info.ActivityID
+			if _, err := st.AcquireLease(ctx, owner, time.Now(), time.Hour); err != nil {
+				return lt.CallResult{}, err
+			}
+			return lt.CallResult{}, errors.New("worker died inside the call")
+		}
+		return a.Call(ctx, in)
+	}, activity.RegisterOptions{Name: lt.CallName})
+	e.ExecuteWorkflow(lt.WorkflowName, lt.RunInput{Thread: id})
+	if err := e.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	rs := results(t, s, id)
+	if h.count("c1") != 1 || len(rs["c1"]) != 1 || rs["c1"][0].IsError {
+		t.Fatalf("runs %d, results %+v", h.count("c1"), rs["c1"])
+	}
+	if l, _ := mustLoad(t, s, id).(*ledger.StoredThread).Lease(); l.Owner != "" {
+		t.Fatalf("lease left %+v", l)
+	}
+}
