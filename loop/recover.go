@@ -34,8 +34,9 @@ const (
 	// RecoverPending: calls wait for approval; they stay pending and
 	// nothing runs.
 	RecoverPending RecoverPoint = "pending"
-	// RecoverDone: the run had finished and only its lease was left; the
-	// lease is released and no model is asked.
+	// RecoverDone: the run had finished (or never had a turn to take) and
+	// only its lease was left; the lease is released and no model is
+	// asked.
 	RecoverDone RecoverPoint = "done"
 )
 
@@ -297,7 +298,7 @@ func (s *Step) continueRun(ctx context.Context, st *ledger.StoredThread, held *h
 		rec.From = RecoverApproval
 	case len(tl.undecided()) > 0:
 		rec.From = RecoverPending
-	case len(turns) > 0 && turns[len(turns)-1].Role == ledger.RoleAssistant && !hasCalls(tl.answer):
+	case len(turns) == 0 || turns[len(turns)-1].Role == ledger.RoleAssistant && !hasCalls(tl.answer):
 		rec.From = RecoverDone
 	default:
 		rec.From = RecoverTurn

@@ -258,6 +258,15 @@ func TestRecoverContinuesFromWhereTheRunStopped(t *testing.T) {
 			},
 		},
 		{
+			name: "before any turn", dead: true,
+			from: loop.RecoverDone,
+			check: func(t *testing.T, st ledger.State, h *tools, prov *script.Provider, rec loop.Recovery) {
+				if len(prov.Requests()) != 0 || len(st.Turns()) != 0 {
+					t.Fatalf("an empty thread went on: %d requests", len(prov.Requests()))
+				}
+			},
+		},
+		{
 			name: "paused for approval", dead: true,
 			turns: []ledger.Turn{user("clean"), answer(call("c1", "rm")),
 				toolTurn(artifact.Pending{ToolCallID: "c1", Name: "rm", Arguments: `{}`})},
