@@ -417,3 +417,48 @@ func TestRetryAfterAWorkerDiedInsideTheCall(t *testing.T) {
 		t.Fatalf("lease left %+v", l)
 	}
 }
+
+func TestActivitiesRefuseWhatTheThreadDoesNotHold(t *testing.T) {
+	s, id := thread(t, "go")
+	a, err := lt.New(s, script.Play(), lt.WithHandler(&tools{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		do   func() error
+		want string
+	}{
+		{"a call on a turn that is not an answer", func() error {
+			_, err := a.Call(ctx, lt.CallInput{Thread: id, At: 0, ID: "c1"})
+			return err
+		}, "temporal: thread t1: turn 0 has no tool call c1"},
+		{"a turn past the end", func() error {
+			_, err := a.Interrupt(ctx, lt.CallInput{Thread: id, At: 7, ID: "c1"})
+			return err
+		}, "temporal: thread t1: turn 7 has no tool call c1"},
+		{"a negative turn", func() error {
+			_, err := a.Call(ctx, lt.CallInput{Thread: id, At: -1, ID: "c1"})
+			return err
+		}, "temporal: thread t1: turn -1 has no tool call c1"},
+		{"a missing thread", func() error {
+			_, err := a.Length(ctx, "nope")
+			return err
+		}, "temporal: thread nope: "},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.do()
+			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+				t.Fatalf("err %v, want %q", err, c.want)
+			}
+		})
+	}
+	if _, err := a.Length(ctx, "nope"); !errors.Is(err, ledger.ErrNotFound) {
+		t.Fatalf("missing thread: %v", err)
+	}
+	if n, _ := a.Length(ctx, id); n != 1 {
+		t.Fatalf("the thread changed: %d turns", n)
+	}
+}
