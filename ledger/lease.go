@@ -91,6 +91,18 @@ func parseLease(v string) (Lease, error) {
 	return l, nil
 }
 
+// ParseLease reads a lease as stored under LeaseKey (ThreadInfo.Metadata
+// carries it), so that a listing tells live leases from expired ones
+// without loading each thread; "" is no lease, the zero Lease. A value
+// that is not a lease fails with ErrCorrupt.
+func ParseLease(v string) (Lease, error) {
+	l, err := parseLease(v)
+	if err != nil {
+		return Lease{}, fmt.Errorf("ledger: %w", err)
+	}
+	return l, nil
+}
+
 func encodeLease(l Lease) string {
 	b, _ := json.Marshal(Lease{Owner: l.Owner, Acquired: l.Acquired.UTC(), Expires: l.Expires.UTC()}) // strings and times always encode
 	return string(b)

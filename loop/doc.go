@@ -95,6 +95,20 @@
 // WithClock sets the clock leases are dated with, for tests that let a
 // dead owner's lease expire without waiting.
 //
+// # Recovering stopped runs
+//
+// A run whose process died leaves its lease unreleased. Step.Recover lists
+// a ledger.Store (the lease is in each ThreadInfo's metadata, so an idle
+// thread is not loaded), takes every expired lease with the store's
+// compare-and-swap — of two recoverers exactly one continues a thread —
+// and goes on by the rules above: a started call with no result gets
+// InterruptedMessage (an idempotent one runs again), a model answer that
+// never landed is asked for again, pending calls stay pending unless
+// WithApprovalExpiry lets them be denied with ApprovalExpiredReason. Each
+// Recovery says from where (RecoverPoint), which turn and calls, and which
+// owners; observers get a RecoveredEvent and a tracer a "lode.recover"
+// span. lode recover and lode worker run it from the command line.
+//
 // PausedEvent and DecidedEvent tell observers when a run paused and who
 // (Decision.By) decided what; with a tracer, the run span carries
 // lode.paused and lode.pending_calls, and Resume's span "lode.resume" has

@@ -58,6 +58,9 @@ type Step struct {
 	maxTokens   int64
 	timeLimit   time.Duration
 	lease       leaseConfig
+	// approvalExpiry is how long Recover lets a call wait for approval;
+	// 0: for ever.
+	approvalExpiry time.Duration
 }
 
 // Option configures a Step.

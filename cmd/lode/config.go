@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
+	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/x/provider/anthropic"
 	"github.com/lodeworks/lode/x/provider/openai"
 	"github.com/lodeworks/lode/x/tool/mcp"
@@ -41,6 +42,13 @@ type Config struct {
 	Approve []string `yaml:"approve"`
 	// Store is the directory of the ledger (--store).
 	Store string `yaml:"store"`
+	// Lease is how long the lease a run holds on its stored thread lasts
+	// without renewal (loop.WithLease): how soon lode recover may take
+	// over from a process that died. 0 means loop.DefaultLeaseTTL.
+	Lease Duration `yaml:"lease"`
+	// ApprovalExpiry lets lode recover and lode worker deny a call that
+	// has waited this long for approval; 0 means calls wait for ever.
+	ApprovalExpiry Duration `yaml:"approval_expiry"`
 	// Policy says which roles may use which tools (x/policy); PolicyFile
 	// names a file that holds it instead. Either is followed for changes.
 	Policy     *yaml.Node `yaml:"policy"`
@@ -336,6 +344,12 @@ func parseConfig(name string, data []byte) (*Config, error) {
 	if cfg.Model.IdleTimeout < 0 {
 		return nil, fmt.Errorf("%s: model.idle_timeout must not be negative (0 means the default, %s)", f.at("model.idle_timeout"), openai.DefaultIdleTimeout)
 	}
+	if cfg.Lease < 0 {
+		return nil, fmt.Errorf("%s: lease must not be negative (0 means the default, %s)", f.at("lease"), loop.DefaultLeaseTTL)
+	}
+	if cfg.ApprovalExpiry < 0 {
+		return nil, fmt.Errorf("%s: approval_expiry must not be negative (0 means calls wait for approval for ever)", f.at("approval_expiry"))
+	}
 	return cfg, nil
 }
 
@@ -352,6 +366,8 @@ type options struct {
 	trace    bool
 	store    string
 	role     string
+	// approvalExpiry is --approval-expiry (lode recover and worker).
+	approvalExpiry time.Duration
 }
 
 // register adds the flags of a command that runs the model (run, chat).
@@ -451,6 +467,9 @@ func (o *options) load(e env) (*Config, error) {
 	}
 	if o.idle > 0 {
 		cfg.Model.IdleTimeout = Duration(o.idle)
+	}
+	if o.approvalExpiry > 0 {
+		cfg.ApprovalExpiry = Duration(o.approvalExpiry)
 	}
 	if cfg.Model.IdleTimeout == 0 {
 		cfg.Model.IdleTimeout = Duration(openai.DefaultIdleTimeout)

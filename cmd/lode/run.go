@@ -174,7 +174,8 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 		return nil, err
 	}
 	handlerOpts := d.handler
-	loopOpts := []loop.Option{loop.WithMaxTurns(cfg.MaxTurns), loop.WithTimeLimit(time.Duration(cfg.Model.Timeout))}
+	loopOpts := []loop.Option{loop.WithMaxTurns(cfg.MaxTurns), loop.WithTimeLimit(time.Duration(cfg.Model.Timeout)),
+		loop.WithLease(time.Duration(cfg.Lease)), loop.WithApprovalExpiry(time.Duration(cfg.ApprovalExpiry))}
 	if tracer != nil {
 		handlerOpts = append(handlerOpts, xtool.WithTracer(tracer))
 		loopOpts = append(loopOpts, loop.WithTracer(tracer))
