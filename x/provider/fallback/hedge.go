@@ -24,7 +24,7 @@ func (p *Provider) hedged(ctx context.Context, req *provider.Request, yield func
 	h.launch(false)
 	winner, err := h.race()
 	if winner == nil {
-		h.settle(StatusStopped)
+		h.spent = append(h.spent, h.settle(StatusStopped)...)
 		if yieldUsage(yield, h.spent) {
 			yield(nil, err)
 		}
@@ -56,14 +56,7 @@ func (p *Provider) hedged(ctx context.Context, req *provider.Request, yield func
 			// Every Usage comes last: the loser's first, then the
 			// winner's, so that the last Usage of the answer is the one
 			// of the request that produced it.
-			h.settle(StatusLost)
-			for _, a := range h.losers {
-				if !yieldUsage(yield, a.usages) {
-					p.end(ctx, winner, StatusStopped, nil, false)
-					return
-				}
-			}
-			if !yieldUsage(yield, winner.usages) {
+			if !yieldUsage(yield, h.settle(StatusLost)) || !yieldUsage(yield, winner.usages) {
 				p.end(ctx, winner, StatusStopped, nil, false)
 				return
 			}
@@ -241,8 +234,9 @@ func (h *hedge) loseAll(w *attempt) {
 }
 
 // settle waits for every attempt but the winner to end, and reports it
-// with status s: the losers, or those cut short by a failure.
-func (h *hedge) settle(s Status) {
+// with status s: the losers, or those cut short by a failure. It returns
+// the Usage they reported.
+func (h *hedge) settle(s Status) (usages []artifact.Usage) {
 	for i, a := range h.slots {
 		if a != nil {
 			close(a.lost)
@@ -255,9 +249,10 @@ func (h *hedge) settle(s Status) {
 		<-a.done
 		a.cancel()
 		h.p.end(h.ctx, a, s, nil, false)
-		h.spent = append(h.spent, a.usages...)
+		usages = append(usages, a.usages...)
 	}
 	h.losers = nil
+	return usages
 }
 
 // stop ends an invocation the caller stopped reading: the winner is
