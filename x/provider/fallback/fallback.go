@@ -169,68 +169,84 @@ func failure(failed []*AttemptError, exhausted bool) error {
 // goroutine: a first attempt that answers costs little more than the
 // provider alone.
 func (p *Provider) sequential(ctx context.Context, req *provider.Request, yield func(artifact.Artifact, error) bool) {
-	var failed []*AttemptError
-	var spent []artifact.Usage
+	s := &seqRun{yield: yield}
 	for i, pr := range p.provs {
-		a := attempt{n: i, prov: i, ctx: ctx}
-		p.begin(ctx, &a)
-		started, stopped := false, false
-		var err error
-		for art, serr := range invoke(a.ctx, pr, req) {
-			if serr != nil {
-				err = serr
-				break
-			}
-			if art == nil {
-				continue
-			}
-			if u, ok := art.(artifact.Usage); ok {
-				a.usages = append(a.usages, u)
-				if !started {
-					continue
-				}
-			} else if !started {
-				started = true
-				if !yieldUsage(yield, spent) || !yieldUsage(yield, a.usages) {
-					stopped = true
-					break
-				}
-			}
-			if !yield(art, nil) {
-				stopped = true
-				break
-			}
-		}
+		s.a = attempt{n: i, prov: i, ctx: ctx}
+		s.started, s.stopped, s.err = false, false, nil
+		p.begin(ctx, &s.a)
+		invoke(s.a.ctx, pr, req)(s.take)
 		switch {
-		case stopped:
-			p.end(ctx, &a, StatusStopped, nil, false)
+		case s.stopped:
+			p.end(ctx, &s.a, StatusStopped, nil, false)
 			return
-		case err == nil:
+		case s.err == nil:
 			// An answer, possibly empty.
-			if !started && (!yieldUsage(yield, spent) || !yieldUsage(yield, a.usages)) {
-				p.end(ctx, &a, StatusStopped, nil, false)
+			if !s.started && (!yieldUsage(yield, s.spent) || !yieldUsage(yield, s.a.usages)) {
+				p.end(ctx, &s.a, StatusStopped, nil, false)
 				return
 			}
-			p.end(ctx, &a, StatusAnswered, nil, false)
+			p.end(ctx, &s.a, StatusAnswered, nil, false)
 			return
-		case started:
-			p.end(ctx, &a, StatusFailed, err, false)
-			yield(nil, err)
+		case s.started:
+			p.end(ctx, &s.a, StatusFailed, s.err, false)
+			yield(nil, s.err)
 			return
 		}
+		err := s.err
 		c := Classify(ctx, err)
-		fall := p.falls(ctx, c) && i+1 < len(p.provs)
-		a.class = c
-		p.end(ctx, &a, StatusFailed, err, fall)
-		failed = append(failed, a.failure(p, err))
-		spent = append(spent, a.usages...)
-		if !fall {
-			if yieldUsage(yield, spent) {
-				yield(nil, failure(failed, i+1 == len(p.provs) && p.falls(ctx, c)))
+		fall := p.falls(ctx, c)
+		s.a.class = c
+		p.end(ctx, &s.a, StatusFailed, err, fall && i+1 < len(p.provs))
+		s.failed = append(s.failed, s.a.failure(p, err))
+		s.spent = append(s.spent, s.a.usages...)
+		if !fall || i+1 == len(p.provs) {
+			if yieldUsage(yield, s.spent) {
+				yield(nil, failure(s.failed, fall))
 			}
 			return
 		}
 	}
+}
+
+// seqRun is the state of a sequential invocation; take is the loop body
+// of each attempt's stream.
+type seqRun struct {
+	yield   func(artifact.Artifact, error) bool
+	a       attempt
+	started bool
+	stopped bool
+	err     error
+	failed  []*AttemptError
+	spent   []artifact.Usage
+}
+
+// take passes an attempt's artifact on. Usage before the answer starts is
+// held: the attempt may still fail and fall back.
+func (s *seqRun) take(art artifact.Artifact, err error) bool {
+	if err != nil {
+		s.err = err
+		return false
+	}
+	if art == nil {
+		return true
+	}
+	if u, ok := art.(artifact.Usage); ok {
+		s.a.usages = append(s.a.usages, u)
+		if !s.started {
+			return true
+		}
+	} else if !s.started {
+		s.started = true
+		if !yieldUsage(s.yield, s.spent) || !yieldUsage(s.yield, s.a.usages) {
+			s.stopped = true
+			return false
+		}
+	}
+	if !s.yield(art, nil) {
+		s.stopped = true
+		return false
+	}
+	return true
 }
 
 // invoke is pr's stream, or one that says pr gave none.
