@@ -117,3 +117,14 @@ func TestFallbackDefaults(t *testing.T) {
 		t.Errorf("defaults %v, want %v", got, want)
 	}
 }
+
+// The README's fallback example is a valid configuration.
+func TestREADMEFallbackExample(t *testing.T) {
+	cfg, err := parseConfig("README", []byte(readmeBlock(t, "```yaml", "fallback:")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Model.Fallback) != 2 || cfg.Model.Hedge != Duration(3*time.Second) || cfg.Model.Fallback[0].Provider != providerAnthropic {
+		t.Errorf("model %+v", cfg.Model)
+	}
+}
