@@ -128,3 +128,18 @@ func TestREADMEFallbackExample(t *testing.T) {
 		t.Errorf("model %+v", cfg.Model)
 	}
 }
+
+// A recorded session scrubs every fallback model's key, its default
+// variable included.
+func TestFallbackKeysAreSecrets(t *testing.T) {
+	cfg, err := parseConfig("lode.yaml", []byte("model:\n  name: a\n  api_key_env: FIRST\n  fallback:\n    - {name: b, api_key_env: SECOND}\n    - {name: c, provider: anthropic}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillFallback(cfg)
+	vars := map[string]string{"FIRST": "sk-1", "SECOND": "sk-2", "ANTHROPIC_API_KEY": "sk-3"}
+	got := configSecrets(env{getenv: func(k string) string { return vars[k] }}, cfg)
+	if strings.Join(got, " ") != "sk-1 sk-2 sk-3" {
+		t.Errorf("secrets = %v", got)
+	}
+}
