@@ -18,6 +18,10 @@
 // HTTPStatus() int (the adapters' APIError), and the standard library's
 // deadline and network errors.
 //
+// An adapter's own retries come first: a 503 reaches the fallback once
+// the adapter has given up on it (openai.WithMaxRetries and the like), so
+// lowering them hands over to the next provider sooner.
+//
 // When one attempt fails, its error is returned as it is; when several
 // did, an *Error holds each (errors.Is and errors.As find any of them),
 // and matches ErrExhausted when every provider was tried.

@@ -223,6 +223,11 @@ type seqRun struct {
 // take passes an attempt's artifact on. Usage before the answer starts is
 // held: the attempt may still fail and fall back.
 func (s *seqRun) take(art artifact.Artifact, err error) bool {
+	if s.stopped || s.err != nil {
+		// A provider that goes on after being told to stop is not
+		// listened to.
+		return false
+	}
 	if err != nil {
 		s.err = err
 		return false

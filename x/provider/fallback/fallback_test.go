@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"iter"
 	"net"
 	"reflect"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/provider"
@@ -303,6 +305,65 @@ func TestWhatItSaysAboutItself(t *testing.T) {
 		}
 		if p.Model() != tc.model {
 			t.Errorf("%s: Model = %q", tc.name, p.Model())
+		}
+	}
+}
+
+// rude ignores what its consumer says, and yields nil artifacts.
+type rude struct{ arts []artifact.Artifact }
+
+func (r rude) Invoke(context.Context, *provider.Request) iter.Seq2[artifact.Artifact, error] {
+	return func(yield func(artifact.Artifact, error) bool) {
+		yield(nil, nil)
+		for _, a := range r.arts {
+			yield(a, nil)
+		}
+		yield(nil, &statusErr{503})
+		yield(artifact.Text{Content: "after the error"}, nil)
+	}
+}
+
+type noStream struct{}
+
+func (noStream) Invoke(context.Context, *provider.Request) iter.Seq2[artifact.Artifact, error] {
+	return nil
+}
+
+// Providers that break the contract: no stream at all, nil artifacts,
+// yielding on after an error or after the caller stopped.
+func TestHostileProviders(t *testing.T) {
+	for _, hedge := range []bool{false, true} {
+		var opts []fallback.Option
+		if hedge {
+			opts = append(opts, fallback.WithHedge(time.Hour), fallback.WithClock(newFakeClock()))
+		}
+		// A rude provider fails with 503 before any artifact: the next answers.
+		p, _ := fallback.New([]provider.Provider{rude{}, newFake("b", answer("b", 10, 2)...)}, opts...)
+		arts, err := collect(p.Invoke(context.Background(), req))
+		if err != nil || len(arts) != 4 {
+			t.Errorf("hedge %v: rude then good: %v, %v", hedge, arts, err)
+		}
+		// A rude provider that started: its error, and nothing after it.
+		p, _ = fallback.New([]provider.Provider{rude{arts: []artifact.Artifact{artifact.Text{Content: "a"}}}, newFake("b")}, opts...)
+		arts, err = collect(p.Invoke(context.Background(), req))
+		if want := []artifact.Artifact{artifact.Text{Content: "a"}}; !reflect.DeepEqual(arts, want) || err == nil || err.Error() != "fake: status 503" {
+			t.Errorf("hedge %v: rude after starting: %v, %v", hedge, arts, err)
+		}
+		// A caller that stops: the rude provider's later yields go nowhere.
+		p, _ = fallback.New([]provider.Provider{rude{arts: []artifact.Artifact{artifact.Text{Content: "a"}, artifact.Text{Content: "b"}}}, newFake("b")}, opts...)
+		n := 0
+		for range p.Invoke(context.Background(), req) {
+			n++
+			break
+		}
+		if n != 1 {
+			t.Errorf("hedge %v: read %d after break", hedge, n)
+		}
+		// No stream: an error that does not fall back.
+		p, _ = fallback.New([]provider.Provider{noStream{}, newFake("b", answer("b", 1, 1)...)}, opts...)
+		_, err = collect(p.Invoke(context.Background(), req))
+		if err == nil || err.Error() != "fallback: the provider returned no stream" {
+			t.Errorf("hedge %v: no stream: %v", hedge, err)
 		}
 	}
 }

@@ -275,20 +275,26 @@ func (a *attempt) run(pr provider.Provider, req *provider.Request) {
 			a.err = fmt.Errorf("fallback: provider %d panicked: %v", a.prov, v)
 		}
 	}()
-	for art, err := range invoke(a.ctx, pr, req) {
+	ended := false
+	invoke(a.ctx, pr, req)(func(art artifact.Artifact, err error) bool {
+		if ended {
+			// A provider that goes on after its error is not listened to.
+			return false
+		}
 		if err != nil {
-			a.err = err
-			return
+			a.err, ended = err, true
+			return false
 		}
 		if art == nil {
-			continue
+			return true
 		}
-		if u, ok := art.(artifact.Usage); ok {
-			a.usages = append(a.usages, u)
+		if isUsage(art) {
+			a.usages = append(a.usages, art.(artifact.Usage))
 		}
 		select {
 		case a.out <- art:
 		case <-a.lost:
 		}
-	}
+		return true
+	})
 }

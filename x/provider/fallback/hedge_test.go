@@ -249,3 +249,26 @@ func TestHedgePanic(t *testing.T) {
 		t.Fatalf("got %v, %v", r.arts, r.err)
 	}
 }
+
+// The winner failing after its answer started: its error as it is, after
+// the loser's usage; nothing falls back.
+func TestHedgeWinnerFailsAfterStarting(t *testing.T) {
+	never := make(chan struct{})
+	e503 := &statusErr{503}
+	first := newFake("a", step{wait: never, afterCancel: []artifact.Artifact{artifact.Usage{InputTokens: 5}}})
+	second := newFake("b", step{art: artifact.TextDelta{Content: "b"}}, step{err: e503})
+	third := newFake("c", answer("c", 1, 1)...)
+	counted(first, second, third)
+	clock := newFakeClock()
+	res := start(context.Background(), hedgedProvider(t, clock, first, second, third))
+	<-first.started
+	clock.fire()
+	r := <-res
+	want := []artifact.Artifact{artifact.TextDelta{Content: "b"}, artifact.Usage{InputTokens: 5}}
+	if r.err != e503 || !reflect.DeepEqual(r.arts, want) {
+		t.Fatalf("got %#v, %#v", r.arts, r.err)
+	}
+	if n := third.calls.Load(); n != 0 {
+		t.Errorf("third called %d times", n)
+	}
+}
