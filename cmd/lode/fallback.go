@@ -119,7 +119,7 @@ func attemptLine(ev fallback.AttemptEvent) (string, bool) {
 	case ev.Status == fallback.StatusFailed && ev.FellBack:
 		return fmt.Sprintf("(%s failed: %s; trying the next model)", name, ev.Class), true
 	case ev.Status == fallback.StatusStarted && ev.Hedge:
-		return fmt.Sprintf("(%s has not answered yet; asking %s as well)", "the model", name), true
+		return fmt.Sprintf("(the model has not answered yet; asking %s as well)", name), true
 	}
 	return "", false
 }

@@ -143,3 +143,26 @@ func TestFallbackKeysAreSecrets(t *testing.T) {
 		t.Errorf("secrets = %v", got)
 	}
 }
+
+// With hedge:, a first model that never answers is cancelled once the
+// second answers; the first server sees its request end.
+func TestRunHedgesASilentModel(t *testing.T) {
+	gone := make(chan struct{})
+	silent := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){func(_ http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+		close(gone)
+	}}}
+	up := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){textReply("from the hedge")}}
+	s1, s2 := httptest.NewServer(silent), httptest.NewServer(up)
+	defer s1.Close()
+	defer s2.Close()
+	dir := writeConfig(t, fmt.Sprintf("model:\n  base_url: %s/v1\n  name: slow\n  hedge: 1ms\n  fallback:\n    - {base_url: %s/v1, name: quick}\n", s1.URL, s2.URL))
+	r := lode(t, dir, nil, "", "run", "hi")
+	if r.code != 0 || r.stdout != "from the hedge\n" {
+		t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "(the model has not answered yet; asking quick as well)") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	<-gone
+}
