@@ -24,7 +24,10 @@
 // its ctx waits for the others, not for itself). Code a handler calls — a tool reporting progress —
 // posts to the same observers with Notify(ctx, ev), using the ctx the
 // handler was given; once the turn's handlers have returned, Notify posts
-// nothing and reports false.
+// nothing and reports false. A provider may do the same with the ctx of
+// its Invoke while its stream runs (x/provider/fallback reports its
+// attempts so); a Step without observers gives it a ctx where Notify
+// reports false, at no cost.
 //
 // Before each invocation, a tool call that has no result in the ledger (a
 // crash, a cancelled run) is given an error result, so the model never sees

@@ -106,6 +106,13 @@ type ModelConfig struct {
 	// (before its answer starts, and between two chunks of it); 0 means
 	// openai.DefaultIdleTimeout.
 	IdleTimeout Duration `yaml:"idle_timeout"`
+	// Fallback lists the models to try, in order, when this one fails
+	// before it starts answering; each entry has the keys above but
+	// timeout (see cmd/lode/fallback.go).
+	Fallback []ModelConfig `yaml:"fallback"`
+	// Hedge, when set, also asks the next model when this one has not
+	// started answering after it; 0 means no hedging.
+	Hedge Duration `yaml:"hedge"`
 }
 
 // MCPServer is one MCP server to mount: a command (stdio) or a URL
@@ -333,6 +340,9 @@ func parseConfig(name string, data []byte) (*Config, error) {
 		}
 	}
 	if err := checkProvider(f.at("model.provider")+": model.provider", cfg.Model.Provider); err != nil {
+		return nil, err
+	}
+	if err := checkFallback(cfg, f); err != nil {
 		return nil, err
 	}
 	if cfg.MaxTurns < 0 {

@@ -25,6 +25,7 @@ import (
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/policy"
 	"github.com/lodeworks/lode/x/provider/anthropic"
+	"github.com/lodeworks/lode/x/provider/fallback"
 	"github.com/lodeworks/lode/x/provider/openai"
 	xtool "github.com/lodeworks/lode/x/tool"
 	"github.com/lodeworks/lode/x/tool/mcp"
@@ -152,7 +153,7 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 			_ = shutdown(ctx)
 		}
 	}()
-	prov, err := newProvider(cfg, e, tracer)
+	prov, err := newModel(cfg, e, tracer)
 	if err != nil {
 		return nil, err
 	}
@@ -543,6 +544,11 @@ func (p *printer) Emit(_ context.Context, ev loop.Event) {
 	case mcp.Notification:
 		p.breakLine()
 		fmt.Fprintln(p.info, notificationLine(ev))
+	case fallback.AttemptEvent:
+		if line, ok := attemptLine(ev); ok {
+			p.breakLine()
+			fmt.Fprintln(p.info, line)
+		}
 	case loop.DeltaEvent:
 		switch d := ev.Delta.(type) {
 		case artifact.TextDelta:

@@ -57,6 +57,37 @@ func (e *APIError) Error() string {
 
 func (e *APIError) Unwrap() error { return e.Err }
 
+// HTTPStatus is StatusCode, or for an error event inside a stream
+// (StatusCode 0) the status the API answers that error type with, so that
+// code that must not import this package (x/provider/fallback choosing
+// what falls back) can tell an overloaded stream from a refused request.
+func (e *APIError) HTTPStatus() int {
+	if e.StatusCode != 0 {
+		return e.StatusCode
+	}
+	switch e.Type {
+	case "overloaded_error":
+		return StatusOverloaded
+	case "rate_limit_error":
+		return http.StatusTooManyRequests
+	case "api_error":
+		return http.StatusInternalServerError
+	case "timeout_error":
+		return http.StatusGatewayTimeout
+	case "invalid_request_error":
+		return http.StatusBadRequest
+	case "authentication_error":
+		return http.StatusUnauthorized
+	case "permission_error":
+		return http.StatusForbidden
+	case "not_found_error":
+		return http.StatusNotFound
+	case "request_too_large":
+		return http.StatusRequestEntityTooLarge
+	}
+	return 0
+}
+
 // Is matches the sentinel of e's status or error type.
 func (e *APIError) Is(target error) bool {
 	switch target {

@@ -49,6 +49,11 @@ func (e *APIError) Error() string {
 
 func (e *APIError) Unwrap() error { return e.Err }
 
+// HTTPStatus is StatusCode: 0 for an error event inside a stream. Code
+// that must not import this package (x/provider/fallback choosing what
+// falls back) reads it through this method.
+func (e *APIError) HTTPStatus() int { return e.StatusCode }
+
 // Is matches the sentinel of e's status.
 func (e *APIError) Is(target error) bool {
 	switch target {
