@@ -482,7 +482,7 @@ var errStopped = errors.New("gemini: consumer stopped")
 type result = genaispan.Result
 
 func (p *Provider) invoke(ctx context.Context, req *provider.Request, res *result, yield func(artifact.Artifact, error) bool) error {
-	contents, cfg, err := p.build(req)
+	contents, cfg, fixes, err := p.build(req)
 	if err != nil {
 		return err
 	}
@@ -494,7 +494,7 @@ func (p *Provider) invoke(ctx context.Context, req *provider.Request, res *resul
 		ctx, cancel = context.WithTimeoutCause(ctx, p.timeout, &TimeoutError{Limit: p.timeout})
 		defer cancel()
 	}
-	ct := &callTransport{p: p}
+	ct := &callTransport{p: p, fixes: fixes}
 	if p.stream && p.idleTimeout > 0 {
 		var cancel context.CancelCauseFunc
 		ctx, cancel = context.WithCancelCause(ctx)

@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -43,24 +44,25 @@ const (
 const emptyToolResult = "(no output)"
 
 // build maps a request to the SDK's contents and config.
-func (p *Provider) build(req *provider.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
+func (p *Provider) build(req *provider.Request) ([]*genai.Content, *genai.GenerateContentConfig, sigFixes, error) {
 	off := false
 	cfg := &genai.GenerateContentConfig{AutomaticContinuation: &off}
-	contents, system, err := buildContents(req.Turns)
+	fixes := sigFixes{}
+	contents, system, err := buildContents(req.Turns, fixes)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if len(contents) == 0 {
-		return nil, nil, reqErr("no user, assistant or tool turn to send: the API needs at least one")
+		return nil, nil, nil, reqErr("no user, assistant or tool turn to send: the API needs at least one")
 	}
 	if len(system) > 0 {
 		cfg.SystemInstruction = &genai.Content{Role: genai.RoleUser, Parts: system}
 	}
 	if err := buildTools(req, cfg); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if req.MaxTokens < 0 || req.MaxTokens > math.MaxInt32 {
-		return nil, nil, reqErr("MaxTokens %d is out of range", req.MaxTokens)
+		return nil, nil, nil, reqErr("MaxTokens %d is out of range", req.MaxTokens)
 	}
 	cfg.MaxOutputTokens = int32(req.MaxTokens)
 	if req.Temperature != nil {
@@ -78,7 +80,7 @@ func (p *Provider) build(req *provider.Request) ([]*genai.Content, *genai.Genera
 			cfg.ResponseMIMEType = "application/json"
 			if len(f.Schema) > 0 {
 				if !json.Valid(f.Schema) {
-					return nil, nil, reqErr("the response format's schema is not JSON")
+					return nil, nil, nil, reqErr("the response format's schema is not JSON")
 				}
 				cfg.ResponseJsonSchema = f.Schema
 			}
@@ -86,14 +88,14 @@ func (p *Provider) build(req *provider.Request) ([]*genai.Content, *genai.Genera
 			cfg.ResponseMIMEType = "application/json"
 		case "":
 		default:
-			return nil, nil, reqErr("response format %q: use %q or %q", f.Type, provider.ResponseFormatJSONSchema, provider.ResponseFormatJSONObject)
+			return nil, nil, nil, reqErr("response format %q: use %q or %q", f.Type, provider.ResponseFormatJSONSchema, provider.ResponseFormatJSONObject)
 		}
 	}
 	if p.thinking != nil {
 		tc := *p.thinking
 		cfg.ThinkingConfig = &tc
 	}
-	return contents, cfg, nil
+	return contents, cfg, fixes, nil
 }
 
 func buildTools(req *provider.Request, cfg *genai.GenerateContentConfig) error {
@@ -154,7 +156,7 @@ func (b *contentBuilder) add(role string, parts ...*genai.Part) {
 	b.out = append(b.out, &genai.Content{Role: role, Parts: parts})
 }
 
-func buildContents(turns []ledger.Turn) ([]*genai.Content, []*genai.Part, error) {
+func buildContents(turns []ledger.Turn, fixes sigFixes) ([]*genai.Content, []*genai.Part, error) {
 	var b contentBuilder
 	var system []*genai.Part
 	names := make(map[string]string) // tool-call ID -> name, for results without one
@@ -177,7 +179,7 @@ func buildContents(turns []ledger.Turn) ([]*genai.Content, []*genai.Part, error)
 			}
 			b.add(genai.RoleUser, parts...)
 		case ledger.RoleAssistant:
-			parts, err := modelParts(i, t, names)
+			parts, err := modelParts(i, t, names, fixes)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -261,7 +263,7 @@ func orDefault(s, d string) string {
 	return s
 }
 
-func modelParts(i int, t ledger.Turn, names map[string]string) ([]*genai.Part, error) {
+func modelParts(i int, t ledger.Turn, names map[string]string, fixes sigFixes) ([]*genai.Part, error) {
 	var parts []*genai.Part
 	var sig []byte // the signature the next text or call carries
 	pending := false
@@ -287,14 +289,14 @@ func modelParts(i int, t ledger.Turn, names map[string]string) ([]*genai.Part, e
 			switch a.Field {
 			case FieldThought:
 				flush()
-				s, err := decodeSignature(a.Signature)
+				s, err := fixes.decode(a.Signature)
 				if err != nil {
 					return nil, &RequestError{Turn: i, Role: t.Role, Reason: "a thought's signature", Err: err}
 				}
 				parts = append(parts, &genai.Part{Text: a.Content, Thought: true, ThoughtSignature: s})
 			case FieldSignature:
 				flush()
-				s, err := decodeSignature(a.Signature)
+				s, err := fixes.decode(a.Signature)
 				if err != nil {
 					return nil, &RequestError{Turn: i, Role: t.Role, Reason: "a thought signature", Err: err}
 				}
@@ -305,12 +307,41 @@ func modelParts(i int, t ledger.Turn, names map[string]string) ([]*genai.Part, e
 				if err := json.Unmarshal([]byte(a.Data), &part); err != nil {
 					return nil, &RequestError{Turn: i, Role: t.Role, Reason: "a kept part is not a part", Err: err}
 				}
+				var signed struct {
+					ThoughtSignature string `json:"thoughtSignature"`
+				}
+				if json.Unmarshal([]byte(a.Data), &signed) == nil {
+					_, _ = fixes.decode(signed.ThoughtSignature)
+				}
 				parts = append(parts, &part)
 			}
 		}
 	}
 	flush()
 	return parts, nil
+}
+
+// sigFixes maps a signature as the SDK will encode it to the text the
+// server sent, for the few that differ (unpadded, URL-safe, or with stray
+// low bits), so that the request carries the server's text exactly.
+type sigFixes map[string]string
+
+func (f sigFixes) decode(s string) ([]byte, error) {
+	b, err := decodeSignature(s)
+	if err == nil && len(b) > 0 {
+		if canon := base64.StdEncoding.EncodeToString(b); canon != s {
+			f[canon] = s
+		}
+	}
+	return b, err
+}
+
+// apply puts the server's text back in a request body.
+func (f sigFixes) apply(body []byte) []byte {
+	for canon, orig := range f {
+		body = bytes.ReplaceAll(body, []byte(`"`+canon+`"`), []byte(`"`+orig+`"`))
+	}
+	return body
 }
 
 // decodeSignature reads a thoughtSignature as the server sent it (base64,

@@ -68,6 +68,7 @@ type callTransport struct {
 	idle       *idle.Guard
 	resp       *http.Response
 	err        error
+	fixes      sigFixes
 }
 
 // send has the SDK build and send the request and returns the server's
@@ -105,6 +106,7 @@ func (t *callTransport) do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	body = t.fixes.apply(body)
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
