@@ -105,6 +105,7 @@ type Provider struct {
 	sleep        func(ctx context.Context, d time.Duration) error
 	now          func() time.Time
 	newID        func() string
+	maxEvent     int
 }
 
 type settings struct {
@@ -125,6 +126,7 @@ type settings struct {
 	sleep                  func(ctx context.Context, d time.Duration) error
 	now                    func() time.Time
 	newID                  func() string
+	maxEvent               int
 	getenv                 func(string) string
 }
 
@@ -236,6 +238,9 @@ func withSleep(f func(ctx context.Context, d time.Duration) error) Option {
 
 // withClock replaces the clock that reads date-valued retry headers.
 func withClock(now func() time.Time) Option { return func(s *settings) { s.now = now } }
+
+// withMaxEvent lowers MaxEventSize, for tests.
+func withMaxEvent(n int) Option { return func(s *settings) { s.maxEvent = n } }
 
 // withIDs replaces the maker of IDs for calls the server sent without one.
 func withIDs(f func() string) Option { return func(s *settings) { s.newID = f } }
@@ -353,6 +358,7 @@ func New(opts ...Option) (*Provider, error) {
 		sleep:        s.sleep,
 		now:          s.now,
 		newID:        s.newID,
+		maxEvent:     s.maxEvent,
 	}
 	if s.budget != nil || s.level != "" || s.thoughts {
 		p.thinking = &genai.ThinkingConfig{IncludeThoughts: s.thoughts, ThinkingLevel: genai.ThinkingLevel(strings.ToUpper(s.level))}
@@ -510,7 +516,7 @@ func (p *Provider) invoke(ctx context.Context, req *provider.Request, res *resul
 	if resp.StatusCode/100 != 2 {
 		return p.refusal(ctx, ct, resp)
 	}
-	asm := assembler{newID: p.newID}
+	asm := assembler{newID: p.newID, maxEvent: p.maxEvent}
 	defer asm.report(res)
 	if p.stream {
 		err = asm.readStream(resp.Body, yield)

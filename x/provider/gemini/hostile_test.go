@@ -50,11 +50,15 @@ func TestHostileStreams(t *testing.T) {
 }
 
 func TestHugeEvent(t *testing.T) {
-	big := strings.Repeat("x", MaxEventSize+10)
-	p := newTestProvider(t, newFake(t, reply{sse: true, body: "data: " + big + "\r\n\r\n"}))
-	_, _, err := collect(p, userText("x"))
-	if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "event 1 is longer than") {
-		t.Fatalf("err = %v", err)
+	for _, body := range []string{
+		"data: " + strings.Repeat("x", 300_000) + "\r\n\r\n",                // one line past the limit
+		strings.Repeat("data: "+strings.Repeat("x", 1000)+"\n", 300) + "\n", // many lines past it
+	} {
+		p := newTestProvider(t, newFake(t, reply{sse: true, body: body}), withMaxEvent(200_000))
+		_, _, err := collect(p, userText("x"))
+		if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "event 1 is longer than 200000 bytes") {
+			t.Fatalf("err = %v", err)
+		}
 	}
 }
 
@@ -83,7 +87,7 @@ func TestUnknownPartsKept(t *testing.T) {
 	result := `{"codeExecutionResult":{"outcome":"OUTCOME_OK","output":"2\n"}}`
 	f := newFake(t,
 		reply{sse: true, body: sse(
-			`{"candidates":[{"content":{"parts":[`+code+`,`+result+`,{"text":"It is 2.","futureField":{"x":1}}],"role":"model"},"finishReason":"STOP","groundingMetadata":{}},{"index":1,"content":{"parts":[{"text":"other"}]}}],"newTopLevel":[1,2]}`,
+			`{"candidates":[{"content":{"parts":[` + code + `,` + result + `,{"text":"It is 2.","futureField":{"x":1}}],"role":"model"},"finishReason":"STOP","groundingMetadata":{}},{"index":1,"content":{"parts":[{"text":"other"}]}}],"newTopLevel":[1,2]}`,
 		)},
 		reply{sse: true, body: sse(okText)},
 	)

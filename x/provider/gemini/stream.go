@@ -149,6 +149,7 @@ type item struct {
 // as they come.
 type assembler struct {
 	newID      func() string
+	maxEvent   int
 	items      []*item
 	calls      int
 	events     int
@@ -192,6 +193,9 @@ func (a *assembler) lodeUsage() artifact.Usage {
 // chunk (alt=sse), or, from a server that ignored alt=sse, one JSON array
 // of chunks.
 func (a *assembler) readStream(body io.Reader, yield func(artifact.Artifact, error) bool) error {
+	if a.maxEvent == 0 {
+		a.maxEvent = MaxEventSize
+	}
 	br := bufio.NewReaderSize(body, 32<<10)
 	if first, err := peekNonSpace(br); err == nil && first == '[' {
 		return a.readArray(br, yield)
@@ -201,8 +205,8 @@ func (a *assembler) readStream(body io.Reader, yield func(artifact.Artifact, err
 	for {
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
-			if len(long)+len(line) > MaxEventSize {
-				return respErr(ErrMalformed, fmt.Sprintf("event %d is longer than %d bytes", a.events+1, MaxEventSize), nil, nil)
+			if len(long)+len(line) > a.maxEvent {
+				return respErr(ErrMalformed, fmt.Sprintf("event %d is longer than %d bytes", a.events+1, a.maxEvent), nil, nil)
 			}
 			long = append(long, line...)
 			continue
@@ -234,8 +238,8 @@ func (a *assembler) readStream(body io.Reader, yield func(artifact.Artifact, err
 				if len(data) > 0 {
 					data = append(data, '\n')
 				}
-				if len(data)+len(value) > MaxEventSize {
-					return respErr(ErrMalformed, fmt.Sprintf("event %d is longer than %d bytes", a.events+1, MaxEventSize), nil, nil)
+				if len(data)+len(value) > a.maxEvent {
+					return respErr(ErrMalformed, fmt.Sprintf("event %d is longer than %d bytes", a.events+1, a.maxEvent), nil, nil)
 				}
 				data = append(data, value...)
 			}
