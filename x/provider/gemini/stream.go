@@ -164,12 +164,7 @@ type assembler struct {
 }
 
 func (a *assembler) report(res *result) {
-	res.Model, res.ID = a.model, a.id
-	if r, ok := finishReasons[a.finish]; ok {
-		res.Finish = r
-	} else {
-		res.Finish = strings.ToLower(a.finish)
-	}
+	res.Model, res.ID, res.Finish = a.model, a.id, a.finish
 	if a.usage != nil {
 		u := a.lodeUsage()
 		res.Usage = &u
