@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/lodeworks/lode/x/provider/anthropic"
+	"github.com/lodeworks/lode/x/provider/gemini"
 	"github.com/lodeworks/lode/x/provider/openai"
 	"github.com/lodeworks/lode/x/tool/mcp"
 	"github.com/lodeworks/lode/x/tool/pack"
@@ -64,10 +65,10 @@ const (
 // value was written.
 func checkProvider(where, name string) error {
 	switch name {
-	case "", providerOpenAI, providerAnthropic:
+	case "", providerOpenAI, providerAnthropic, providerGemini:
 		return nil
 	}
-	return fmt.Errorf("%s: %q is not a provider lode knows: write openai (the default, any OpenAI-compatible server) or anthropic", where, name)
+	return fmt.Errorf("%s: %q is not a provider lode knows: write openai (the default, any OpenAI-compatible server), anthropic or gemini", where, name)
 }
 
 // DefaultMaxTurns bounds a run when neither lode.yaml nor --max-turns does.
@@ -357,7 +358,7 @@ type options struct {
 // register adds the flags of a command that runs the model (run, chat).
 func (o *options) register(fs *flag.FlagSet) {
 	o.registerTools(fs)
-	fs.StringVar(&o.provider, "provider", "", "the API the model server speaks: openai (any OpenAI-compatible server) or anthropic; empty means model.provider in lode.yaml, or openai")
+	fs.StringVar(&o.provider, "provider", "", "the API the model server speaks: openai (any OpenAI-compatible server), anthropic or gemini; empty means model.provider in lode.yaml, or openai")
 	fs.StringVar(&o.baseURL, "base-url", "", "API base URL (env OPENAI_BASE_URL, or ANTHROPIC_BASE_URL for --provider anthropic)")
 	fs.StringVar(&o.model, "model", "", "model name (env LODE_MODEL)")
 	fs.StringVar(&o.system, "system", "", "system prompt")
@@ -422,8 +423,11 @@ func (o *options) load(e env) (*Config, error) {
 		cfg.Model.Provider = o.provider
 	}
 	baseURLEnv, keyEnv := "OPENAI_BASE_URL", "OPENAI_API_KEY"
-	if cfg.Model.Provider == providerAnthropic {
+	switch cfg.Model.Provider {
+	case providerAnthropic:
 		baseURLEnv, keyEnv = anthropic.EnvBaseURL, anthropic.EnvAPIKey
+	case providerGemini:
+		baseURLEnv, keyEnv = gemini.EnvBaseURL, gemini.EnvAPIKey
 	}
 	if v := e.getenv(baseURLEnv); v != "" {
 		cfg.Model.BaseURL = v

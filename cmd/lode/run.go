@@ -41,8 +41,11 @@ type modelProvider interface {
 
 // newProvider builds the provider a configuration names.
 func newProvider(cfg *Config, e env, tracer trace.Tracer) (modelProvider, error) {
-	if cfg.Model.Provider == providerAnthropic {
+	switch cfg.Model.Provider {
+	case providerAnthropic:
 		return newAnthropic(cfg, e, tracer)
+	case providerGemini:
+		return newGemini(cfg, e, tracer)
 	}
 	return newOpenAI(cfg, e, tracer)
 }
