@@ -206,6 +206,7 @@ func TestSignatureOnlyPartBeforeCall(t *testing.T) {
 func TestFinishReasons(t *testing.T) {
 	cases := []struct {
 		reason, msg string
+		name        string // the reason's name, when reason is a number
 		want        string // the Finish reason, or
 		kind        error  // the error kind
 	}{
@@ -217,6 +218,8 @@ func TestFinishReasons(t *testing.T) {
 		{reason: `"OTHER"`, want: "other"},
 		{reason: `"LANGUAGE"`, want: "language"},
 		{reason: `2`, want: "length"}, // enum-encoding=int
+		{reason: `6`, want: "language"},
+		{reason: `10`, name: "MALFORMED_FUNCTION_CALL", kind: ErrInvalidToolCall},
 		{reason: `"MALFORMED_FUNCTION_CALL"`, msg: "Malformed function call: print(x=", kind: ErrInvalidToolCall},
 		{reason: `"UNEXPECTED_TOOL_CALL"`, kind: ErrInvalidToolCall},
 	}
@@ -230,8 +233,12 @@ func TestFinishReasons(t *testing.T) {
 			p := newTestProvider(t, newFake(t, reply{sse: true, body: sse(ch)}))
 			_, whole, err := collect(p, userText("x"))
 			if c.kind != nil {
+				name := c.name
+				if name == "" {
+					name = strings.Trim(c.reason, `"`)
+				}
 				var re *ResponseError
-				if !errors.Is(err, c.kind) || !errors.As(err, &re) || re.Reason != strings.Trim(c.reason, `"`) || !strings.Contains(err.Error(), c.msg) {
+				if !errors.Is(err, c.kind) || !errors.As(err, &re) || re.Reason != name || !strings.Contains(err.Error(), c.msg) {
 					t.Fatalf("err = %v", err)
 				}
 				return
