@@ -77,8 +77,9 @@ const DefaultMaxTurns = 20
 // ModelConfig is the model: section.
 type ModelConfig struct {
 	// Provider is the API the server speaks: "openai" (the default, for
-	// OpenAI and every compatible server) or "anthropic" (the Messages
-	// API, for Claude's prompt caching, thinking and exact usage).
+	// OpenAI and every compatible server), "anthropic" (the Messages
+	// API, for Claude's prompt caching, thinking and exact usage) or
+	// "gemini" (the Gemini API, or Vertex AI; see newGemini).
 	Provider string `yaml:"provider"`
 	// BaseURL of the API: an OpenAI-compatible one (OpenAI, vLLM,
 	// llama.cpp, Ollama, LiteLLM ...), or Anthropic's or a server
@@ -86,7 +87,8 @@ type ModelConfig struct {
 	BaseURL string `yaml:"base_url"`
 	Name    string `yaml:"name"`
 	// APIKeyEnv names the environment variable holding the key (default
-	// OPENAI_API_KEY, or ANTHROPIC_API_KEY for provider anthropic); the
+	// OPENAI_API_KEY, ANTHROPIC_API_KEY for provider anthropic,
+	// GEMINI_API_KEY for provider gemini); the
 	// key itself never goes in the file.
 	APIKeyEnv string `yaml:"api_key_env"`
 	// Stream false asks for whole answers, for a server that cannot
@@ -359,7 +361,7 @@ type options struct {
 func (o *options) register(fs *flag.FlagSet) {
 	o.registerTools(fs)
 	fs.StringVar(&o.provider, "provider", "", "the API the model server speaks: openai (any OpenAI-compatible server), anthropic or gemini; empty means model.provider in lode.yaml, or openai")
-	fs.StringVar(&o.baseURL, "base-url", "", "API base URL (env OPENAI_BASE_URL, or ANTHROPIC_BASE_URL for --provider anthropic)")
+	fs.StringVar(&o.baseURL, "base-url", "", "API base URL (env OPENAI_BASE_URL, ANTHROPIC_BASE_URL for --provider anthropic, GOOGLE_GEMINI_BASE_URL for --provider gemini)")
 	fs.StringVar(&o.model, "model", "", "model name (env LODE_MODEL)")
 	fs.StringVar(&o.system, "system", "", "system prompt")
 	fs.IntVar(&o.maxTurns, "max-turns", 0, fmt.Sprintf("most model turns per run; 0 means max_turns in lode.yaml, or %d", DefaultMaxTurns))
