@@ -160,7 +160,7 @@ func TestErrorInStream(t *testing.T) {
 	if !errors.As(err, &ae) || !ae.InStream || !errors.Is(err, ErrOverloaded) || len(deltas) != 1 || len(f.requests()) != 1 {
 		t.Fatalf("err = %v, deltas %v", err, deltas)
 	}
-	if err.Error() != "gemini: error in stream (503 UNAVAILABLE): The model is overloaded." {
+	if err.Error() != "gemini: error in stream (503 UNAVAILABLE): The model is overloaded. — the model is overloaded; try again shortly" {
 		t.Errorf("text %q", err)
 	}
 }

@@ -111,6 +111,7 @@ type Provider struct {
 type settings struct {
 	apiKey, model, baseURL string
 	backend                Backend
+	apiVersion             string
 	project, location      string
 	creds                  *auth.Credentials
 	httpc                  *http.Client
@@ -171,6 +172,10 @@ func WithEnv(getenv func(string) string) Option { return func(s *settings) { s.g
 
 // WithHTTPClient sets the HTTP client; nil means a new http.Client.
 func WithHTTPClient(c *http.Client) Option { return func(s *settings) { s.httpc = c } }
+
+// WithAPIVersion sets the API version in the URL; empty means the SDK's
+// default, "v1beta" for the Gemini API and "v1beta1" for Vertex AI.
+func WithAPIVersion(v string) Option { return func(s *settings) { s.apiVersion = v } }
 
 // WithHeader adds a header to every request.
 func WithHeader(name, value string) Option {
@@ -284,7 +289,7 @@ func New(opts ...Option) (*Provider, error) {
 	if s.budget != nil && *s.budget < -1 {
 		bad = append(bad, fmt.Errorf("%w: WithThinkingBudget(%d): a budget is -1 (dynamic), 0 (off) or a count of tokens", ErrOption, *s.budget))
 	}
-	cc := genai.ClientConfig{HTTPOptions: genai.HTTPOptions{Headers: s.headers.Clone()}}
+	cc := genai.ClientConfig{HTTPOptions: genai.HTTPOptions{Headers: s.headers.Clone(), APIVersion: s.apiVersion}}
 	switch s.backend {
 	case BackendGeminiAPI:
 		if s.baseURL == "" {
@@ -525,6 +530,10 @@ func (p *Provider) invoke(ctx context.Context, req *provider.Request, res *resul
 	}
 	if err != nil && err != errStopped && ctx.Err() != nil {
 		return ctxError(ctx)
+	}
+	var ae *APIError
+	if errors.As(err, &ae) {
+		ae.Attempts, ae.Hint = ct.attempts, p.hint(ae)
 	}
 	return err
 }

@@ -191,3 +191,17 @@ func TestConsumerStops(t *testing.T) {
 		t.Fatalf("yielded %d after the consumer stopped", n)
 	}
 }
+
+// A connection that fails after the chunk with the finish reason loses
+// nothing: the answer is whole.
+func TestCutAfterFinish(t *testing.T) {
+	p := newTestProvider(t, newFake(t, reply{sse: true, partial: true, body: sse(okText)}))
+	_, whole, err := collect(p, userText("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []artifact.Artifact{artifact.Text{Content: "ok"}, artifact.Finish{Reason: "stop"}}
+	if !reflect.DeepEqual(whole, want) {
+		t.Fatalf("whole %v", whole)
+	}
+}

@@ -16,7 +16,7 @@ import (
 
 func TestRequestConfig(t *testing.T) {
 	f := newFake(t, reply{sse: true, body: sse(okText)})
-	p := newTestProvider(t, f, WithThinkingBudget(1024), WithThoughts(true))
+	p := newTestProvider(t, f, WithThinkingBudget(1024), WithThoughts(true), WithHeader("X-Team", "lode"), WithAPIVersion("v1"))
 	temp, topP := 0.25, 0.5
 	req := &provider.Request{
 		Turns: turns(
@@ -39,6 +39,9 @@ func TestRequestConfig(t *testing.T) {
 	}
 	if _, _, err := collect(p, req); err != nil {
 		t.Fatal(err)
+	}
+	if r := f.requests()[0]; r.header.Get("X-Team") != "lode" || r.path != "/v1/models/gemini-2.5-flash:streamGenerateContent" {
+		t.Errorf("header %q, path %s", r.header.Get("X-Team"), r.path)
 	}
 	b := f.last()
 	checks := map[string]string{

@@ -211,9 +211,12 @@ func (a *assembler) readStream(body io.Reader, yield func(artifact.Artifact, err
 			line, long = long, nil
 		}
 		if err != nil && err != io.EOF {
-			if len(line) > 0 || len(data) > 0 || a.finish == "" {
-				return a.broken(err)
+			if len(line) == 0 && len(data) == 0 && a.finish != "" {
+				// The connection failed after the last chunk: the
+				// answer is whole.
+				return a.end(yield)
 			}
+			return a.broken(err)
 		}
 		eof := err == io.EOF
 		line = bytes.TrimRight(line, "\r\n")
@@ -246,9 +249,6 @@ func (a *assembler) readStream(body io.Reader, yield func(artifact.Artifact, err
 				return respErr(ErrIncomplete, fmt.Sprintf("the stream ended inside event %d", a.events+1), data, nil)
 			}
 			return a.end(yield)
-		}
-		if err != nil {
-			return a.broken(err)
 		}
 	}
 }
