@@ -51,10 +51,11 @@
 //	  Level, WithThoughts                includeThoughts}
 //
 //	Gemini answer                      artifacts
-//	text parts                         Text (consecutive parts joined; a part with a
-//	                                   thoughtSignature starts a Text of its own, after a
+//	text parts                         Text (consecutive unsigned parts joined; a part with
+//	                                   a thoughtSignature is a Text of its own, after a
 //	                                   Reasoning{Field: FieldSignature})
 //	thought parts                      Reasoning{Field: FieldThought, Content, Signature}
+//	                                   (consecutive parts joined until a second signature)
 //	functionCall (several: parallel)   ToolCall each (an ID made when the server sent none)
 //	other parts                        Reasoning{Field: FieldPart, Data: the part's JSON}
 //	usageMetadata                      Usage: InputTokens = promptTokenCount (cached

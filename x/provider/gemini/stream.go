@@ -419,12 +419,15 @@ func (a *assembler) part(raw json.RawMessage, yield func(artifact.Artifact, erro
 		}
 		it := a.lastText
 		if it == nil || p.ThoughtSignature != "" {
-			// A signed part starts an artifact of its own, so that the
-			// signature goes back on the part it came on.
+			// A signed part is an artifact of its own, so that the
+			// signature goes back on the part it came on, as it came.
 			a.signature(p.ThoughtSignature)
 			it = &item{kind: 't'}
 			a.items = append(a.items, it)
 			a.lastText, a.lastThough = it, nil
+		}
+		if p.ThoughtSignature != "" {
+			a.lastText = nil // the signed part takes no other text
 		}
 		if text != "" {
 			it.text.WriteString(text)

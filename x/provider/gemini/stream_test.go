@@ -142,7 +142,8 @@ func TestCallIDsFromServer(t *testing.T) {
 }
 
 // Gemini 3 may end a streamed text with an empty part carrying the
-// signature; a signed part in mid-text starts a Text of its own.
+// signature; a signed part in mid-text is a Text of its own, and each goes
+// back as the part it came as.
 func TestSignedTextParts(t *testing.T) {
 	f := newFake(t,
 		reply{sse: true, body: sse(
@@ -161,7 +162,8 @@ func TestSignedTextParts(t *testing.T) {
 	want := []artifact.Artifact{
 		artifact.Text{Content: "One "},
 		artifact.Reasoning{Signature: "U0lHMQ==", Field: FieldSignature},
-		artifact.Text{Content: "two. Three."},
+		artifact.Text{Content: "two."},
+		artifact.Text{Content: " Three."},
 		artifact.Reasoning{Signature: "U0lHMg==", Field: FieldSignature},
 		artifact.Text{Content: ""},
 		artifact.Finish{Reason: "stop"},
@@ -174,7 +176,7 @@ func TestSignedTextParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := mustJSON(t, dig(f.last(), "contents", 1))
-	wantC := `{"parts":[{"text":"One "},{"text":"two. Three.","thoughtSignature":"U0lHMQ=="},{"thoughtSignature":"U0lHMg=="}],"role":"model"}`
+	wantC := `{"parts":[{"text":"One "},{"text":"two.","thoughtSignature":"U0lHMQ=="},{"text":" Three."},{"thoughtSignature":"U0lHMg=="}],"role":"model"}`
 	if got != wantC {
 		t.Errorf("model content\n%s\nwant\n%s", got, wantC)
 	}
