@@ -48,7 +48,8 @@
 //	ResponseFormat json_schema         responseMimeType application/json + responseJsonSchema
 //	ResponseFormat json_object         responseMimeType application/json
 //	WithThinkingBudget, WithThinking-  thinkingConfig {thinkingBudget, thinkingLevel,
-//	  Level, WithThoughts                includeThoughts}
+//	  Level, WithThoughts; WithThinking  includeThoughts}; WithThinking's budget for one
+//	  per invocation                     invocation
 //
 //	Gemini answer                      artifacts
 //	text parts                         Text (consecutive unsigned parts joined; a part with

@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -21,6 +22,21 @@ import (
 // WithTools offers tools to the model on one invocation, exactly as
 // provider.WithTools does.
 func WithTools(tools []tool.Tool) provider.InvokeOption { return provider.WithTools(tools) }
+
+type extKey int
+
+const extThinking extKey = iota
+
+// WithThinking sets the thinking budget of one invocation, overriding
+// WithThinkingBudget: tokens the model may think, 0 to turn thinking off
+// where the model allows, -1 to let the model decide. Another value is a
+// *RequestError.
+func WithThinking(budget int) provider.InvokeOption {
+	return provider.OptionFunc(func(_ context.Context, _ ledger.State, r *provider.Request) error {
+		r.SetExtension(extThinking, budget)
+		return nil
+	})
+}
 
 // Reasoning fields this adapter writes, so that what the server sent goes
 // back as it came. Reasoning of other fields (another adapter's) is not
@@ -94,6 +110,17 @@ func (p *Provider) build(req *provider.Request) ([]*genai.Content, *genai.Genera
 	if p.thinking != nil {
 		tc := *p.thinking
 		cfg.ThinkingConfig = &tc
+	}
+	if v, ok := req.Extension(extThinking); ok {
+		budget, _ := v.(int)
+		if budget < -1 || budget > math.MaxInt32 {
+			return nil, nil, nil, reqErr("WithThinking(%d): a budget is -1 (dynamic), 0 (off) or a count of tokens", budget)
+		}
+		if cfg.ThinkingConfig == nil {
+			cfg.ThinkingConfig = &genai.ThinkingConfig{}
+		}
+		b := int32(budget)
+		cfg.ThinkingConfig.ThinkingBudget = &b
 	}
 	return contents, cfg, fixes, nil
 }

@@ -234,3 +234,24 @@ func TestContextWindow(t *testing.T) {
 		}
 	}
 }
+
+func TestThinkingPerInvocation(t *testing.T) {
+	f := newFake(t, reply{sse: true, body: sse(okText)}, reply{sse: true, body: sse(okText)})
+	p := newTestProvider(t, f, WithThinkingBudget(2048), WithThoughts(true))
+	req := &provider.Request{Turns: turns(user("x"))}
+	if err := provider.Resolve(context.Background(), ledger.NewThread(), req, WithThinking(0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := collect(p, req); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustJSON(t, f.last()["generationConfig"]); got != `{"thinkingConfig":{"includeThoughts":true,"thinkingBudget":0}}` {
+		t.Errorf("generationConfig %s", got)
+	}
+	bad := &provider.Request{Turns: turns(user("x"))}
+	_ = provider.Resolve(context.Background(), ledger.NewThread(), bad, WithThinking(-2))
+	var re *RequestError
+	if _, _, err := collect(p, bad); !errors.As(err, &re) {
+		t.Fatalf("err = %v", err)
+	}
+}
