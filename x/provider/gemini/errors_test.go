@@ -203,10 +203,12 @@ func TestIdleTimeout(t *testing.T) {
 		}
 	})
 	defer close(release)
-	p := newTestProvider(t, srv, WithIdleTimeout(50*time.Millisecond))
+	p := newTestProvider(t, srv, WithIdleTimeout(200*time.Millisecond))
 	deltas, _, err := collect(p, userText("x"))
 	var te *TimeoutError
-	if !errors.As(err, &te) || !te.Idle || !errors.Is(err, ErrIdleTimeout) || !errors.Is(err, ErrTimeout) || len(deltas) != 1 {
+	// The first chunk may or may not beat the limit on a loaded machine;
+	// the silence after it never does.
+	if !errors.As(err, &te) || !te.Idle || !errors.Is(err, ErrIdleTimeout) || !errors.Is(err, ErrTimeout) || len(deltas) > 1 {
 		t.Fatalf("err = %v, deltas %v", err, deltas)
 	}
 }
