@@ -36,6 +36,7 @@ const (
 	EnvUseVertex    = "GOOGLE_GENAI_USE_VERTEXAI"
 	EnvProject      = "GOOGLE_CLOUD_PROJECT"
 	EnvLocation     = "GOOGLE_CLOUD_LOCATION"
+	EnvRegion       = "GOOGLE_CLOUD_REGION" // read when GOOGLE_CLOUD_LOCATION is unset
 )
 
 // DefaultBaseURL is the Gemini API.
@@ -157,7 +158,8 @@ func WithBackend(b Backend) Option { return func(s *settings) { s.backend = b } 
 func WithProject(id string) Option { return func(s *settings) { s.project = id } }
 
 // WithLocation sets the Vertex AI location ("us-central1", "global");
-// empty means GOOGLE_CLOUD_LOCATION.
+// empty means GOOGLE_CLOUD_LOCATION, then GOOGLE_CLOUD_REGION, then
+// "global".
 func WithLocation(loc string) Option { return func(s *settings) { s.location = loc } }
 
 // WithCredentials sets the Google credentials Vertex AI requests are
@@ -309,6 +311,9 @@ func New(opts ...Option) (*Provider, error) {
 		}
 		if s.location == "" {
 			s.location = s.getenv(EnvLocation)
+		}
+		if s.location == "" {
+			s.location = s.getenv(EnvRegion)
 		}
 		explicitKey := s.apiKey != ""
 		if s.project != "" && s.location == "" {

@@ -191,7 +191,7 @@ func (s staticToken) Token(context.Context) (*auth.Token, error) {
 }
 
 func TestVertex(t *testing.T) {
-	f := newFake(t, reply{sse: true, body: sse(okText)}, reply{sse: true, body: sse(okText)})
+	f := newFake(t, reply{sse: true, body: sse(okText)}, reply{sse: true, body: sse(okText)}, reply{sse: true, body: sse(okText)})
 	creds := auth.NewCredentials(&auth.CredentialsOptions{TokenProvider: staticToken("vertex-token")})
 	p, err := New(WithModel("gemini-2.5-flash"), WithBackend(BackendVertexAI), WithProject("my-proj"), WithLocation("us-central1"),
 		WithCredentials(creds), WithBaseURL(f.srv.URL), WithEnv(func(string) string { return "" }))
@@ -212,6 +212,19 @@ func TestVertex(t *testing.T) {
 		t.Errorf("an API key was sent with credentials: %q", k)
 	}
 
+	// The project and region from the environment, credentials given.
+	env0 := map[string]string{EnvUseVertex: "1", EnvProject: "env-proj", EnvRegion: "europe-west4", EnvVertexURL: f.srv.URL}
+	p, err = New(WithModel("gemini-2.5-flash"), WithCredentials(creds), WithEnv(func(k string) string { return env0[k] }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := collect(p, userText("x")); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.requests()[1]; r.path != "/v1beta1/projects/env-proj/locations/europe-west4/publishers/google/models/gemini-2.5-flash:streamGenerateContent" {
+		t.Errorf("path from the environment %s", r.path)
+	}
+
 	// Express mode: an API key and no project.
 	env := map[string]string{EnvUseVertex: "true", EnvAPIKey: "express-key", EnvVertexURL: f.srv.URL}
 	p, err = New(WithModel("gemini-2.5-flash"), WithEnv(func(k string) string { return env[k] }))
@@ -221,7 +234,7 @@ func TestVertex(t *testing.T) {
 	if _, _, err := collect(p, userText("x")); err != nil {
 		t.Fatal(err)
 	}
-	r = f.requests()[1]
+	r = f.requests()[2]
 	if r.path != "/v1beta1/publishers/google/models/gemini-2.5-flash:streamGenerateContent" || r.header.Get("X-Goog-Api-Key") != "express-key" {
 		t.Errorf("express: %s key %q", r.path, r.header.Get("X-Goog-Api-Key"))
 	}
