@@ -12,9 +12,9 @@
 // GOOGLE_API_KEY, else GEMINI_API_KEY). Vertex AI (WithBackend
 // (BackendVertexAI), or GOOGLE_GENAI_USE_VERTEXAI=true) needs a project
 // (WithProject, GOOGLE_CLOUD_PROJECT) and a location (WithLocation,
-// GOOGLE_CLOUD_LOCATION or GOOGLE_CLOUD_REGION, else "global") with credentials (WithCredentials,
-// else Application Default Credentials), or an API key alone (express
-// mode). WithBaseURL (GOOGLE_GEMINI_BASE_URL, GOOGLE_VERTEX_BASE_URL) points
+// GOOGLE_CLOUD_LOCATION or GOOGLE_CLOUD_REGION, else "global") with
+// credentials (WithCredentials, else Application Default Credentials), or
+// an API key alone (express mode). WithBaseURL (GOOGLE_GEMINI_BASE_URL, GOOGLE_VERTEX_BASE_URL) points
 // it at a gateway or a test server. WithEnv changes how variables are read,
 // and the SDK is handed every value, so that it reads none itself.
 //
