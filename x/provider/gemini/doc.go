@@ -15,8 +15,9 @@
 // GOOGLE_CLOUD_LOCATION or GOOGLE_CLOUD_REGION, else "global") with
 // credentials (WithCredentials, else Application Default Credentials), or
 // an API key alone (express mode). WithBaseURL (GOOGLE_GEMINI_BASE_URL, GOOGLE_VERTEX_BASE_URL) points
-// it at a gateway or a test server. WithEnv changes how variables are read,
-// and the SDK is handed every value, so that it reads none itself.
+// it at a gateway or a test server. WithEnv changes how variables are read;
+// the SDK is handed every value explicitly, and these win over what it
+// reads of the environment itself.
 //
 // Invoke streams the answer (streamGenerateContent with alt=sse): TextDelta,
 // ReasoningDelta and ToolCallDelta as they arrive, then the whole artifacts

@@ -168,8 +168,8 @@ func WithLocation(loc string) Option { return func(s *settings) { s.location = l
 func WithCredentials(c *auth.Credentials) Option { return func(s *settings) { s.creds = c } }
 
 // WithEnv sets how New reads its environment variables; nil means
-// os.Getenv. The SDK is given every value explicitly, so that it reads
-// none of its own.
+// os.Getenv. The SDK is given every value explicitly, and these win over
+// what it reads of the environment itself.
 func WithEnv(getenv func(string) string) Option { return func(s *settings) { s.getenv = getenv } }
 
 // WithHTTPClient sets the HTTP client; nil means a new http.Client.
