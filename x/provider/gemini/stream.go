@@ -142,7 +142,6 @@ type item struct {
 	name  string
 	args  string
 	call  int
-	wired bool // the call's ID came from the server
 }
 
 // assembler builds an answer's artifacts from its chunks, yielding deltas
@@ -160,7 +159,7 @@ type assembler struct {
 	id, model  string
 	usage      *usageMeta
 	lastText   *item // the text item the next unsigned text joins
-	lastThough *item // the thought item the next unsigned thought joins
+	lastThought *item // the thought item the next unsigned thought joins
 }
 
 func (a *assembler) report(res *result) {
@@ -380,7 +379,7 @@ func (a *assembler) part(raw json.RawMessage, yield func(artifact.Artifact, erro
 	case p.FunctionCall != nil:
 		a.signature(p.ThoughtSignature)
 		fc := p.FunctionCall
-		it := &item{kind: 'c', name: fc.Name, call: a.calls, id: fc.ID, wired: fc.ID != ""}
+		it := &item{kind: 'c', name: fc.Name, call: a.calls, id: fc.ID}
 		args := bytes.TrimSpace(fc.Args)
 		if len(args) == 0 || string(args) == "null" {
 			it.args = "{}"
@@ -392,16 +391,16 @@ func (a *assembler) part(raw json.RawMessage, yield func(artifact.Artifact, erro
 		}
 		a.calls++
 		a.items = append(a.items, it)
-		a.lastText, a.lastThough = nil, nil
+		a.lastText, a.lastThought = nil, nil
 		if !yield(artifact.ToolCallDelta{Index: it.call, ID: it.id, Name: it.name, Arguments: it.args}, nil) {
 			return errStopped
 		}
 	case p.Thought:
-		it := a.lastThough
+		it := a.lastThought
 		if it == nil || (p.ThoughtSignature != "" && it.sig != "") {
 			it = &item{kind: 'r'}
 			a.items = append(a.items, it)
-			a.lastThough, a.lastText = it, nil
+			a.lastThought, a.lastText = it, nil
 		}
 		if p.ThoughtSignature != "" {
 			it.sig = p.ThoughtSignature
@@ -424,7 +423,7 @@ func (a *assembler) part(raw json.RawMessage, yield func(artifact.Artifact, erro
 			a.signature(p.ThoughtSignature)
 			it = &item{kind: 't'}
 			a.items = append(a.items, it)
-			a.lastText, a.lastThough = it, nil
+			a.lastText, a.lastThought = it, nil
 		}
 		if p.ThoughtSignature != "" {
 			a.lastText = nil // the signed part takes no other text
@@ -437,7 +436,7 @@ func (a *assembler) part(raw json.RawMessage, yield func(artifact.Artifact, erro
 		}
 	default:
 		a.items = append(a.items, &item{kind: 'p', raw: string(raw)})
-		a.lastText, a.lastThough = nil, nil
+		a.lastText, a.lastThought = nil, nil
 	}
 	return nil
 }
