@@ -134,31 +134,31 @@ var brokenCall = map[string]string{
 
 // item is one artifact being assembled, in the order the parts came.
 type item struct {
-	kind  byte // 't' text, 'r' thought, 'c' call, 'p' kept part, 's' signature
-	text  strings.Builder
-	sig   string
-	raw   string
-	id    string
-	name  string
-	args  string
-	call  int
+	kind byte // 't' text, 'r' thought, 'c' call, 'p' kept part, 's' signature
+	text strings.Builder
+	sig  string
+	raw  string
+	id   string
+	name string
+	args string
+	call int
 }
 
 // assembler builds an answer's artifacts from its chunks, yielding deltas
 // as they come.
 type assembler struct {
-	newID      func() string
-	maxEvent   int
-	items      []*item
-	calls      int
-	events     int
-	finish     string
-	finishMsg  string
-	block      string
-	blockMsg   string
-	id, model  string
-	usage      *usageMeta
-	lastText   *item // the text item the next unsigned text joins
+	newID       func() string
+	maxEvent    int
+	items       []*item
+	calls       int
+	events      int
+	finish      string
+	finishMsg   string
+	block       string
+	blockMsg    string
+	id, model   string
+	usage       *usageMeta
+	lastText    *item // the text item the next unsigned text joins
 	lastThought *item // the thought item the next unsigned thought joins
 }
 
