@@ -152,6 +152,7 @@ func TestOddArguments(t *testing.T) {
 func TestMissingFields(t *testing.T) {
 	p := newTestProvider(t, newFake(t, reply{sse: true, body: sse(
 		`{}`,
+		`{"candidates":[{"content":{"parts":[{"thought":true},{"text":""}]}}]}`,
 		`{"usageMetadata":{"promptTokenCount":3}}`,
 		`{"candidates":[{"finishReason":"STOP"}]}`,
 	)}))

@@ -495,6 +495,9 @@ func (a *assembler) end(yield func(artifact.Artifact, error) bool) error {
 		case 't':
 			out = append(out, artifact.Text{Content: it.text.String()})
 		case 'r':
+			if it.text.Len() == 0 && it.sig == "" {
+				continue // an empty thought says nothing
+			}
 			out = append(out, artifact.Reasoning{Content: it.text.String(), Signature: it.sig, Field: FieldThought})
 		case 's':
 			out = append(out, artifact.Reasoning{Signature: it.sig, Field: FieldSignature})
