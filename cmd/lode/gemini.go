@@ -56,3 +56,22 @@ func newGemini(cfg *Config, e env, tracer trace.Tracer) (*gemini.Provider, error
 	}
 	return gemini.New(opts...)
 }
+
+// explainGemini says what to set in lode's terms for the Gemini failures a
+// newcomer meets, where the provider's own hint names Go options; nil for
+// any other error.
+func explainGemini(err error, cfg *Config, baseURL string) error {
+	var te *gemini.TimeoutError
+	if errors.As(err, &te) && te.Idle {
+		return fmt.Errorf("the model endpoint %s sent nothing for %s (--idle-timeout, or model.idle_timeout in lode.yaml) and the run was stopped", baseURL, te.Limit)
+	}
+	var ae *gemini.APIError
+	if errors.As(err, &ae) && errors.Is(ae, gemini.ErrUnauthorized) {
+		msg := fmt.Sprintf("gemini: %d", ae.StatusCode)
+		if ae.Message != "" {
+			msg += ": " + ae.Message
+		}
+		return fmt.Errorf("%s — check the API key in $%s (model.api_key_env in lode.yaml names the variable)", msg, cfg.Model.APIKeyEnv)
+	}
+	return nil
+}

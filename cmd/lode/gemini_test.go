@@ -88,6 +88,12 @@ func TestRunAgainstGeminiServer(t *testing.T) {
 }
 
 func TestGeminiBadInputsAreOneClearLine(t *testing.T) {
+	badKey := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com"}]}}`)
+	}))
+	defer badKey.Close()
 	cases := []struct {
 		name   string
 		config string
@@ -98,6 +104,10 @@ func TestGeminiBadInputsAreOneClearLine(t *testing.T) {
 			"lode: no Gemini API key: set GEMINI_API_KEY (model.api_key_env in lode.yaml names the variable), or GOOGLE_GENAI_USE_VERTEXAI=true for Vertex AI"},
 		{"no model", "model:\n  provider: gemini\n", map[string]string{"GEMINI_API_KEY": "k"},
 			"lode: no model named: set --model, LODE_MODEL or model.name in lode.yaml"},
+		{"wrong key", "model:\n  provider: gemini\n  name: gemini-test\n", map[string]string{"GEMINI_API_KEY": "bad", "GOOGLE_GEMINI_BASE_URL": badKey.URL},
+			"lode: gemini: 400: API key not valid. Please pass a valid API key. — check the API key in $GEMINI_API_KEY (model.api_key_env in lode.yaml names the variable)"},
+		{"unreachable", "model:\n  provider: gemini\n  name: gemini-test\n  base_url: http://127.0.0.1:1\n", map[string]string{"GEMINI_API_KEY": "k"},
+			"lode: cannot reach the model endpoint http://127.0.0.1:1: "},
 		{"vertex without a project", "model:\n  provider: gemini\n  name: gemini-test\n", map[string]string{"GOOGLE_GENAI_USE_VERTEXAI": "true"},
 			"lode: gemini: Vertex AI needs WithProject and WithLocation"},
 	}

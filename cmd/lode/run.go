@@ -224,6 +224,9 @@ func explain(err error, cfg *Config, baseURL string) error {
 	if miss := replayMiss(err); miss != nil {
 		return miss
 	}
+	if g := explainGemini(err, cfg, baseURL); g != nil {
+		return g
+	}
 	var limit *loop.LimitError
 	if errors.As(err, &limit) {
 		switch limit.Limit {
