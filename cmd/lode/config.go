@@ -19,6 +19,7 @@ import (
 
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/x/provider/anthropic"
+	"github.com/lodeworks/lode/x/provider/gemini"
 	"github.com/lodeworks/lode/x/provider/openai"
 	"github.com/lodeworks/lode/x/tool/mcp"
 	"github.com/lodeworks/lode/x/tool/pack"
@@ -72,10 +73,10 @@ const (
 // value was written.
 func checkProvider(where, name string) error {
 	switch name {
-	case "", providerOpenAI, providerAnthropic, providerOpenAIResponses:
+	case "", providerOpenAI, providerAnthropic, providerOpenAIResponses, providerGemini:
 		return nil
 	}
-	return fmt.Errorf("%s: %q is not a provider lode knows: write openai (the default, any OpenAI-compatible server) or anthropic", where, name)
+	return fmt.Errorf("%s: %q is not a provider lode knows: write openai (the default, any OpenAI-compatible server), openai-responses, anthropic or gemini", where, name)
 }
 
 // DefaultMaxTurns bounds a run when neither lode.yaml nor --max-turns does.
@@ -84,8 +85,9 @@ const DefaultMaxTurns = 20
 // ModelConfig is the model: section.
 type ModelConfig struct {
 	// Provider is the API the server speaks: "openai" (the default, for
-	// OpenAI and every compatible server) or "anthropic" (the Messages
-	// API, for Claude's prompt caching, thinking and exact usage).
+	// OpenAI and every compatible server), "anthropic" (the Messages
+	// API, for Claude's prompt caching, thinking and exact usage) or
+	// "gemini" (the Gemini API, or Vertex AI; see newGemini).
 	Provider string `yaml:"provider"`
 	// BaseURL of the API: an OpenAI-compatible one (OpenAI, vLLM,
 	// llama.cpp, Ollama, LiteLLM ...), or Anthropic's or a server
@@ -93,7 +95,8 @@ type ModelConfig struct {
 	BaseURL string `yaml:"base_url"`
 	Name    string `yaml:"name"`
 	// APIKeyEnv names the environment variable holding the key (default
-	// OPENAI_API_KEY, or ANTHROPIC_API_KEY for provider anthropic); the
+	// OPENAI_API_KEY, ANTHROPIC_API_KEY for provider anthropic,
+	// GEMINI_API_KEY for provider gemini); the
 	// key itself never goes in the file.
 	APIKeyEnv string `yaml:"api_key_env"`
 	// Stream false asks for whole answers, for a server that cannot
@@ -383,8 +386,8 @@ type options struct {
 // register adds the flags of a command that runs the model (run, chat).
 func (o *options) register(fs *flag.FlagSet) {
 	o.registerTools(fs)
-	fs.StringVar(&o.provider, "provider", "", "the API the model server speaks: openai (any OpenAI-compatible server) or anthropic; empty means model.provider in lode.yaml, or openai")
-	fs.StringVar(&o.baseURL, "base-url", "", "API base URL (env OPENAI_BASE_URL, or ANTHROPIC_BASE_URL for --provider anthropic)")
+	fs.StringVar(&o.provider, "provider", "", "the API the model server speaks: openai (any OpenAI-compatible server), openai-responses, anthropic or gemini; empty means model.provider in lode.yaml, or openai")
+	fs.StringVar(&o.baseURL, "base-url", "", "API base URL (env OPENAI_BASE_URL, ANTHROPIC_BASE_URL for --provider anthropic, GOOGLE_GEMINI_BASE_URL for --provider gemini)")
 	fs.StringVar(&o.model, "model", "", "model name (env LODE_MODEL)")
 	fs.StringVar(&o.system, "system", "", "system prompt")
 	fs.IntVar(&o.maxTurns, "max-turns", 0, fmt.Sprintf("most model turns per run; 0 means max_turns in lode.yaml, or %d", DefaultMaxTurns))
@@ -448,8 +451,11 @@ func (o *options) load(e env) (*Config, error) {
 		cfg.Model.Provider = o.provider
 	}
 	baseURLEnv, keyEnv := "OPENAI_BASE_URL", "OPENAI_API_KEY"
-	if cfg.Model.Provider == providerAnthropic {
+	switch cfg.Model.Provider {
+	case providerAnthropic:
 		baseURLEnv, keyEnv = anthropic.EnvBaseURL, anthropic.EnvAPIKey
+	case providerGemini:
+		baseURLEnv, keyEnv = gemini.EnvBaseURL, gemini.EnvAPIKey
 	}
 	if v := e.getenv(baseURLEnv); v != "" {
 		cfg.Model.BaseURL = v

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/provider/anthropic"
+	"github.com/lodeworks/lode/x/provider/gemini"
 	"github.com/lodeworks/lode/x/provider/fallback"
 	"github.com/lodeworks/lode/x/provider/openai"
 )
@@ -70,8 +71,11 @@ func fillFallback(cfg *Config) {
 // defaultKeyEnv is the variable a provider kind reads its key from when
 // api_key_env does not say.
 func defaultKeyEnv(kind string) string {
-	if kind == providerAnthropic {
+	switch kind {
+	case providerAnthropic:
 		return anthropic.EnvAPIKey
+	case providerGemini:
+		return gemini.EnvAPIKey
 	}
 	return openai.EnvAPIKey
 }

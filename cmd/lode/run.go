@@ -47,6 +47,8 @@ func newProvider(cfg *Config, e env, tracer trace.Tracer) (modelProvider, error)
 		return newAnthropic(cfg, e, tracer)
 	case providerOpenAIResponses:
 		return newResponses(cfg, e, tracer)
+	case providerGemini:
+		return newGemini(cfg, e, tracer)
 	}
 	return newOpenAI(cfg, e, tracer)
 }
@@ -228,6 +230,9 @@ func explain(err error, cfg *Config, baseURL string) error {
 	}
 	if e, ok := explainResponses(err, cfg, baseURL); ok {
 		return e
+	}
+	if g := explainGemini(err, cfg, baseURL); g != nil {
+		return g
 	}
 	var limit *loop.LimitError
 	if errors.As(err, &limit) {

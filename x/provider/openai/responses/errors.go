@@ -49,6 +49,11 @@ type APIError struct {
 	Err error
 }
 
+// HTTPStatus is StatusCode: 0 for an error inside a stream. Code that must
+// not import this package (x/provider/fallback choosing what falls back)
+// reads it through this method.
+func (e *APIError) HTTPStatus() int { return e.StatusCode }
+
 func (e *APIError) Error() string {
 	typ := e.Code
 	if typ == "" {
