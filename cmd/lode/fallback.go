@@ -8,8 +8,8 @@ import (
 
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/provider/anthropic"
-	"github.com/lodeworks/lode/x/provider/gemini"
 	"github.com/lodeworks/lode/x/provider/fallback"
+	"github.com/lodeworks/lode/x/provider/gemini"
 	"github.com/lodeworks/lode/x/provider/openai"
 )
 
