@@ -1,4 +1,4 @@
-package storetest
+package ledgertest
 
 import (
 	"bufio"
@@ -18,8 +18,8 @@ import (
 )
 
 const (
-	crashEnv    = "LODE_STORETEST_CRASH"
-	crashDirEnv = "LODE_STORETEST_CRASH_DIR"
+	crashEnv    = "LODE_LEDGERTEST_CRASH"
+	crashDirEnv = "LODE_LEDGERTEST_CRASH_DIR"
 	crashID     = "crash"
 	crashMax    = 100_000 // a child left running stops by itself
 )

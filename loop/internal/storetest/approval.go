@@ -382,8 +382,8 @@ func testConcurrentResumers(t *testing.T, open Opener) {
 }
 
 const (
-	approvalCrashEnv = "LODE_STORETEST_APPROVAL_CRASH"
-	approvalWhereEnv = "LODE_STORETEST_APPROVAL_WHERE"
+	approvalCrashEnv = "LODE_LOOPSTORETEST_APPROVAL_CRASH"
+	approvalWhereEnv = "LODE_LOOPSTORETEST_APPROVAL_WHERE"
 	approvalCrashID  = "approval-crash"
 )
 
