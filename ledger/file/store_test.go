@@ -245,7 +245,7 @@ func TestTornTailIsLoggedByDefault(t *testing.T) {
 	if _, err := s.Load(context.Background(), "torn"); err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("level=WARN msg=\"ledger/file: torn tail in %s: cut 4 bytes from line 3", path)
+	want := fmt.Sprintf("level=WARN msg=\"file: torn tail in %s: cut 4 bytes from line 3", path)
 	if !strings.Contains(logged.String(), want) {
 		t.Fatalf("logged %q, want %q", logged.String(), want)
 	}
@@ -401,7 +401,7 @@ func TestUnreadableHeader(t *testing.T) {
 			if err := os.WriteFile(path, c.journal(data), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			want := fmt.Sprintf("ledger/file: journal %s is corrupt at line 1 (byte offset 0): %s; its thread header is unusable, so nothing in it can be loaded: restore the file from a backup, or delete it", path, c.reason)
+			want := fmt.Sprintf("file: journal %s is corrupt at line 1 (byte offset 0): %s; its thread header is unusable, so nothing in it can be loaded: restore the file from a backup, or delete it", path, c.reason)
 			check := func(what string, err error) {
 				t.Helper()
 				var ce *file.CorruptError
@@ -689,7 +689,7 @@ func TestOpenFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := file.Open(filepath.Join(blocker, "sub"))
-	if err == nil || !strings.Contains(err.Error(), "ledger/file: open "+blocker) {
+	if err == nil || !strings.Contains(err.Error(), "file: open "+blocker) {
 		t.Fatalf("open under a file: %v", err)
 	}
 }

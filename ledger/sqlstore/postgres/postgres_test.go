@@ -160,7 +160,7 @@ func TestHangingDatabaseTimesOut(t *testing.T) {
 
 func TestOpenBadDSN(t *testing.T) {
 	_, err := postgres.Open(context.Background(), "postgres://lode@127.0.0.1:notaport/x")
-	if err == nil || !strings.Contains(err.Error(), "ledger/sqlstore/postgres") {
+	if err == nil || !strings.Contains(err.Error(), "postgres: ") {
 		t.Fatalf("open: %v", err)
 	}
 }

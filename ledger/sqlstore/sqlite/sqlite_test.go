@@ -79,7 +79,7 @@ func TestOpenRejectsBadPaths(t *testing.T) {
 		}
 	}
 	_, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "no", "such", "dir", "x.db"))
-	if err == nil || !strings.Contains(err.Error(), "ledger/sqlstore/sqlite") {
+	if err == nil || !strings.Contains(err.Error(), "sqlite: ") {
 		t.Fatalf("open in a missing folder: %v", err)
 	}
 }
