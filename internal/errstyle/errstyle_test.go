@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -186,5 +187,44 @@ func TestProblem(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s %q: %q, want %q", c.dir, c.msg, got, c.want)
 		}
+	}
+}
+
+// The walk reads every package of the module, skips tests, test data and
+// nested modules, and finds grouped and single declarations alike.
+func TestSentinelsWalk(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"go.mod":            "module example.com/m\n",
+		"a/a.go":            "package a\n\nimport \"errors\"\n\nvar ErrOne = errors.New(\"a: one\")\n\nvar errHidden = errors.New(\"hidden\")\n",
+		"a/a_test.go":       "package a\n\nimport \"errors\"\n\nvar ErrTest = errors.New(\"test\")\n",
+		"x/b/b.go":          "package b\n\nimport (\n\t\"errors\"\n\t\"fmt\"\n)\n\nvar (\n\tErrTwo = fmt.Errorf(\"b: two\")\n\tErrThree, ErrFour = errors.New(\"b: three\"), errors.New(\"four\")\n\tErrWrapped = fmt.Errorf(\"b: %w\", ErrTwo)\n)\n",
+		"x/b/testdata/c.go": "package c\n\nimport \"errors\"\n\nvar ErrData = errors.New(\"data\")\n",
+		"nested/go.mod":     "module example.com/nested\n",
+		"nested/n.go":       "package nested\n\nimport \"errors\"\n\nvar ErrNested = errors.New(\"nested\")\n",
+	}
+	for name, body := range files {
+		path := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, s := range sentinels(t, root) {
+		got = append(got, s.dir+" "+s.name+" "+s.message+" "+problem(s))
+	}
+	slices.Sort(got)
+	want := []string{
+		"a ErrOne a: one ",
+		"x/b ErrFour four does not start with \"b: \"",
+		"x/b ErrThree b: three ",
+		"x/b ErrTwo b: two ",
+		"x/b ErrWrapped b: %w ",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("found\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
