@@ -18,8 +18,9 @@ import (
 // answer, their results, the approval records (artifact.Pending and
 // artifact.Decision), an interrupted call's error result, the lease
 // records around them — through the ledger API alone, and check what
-// another instance over the same storage reads back. The loop's own checks
-// on real stores live in the loop module's tests.
+// another instance over the same storage reads back. That the loop appends
+// these records, and reads them so, is checked on lode's stores by
+// loop/internal/storetest.
 
 // interrupted stands for the error result a run appends for a call whose
 // process stopped while it ran; its wording is the loop's business.
