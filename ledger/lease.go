@@ -86,7 +86,7 @@ func parseLease(v string) (Lease, error) {
 	}
 	var l Lease
 	if err := json.Unmarshal([]byte(v), &l); err != nil || l.Owner == "" {
-		return Lease{}, fmt.Errorf("metadata %q holds %q, not a lease: %w", LeaseKey, v, ErrCorrupt)
+		return Lease{}, fmt.Errorf("metadata %q holds %q, not a lease: %w", LeaseKey, v, bare{ErrCorrupt})
 	}
 	return l, nil
 }
@@ -218,7 +218,7 @@ func (t *StoredThread) ReleaseLease(ctx context.Context, owner string) error {
 // leaseLocked reads the lease and version under wmu.
 func (t *StoredThread) leaseLocked(op string) (Lease, int64, error) {
 	if t.closed {
-		return Lease{}, 0, fmt.Errorf("ledger: %s lease on thread %s: %w", op, t.id, ErrClosed)
+		return Lease{}, 0, fmt.Errorf("ledger: %s lease on thread %s: %w", op, t.id, bare{ErrClosed})
 	}
 	t.mu.RLock()
 	v, version := t.meta[LeaseKey], t.version

@@ -46,7 +46,7 @@ func historyPolicy(cfg *Config, prov provider.Provider) (*history.Policy, provid
 	}
 	pol, err := history.New(opts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("lode.yaml: history: %w", err)
+		return nil, nil, fmt.Errorf("lode.yaml: %w", err) // the history package names the section
 	}
 	return pol, pol.Provider(prov), nil
 }

@@ -1,4 +1,4 @@
-package storetest
+package ledgertest
 
 import (
 	"context"
@@ -9,6 +9,20 @@ import (
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 )
+
+// Bench runs the store benchmarks as sub-benchmarks of b: Append and
+// LeaseRenew on a thread of 10 and of 10,000 turns, and Load of 10,000
+// turns. newStorage is called as Run calls it, once per sub-benchmark.
+func Bench(b *testing.B, newStorage func(t testing.TB) Opener) {
+	open := func(b *testing.B) ledger.Store { return newStorage(b)(b) }
+	for _, size := range []int{10, 10_000} {
+		b.Run(fmt.Sprintf("Append/turns=%d", size), func(b *testing.B) { BenchAppend(b, open(b), size) })
+	}
+	b.Run("Load/turns=10000", func(b *testing.B) { BenchLoad(b, open(b), 10_000) })
+	for _, size := range []int{10, 10_000} {
+		b.Run(fmt.Sprintf("LeaseRenew/turns=%d", size), func(b *testing.B) { BenchLease(b, open(b), size) })
+	}
+}
 
 // benchTurn is a typical assistant turn: a paragraph and its usage.
 func benchTurn(i int) []artifact.Artifact {

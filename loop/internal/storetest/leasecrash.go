@@ -24,7 +24,7 @@ import (
 	"github.com/lodeworks/lode/x/provider/script"
 )
 
-const leaseCrashEnv = "LODE_STORETEST_LEASE_CRASH"
+const leaseCrashEnv = "LODE_LOOPSTORETEST_LEASE_CRASH"
 
 // leaseChild is what one resumer child is told, as JSON in leaseCrashEnv.
 type leaseChild struct {

@@ -85,7 +85,7 @@ func (f *tools) step(t testing.TB, opts ...loop.Option) *loop.Step {
 	add("delete_file", tool.Hints{Destructive: true})
 	add("touch", tool.Hints{Destructive: true, Idempotent: true})
 	add("read", tool.Hints{ReadOnly: true})
-	return loop.New(append([]loop.Option{loop.WithHandlers(xtool.NewHandler(reg, xtool.WithApprover(xtool.AskLater))),
+	return loop.New(append([]loop.Option{loop.WithHandlers(xtool.NewHandler(reg, xtool.WithApprover(xtool.PauseForDecision))),
 		loop.WithInvokeOptions(xtool.WithFilteredTools(reg, nil))}, opts...)...)
 }
 
@@ -205,7 +205,7 @@ func testApprove(t *testing.T, open Opener) {
 	// Approving again after the run went on finds nothing to approve.
 	_, err := f.step(t).Resume(context.Background(), again, script.Play(), []artifact.Decision{loop.Approve("c1")})
 	var de *loop.DecisionError
-	if !errors.As(err, &de) || !errors.Is(err, loop.ErrNotPending) || err.Error() != `loop: decision on call "c1": loop: no such pending call` {
+	if !errors.As(err, &de) || !errors.Is(err, loop.ErrNotPending) || err.Error() != `loop: decision on call "c1": no such pending call` {
 		t.Fatalf("second approval: %v", err)
 	}
 	if f.count("delete_file", "a") != 1 {
@@ -315,7 +315,7 @@ func testBadEdit(t *testing.T, open Opener) {
 	}
 	// Deciding on a call that was never pending names it.
 	_, err := f.step(t).Resume(context.Background(), reload(t, open, id), script.Play(), []artifact.Decision{loop.Approve("c2")})
-	if !errors.Is(err, loop.ErrNotPending) || err.Error() != `loop: decision on call "c2": loop: no such pending call` {
+	if !errors.Is(err, loop.ErrNotPending) || err.Error() != `loop: decision on call "c2": no such pending call` {
 		t.Fatalf("decision on a call that ran: %v", err)
 	}
 }
@@ -382,8 +382,8 @@ func testConcurrentResumers(t *testing.T, open Opener) {
 }
 
 const (
-	approvalCrashEnv = "LODE_STORETEST_APPROVAL_CRASH"
-	approvalWhereEnv = "LODE_STORETEST_APPROVAL_WHERE"
+	approvalCrashEnv = "LODE_LOOPSTORETEST_APPROVAL_CRASH"
+	approvalWhereEnv = "LODE_LOOPSTORETEST_APPROVAL_WHERE"
 	approvalCrashID  = "approval-crash"
 )
 

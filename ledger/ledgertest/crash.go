@@ -1,4 +1,4 @@
-package storetest
+package ledgertest
 
 import (
 	"bufio"
@@ -18,15 +18,15 @@ import (
 )
 
 const (
-	crashEnv    = "LODE_STORETEST_CRASH"
-	crashDirEnv = "LODE_STORETEST_CRASH_DIR"
+	crashEnv    = "LODE_LEDGERTEST_CRASH"
+	crashDirEnv = "LODE_LEDGERTEST_CRASH_DIR"
 	crashID     = "crash"
 	crashMax    = 100_000 // a child left running stops by itself
 )
 
-// CrashTurn is the content of turn i in the crash test. Sizes vary up to
+// crashTurn is the content of turn i in the crash test. Sizes vary up to
 // 192 KiB, so that a kill can land inside a large write.
-func CrashTurn(i int) string {
+func crashTurn(i int) string {
 	return fmt.Sprintf("turn %d ", i) + strings.Repeat(string(rune('a'+i%26)), (i*7919)%(192<<10))
 }
 
@@ -63,7 +63,7 @@ func Crash(t *testing.T, testName string, open func(dir string) (ledger.Store, e
 			t.Fatalf("round %d: child reported turns 0..%d persisted, store holds %d", round, last, len(turns))
 		}
 		for i, tu := range turns {
-			if len(tu.Artifacts) != 1 || tu.Artifacts[0] != (artifact.Text{Content: CrashTurn(i)}) {
+			if len(tu.Artifacts) != 1 || tu.Artifacts[0] != (artifact.Text{Content: crashTurn(i)}) {
 				s.Close()
 				t.Fatalf("round %d: turn %d is damaged", round, i)
 			}
@@ -153,7 +153,7 @@ func crashChild(open func(dir string) (ledger.Store, error), dir string) {
 		fail(err)
 	}
 	for i := st.Len(); i < crashMax; i++ {
-		if err := st.Append(ledger.RoleUser, artifact.Text{Content: CrashTurn(i)}); err != nil {
+		if err := st.Append(ledger.RoleUser, artifact.Text{Content: crashTurn(i)}); err != nil {
 			fail(err)
 		}
 		// Unbuffered: the line leaves the process before the next append.

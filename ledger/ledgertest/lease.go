@@ -1,4 +1,4 @@
-package storetest
+package ledgertest
 
 import (
 	"context"
@@ -280,7 +280,7 @@ func testLeaseBadInput(t *testing.T, open Opener) {
 	// A value under the key that is no lease is damage, never taken over.
 	dam := create(t, s, ledger.WithID("damaged"), ledger.WithMetadata(map[string]string{ledger.LeaseKey: "not json"}))
 	_, err := dam.Lease()
-	if !errors.Is(err, ledger.ErrCorrupt) || err.Error() != `ledger: thread damaged: metadata "lode.lease" holds "not json", not a lease: ledger: corrupt` {
+	if !errors.Is(err, ledger.ErrCorrupt) || err.Error() != `ledger: thread damaged: metadata "lode.lease" holds "not json", not a lease: corrupt` {
 		t.Fatalf("read a damaged lease: %v", err)
 	}
 	_, err = dam.AcquireLease(ctx, "a", t0, leaseTTL)

@@ -1,6 +1,4 @@
-// Package storetest is the contract every ledger.Store meets, as one test
-// suite run against each store so that they all behave alike.
-package storetest
+package ledgertest
 
 import (
 	"context"
@@ -14,8 +12,6 @@ import (
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
-	"github.com/lodeworks/lode/loop"
-	"github.com/lodeworks/lode/x/provider/script"
 )
 
 // Opener opens a new Store over one storage. Each call is an independent
@@ -23,8 +19,10 @@ import (
 // test ends.
 type Opener func(t testing.TB) ledger.Store
 
-// Run runs the contract. newStorage returns an Opener over fresh, empty
-// storage; it is called once per subtest.
+// Run runs the contract as subtests of t: the Store methods, each
+// StoredThread change, the records an approval writes, and leases.
+// newStorage returns an Opener over fresh, empty storage; it is called once
+// per subtest.
 func Run(t *testing.T, newStorage func(t testing.TB) Opener) {
 	for _, c := range contract {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newStorage(t)) })
@@ -51,8 +49,11 @@ var contract = []struct {
 	{"ClosedStore", testClosedStore},
 	{"ClosedThread", testClosedThread},
 	{"CancelledContext", testCancelled},
-	{"LoopPersistsEachTurn", testLoop},
-	{"LoopRepairsAfterCrash", testLoopRepair},
+	{"RunPersistsEachTurn", testRunRecords},
+	{"InterruptedCallIsAnswered", testRepairRecords},
+	{"ApprovalRecords", testApprovalRecords},
+	{"DecisionsAreClaimedOnce", testConcurrentResumers},
+	{"ClaimUnderLease", testClaimUnderLease},
 	{"LeaseAcquire", testLeaseAcquire},
 	{"LeaseLiveIsRefused", testLeaseLive},
 	{"LeaseExpiredIsTakenOver", testLeaseTakeover},
@@ -516,66 +517,4 @@ func testCancelled(t *testing.T, open Opener) {
 		t.Fatalf("a cancelled create left a thread: %v", err)
 	}
 	load(t, s, "c")
-}
-
-func testLoop(t *testing.T, open Opener) {
-	s := open(t)
-	watcher := open(t)
-	st := create(t, s, ledger.WithID("run"))
-	appendOK(t, st, ledger.RoleUser, Text("what is 1+1?"))
-	var seen int
-	// The handler runs after the assistant turn and before the run ends:
-	// another instance must already find that turn stored.
-	h := loop.HandlerFunc(func(ctx context.Context, a artifact.Artifact, e loop.Emitter) error {
-		call, ok := a.(artifact.ToolCall)
-		if !ok {
-			return nil
-		}
-		w, err := watcher.Load(ctx, "run")
-		if err != nil {
-			return err
-		}
-		defer w.Close()
-		seen = w.Len()
-		e.Emit(ctx, loop.TurnCompleteEvent{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{
-			artifact.ToolResult{ToolCallID: call.ID, Name: call.Name, Content: "2"},
-		}})
-		return nil
-	})
-	prov := script.Play(script.Call("c1", "add", `{"a":1,"b":1}`), script.Text("2"))
-	if _, err := loop.New(loop.WithHandlers(h)).Run(context.Background(), st, prov); err != nil {
-		t.Fatal(err)
-	}
-	if seen != 2 {
-		t.Fatalf("during the run the stored thread had %d turns, want 2 (user, assistant)", seen)
-	}
-	got := load(t, watcher, "run")
-	EqualTurns(t, got.Turns(), st.Turns())
-	roles := make([]string, 0, got.Len())
-	for _, tu := range got.Turns() {
-		roles = append(roles, string(tu.Role))
-	}
-	if strings.Join(roles, ",") != "user,assistant,tool,assistant" {
-		t.Fatalf("roles %v", roles)
-	}
-}
-
-func testLoopRepair(t *testing.T, open Opener) {
-	// A run that crashed between the tool call and its result.
-	create(t, open(t), ledger.WithID("crashed"), ledger.WithTurns(
-		ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{Text("go")}},
-		ledger.Turn{Role: ledger.RoleAssistant, Artifacts: []artifact.Artifact{artifact.ToolCall{ID: "c1", Name: "slow", Arguments: "{}"}}},
-	))
-	st := load(t, open(t), "crashed")
-	if _, err := loop.New().Run(context.Background(), st, script.Play(script.Text("ok"))); err != nil {
-		t.Fatal(err)
-	}
-	got := load(t, open(t), "crashed").Turns()
-	if len(got) != 4 {
-		t.Fatalf("stored %s", show(got))
-	}
-	r, ok := got[2].Artifacts[0].(artifact.ToolResult)
-	if got[2].Role != ledger.RoleTool || !ok || !r.IsError || r.ToolCallID != "c1" || r.Content != loop.InterruptedMessage {
-		t.Fatalf("repair turn %s", show(got[2:3]))
-	}
 }
