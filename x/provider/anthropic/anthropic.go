@@ -86,6 +86,7 @@ type Provider struct {
 	thinking     int
 	cache        CacheMode
 	cacheTTL     time.Duration
+	structured   *bool
 	sleep        func(ctx context.Context, d time.Duration) error
 	now          func() time.Time
 }
@@ -102,6 +103,7 @@ type settings struct {
 	thinking               int
 	cache                  CacheMode
 	cacheTTL               time.Duration
+	structured             *bool
 	sleep                  func(ctx context.Context, d time.Duration) error
 	now                    func() time.Time
 	getenv                 func(string) string
@@ -279,6 +281,7 @@ func New(opts ...Option) (*Provider, error) {
 		thinking:     s.thinking,
 		cache:        s.cache,
 		cacheTTL:     s.cacheTTL,
+		structured:   s.structured,
 		sleep:        s.sleep,
 		now:          s.now,
 	}

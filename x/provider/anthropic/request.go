@@ -152,6 +152,11 @@ func (p *Provider) buildParams(req *provider.Request) (sdk.MessageNewParams, []o
 	if params.ToolChoice, err = toolChoice(req, thinking); err != nil {
 		return params, nil, err
 	}
+	if req.ResponseFormat != nil {
+		if params.OutputConfig.Format, err = p.outputFormat(req.ResponseFormat); err != nil {
+			return params, nil, err
+		}
+	}
 	p.placeCache(&params)
 	return params, extra, nil
 }
