@@ -199,3 +199,31 @@ func TestOutputSchemaReference(t *testing.T) {
 		t.Errorf("schema =\n%s\nwant\n%s", b, want)
 	}
 }
+
+// Whatever schema it is given, outputSchema refuses it with a
+// *SchemaError or gives one that encodes as a JSON object.
+func FuzzOutputSchema(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"object","properties":{"a":{"type":"string","minLength":1}},"required":["a"]}`,
+		`{"type":"object","properties":{"a":{"$ref":"#/$defs/x"}},"$defs":{"x":{"type":"object","properties":{"b":{"$ref":"#/$defs/x"}}}}}`,
+		`{"anyOf":[{"type":"object","properties":{}},{"type":"null"}],"oneOf":[]}`,
+		`{"type":["object","null"],"properties":{"a":true}}`,
+		`{"$ref":"#/properties/a/~1b"}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out, err := outputSchema(json.RawMessage(s), "d")
+		if err != nil {
+			var se *SchemaError
+			if !errors.As(err, &se) {
+				t.Fatalf("error %T: %v", err, err)
+			}
+			return
+		}
+		b, err := json.Marshal(out)
+		if err != nil || len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+			t.Fatalf("schema %q became %s (%v)", s, b, err)
+		}
+	})
+}
