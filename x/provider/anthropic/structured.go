@@ -192,7 +192,8 @@ func (e *SchemaError) Error() string {
 // additionalProperties not false, as a Go map gives), a recursive or an
 // external $ref, an enum of objects or arrays, tuple items, and more
 // optional properties (24) or union types (16) than the API takes.
-// Member order is kept.
+// Member order is kept below the top level, whose members the SDK's map
+// sends sorted; properties keep the order they were given in.
 func outputSchema(raw json.RawMessage, description string) (map[string]any, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
