@@ -84,6 +84,10 @@ func estimateTurn(t ledger.Turn) int {
 			}
 		case artifact.Summary:
 			n += len(a.Content)
+		case artifact.Opaque:
+			// Its adapter sends it back whole (a server tool's search
+			// results); another adapter sends none of it, so this errs high.
+			n += len(a.Data)
 		default:
 			n += partBytes(a)
 		}

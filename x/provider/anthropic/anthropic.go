@@ -66,18 +66,20 @@ var _ provider.Provider = (*Provider)(nil)
 // Provider invokes a Claude model through the Messages API. It is safe for
 // concurrent use.
 type Provider struct {
-	core     core.Conn
-	apiKey   string
-	thinking int
-	cache    CacheMode
-	cacheTTL time.Duration
+	core       core.Conn
+	apiKey     string
+	thinking   int
+	cache      CacheMode
+	cacheTTL   time.Duration
+	structured *bool
 }
 
 type settings struct {
 	core.Settings
-	thinking int
-	cache    CacheMode
-	cacheTTL time.Duration
+	thinking   int
+	cache      CacheMode
+	cacheTTL   time.Duration
+	structured *bool
 }
 
 // Option configures a Provider.
@@ -216,10 +218,11 @@ func New(opts ...Option) (*Provider, error) {
 		core: core.NewConn(&s.Settings, u, core.Defaults{
 			MaxRetries: DefaultMaxRetries, MaxRetryWait: DefaultMaxRetryWait, IdleTimeout: DefaultIdleTimeout,
 		}),
-		apiKey:   s.APIKey,
-		thinking: s.thinking,
-		cache:    s.cache,
-		cacheTTL: s.cacheTTL,
+		apiKey:     s.APIKey,
+		thinking:   s.thinking,
+		cache:      s.cache,
+		cacheTTL:   s.cacheTTL,
+		structured: s.structured,
 	}
 	return p, nil
 }

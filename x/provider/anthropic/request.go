@@ -141,6 +141,11 @@ func (p *Provider) buildParams(req *provider.Request) (sdk.MessageNewParams, []o
 	if params.ToolChoice, err = toolChoice(req, thinking); err != nil {
 		return params, nil, err
 	}
+	if req.ResponseFormat != nil {
+		if params.OutputConfig.Format, err = p.outputFormat(req.ResponseFormat); err != nil {
+			return params, nil, err
+		}
+	}
 	p.placeCache(&params)
 	return params, extra, nil
 }
@@ -267,6 +272,8 @@ func messages(turns []ledger.Turn) ([]sdk.TextBlockParam, []sdk.MessageParam, er
 				case artifact.Summary:
 					// A history policy puts a stored summary's text in the
 					// request itself; the turns it covers are still here.
+				case artifact.Opaque:
+					// Only an answer's blocks are kept; none belong here.
 				default:
 					return nil, nil, turnErr(i, t.Role, "a system turn carries only text, not %s", kindOf(a))
 				}
@@ -283,6 +290,8 @@ func messages(turns []ledger.Turn) ([]sdk.TextBlockParam, []sdk.MessageParam, er
 				switch artifact.Normalize(a).(type) {
 				case artifact.Pending, artifact.Decision:
 					continue // approval records: the results say what the model needs
+				case artifact.Opaque:
+					continue
 				}
 				r, ok := artifact.Normalize(a).(artifact.ToolResult)
 				if !ok {
@@ -348,6 +357,7 @@ func userBlocks(i int, t ledger.Turn) ([]sdk.ContentBlockParamUnion, error) {
 			out = append(out, sdk.NewTextBlock(linkText(a)))
 		case artifact.Summary:
 			// Sent by a history policy as text, as in a system turn.
+		case artifact.Opaque:
 		default:
 			return nil, turnErr(i, t.Role, "a user turn cannot carry %s", kindOf(a))
 		}
@@ -356,14 +366,37 @@ func userBlocks(i int, t ledger.Turn) ([]sdk.ContentBlockParamUnion, error) {
 }
 
 // assistantBlocks keeps the turn's order, which is the order the server
-// sent its blocks in: thinking stays ahead of the tool use it led to.
+// sent its blocks in: thinking stays ahead of the tool use it led to, a
+// server tool's use and result stay where they were among the text.
 // Reasoning without a signature or redacted data (from another server) is
 // not sent: the API refuses thinking it cannot verify. Usage and Finish are
-// not sent.
+// not sent, nor is another adapter's artifact.Opaque.
 func assistantBlocks(i int, t ledger.Turn) ([]sdk.ContentBlockParamUnion, error) {
 	var out []sdk.ContentBlockParamUnion
+	text := -1 // the index in out of the block the previous artifact made, if text
 	for _, a := range t.Artifacts {
+		last := text
+		text = -1
 		switch a := artifact.Normalize(a).(type) {
+		case artifact.Opaque:
+			if a.Provider != opaqueProvider {
+				continue
+			}
+			if a.Type == opaqueCitations {
+				// Citations belong to the text before them; without it they
+				// say nothing.
+				if last >= 0 {
+					if err := citeText(out[last].OfText, a.Data); err != nil {
+						return nil, turnErr(i, t.Role, "%s", err)
+					}
+				}
+				continue
+			}
+			b, err := opaqueParam(a)
+			if err != nil {
+				return nil, turnErr(i, t.Role, "%s", err)
+			}
+			out = append(out, b)
 		case artifact.Reasoning:
 			switch {
 			case a.Field == fieldRedacted:
@@ -373,6 +406,7 @@ func assistantBlocks(i int, t ledger.Turn) ([]sdk.ContentBlockParamUnion, error)
 			}
 		case artifact.Text:
 			if a.Content != "" {
+				text = len(out)
 				out = append(out, sdk.NewTextBlock(a.Content))
 			}
 		case artifact.ToolCall:

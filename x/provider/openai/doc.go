@@ -66,7 +66,9 @@
 //     X-RateLimit-Reset family), never less; a wait longer than
 //     WithMaxRetryWait is not waited for, and a 429 that names none backs
 //     off exponentially with jitter.
-//   - Usage and Finish in assistant turns are not sent.
+//   - Usage and Finish in assistant turns are not sent, nor is an
+//     artifact.Opaque anywhere: it is another adapter's (Claude's server
+//     tool blocks and citations).
 //   - A tool message carries only text, so a ToolResult goes out as its
 //     Content, which is what the model is meant to see (x/tool/mcp notes
 //     each image, audio clip or binary resource there in brackets). Parts

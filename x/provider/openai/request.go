@@ -374,6 +374,8 @@ func (p *Provider) messages(turns []ledger.Turn, edits *bodyEdits) ([]goopenai.C
 				switch a.(type) {
 				case artifact.Pending, artifact.Decision:
 					continue // approval records: the results say what the model needs
+				case artifact.Opaque:
+					continue // another adapter's
 				}
 				r, ok := a.(artifact.ToolResult)
 				if !ok {
@@ -455,6 +457,9 @@ func contentMessage(i int, t ledger.Turn) (goopenai.ChatCompletionMessage, bool,
 			// A stored summary reaches the model only through a history
 			// policy, which puts its text in the request; the turns it
 			// covers are still in the history.
+		case artifact.Opaque:
+			// Another adapter's content (Claude's server tool blocks): only
+			// that adapter can send it.
 		default:
 			return m, false, turnErr(i, t.Role, "a %s turn cannot carry %s", t.Role, kindOf(a))
 		}
@@ -607,7 +612,9 @@ func (p *Provider) assistantMessage(i int, t ledger.Turn) (m goopenai.ChatComple
 				ID: a.ID, Type: goopenai.ToolTypeFunction,
 				Function: goopenai.FunctionCall{Name: a.Name, Arguments: args},
 			})
-		case artifact.Usage, artifact.Finish:
+		case artifact.Usage, artifact.Finish, artifact.Opaque:
+			// An Opaque is another adapter's (Claude's server tool blocks,
+			// citations): only that adapter can send it.
 		default:
 			return m, nil, false, turnErr(i, t.Role, "an assistant turn cannot carry %s", kindOf(a))
 		}
