@@ -32,6 +32,8 @@ func TestRoundTrip(t *testing.T) {
 		artifact.ToolCallDelta{Index: 2, ID: "c", Name: "n", Arguments: "{"},
 		artifact.Pending{ToolCallID: "c1", Name: "rm", Arguments: `{"path":"a"}`, Reason: "destructive"},
 		artifact.Decision{ToolCallID: "c1", Name: "rm", Approved: true, Arguments: `{"path":"b"}`, Reason: "ok", By: "ana"},
+		// Data is a server's block as it came: spaces, <, > and & survive.
+		artifact.Opaque{Provider: "anthropic", Type: "web_search_tool_result", Data: "{\"type\": \"web_search_tool_result\", \"title\": \"<a> & b\"}"},
 	}
 	for _, a := range cases {
 		t.Run(a.Kind(), func(t *testing.T) {

@@ -1,6 +1,7 @@
 // Package artifact is lode's vocabulary: the things a model produces and a
 // tool returns (Text, Reasoning, ToolCall, ToolResult, Usage, Image, Audio,
-// Resource, ResourceLink, Finish)
+// Resource, ResourceLink, Finish, and Opaque for what only one adapter
+// understands)
 // and the stream deltas that announce them while they are being produced
 // (TextDelta, ReasoningDelta, ToolCallDelta).
 //

@@ -100,6 +100,8 @@ func Unmarshal(data []byte) (Artifact, error) {
 		return decode[Pending](data)
 	case KindDecision:
 		return decode[Decision](data)
+	case KindOpaque:
+		return decode[Opaque](data)
 	}
 	if ok && !json.Valid(data) {
 		return nil, errors.New("artifact: invalid JSON")

@@ -86,7 +86,19 @@ func parseLease(v string) (Lease, error) {
 	}
 	var l Lease
 	if err := json.Unmarshal([]byte(v), &l); err != nil || l.Owner == "" {
-		return Lease{}, fmt.Errorf("metadata %q holds %q, not a lease: %w", LeaseKey, v, ErrCorrupt)
+		return Lease{}, fmt.Errorf("metadata %q holds %q, not a lease: %w", LeaseKey, v, bare{ErrCorrupt})
+	}
+	return l, nil
+}
+
+// ParseLease reads a lease as stored under LeaseKey (ThreadInfo.Metadata
+// carries it), so that a listing tells live leases from expired ones
+// without loading each thread; "" is no lease, the zero Lease. A value
+// that is not a lease fails with ErrCorrupt.
+func ParseLease(v string) (Lease, error) {
+	l, err := parseLease(v)
+	if err != nil {
+		return Lease{}, fmt.Errorf("ledger: %w", err)
 	}
 	return l, nil
 }
@@ -206,7 +218,7 @@ func (t *StoredThread) ReleaseLease(ctx context.Context, owner string) error {
 // leaseLocked reads the lease and version under wmu.
 func (t *StoredThread) leaseLocked(op string) (Lease, int64, error) {
 	if t.closed {
-		return Lease{}, 0, fmt.Errorf("ledger: %s lease on thread %s: %w", op, t.id, ErrClosed)
+		return Lease{}, 0, fmt.Errorf("ledger: %s lease on thread %s: %w", op, t.id, bare{ErrClosed})
 	}
 	t.mu.RLock()
 	v, version := t.meta[LeaseKey], t.version

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -112,6 +113,14 @@ type Snapshot struct {
 	Metadata map[string]string
 }
 
+// bare is one of this package's errors wrapped into a message that names
+// the package already: it reads without its "ledger: " and still matches
+// with errors.Is.
+type bare struct{ err error }
+
+func (b bare) Error() string { return strings.TrimPrefix(b.err.Error(), "ledger: ") }
+func (b bare) Unwrap() error { return b.err }
+
 // StoredThread is a State backed by a Journal. Reads are served from memory;
 // each change is committed to the journal first and becomes visible only
 // once it is durable, so a failed change leaves the State as it was.
@@ -187,7 +196,7 @@ func (t *StoredThread) Append(role Role, artifacts ...artifact.Artifact) error {
 // this process or another, fails with ErrConflict, adding nothing.
 func (t *StoredThread) AppendAt(version int64, role Role, artifacts ...artifact.Artifact) error {
 	if version < 0 {
-		return fmt.Errorf("ledger: append to thread %s at version %d: %w", t.id, version, ErrConflict)
+		return fmt.Errorf("ledger: append to thread %s at version %d: %w", t.id, version, bare{ErrConflict})
 	}
 	return t.appendAt(version, role, artifacts)
 }
@@ -208,13 +217,13 @@ func (t *StoredThread) appendAt(version int64, role Role, artifacts []artifact.A
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
 	if t.closed {
-		return fmt.Errorf("ledger: append to thread %s: %w", t.id, ErrClosed)
+		return fmt.Errorf("ledger: append to thread %s: %w", t.id, bare{ErrClosed})
 	}
 	t.mu.RLock()
 	r := Record{Version: t.version + 1, Turn: &turn, Index: len(t.turns)}
 	t.mu.RUnlock()
 	if version >= 0 && r.Version != version+1 {
-		return fmt.Errorf("ledger: append turn %d to thread %s: it is at version %d, not %d: %w", r.Index, t.id, r.Version-1, version, ErrConflict)
+		return fmt.Errorf("ledger: append turn %d to thread %s: it is at version %d, not %d: %w", r.Index, t.id, r.Version-1, version, bare{ErrConflict})
 	}
 	if err := t.j.Commit(context.Background(), r); err != nil {
 		return fmt.Errorf("ledger: append turn %d to thread %s: %w", r.Index, t.id, err)
@@ -268,7 +277,7 @@ func (t *StoredThread) SetMetadata(key, value string) error {
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
 	if t.closed {
-		return fmt.Errorf("ledger: set metadata %q on thread %s: %w", key, t.id, ErrClosed)
+		return fmt.Errorf("ledger: set metadata %q on thread %s: %w", key, t.id, bare{ErrClosed})
 	}
 	t.mu.RLock()
 	old, ok := t.meta[key]
@@ -308,7 +317,7 @@ func (t *StoredThread) Reload(ctx context.Context) error {
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
 	if t.closed {
-		return fmt.Errorf("ledger: reload thread %s: %w", t.id, ErrClosed)
+		return fmt.Errorf("ledger: reload thread %s: %w", t.id, bare{ErrClosed})
 	}
 	snap, err := t.j.Read(ctx)
 	if err != nil {

@@ -348,9 +348,9 @@ func TestStoredThreadAppendAt(t *testing.T) {
 		version int64
 		want    string
 	}{
-		{"stale", seen, "ledger: append turn 2 to thread t1: it is at version 2, not 1: ledger: conflict"},
-		{"ahead", seen + 5, "ledger: append turn 2 to thread t1: it is at version 2, not 6: ledger: conflict"},
-		{"negative", -1, "ledger: append to thread t1 at version -1: ledger: conflict"},
+		{"stale", seen, "ledger: append turn 2 to thread t1: it is at version 2, not 1: conflict"},
+		{"ahead", seen + 5, "ledger: append turn 2 to thread t1: it is at version 2, not 6: conflict"},
+		{"negative", -1, "ledger: append to thread t1 at version -1: conflict"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

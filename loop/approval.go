@@ -15,7 +15,11 @@ import (
 	"github.com/lodeworks/lode/provider"
 )
 
-// ErrPending matches every *PendingError with errors.Is.
+// ErrPending matches every *PendingError with errors.Is: a run paused.
+// x/tool has an ErrPending of its own, which an Approver or a tool returns
+// to make one call wait and which the Handler turns into an
+// artifact.Pending record; a run never returns that one. They stay two
+// values so that an error about one call never reads as a paused run.
 var ErrPending = errors.New("loop: tool calls wait for approval")
 
 // ErrNotPending: a decision names a call that is not waiting for one.

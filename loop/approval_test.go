@@ -74,8 +74,8 @@ func TestResumeRefusesBadDecisions(t *testing.T) {
 		is   error
 	}{
 		{"twice", []artifact.Decision{loop.Approve("a"), loop.Deny("a", "")}, `loop: decision on call "a": decided twice in one Resume`, nil},
-		{"answered", []artifact.Decision{loop.Approve("b")}, `loop: decision on call "b": loop: no such pending call`, loop.ErrNotPending},
-		{"unknown", []artifact.Decision{loop.Approve("zz")}, `loop: decision on call "zz": loop: no such pending call`, loop.ErrNotPending},
+		{"answered", []artifact.Decision{loop.Approve("b")}, `loop: decision on call "b": no such pending call`, loop.ErrNotPending},
+		{"unknown", []artifact.Decision{loop.Approve("zz")}, `loop: decision on call "zz": no such pending call`, loop.ErrNotPending},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -24,7 +24,10 @@
 // its ctx waits for the others, not for itself). Code a handler calls — a tool reporting progress —
 // posts to the same observers with Notify(ctx, ev), using the ctx the
 // handler was given; once the turn's handlers have returned, Notify posts
-// nothing and reports false.
+// nothing and reports false. A provider may do the same with the ctx of
+// its Invoke while its stream runs (x/provider/fallback reports its
+// attempts so); a Step without observers gives it a ctx where Notify
+// reports false, at no cost.
 //
 // Before each invocation, a tool call that has no result in the ledger (a
 // crash, a cancelled run) is given an error result, so the model never sees
@@ -94,6 +97,20 @@
 // lode.lease.expired_at); the span's lode.lease.owner names the new owner.
 // WithClock sets the clock leases are dated with, for tests that let a
 // dead owner's lease expire without waiting.
+//
+// # Recovering stopped runs
+//
+// A run whose process died leaves its lease unreleased. Step.Recover lists
+// a ledger.Store (the lease is in each ThreadInfo's metadata, so an idle
+// thread is not loaded), takes every expired lease with the store's
+// compare-and-swap — of two recoverers exactly one continues a thread —
+// and goes on by the rules above: a started call with no result gets
+// InterruptedMessage (an idempotent one runs again), a model answer that
+// never landed is asked for again, pending calls stay pending unless
+// WithApprovalExpiry lets them be denied with ApprovalExpiredReason. Each
+// Recovery says from where (RecoverPoint), which turn and calls, and which
+// owners; observers get a RecoveredEvent and a tracer a "lode.recover"
+// span. lode recover and lode worker run it from the command line.
 //
 // PausedEvent and DecidedEvent tell observers when a run paused and who
 // (Decision.By) decided what; with a tracer, the run span carries

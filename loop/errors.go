@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/lodeworks/lode/artifact"
 )
@@ -30,11 +31,13 @@ func panicError(v any) error {
 	return fmt.Errorf("panic: %v", v)
 }
 
+// errText is the message of an error a loop error wraps, without a
+// leading "loop: ": the wrapper names the package once.
 func errText(err error) string {
 	if err == nil {
 		return "unknown error"
 	}
-	return err.Error()
+	return strings.TrimPrefix(err.Error(), "loop: ")
 }
 
 func kindOf(a artifact.Artifact) string {
@@ -98,6 +101,10 @@ type LedgerError struct {
 func (e *LedgerError) Error() string {
 	if e.Panic != nil {
 		return fmt.Sprintf("loop: ledger panicked: %v", e.Panic)
+	}
+	// A ledger error names the ledger already.
+	if msg := errText(e.Err); strings.HasPrefix(msg, "ledger: ") {
+		return "loop: " + msg
 	}
 	return "loop: ledger: " + errText(e.Err)
 }

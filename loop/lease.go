@@ -170,6 +170,26 @@ func (h *heldLease) renew(ctx context.Context, every time.Duration) {
 	}
 }
 
+// drop stops renewing and leaves the lease to expire, so that another
+// owner takes the work over then; err is the work's outcome, replaced by a
+// lost lease as in end.
+func (h *heldLease) drop(ctx context.Context, err error) error {
+	if h == nil {
+		return err
+	}
+	if h.stop != nil {
+		close(h.stop)
+		<-h.done
+		h.cancel(nil)
+	}
+	if h.lost != nil {
+		lerr := &LedgerError{Err: h.lost}
+		h.s.notify(ctx, ErrorEvent{Err: lerr})
+		return lerr
+	}
+	return err
+}
+
 // end stops renewing and releases the lease. err is the work's outcome;
 // a lease lost while it ran replaces it, since the work was cancelled and
 // another owner may now be on the thread.

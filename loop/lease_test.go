@@ -144,7 +144,7 @@ func TestResumeRefusedWhileAnotherResumerIsInsideTheCall(t *testing.T) {
 				le.Thread != "leased" || !strings.HasPrefix(le.Owner, "second/") || le.Lost {
 				t.Fatalf("lease error %+v", *le)
 			}
-			want := "loop: ledger: ledger: thread leased is leased to " + le.Holder.Owner + " since 2026-03-01T12:00:00Z, until 2026-03-01T12:00:30Z; wait for it to finish or for the lease to expire"
+			want := "loop: ledger: thread leased is leased to " + le.Holder.Owner + " since 2026-03-01T12:00:00Z, until 2026-03-01T12:00:30Z; wait for it to finish or for the lease to expire"
 			if err.Error() != want {
 				t.Fatalf("message\n%s\nwant\n%s", err, want)
 			}

@@ -2,11 +2,15 @@ package loop_test
 
 import (
 	"context"
+	"iter"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/provider/script"
 )
 
@@ -71,5 +75,62 @@ func TestNotify(t *testing.T) {
 		if names[i] != want[i] {
 			t.Fatalf("observer saw %q, want %q", names, want)
 		}
+	}
+}
+
+// notifying posts an event with loop.Notify from inside its stream, and
+// keeps its context so that the test can post again after the stream.
+type notifying struct {
+	ctx    context.Context
+	posted bool
+}
+
+func (p *notifying) Invoke(ctx context.Context, _ *provider.Request) iter.Seq2[artifact.Artifact, error] {
+	return func(yield func(artifact.Artifact, error) bool) {
+		p.ctx = ctx
+		p.posted = loop.Notify(ctx, progressEvent{n: 1})
+		yield(artifact.Text{Content: "done"}, nil)
+	}
+}
+
+// A provider reaches the turn's observers with Notify while its stream
+// runs, in order before the answer's turn_complete; after its stream,
+// or in a Step without observers, Notify posts nothing.
+func TestNotifyFromAProvider(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		names []string
+	)
+	obs := loop.EmitterFunc(func(_ context.Context, ev loop.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		names = append(names, ev.EventName())
+	})
+	p := &notifying{}
+	step := loop.New(loop.WithObserver(obs))
+	th := ledger.NewThread()
+	_ = th.Append(ledger.RoleUser, artifact.Text{Content: "hi"})
+	if _, err := step.Turn(context.Background(), th, p); err != nil {
+		t.Fatal(err)
+	}
+	if !p.posted {
+		t.Error("Notify from the provider returned false")
+	}
+	if loop.Notify(p.ctx, progressEvent{n: 2}) {
+		t.Error("Notify after the stream returned true")
+	}
+	_ = step.Flush(context.Background())
+	mu.Lock()
+	if got := strings.Join(names, " "); got != "test_progress turn_complete" {
+		t.Errorf("events = %s", got)
+	}
+	mu.Unlock()
+
+	q := &notifying{}
+	if _, err := loop.New().Turn(context.Background(), th, q); err != nil {
+		t.Fatal(err)
+	}
+	if q.posted {
+		t.Error("Notify posted in a Step without observers")
 	}
 }

@@ -60,6 +60,9 @@ type Step struct {
 	lease       leaseConfig
 	pricer      Pricer
 	maxCost     float64
+	// approvalExpiry is how long Recover lets a call wait for approval;
+	// 0: for ever.
+	approvalExpiry time.Duration
 }
 
 // Option configures a Step.
@@ -252,7 +255,7 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 		return out, err
 	}
 
-	arts, err := s.stream(ctx, prov, req)
+	arts, err := s.stream(ctx, st, prov, req)
 	if err != nil {
 		return out, err
 	}
@@ -376,8 +379,18 @@ func (s *Step) applyOption(ctx context.Context, i int, o provider.InvokeOption, 
 // stream collects the whole artifacts of one invocation and passes deltas
 // to the observers. A provider that panics fails the turn like one that
 // returns an error, and one that goes on yielding after it was told to stop
-// is not listened to: neither takes the program down.
-func (s *Step) stream(ctx context.Context, prov provider.Provider, req *provider.Request) (arts []artifact.Artifact, err error) {
+// is not listened to: neither takes the program down. With observers, the
+// provider's context lets it post to them with Notify (a fallback reporting
+// its attempts) until its stream ends; without, it is ctx itself, so the
+// turn costs nothing more.
+func (s *Step) stream(ctx context.Context, st ledger.State, prov provider.Provider, req *provider.Request) (arts []artifact.Artifact, err error) {
+	pctx := ctx
+	if len(s.observers) > 0 {
+		lt := &liveTurn{step: s}
+		lt.info = TurnInfo{State: st, Request: req, live: lt}
+		pctx = context.WithValue(ctx, turnKey{}, &lt.info)
+		defer lt.end()
+	}
 	var stopped atomic.Bool
 	defer func() {
 		stopped.Store(true)
@@ -386,7 +399,7 @@ func (s *Step) stream(ctx context.Context, prov provider.Provider, req *provider
 			err = &ProviderError{Err: panicError(v), Partial: arts}
 		}
 	}()
-	seq := prov.Invoke(ctx, req)
+	seq := prov.Invoke(pctx, req)
 	if seq == nil {
 		return nil, &ProviderError{Err: errors.New("the provider returned no stream")}
 	}
@@ -448,9 +461,10 @@ func (lt *liveTurn) end() {
 // Notify posts ev to the observers of the turn running in ctx, in order
 // with the turn's other events. It lets code called by a handler, such as
 // a tool reporting progress, reach the observers without an Emitter: ev is
-// for observers only, never appended to the ledger. It returns false, and
-// posts nothing, when ctx is not a handler's context or the turn's
-// handlers have all returned.
+// for observers only, never appended to the ledger. A provider may call it
+// too, with the context of its invocation, while its stream runs. It
+// returns false, and posts nothing, when ctx is not a handler's or a
+// provider's context, or that turn's handlers, or that stream, have ended.
 func Notify(ctx context.Context, ev Event) bool {
 	t, ok := ctx.Value(turnKey{}).(*TurnInfo)
 	if !ok || t.live == nil || ev == nil {
@@ -469,7 +483,9 @@ func Notify(ctx context.Context, ev Event) bool {
 type turnKey struct{}
 
 // CurrentTurn returns the turn a handler is running in. Handlers use it to
-// refuse calls to tools the turn did not offer.
+// refuse calls to tools the turn did not offer. In a provider's context
+// (when the Step has observers) it is the turn being streamed, with no
+// Answer yet.
 func CurrentTurn(ctx context.Context) (*TurnInfo, bool) {
 	t, ok := ctx.Value(turnKey{}).(*TurnInfo)
 	return t, ok

@@ -41,7 +41,7 @@ const LocalOwner = "local"
 const Separator = "__"
 
 // ErrNameTaken is matched by every name clash.
-var ErrNameTaken = errors.New("tool name already taken")
+var ErrNameTaken = errors.New("tool: name already taken")
 
 // ClashError reports a name claimed by two owners.
 type ClashError struct {

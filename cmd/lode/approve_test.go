@@ -36,7 +36,7 @@ func TestRunPausesAndResumeFinishes(t *testing.T) {
 	}
 	// Deciding again finds nothing pending, and nothing runs.
 	r = lode(t, dir, vars, "", "resume", "--model", "m", "--store", store, m[2], "approve:call_1")
-	if r.code != 1 || !strings.Contains(r.stderr, `loop: decision on call "call_1": loop: no such pending call`) {
+	if r.code != 1 || !strings.Contains(r.stderr, `loop: decision on call "call_1": no such pending call`) {
 		t.Fatalf("second resume: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }

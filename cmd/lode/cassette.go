@@ -90,6 +90,11 @@ func configSecrets(e env, cfg *Config) []string {
 	if k := e.getenv(cfg.Model.APIKeyEnv); k != "" {
 		out = append(out, k)
 	}
+	for _, m := range cfg.Model.Fallback {
+		if k := e.getenv(m.APIKeyEnv); k != "" {
+			out = append(out, k)
+		}
+	}
 	for _, s := range cfg.MCP {
 		for _, v := range s.Headers {
 			out = append(out, v)

@@ -18,7 +18,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
+	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/x/provider/anthropic"
+	"github.com/lodeworks/lode/x/provider/gemini"
 	"github.com/lodeworks/lode/x/provider/openai"
 	"github.com/lodeworks/lode/x/tool/mcp"
 	"github.com/lodeworks/lode/x/tool/pack"
@@ -48,6 +50,13 @@ type Config struct {
 	Approve []string `yaml:"approve"`
 	// Store is the directory of the ledger (--store).
 	Store string `yaml:"store"`
+	// Lease is how long the lease a run holds on its stored thread lasts
+	// without renewal (loop.WithLease): how soon lode recover may take
+	// over from a process that died. 0 means loop.DefaultLeaseTTL.
+	Lease Duration `yaml:"lease"`
+	// ApprovalExpiry lets lode recover and lode worker deny a call that
+	// has waited this long for approval; 0 means calls wait for ever.
+	ApprovalExpiry Duration `yaml:"approval_expiry"`
 	// Policy says which roles may use which tools (x/policy); PolicyFile
 	// names a file that holds it instead. Either is followed for changes.
 	Policy     *yaml.Node `yaml:"policy"`
@@ -71,10 +80,10 @@ const (
 // value was written.
 func checkProvider(where, name string) error {
 	switch name {
-	case "", providerOpenAI, providerAnthropic:
+	case "", providerOpenAI, providerAnthropic, providerOpenAIResponses, providerGemini:
 		return nil
 	}
-	return fmt.Errorf("%s: %q is not a provider lode knows: write openai (the default, any OpenAI-compatible server) or anthropic", where, name)
+	return fmt.Errorf("%s: %q is not a provider lode knows: write openai (the default, any OpenAI-compatible server), openai-responses, anthropic or gemini", where, name)
 }
 
 // DefaultMaxTurns bounds a run when neither lode.yaml nor --max-turns does.
@@ -83,8 +92,9 @@ const DefaultMaxTurns = 20
 // ModelConfig is the model: section.
 type ModelConfig struct {
 	// Provider is the API the server speaks: "openai" (the default, for
-	// OpenAI and every compatible server) or "anthropic" (the Messages
-	// API, for Claude's prompt caching, thinking and exact usage).
+	// OpenAI and every compatible server), "anthropic" (the Messages
+	// API, for Claude's prompt caching, thinking and exact usage) or
+	// "gemini" (the Gemini API, or Vertex AI; see newGemini).
 	Provider string `yaml:"provider"`
 	// BaseURL of the API: an OpenAI-compatible one (OpenAI, vLLM,
 	// llama.cpp, Ollama, LiteLLM ...), or Anthropic's or a server
@@ -92,7 +102,8 @@ type ModelConfig struct {
 	BaseURL string `yaml:"base_url"`
 	Name    string `yaml:"name"`
 	// APIKeyEnv names the environment variable holding the key (default
-	// OPENAI_API_KEY, or ANTHROPIC_API_KEY for provider anthropic); the
+	// OPENAI_API_KEY, ANTHROPIC_API_KEY for provider anthropic,
+	// GEMINI_API_KEY for provider gemini); the
 	// key itself never goes in the file.
 	APIKeyEnv string `yaml:"api_key_env"`
 	// Stream false asks for whole answers, for a server that cannot
@@ -105,6 +116,13 @@ type ModelConfig struct {
 	// (before its answer starts, and between two chunks of it); 0 means
 	// openai.DefaultIdleTimeout.
 	IdleTimeout Duration `yaml:"idle_timeout"`
+	// Fallback lists the models to try, in order, when this one fails
+	// before it starts answering; each entry has the keys above but
+	// timeout (see cmd/lode/fallback.go).
+	Fallback []ModelConfig `yaml:"fallback"`
+	// Hedge, when set, also asks the next model when this one has not
+	// started answering after it; 0 means no hedging.
+	Hedge Duration `yaml:"hedge"`
 }
 
 // MCPServer is one MCP server to mount: a command (stdio) or a URL
@@ -349,6 +367,9 @@ func parseConfig(name string, data []byte) (*Config, error) {
 	if err := checkCost(cfg); err != nil {
 		return nil, err
 	}
+	if err := checkFallback(cfg, f); err != nil {
+		return nil, err
+	}
 	if cfg.MaxTurns < 0 {
 		return nil, fmt.Errorf("%s: max_turns must not be negative (0 means the default, %d)", f.at("max_turns"), DefaultMaxTurns)
 	}
@@ -357,6 +378,12 @@ func parseConfig(name string, data []byte) (*Config, error) {
 	}
 	if cfg.Model.IdleTimeout < 0 {
 		return nil, fmt.Errorf("%s: model.idle_timeout must not be negative (0 means the default, %s)", f.at("model.idle_timeout"), openai.DefaultIdleTimeout)
+	}
+	if cfg.Lease < 0 {
+		return nil, fmt.Errorf("%s: lease must not be negative (0 means the default, %s)", f.at("lease"), loop.DefaultLeaseTTL)
+	}
+	if cfg.ApprovalExpiry < 0 {
+		return nil, fmt.Errorf("%s: approval_expiry must not be negative (0 means calls wait for approval for ever)", f.at("approval_expiry"))
 	}
 	return cfg, nil
 }
@@ -375,13 +402,15 @@ type options struct {
 	trace    bool
 	store    string
 	role     string
+	// approvalExpiry is --approval-expiry (lode recover and worker).
+	approvalExpiry time.Duration
 }
 
 // register adds the flags of a command that runs the model (run, chat).
 func (o *options) register(fs *flag.FlagSet) {
 	o.registerTools(fs)
-	fs.StringVar(&o.provider, "provider", "", "the API the model server speaks: openai (any OpenAI-compatible server) or anthropic; empty means model.provider in lode.yaml, or openai")
-	fs.StringVar(&o.baseURL, "base-url", "", "API base URL (env OPENAI_BASE_URL, or ANTHROPIC_BASE_URL for --provider anthropic)")
+	fs.StringVar(&o.provider, "provider", "", "the API the model server speaks: openai (any OpenAI-compatible server), openai-responses, anthropic or gemini; empty means model.provider in lode.yaml, or openai")
+	fs.StringVar(&o.baseURL, "base-url", "", "API base URL (env OPENAI_BASE_URL, ANTHROPIC_BASE_URL for --provider anthropic, GOOGLE_GEMINI_BASE_URL for --provider gemini)")
 	fs.StringVar(&o.model, "model", "", "model name (env LODE_MODEL)")
 	fs.StringVar(&o.system, "system", "", "system prompt")
 	fs.IntVar(&o.maxTurns, "max-turns", 0, fmt.Sprintf("most model turns per run; 0 means max_turns in lode.yaml, or %d", DefaultMaxTurns))
@@ -449,8 +478,11 @@ func (o *options) load(e env) (*Config, error) {
 		cfg.Model.Provider = o.provider
 	}
 	baseURLEnv, keyEnv := "OPENAI_BASE_URL", "OPENAI_API_KEY"
-	if cfg.Model.Provider == providerAnthropic {
+	switch cfg.Model.Provider {
+	case providerAnthropic:
 		baseURLEnv, keyEnv = anthropic.EnvBaseURL, anthropic.EnvAPIKey
+	case providerGemini:
+		baseURLEnv, keyEnv = gemini.EnvBaseURL, gemini.EnvAPIKey
 	}
 	if v := e.getenv(baseURLEnv); v != "" {
 		cfg.Model.BaseURL = v
@@ -481,6 +513,9 @@ func (o *options) load(e env) (*Config, error) {
 	}
 	if o.idle > 0 {
 		cfg.Model.IdleTimeout = Duration(o.idle)
+	}
+	if o.approvalExpiry > 0 {
+		cfg.ApprovalExpiry = Duration(o.approvalExpiry)
 	}
 	if cfg.Model.IdleTimeout == 0 {
 		cfg.Model.IdleTimeout = Duration(openai.DefaultIdleTimeout)

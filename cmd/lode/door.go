@@ -27,7 +27,7 @@ type doorKind int
 
 const (
 	// doorLoop: lode run, chat and resume. A call that needs approval
-	// pauses the run (xtool.AskLater); chat then asks in the terminal, run
+	// pauses the run (xtool.PauseForDecision); chat then asks in the terminal, run
 	// prints the lode resume commands.
 	doorLoop doorKind = iota
 	// doorWeb: lode web pauses as run does; the page shows the pending
@@ -125,7 +125,7 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 		}
 	}
 	d.needs = approvalRule(cfg, tb, d.enf)
-	var approver xtool.Approver = xtool.AskLater
+	var approver xtool.Approver = xtool.PauseForDecision
 	if spec.kind == doorServe {
 		approver = mcp.AskClient(mcp.WithAskReason(d.needs), mcp.WithAskHint(serveHint))
 	}
@@ -223,6 +223,7 @@ func (d *door) invoke(cfg *Config, tb *toolbox) []provider.InvokeOption {
 		opts = append(opts, d.history)
 	}
 	opts = append(opts, xtool.WithFilteredTools(tb.reg, d.filter))
+	opts = append(opts, responsesInvoke(cfg)...)
 	if cfg.System != "" {
 		opts = append(opts, provider.WithSystemPrompt(cfg.System))
 	}

@@ -711,7 +711,7 @@ func BenchmarkApprovalRule(b *testing.B) {
 // build stops both, with the same line.
 func TestWebHonoursHistory(t *testing.T) {
 	dir := writeConfig(t, "model:\n  name: m\nhistory:\n  keep: 2\n")
-	want := `lode: lode.yaml: history: history: invalid option: no budget: the context window of model "m" is not known; set WithBudget` + "\n"
+	want := `lode: lode.yaml: history: invalid option: no budget: the context window of model "m" is not known; set WithBudget` + "\n"
 	for _, args := range [][]string{
 		{"run", "--base-url", "http://127.0.0.1:1/v1", "hi"},
 		{"web", "--addr", "127.0.0.1:0", "--base-url", "http://127.0.0.1:1/v1"},

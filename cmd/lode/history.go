@@ -47,7 +47,7 @@ func historyPolicy(cfg *Config, prov provider.Provider, cat *catalog.Catalog) (*
 	}
 	pol, err := history.New(opts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("lode.yaml: history: %w", err)
+		return nil, nil, fmt.Errorf("lode.yaml: %w", err) // the history package names the section
 	}
 	return pol, pol.Provider(prov), nil
 }

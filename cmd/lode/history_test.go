@@ -21,9 +21,9 @@ func TestHistorySection(t *testing.T) {
 			"lode.yaml: history: history: invalid option: blocks -2 is negative: give a number of turns, or 0 to slide the window turn by turn"},
 		{"window of a known model", "model:\n  name: gpt-4\nhistory:\n  reserve: 1192\n", 7000, ""},
 		{"unknown model and no budget", "model:\n  name: mine\nhistory:\n  keep: 3\n", 0,
-			`lode.yaml: history: history: invalid option: no budget: the context window of model "mine" is not known; set WithBudget`},
+			`lode.yaml: history: invalid option: no budget: the context window of model "mine" is not known; set WithBudget`},
 		{"negative budget", "model:\n  name: m\nhistory:\n  budget: -5\n", 0,
-			"lode.yaml: history: history: invalid option: budget -5 is negative: give a number of tokens, or 0 for the model's window"},
+			"lode.yaml: history: invalid option: budget -5 is negative: give a number of tokens, or 0 for the model's window"},
 		{"unknown key", "model:\n  name: m\nhistory:\n  budjet: 5\n", 0, "lode.yaml:4: unknown key \"budjet\""},
 	}
 	for _, c := range cases {

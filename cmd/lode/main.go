@@ -8,6 +8,8 @@
 //	lode run --replay FILE "..."   the recorded run again, with no network
 //	lode chat [flags]              an interactive conversation
 //	lode resume [flags] THREAD ... decide on calls waiting for approval, then go on
+//	lode recover --store DIR       finish the runs whose process died (once)
+//	lode worker --store DIR        the same, every --every, until a signal
 //	lode tools [flags]             the tools a configuration mounts
 //	lode serve [--http ADDR]       the configured packs over MCP (stdio by default)
 //	lode policy check|explain      the role policy against the mounted tools
@@ -96,6 +98,10 @@ usage:
   lode chat [flags]              talk to the agent; Ctrl-C stops a turn, Ctrl-D quits
   lode resume [flags] THREAD [approve:ID | deny:ID=REASON | edit:ID=JSON ...]
                                  decide on calls waiting for approval (--store), then go on
+  lode recover [flags] --store DIR
+                                 finish the runs whose process died (kill -9, a crash)
+  lode worker [flags] --store DIR [--every 10s]
+                                 recover stopped runs until Ctrl-C or SIGTERM
   lode tools [flags]             list the tools the configuration mounts
   lode serve [flags]             serve the configured packs over MCP (stdio, or --http ADDR)
   lode web [flags]               a chat page for the configured agent (--addr, loopback only)
@@ -236,6 +242,10 @@ func run(ctx context.Context, e env, args []string) int {
 		err = cmdChat(ctx, e, rest)
 	case "resume":
 		err = cmdResume(ctx, e, rest)
+	case "recover":
+		err = cmdRecover(ctx, e, rest)
+	case "worker":
+		err = cmdWorker(ctx, e, rest)
 	case "tools":
 		err = cmdTools(ctx, e, rest)
 	case "serve":

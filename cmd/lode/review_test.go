@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"syscall"
@@ -114,7 +115,7 @@ func TestConfigPrecedence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.Model != tc.want || cfg.System != tc.system || cfg.MaxTurns != tc.turns {
+			if !reflect.DeepEqual(cfg.Model, tc.want) || cfg.System != tc.system || cfg.MaxTurns != tc.turns {
 				t.Errorf("model %+v system %q max turns %d", cfg.Model, cfg.System, cfg.MaxTurns)
 			}
 		})

@@ -25,6 +25,7 @@ import (
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/policy"
 	"github.com/lodeworks/lode/x/provider/anthropic"
+	"github.com/lodeworks/lode/x/provider/fallback"
 	"github.com/lodeworks/lode/x/provider/openai"
 	xtool "github.com/lodeworks/lode/x/tool"
 	"github.com/lodeworks/lode/x/tool/mcp"
@@ -41,8 +42,13 @@ type modelProvider interface {
 
 // newProvider builds the provider a configuration names.
 func newProvider(cfg *Config, e env, tracer trace.Tracer) (modelProvider, error) {
-	if cfg.Model.Provider == providerAnthropic {
+	switch cfg.Model.Provider {
+	case providerAnthropic:
 		return newAnthropic(cfg, e, tracer)
+	case providerOpenAIResponses:
+		return newResponses(cfg, e, tracer)
+	case providerGemini:
+		return newGemini(cfg, e, tracer)
 	}
 	return newOpenAI(cfg, e, tracer)
 }
@@ -149,7 +155,7 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 			_ = shutdown(ctx)
 		}
 	}()
-	prov, err := newProvider(cfg, e, tracer)
+	prov, err := newModel(cfg, e, tracer)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +177,8 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 		return nil, err
 	}
 	handlerOpts := d.handler
-	loopOpts := []loop.Option{loop.WithMaxTurns(cfg.MaxTurns), loop.WithTimeLimit(time.Duration(cfg.Model.Timeout))}
+	loopOpts := []loop.Option{loop.WithMaxTurns(cfg.MaxTurns), loop.WithTimeLimit(time.Duration(cfg.Model.Timeout)),
+		loop.WithLease(time.Duration(cfg.Lease)), loop.WithApprovalExpiry(time.Duration(cfg.ApprovalExpiry))}
 	loopOpts = append(loopOpts, d.loop...)
 	if tracer != nil {
 		handlerOpts = append(handlerOpts, xtool.WithTracer(tracer))
@@ -225,6 +232,12 @@ func explain(err error, cfg *Config, baseURL string) error {
 	}
 	if c := explainCost(err, cfg); c != nil {
 		return c
+	}
+	if e, ok := explainResponses(err, cfg, baseURL); ok {
+		return e
+	}
+	if g := explainGemini(err, cfg, baseURL); g != nil {
+		return g
 	}
 	var limit *loop.LimitError
 	if errors.As(err, &limit) {
@@ -545,6 +558,11 @@ func (p *printer) Emit(_ context.Context, ev loop.Event) {
 	case mcp.Notification:
 		p.breakLine()
 		fmt.Fprintln(p.info, notificationLine(ev))
+	case fallback.AttemptEvent:
+		if line, ok := attemptLine(ev); ok {
+			p.breakLine()
+			fmt.Fprintln(p.info, line)
+		}
 	case loop.DeltaEvent:
 		switch d := ev.Delta.(type) {
 		case artifact.TextDelta:

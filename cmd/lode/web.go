@@ -57,7 +57,7 @@ or from --role. history: in lode.yaml applies to every request.
 		return err
 	}
 	defer shutdown(context.Background())
-	prov, err := newProvider(cfg, e, tracer)
+	prov, err := newModel(cfg, e, tracer)
 	if err != nil {
 		return err
 	}

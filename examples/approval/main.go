@@ -59,7 +59,7 @@ func agent(dir string) (*loop.Step, *os.Root, error) {
 		return nil, nil, err
 	}
 	return loop.New(
-		loop.WithHandlers(xtool.NewHandler(reg, xtool.WithApprover(xtool.AskLater))),
+		loop.WithHandlers(xtool.NewHandler(reg, xtool.WithApprover(xtool.PauseForDecision))),
 		loop.WithInvokeOptions(xtool.WithFilteredTools(reg, nil)),
 	), root, nil
 }

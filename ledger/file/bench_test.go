@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/lodeworks/lode/ledger/file"
-	"github.com/lodeworks/lode/ledger/internal/storetest"
+	"github.com/lodeworks/lode/ledger/ledgertest"
 )
 
 var benchPolicies = []struct {
@@ -28,7 +28,7 @@ func BenchmarkAppend(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer s.Close()
-				storetest.BenchAppend(b, s, size)
+				ledgertest.BenchAppend(b, s, size)
 			})
 		}
 	}
@@ -40,7 +40,7 @@ func BenchmarkLoad(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	storetest.BenchLoad(b, s, 10_000)
+	ledgertest.BenchLoad(b, s, 10_000)
 }
 
 func BenchmarkLeaseRenew(b *testing.B) {
@@ -52,7 +52,7 @@ func BenchmarkLeaseRenew(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer s.Close()
-				storetest.BenchLease(b, s, size)
+				ledgertest.BenchLease(b, s, size)
 			})
 		}
 	}

@@ -31,13 +31,13 @@ func (s *Store) AddCounter(ctx context.Context, name string, delta, limit int64)
 		return 0, false, err
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, false, fmt.Errorf("ledger/file: add counter: %w", err)
+		return 0, false, fmt.Errorf("file: add counter: %w", err)
 	}
 	if err := ledger.CheckCounterName(name); err != nil {
-		return 0, false, fmt.Errorf("ledger/file: add counter %q: %w", name, err)
+		return 0, false, fmt.Errorf("file: add counter %q: %w", name, err)
 	}
 	fail := func(err error) (int64, bool, error) {
-		return 0, false, fmt.Errorf("ledger/file: add counter %q: %w", name, err)
+		return 0, false, fmt.Errorf("file: add counter %q: %w", name, err)
 	}
 	if err := s.root.Mkdir(counterDir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return fail(err)

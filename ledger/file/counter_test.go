@@ -5,11 +5,11 @@ import (
 
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/ledger/file"
-	"github.com/lodeworks/lode/ledger/internal/countertest"
+	"github.com/lodeworks/lode/ledger/ledgertest"
 )
 
 func TestCounter(t *testing.T) {
-	countertest.Run(t, func() func(t testing.TB) ledger.Counter {
+	ledgertest.RunCounter(t, func() func(t testing.TB) ledger.Counter {
 		dirs := map[string]string{}
 		return func(t testing.TB) ledger.Counter {
 			dir, ok := dirs[t.Name()]

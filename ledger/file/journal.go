@@ -42,7 +42,7 @@ func (j *journal) Commit(_ context.Context, r ledger.Record) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
-		return fmt.Errorf("ledger/file: %s: %w", j.path, ledger.ErrClosed)
+		return fmt.Errorf("file: %s: %w", j.path, ledger.ErrClosed)
 	}
 	if err := j.syncErr; err != nil {
 		return fmt.Errorf("an earlier background fsync of %s failed, so turns already returned may not be durable; reload the thread: %w", j.path, err)
@@ -150,25 +150,25 @@ func (j *journal) Read(ctx context.Context) (ledger.Snapshot, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
-		return ledger.Snapshot{}, fmt.Errorf("ledger/file: %s: %w", j.path, ledger.ErrClosed)
+		return ledger.Snapshot{}, fmt.Errorf("file: %s: %w", j.path, ledger.ErrClosed)
 	}
 	if err := ctx.Err(); err != nil {
-		return ledger.Snapshot{}, fmt.Errorf("ledger/file: load %s: %w", j.id, err)
+		return ledger.Snapshot{}, fmt.Errorf("file: load %s: %w", j.id, err)
 	}
 	if err := lock(j.f, true); err != nil {
-		return ledger.Snapshot{}, fmt.Errorf("ledger/file: lock %s: %w", j.path, err)
+		return ledger.Snapshot{}, fmt.Errorf("file: lock %s: %w", j.path, err)
 	}
 	defer unlock(j.f)
 	size, linked, err := fileState(j.f)
 	if err != nil {
-		return ledger.Snapshot{}, fmt.Errorf("ledger/file: stat %s: %w", j.path, err)
+		return ledger.Snapshot{}, fmt.Errorf("file: stat %s: %w", j.path, err)
 	}
 	if !linked {
-		return ledger.Snapshot{}, fmt.Errorf("ledger/file: load %s: %w", j.id, ledger.ErrNotFound)
+		return ledger.Snapshot{}, fmt.Errorf("file: load %s: %w", j.id, ledger.ErrNotFound)
 	}
 	data := make([]byte, size)
 	if _, err := j.f.ReadAt(data, 0); err != nil {
-		return ledger.Snapshot{}, fmt.Errorf("ledger/file: read %s: %w", j.path, err)
+		return ledger.Snapshot{}, fmt.Errorf("file: read %s: %w", j.path, err)
 	}
 	p := parse(data, false)
 	p.own(j.id)
@@ -187,11 +187,11 @@ func (j *journal) Read(ctx context.Context) (ledger.Snapshot, error) {
 			rep.Backup = j.s.path(backup)
 		}
 		if err := j.w.Truncate(p.good); err != nil {
-			return ledger.Snapshot{}, fmt.Errorf("ledger/file: cut %s at byte %d: %w", j.path, p.good, err)
+			return ledger.Snapshot{}, fmt.Errorf("file: cut %s at byte %d: %w", j.path, p.good, err)
 		}
 		if !j.s.sync.None {
 			if err := j.w.Sync(); err != nil {
-				return ledger.Snapshot{}, fmt.Errorf("ledger/file: sync %s: %w", j.path, err)
+				return ledger.Snapshot{}, fmt.Errorf("file: sync %s: %w", j.path, err)
 			}
 		}
 		j.s.report(rep)

@@ -80,7 +80,7 @@ type Repair struct {
 }
 
 func (r Repair) String() string {
-	s := fmt.Sprintf("ledger/file: %s in %s: cut %d bytes from line %d (byte offset %d): %s", r.Kind, r.Path, r.Cut, r.Line, r.Offset, r.Reason)
+	s := fmt.Sprintf("file: %s in %s: cut %d bytes from line %d (byte offset %d): %s", r.Kind, r.Path, r.Cut, r.Line, r.Offset, r.Reason)
 	if r.Backup != "" {
 		s += "; the journal as it was is in " + r.Backup
 	}
@@ -100,10 +100,10 @@ type CorruptError struct {
 
 func (e *CorruptError) Error() string {
 	if e.Line <= 1 {
-		return fmt.Sprintf("ledger/file: journal %s is corrupt at line 1 (byte offset %d): %s; its thread header is unusable, so nothing in it can be loaded: restore the file from a backup, or delete it",
+		return fmt.Sprintf("file: journal %s is corrupt at line 1 (byte offset %d): %s; its thread header is unusable, so nothing in it can be loaded: restore the file from a backup, or delete it",
 			e.Path, e.Offset, e.Reason)
 	}
-	return fmt.Sprintf("ledger/file: journal %s is corrupt at line %d (byte offset %d): %s; the %d turns before it are intact; open the store with WithCorruptPolicy(TruncateCorrupt) to load them and set the rest aside",
+	return fmt.Sprintf("file: journal %s is corrupt at line %d (byte offset %d): %s; the %d turns before it are intact; open the store with WithCorruptPolicy(TruncateCorrupt) to load them and set the rest aside",
 		e.Path, e.Line, e.Offset, e.Reason, e.Turns)
 }
 
@@ -164,11 +164,11 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		s.now = time.Now
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("ledger/file: open %s: %w", dir, err)
+		return nil, fmt.Errorf("file: open %s: %w", dir, err)
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, fmt.Errorf("ledger/file: open %s: %w", dir, err)
+		return nil, fmt.Errorf("file: open %s: %w", dir, err)
 	}
 	s.root = root
 	return s, nil
@@ -205,7 +205,7 @@ func (s *Store) check(op string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return fmt.Errorf("ledger/file: %s: %w", op, ledger.ErrClosed)
+		return fmt.Errorf("file: %s: %w", op, ledger.ErrClosed)
 	}
 	return nil
 }
@@ -218,12 +218,12 @@ func (s *Store) Create(ctx context.Context, opts ...ledger.ThreadOption) (*ledge
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("ledger/file: create: %w", err)
+		return nil, fmt.Errorf("file: create: %w", err)
 	}
 	seed := ledger.NewThread(opts...)
 	id := seed.ID()
 	if err := ledger.CheckID(id); err != nil {
-		return nil, fmt.Errorf("ledger/file: create: %w", err)
+		return nil, fmt.Errorf("file: create: %w", err)
 	}
 	snap := ledger.Snapshot{Turns: slices.Clone(seed.Turns()), Metadata: seed.AllMetadata()}
 	if snap.Metadata == nil {
@@ -231,13 +231,13 @@ func (s *Store) Create(ctx context.Context, opts ...ledger.ThreadOption) (*ledge
 	}
 	head, err := encodeHeader(headerRec{T: recThread, Format: formatVersion, ID: id, Time: s.stamp(), Meta: snap.Metadata})
 	if err != nil {
-		return nil, fmt.Errorf("ledger/file: create %s: %w", id, err)
+		return nil, fmt.Errorf("file: create %s: %w", id, err)
 	}
 	buf := head
 	for i := range snap.Turns {
 		line, err := encodeRecord(ledger.Record{Version: int64(i + 1), Turn: &snap.Turns[i], Index: i})
 		if err != nil {
-			return nil, fmt.Errorf("ledger/file: create %s: turn %d: %w", id, i, err)
+			return nil, fmt.Errorf("file: create %s: turn %d: %w", id, i, err)
 		}
 		buf = append(buf, line...)
 	}
@@ -247,12 +247,12 @@ func (s *Store) Create(ctx context.Context, opts ...ledger.ThreadOption) (*ledge
 	tmp := "." + id + "." + ledger.NewID()[:12] + ".tmp"
 	f, err := s.root.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("ledger/file: create %s: %w", id, err)
+		return nil, fmt.Errorf("file: create %s: %w", id, err)
 	}
 	fail := func(err error) (*ledger.StoredThread, error) {
 		f.Close()
 		s.root.Remove(tmp)
-		return nil, fmt.Errorf("ledger/file: create %s: %w", id, err)
+		return nil, fmt.Errorf("file: create %s: %w", id, err)
 	}
 	w := s.writerFor(f)
 	if _, err := w.WriteAt(buf, 0); err != nil {
@@ -275,7 +275,7 @@ func (s *Store) Create(ctx context.Context, opts ...ledger.ThreadOption) (*ledge
 	if !s.sync.None {
 		if err := s.syncDir(); err != nil {
 			f.Close()
-			return nil, fmt.Errorf("ledger/file: create %s: %w", id, err)
+			return nil, fmt.Errorf("file: create %s: %w", id, err)
 		}
 	}
 	j := &journal{s: s, id: id, path: s.path(name), f: f, w: w, off: int64(len(buf))}
@@ -310,7 +310,7 @@ func (s *Store) register(j *journal) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return fmt.Errorf("ledger/file: %s: %w", j.id, ledger.ErrClosed)
+		return fmt.Errorf("file: %s: %w", j.id, ledger.ErrClosed)
 	}
 	s.journals[j] = struct{}{}
 	return nil
@@ -327,14 +327,14 @@ func (s *Store) open(op, id string, flag int) (*os.File, error) {
 		return nil, err
 	}
 	if err := ledger.CheckID(id); err != nil {
-		return nil, fmt.Errorf("ledger/file: %s: %w", op, err)
+		return nil, fmt.Errorf("file: %s: %w", op, err)
 	}
 	f, err := s.root.OpenFile(id+ext, flag, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("ledger/file: %s %s: %w", op, id, ledger.ErrNotFound)
+		return nil, fmt.Errorf("file: %s %s: %w", op, id, ledger.ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("ledger/file: %s %s: %w", op, id, err)
+		return nil, fmt.Errorf("file: %s %s: %w", op, id, err)
 	}
 	return f, nil
 }
@@ -344,7 +344,7 @@ func (s *Store) open(op, id string, flag int) (*os.File, error) {
 // store's CorruptPolicy.
 func (s *Store) Load(ctx context.Context, id string) (*ledger.StoredThread, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("ledger/file: load %s: %w", id, err)
+		return nil, fmt.Errorf("file: load %s: %w", id, err)
 	}
 	f, err := s.open("load", id, os.O_RDWR)
 	if err != nil {
@@ -367,7 +367,7 @@ func (s *Store) Load(ctx context.Context, id string) (*ledger.StoredThread, erro
 // next change with ledger.ErrNotFound.
 func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("ledger/file: delete %s: %w", id, err)
+		return fmt.Errorf("file: delete %s: %w", id, err)
 	}
 	f, err := s.open("delete", id, os.O_RDONLY)
 	if err != nil {
@@ -377,21 +377,21 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	// Under the lock no writer is mid-record, and every writer checks the
 	// link count under the same lock before writing.
 	if err := lock(f, true); err != nil {
-		return fmt.Errorf("ledger/file: delete %s: lock: %w", id, err)
+		return fmt.Errorf("file: delete %s: lock: %w", id, err)
 	}
 	defer unlock(f)
 	if _, linked, err := fileState(f); err != nil || !linked {
-		return fmt.Errorf("ledger/file: delete %s: %w", id, ledger.ErrNotFound)
+		return fmt.Errorf("file: delete %s: %w", id, ledger.ErrNotFound)
 	}
 	if err := s.root.Remove(id + ext); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("ledger/file: delete %s: %w", id, ledger.ErrNotFound)
+			return fmt.Errorf("file: delete %s: %w", id, ledger.ErrNotFound)
 		}
-		return fmt.Errorf("ledger/file: delete %s: %w", id, err)
+		return fmt.Errorf("file: delete %s: %w", id, err)
 	}
 	if !s.sync.None {
 		if err := s.syncDir(); err != nil {
-			return fmt.Errorf("ledger/file: delete %s: %w", id, err)
+			return fmt.Errorf("file: delete %s: %w", id, err)
 		}
 	}
 	return nil
@@ -416,13 +416,13 @@ func (s *Store) List(ctx context.Context) iter.Seq2[ledger.ThreadInfo, error] {
 		}
 		d, err := s.root.Open(".")
 		if err != nil {
-			yield(ledger.ThreadInfo{}, fmt.Errorf("ledger/file: list: %w", err))
+			yield(ledger.ThreadInfo{}, fmt.Errorf("file: list: %w", err))
 			return
 		}
 		names, err := d.Readdirnames(-1)
 		d.Close()
 		if err != nil {
-			yield(ledger.ThreadInfo{}, fmt.Errorf("ledger/file: list: %w", err))
+			yield(ledger.ThreadInfo{}, fmt.Errorf("file: list: %w", err))
 			return
 		}
 		var ids []string
@@ -434,7 +434,7 @@ func (s *Store) List(ctx context.Context) iter.Seq2[ledger.ThreadInfo, error] {
 		slices.Sort(ids)
 		for _, id := range ids {
 			if err := ctx.Err(); err != nil {
-				yield(ledger.ThreadInfo{}, fmt.Errorf("ledger/file: list: %w", err))
+				yield(ledger.ThreadInfo{}, fmt.Errorf("file: list: %w", err))
 				return
 			}
 			info, err := s.info(id)
@@ -456,16 +456,16 @@ func (s *Store) info(id string) (ledger.ThreadInfo, error) {
 	}
 	defer f.Close()
 	if err := lock(f, false); err != nil {
-		return info, fmt.Errorf("ledger/file: list %s: lock: %w", id, err)
+		return info, fmt.Errorf("file: list %s: lock: %w", id, err)
 	}
 	defer unlock(f)
 	fi, err := f.Stat()
 	if err != nil {
-		return info, fmt.Errorf("ledger/file: list %s: %w", id, err)
+		return info, fmt.Errorf("file: list %s: %w", id, err)
 	}
 	data := make([]byte, fi.Size())
 	if _, err := f.ReadAt(data, 0); err != nil {
-		return info, fmt.Errorf("ledger/file: list %s: %w", id, err)
+		return info, fmt.Errorf("file: list %s: %w", id, err)
 	}
 	p := parse(data, true)
 	p.own(id)
@@ -500,7 +500,7 @@ func (s *Store) Close() error {
 	}
 	errs = append(errs, s.root.Close())
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("ledger/file: close: %w", err)
+		return fmt.Errorf("file: close: %w", err)
 	}
 	return nil
 }

@@ -19,11 +19,11 @@ import (
 
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/ledger/file"
-	"github.com/lodeworks/lode/ledger/internal/storetest"
+	"github.com/lodeworks/lode/ledger/ledgertest"
 )
 
-func opener(opts ...file.Option) func(t testing.TB) storetest.Opener {
-	return func(t testing.TB) storetest.Opener {
+func opener(opts ...file.Option) func(t testing.TB) ledgertest.Opener {
+	return func(t testing.TB) ledgertest.Opener {
 		dir := t.TempDir()
 		return func(t testing.TB) ledger.Store {
 			s, err := file.Open(dir, opts...)
@@ -37,12 +37,12 @@ func opener(opts ...file.Option) func(t testing.TB) storetest.Opener {
 }
 
 func TestContract(t *testing.T) {
-	storetest.Run(t, opener())
+	ledgertest.Run(t, opener())
 }
 
 // A garbled journal is listed as damaged, not as an empty thread.
 func TestContractDamaged(t *testing.T) {
-	storetest.RunDamaged(t, func(t testing.TB) (storetest.Opener, storetest.Damage) {
+	ledgertest.RunDamaged(t, func(t testing.TB) (ledgertest.Opener, ledgertest.Damage) {
 		dir := t.TempDir()
 		damage := func(t testing.TB, id string) {
 			if err := os.WriteFile(filepath.Join(dir, id+".journal"), []byte("garbled by the disk"), 0o600); err != nil {
@@ -62,12 +62,12 @@ func TestContractDamaged(t *testing.T) {
 }
 
 func TestContractBatchedSync(t *testing.T) {
-	storetest.Run(t, opener(file.WithSync(file.SyncPolicy{Count: 4, Interval: time.Millisecond})))
+	ledgertest.Run(t, opener(file.WithSync(file.SyncPolicy{Count: 4, Interval: time.Millisecond})))
 }
 
 func TestCrash(t *testing.T) {
 	var torn atomic.Int32
-	storetest.Crash(t, "TestCrash", func(dir string) (ledger.Store, error) {
+	ledgertest.Crash(t, "TestCrash", func(dir string) (ledger.Store, error) {
 		return file.Open(dir, file.WithRepairFunc(func(r file.Repair) {
 			if r.Kind != file.TornTail {
 				panic(r.String())
@@ -105,7 +105,7 @@ func threadWith(t *testing.T, dir, id string, n int) (string, []byte) {
 		t.Fatal(err)
 	}
 	for i := range n {
-		if err := st.Append(ledger.RoleUser, storetest.Text(fmt.Sprint("turn ", i))); err != nil {
+		if err := st.Append(ledger.RoleUser, ledgertest.Text(fmt.Sprint("turn ", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -137,7 +137,7 @@ func checkTurns(t *testing.T, st *ledger.StoredThread, n int) {
 		t.Fatalf("%d turns, want %d", len(turns), n)
 	}
 	for i, tu := range turns {
-		if tu.Artifacts[0] != storetest.Text(fmt.Sprint("turn ", i)) {
+		if tu.Artifacts[0] != ledgertest.Text(fmt.Sprint("turn ", i)) {
 			t.Fatalf("turn %d is %v", i, tu.Artifacts)
 		}
 	}
@@ -212,7 +212,7 @@ func TestTornTailIsCutAndReported(t *testing.T) {
 			if now, _ := os.ReadFile(path); !bytes.Equal(now, data) {
 				t.Fatal("the journal was not cut back to its last whole record")
 			}
-			if err := st.Append(ledger.RoleUser, storetest.Text("turn 3")); err != nil {
+			if err := st.Append(ledger.RoleUser, ledgertest.Text("turn 3")); err != nil {
 				t.Fatal(err)
 			}
 			again, err := s.Load(context.Background(), "torn")
@@ -245,7 +245,7 @@ func TestTornTailIsLoggedByDefault(t *testing.T) {
 	if _, err := s.Load(context.Background(), "torn"); err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("level=WARN msg=\"ledger/file: torn tail in %s: cut 4 bytes from line 3", path)
+	want := fmt.Sprintf("level=WARN msg=\"file: torn tail in %s: cut 4 bytes from line 3", path)
 	if !strings.Contains(logged.String(), want) {
 		t.Fatalf("logged %q, want %q", logged.String(), want)
 	}
@@ -349,7 +349,7 @@ func TestCorruptMiddle(t *testing.T) {
 			if backup, err := os.ReadFile(got[0].Backup); err != nil || !bytes.Equal(backup, damaged) {
 				t.Fatalf("backup %s: %v (same bytes: %v)", got[0].Backup, err, bytes.Equal(backup, damaged))
 			}
-			if err := st.Append(ledger.RoleUser, storetest.Text("turn 1")); err != nil {
+			if err := st.Append(ledger.RoleUser, ledgertest.Text("turn 1")); err != nil {
 				t.Fatal(err)
 			}
 			again, err := s.Load(context.Background(), "bad")
@@ -401,7 +401,7 @@ func TestUnreadableHeader(t *testing.T) {
 			if err := os.WriteFile(path, c.journal(data), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			want := fmt.Sprintf("ledger/file: journal %s is corrupt at line 1 (byte offset 0): %s; its thread header is unusable, so nothing in it can be loaded: restore the file from a backup, or delete it", path, c.reason)
+			want := fmt.Sprintf("file: journal %s is corrupt at line 1 (byte offset 0): %s; its thread header is unusable, so nothing in it can be loaded: restore the file from a backup, or delete it", path, c.reason)
 			check := func(what string, err error) {
 				t.Helper()
 				var ce *file.CorruptError
@@ -541,7 +541,7 @@ func TestDiskFailures(t *testing.T) {
 					t.Fatal(err)
 				}
 				for i := range 2 {
-					if err := st.Append(ledger.RoleUser, storetest.Text(fmt.Sprint("turn ", i))); err != nil {
+					if err := st.Append(ledger.RoleUser, ledgertest.Text(fmt.Sprint("turn ", i))); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -549,7 +549,7 @@ func TestDiskFailures(t *testing.T) {
 				good, _ := os.ReadFile(path)
 
 				disk.set(c.fault)
-				err = st.Append(ledger.RoleUser, storetest.Text("lost"))
+				err = st.Append(ledger.RoleUser, ledgertest.Text("lost"))
 				if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) || !strings.Contains(err.Error(), "append turn 2 to thread d") {
 					t.Fatalf("append: %v, want %v mentioning %q", err, c.want, c.msg)
 				}
@@ -570,7 +570,7 @@ func TestDiskFailures(t *testing.T) {
 					}
 				}
 				checkTurns(t, target, 2)
-				if err := target.Append(ledger.RoleUser, storetest.Text("turn 2")); err != nil {
+				if err := target.Append(ledger.RoleUser, ledgertest.Text("turn 2")); err != nil {
 					t.Fatalf("append once the disk is back: %v", err)
 				}
 				again, err := s.Load(context.Background(), "d")
@@ -630,7 +630,7 @@ func TestSyncPolicy(t *testing.T) {
 			}
 			disk.set(func(d *faultyDisk) { d.syncs = 0 })
 			for range 7 {
-				if err := st.Append(ledger.RoleUser, storetest.Text("x")); err != nil {
+				if err := st.Append(ledger.RoleUser, ledgertest.Text("x")); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -660,7 +660,7 @@ func TestSyncInterval(t *testing.T) {
 		t.Fatal(err)
 	}
 	disk.set(func(d *faultyDisk) { d.synced = synced; d.failSync = true })
-	if err := st.Append(ledger.RoleUser, storetest.Text("x")); err != nil {
+	if err := st.Append(ledger.RoleUser, ledgertest.Text("x")); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -670,7 +670,7 @@ func TestSyncInterval(t *testing.T) {
 	}
 	// The signal comes from inside the fsync, which runs under the
 	// journal's lock: the failure is recorded before the next change.
-	aerr := st.Append(ledger.RoleUser, storetest.Text("y"))
+	aerr := st.Append(ledger.RoleUser, ledgertest.Text("y"))
 	if !errors.Is(aerr, syscall.EIO) || !strings.Contains(aerr.Error(), "earlier background fsync") {
 		t.Fatalf("append after a failed background fsync: %v", aerr)
 	}
@@ -678,7 +678,7 @@ func TestSyncInterval(t *testing.T) {
 	if err := st.Reload(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Append(ledger.RoleUser, storetest.Text("z")); err != nil {
+	if err := st.Append(ledger.RoleUser, ledgertest.Text("z")); err != nil {
 		t.Fatalf("append after reload: %v", err)
 	}
 }
@@ -689,7 +689,7 @@ func TestOpenFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := file.Open(filepath.Join(blocker, "sub"))
-	if err == nil || !strings.Contains(err.Error(), "ledger/file: open "+blocker) {
+	if err == nil || !strings.Contains(err.Error(), "file: open "+blocker) {
 		t.Fatalf("open under a file: %v", err)
 	}
 }
@@ -719,16 +719,7 @@ func TestListSkipsStrayFiles(t *testing.T) {
 	}
 }
 
-func TestApproval(t *testing.T) {
-	storetest.RunApproval(t, opener())
-}
-
-func TestApprovalCrash(t *testing.T) {
-	storetest.ApprovalCrash(t, "TestApprovalCrash", func(t testing.TB) string { return t.TempDir() },
-		func(dir string) (ledger.Store, error) { return file.Open(dir) })
-}
-
 func TestLeaseCrash(t *testing.T) {
-	storetest.LeaseCrash(t, "TestLeaseCrash", func(t testing.TB) string { return t.TempDir() },
+	ledgertest.LeaseCrash(t, "TestLeaseCrash", func(t testing.TB) string { return t.TempDir() },
 		func(dir string) (ledger.Store, error) { return file.Open(dir) })
 }

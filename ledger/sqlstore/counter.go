@@ -16,7 +16,7 @@ func (s *Store) AddCounter(ctx context.Context, name string, delta, limit int64)
 		return 0, false, err
 	}
 	if err := ledger.CheckCounterName(name); err != nil {
-		return 0, false, fmt.Errorf("ledger/sqlstore: add counter %q: %w", name, err)
+		return 0, false, fmt.Errorf("sqlstore: add counter %q: %w", name, err)
 	}
 	err = s.write(ctx, func(q querier) error {
 		if _, err := q.ExecContext(ctx, placeholders(s.dialect, `INSERT INTO lode_counters (name, value) VALUES (?, 0) ON CONFLICT (name) DO NOTHING`), name); err != nil {
@@ -37,7 +37,7 @@ func (s *Store) AddCounter(ctx context.Context, name string, delta, limit int64)
 		return err
 	})
 	if err != nil {
-		return 0, false, fmt.Errorf("ledger/sqlstore: add counter %q: %w", name, err)
+		return 0, false, fmt.Errorf("sqlstore: add counter %q: %w", name, err)
 	}
 	return total, ok, nil
 }

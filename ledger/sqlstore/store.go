@@ -69,7 +69,7 @@ type Store struct {
 // Open returns a Store over db, creating or migrating its tables first.
 func Open(ctx context.Context, db *sql.DB, d Dialect, opts ...Option) (*Store, error) {
 	if d != SQLite && d != Postgres {
-		return nil, fmt.Errorf("ledger/sqlstore: unknown dialect %q (want %q or %q)", d, SQLite, Postgres)
+		return nil, fmt.Errorf("sqlstore: unknown dialect %q (want %q or %q)", d, SQLite, Postgres)
 	}
 	s := &Store{db: db, dialect: d}
 	for _, o := range opts {
@@ -89,7 +89,7 @@ func Open(ctx context.Context, db *sql.DB, d Dialect, opts ...Option) (*Store, e
 		if s.closeDB {
 			db.Close()
 		}
-		return nil, fmt.Errorf("ledger/sqlstore: open: %w", err)
+		return nil, fmt.Errorf("sqlstore: open: %w", err)
 	}
 	return s, nil
 }
@@ -113,10 +113,10 @@ func fromNanos(n int64) time.Time {
 
 func (s *Store) check(op string, ctx context.Context) error {
 	if s.closed.Load() {
-		return fmt.Errorf("ledger/sqlstore: %s: %w", op, ledger.ErrClosed)
+		return fmt.Errorf("sqlstore: %s: %w", op, ledger.ErrClosed)
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("ledger/sqlstore: %s: %w", op, err)
+		return fmt.Errorf("sqlstore: %s: %w", op, err)
 	}
 	return nil
 }
@@ -195,7 +195,7 @@ func (s *Store) Create(ctx context.Context, opts ...ledger.ThreadOption) (*ledge
 	seed := ledger.NewThread(opts...)
 	id := seed.ID()
 	if err := ledger.CheckID(id); err != nil {
-		return nil, fmt.Errorf("ledger/sqlstore: create: %w", err)
+		return nil, fmt.Errorf("sqlstore: create: %w", err)
 	}
 	snap := ledger.Snapshot{Turns: append([]ledger.Turn(nil), seed.Turns()...), Metadata: seed.AllMetadata()}
 	if snap.Metadata == nil {
@@ -206,7 +206,7 @@ func (s *Store) Create(ctx context.Context, opts ...ledger.ThreadOption) (*ledge
 	for i, t := range snap.Turns {
 		b, err := t.MarshalJSON()
 		if err != nil {
-			return nil, fmt.Errorf("ledger/sqlstore: create %s: turn %d: %w", id, i, err)
+			return nil, fmt.Errorf("sqlstore: create %s: turn %d: %w", id, i, err)
 		}
 		rows[i] = b
 	}
@@ -235,7 +235,7 @@ func (s *Store) Create(ctx context.Context, opts ...ledger.ThreadOption) (*ledge
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("ledger/sqlstore: create %s: %w", id, err)
+		return nil, fmt.Errorf("sqlstore: create %s: %w", id, err)
 	}
 	return ledger.NewStoredThread(id, snap, &journal{s: s, id: id, inc: inc}, s.now), nil
 }
@@ -246,7 +246,7 @@ func (s *Store) Load(ctx context.Context, id string) (*ledger.StoredThread, erro
 		return nil, err
 	}
 	if err := ledger.CheckID(id); err != nil {
-		return nil, fmt.Errorf("ledger/sqlstore: load: %w", err)
+		return nil, fmt.Errorf("sqlstore: load: %w", err)
 	}
 	j := &journal{s: s, id: id}
 	snap, err := j.load(ctx, true)
@@ -262,7 +262,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	if err := ledger.CheckID(id); err != nil {
-		return fmt.Errorf("ledger/sqlstore: delete: %w", err)
+		return fmt.Errorf("sqlstore: delete: %w", err)
 	}
 	err := s.write(ctx, func(q querier) error {
 		res, err := q.ExecContext(ctx, s.q.deleteThread, id)
@@ -281,7 +281,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("ledger/sqlstore: delete %s: %w", id, err)
+		return fmt.Errorf("sqlstore: delete %s: %w", id, err)
 	}
 	return nil
 }
@@ -307,7 +307,7 @@ func (s *Store) List(ctx context.Context) iter.Seq2[ledger.ThreadInfo, error] {
 			}
 			page, err := s.page(ctx, after)
 			if err != nil {
-				yield(ledger.ThreadInfo{}, fmt.Errorf("ledger/sqlstore: list: %w", err))
+				yield(ledger.ThreadInfo{}, fmt.Errorf("sqlstore: list: %w", err))
 				return
 			}
 			for _, l := range page {
@@ -397,7 +397,7 @@ func (s *Store) page(ctx context.Context, after string) ([]listed, error) {
 		for i := range page {
 			info := page[i].info
 			if msg := checkTurnRows(int64(info.Turns), found[info.ID]); msg != "" {
-				page[i].err = fmt.Errorf("ledger/sqlstore: list %s: %s: %w", info.ID, msg, ledger.ErrCorrupt)
+				page[i].err = fmt.Errorf("sqlstore: list %s: %s: %w", info.ID, msg, ledger.ErrCorrupt)
 			}
 		}
 		return nil
@@ -424,7 +424,7 @@ func (s *Store) Close() error {
 		s.closed.Store(true)
 		if s.closeDB {
 			if err := s.db.Close(); err != nil {
-				s.closeErr = fmt.Errorf("ledger/sqlstore: close: %w", err)
+				s.closeErr = fmt.Errorf("sqlstore: close: %w", err)
 			}
 		}
 	})
@@ -441,7 +441,7 @@ type journal struct {
 
 func (j *journal) Commit(ctx context.Context, r ledger.Record) error {
 	if j.closed.Load() || j.s.closed.Load() {
-		return fmt.Errorf("ledger/sqlstore: thread %s: %w", j.id, ledger.ErrClosed)
+		return fmt.Errorf("sqlstore: thread %s: %w", j.id, ledger.ErrClosed)
 	}
 	var turn []byte
 	if r.Turn != nil {
@@ -487,7 +487,7 @@ func (j *journal) Commit(ctx context.Context, r ledger.Record) error {
 
 func (j *journal) Read(ctx context.Context) (ledger.Snapshot, error) {
 	if j.closed.Load() || j.s.closed.Load() {
-		return ledger.Snapshot{}, fmt.Errorf("ledger/sqlstore: thread %s: %w", j.id, ledger.ErrClosed)
+		return ledger.Snapshot{}, fmt.Errorf("sqlstore: thread %s: %w", j.id, ledger.ErrClosed)
 	}
 	return j.load(ctx, false)
 }
@@ -552,7 +552,7 @@ func (j *journal) load(ctx context.Context, first bool) (ledger.Snapshot, error)
 		return mrows.Err()
 	})
 	if err != nil {
-		return ledger.Snapshot{}, fmt.Errorf("ledger/sqlstore: load %s: %w", j.id, err)
+		return ledger.Snapshot{}, fmt.Errorf("sqlstore: load %s: %w", j.id, err)
 	}
 	return snap, nil
 }

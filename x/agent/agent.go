@@ -36,7 +36,7 @@ const (
 const stopGrace = 5 * time.Second
 
 // ErrOption is wrapped by every error New returns.
-var ErrOption = errors.New("x/agent: invalid option")
+var ErrOption = errors.New("agent: invalid option")
 
 // Option configures an Agent.
 type Option func(*config)

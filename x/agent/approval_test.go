@@ -165,7 +165,7 @@ func TestChildKeepsCallersApprovalRule(t *testing.T) {
 				t.Fatal(err)
 			}
 			res = results(viaChild)
-			want := "child saw: the call to " + tc.tool + " was not approved: call denied"
+			want := "child saw: the call to " + tc.tool + " was not approved: xtool: call denied"
 			if len(res) != 1 || res[0].IsError || res[0].Content != want {
 				t.Fatalf("call via the child: %+v, want content %q", res, want)
 			}
@@ -216,7 +216,7 @@ func TestChildCallApprovedSynchronously(t *testing.T) {
 }
 
 // pausedTree is a caller whose child (and, at depth 2, grandchild) paused
-// on write_file under AskLater, every thread in one file store.
+// on write_file under PauseForDecision, every thread in one file store.
 type pausedTree struct {
 	w      *writer
 	store  *file.Store
@@ -249,7 +249,7 @@ func newPausedTree(t *testing.T, depth int) *pausedTree {
 		top = "lead"
 	}
 	hopts, filter := policyDoor(t, w.reg)
-	tr := &pausedTree{w: w, store: store, step: parentStep(w.reg, filter, xtool.AskLater, hopts...)}
+	tr := &pausedTree{w: w, store: store, step: parentStep(w.reg, filter, xtool.PauseForDecision, hopts...)}
 	tr.parent = script.Play(
 		script.Call("p1", top, `{"task":"get out.txt written"}`),
 		echoResult("parent: "),
@@ -313,7 +313,7 @@ func (tr *pausedTree) paused(t *testing.T) []string {
 	return out
 }
 
-// AskLater in a child pauses the caller on its call to the agent;
+// PauseForDecision in a child pauses the caller on its call to the agent;
 // approving that call (from a second StoredThread) runs the child's call
 // once and the caller gets the child's answer; at depth 2 the grandchild's
 // call waits the same way.
@@ -471,7 +471,7 @@ func TestChildCallAfterResumeWaitsAgain(t *testing.T) {
 	)))
 	mustRegister(t, w.reg, worker)
 	hopts, filter := policyDoor(t, w.reg)
-	step := parentStep(w.reg, filter, xtool.AskLater, hopts...)
+	step := parentStep(w.reg, filter, xtool.PauseForDecision, hopts...)
 	parent := script.Play(script.Call("p1", "worker", `{"task":"write two files"}`), echoResult("parent: "))
 	st, err := store.Create(ctx, ledger.WithMetadata(map[string]string{policy.RolesKey: "editor"}))
 	if err != nil {
@@ -521,7 +521,7 @@ func TestChildPauseInMemory(t *testing.T) {
 	}
 	mustRegister(t, w.reg, mk())
 	hopts, filter := policyDoor(t, w.reg)
-	step := parentStep(w.reg, filter, xtool.AskLater, hopts...)
+	step := parentStep(w.reg, filter, xtool.PauseForDecision, hopts...)
 	run := func() *ledger.Thread {
 		th := editorThread(t, "get out.txt written")
 		_, err := step.Run(ctx, th, script.Play(script.Call("p1", "worker", `{"task":"write out.txt"}`), echoResult("parent: ")))
@@ -587,7 +587,7 @@ func TestChildPauseEditedTask(t *testing.T) {
 	)))
 	mustRegister(t, w.reg, worker)
 	hopts, filter := policyDoor(t, w.reg)
-	step := parentStep(w.reg, filter, xtool.AskLater, hopts...)
+	step := parentStep(w.reg, filter, xtool.PauseForDecision, hopts...)
 	parent := script.Play(script.Call("p1", "worker", `{"task":"write out.txt"}`), echoResult("parent: "))
 	th := editorThread(t, "get a file written")
 	if _, err := step.Run(ctx, th, parent); !errors.Is(err, loop.ErrPending) {
@@ -694,7 +694,7 @@ func TestChildPauseOutsideALoopFailsClosed(t *testing.T) {
 		echoResult("worker: "),
 	)))
 	mustRegister(t, w.reg, worker)
-	h := xtool.NewHandler(w.reg, xtool.WithApprover(xtool.AskLater), xtool.WithApprovalFor("write_file"))
+	h := xtool.NewHandler(w.reg, xtool.WithApprover(xtool.PauseForDecision), xtool.WithApprovalFor("write_file"))
 	res := h.Execute(ctx, artifact.ToolCall{ID: "m1", Name: "worker", Arguments: `{"task":"write out.txt"}`})
 	want := "the agent worker stopped: 1 of its calls need a person's approval, which cannot be asked for here; they did not run. Do this part another way."
 	if !res.IsError || res.Content != want {

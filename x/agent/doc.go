@@ -70,8 +70,8 @@
 // any refusal refuses the call.
 //
 // An approver that answers at once gives the child that answer, as it
-// would the caller. One that defers (x/tool's AskLater, which every lode
-// door uses) pauses the child: its thread is kept, paused, in the store
+// would the caller. One that defers (x/tool's PauseForDecision, which
+// every lode door uses) pauses the child: its thread is kept, paused, in the store
 // (in the Agent's memory without WithStore, for the life of the process;
 // another process gets an error result wrapping ErrNotKept), and the
 // parent's call becomes pending in turn, so the parent's loop.Run returns

@@ -37,7 +37,7 @@ func Example_approval() {
 
 	step := loop.New(
 		loop.WithHandlers(xtool.NewHandler(reg,
-			xtool.WithApprover(xtool.AskLater), xtool.WithApprovalFor("publish"))),
+			xtool.WithApprover(xtool.PauseForDecision), xtool.WithApprovalFor("publish"))),
 		loop.WithInvokeOptions(xtool.WithFilteredTools(reg, nil)),
 	)
 	parent := script.Play(

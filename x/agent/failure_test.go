@@ -163,16 +163,16 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		want string
 	}{
 		{"bad name", []agent.Option{agent.WithProvider(prov)}, ""},
-		{"w", nil, `x/agent: invalid option: agent "w": no provider; set one with WithProvider`},
-		{"w", []agent.Option{agent.WithProvider(prov), agent.WithMaxDepth(-1)}, `x/agent: invalid option: agent "w": WithMaxDepth(-1): want 0 (default 3) or more`},
-		{"w", []agent.Option{agent.WithMaxDepth(-2)}, "x/agent: invalid option: agent \"w\": no provider; set one with WithProvider\nx/agent: invalid option: agent \"w\": WithMaxDepth(-2): want 0 (default 3) or more"},
-		{"w", []agent.Option{agent.WithProvider(prov), agent.WithInput[int](nil)}, "x/agent: invalid option: WithInput: tool: arguments type int is not a struct"},
+		{"w", nil, `agent: invalid option: agent "w": no provider; set one with WithProvider`},
+		{"w", []agent.Option{agent.WithProvider(prov), agent.WithMaxDepth(-1)}, `agent: invalid option: agent "w": WithMaxDepth(-1): want 0 (default 3) or more`},
+		{"w", []agent.Option{agent.WithMaxDepth(-2)}, "agent: invalid option: agent \"w\": no provider; set one with WithProvider\nagent: invalid option: agent \"w\": WithMaxDepth(-2): want 0 (default 3) or more"},
+		{"w", []agent.Option{agent.WithProvider(prov), agent.WithInput[int](nil)}, "agent: invalid option: WithInput: tool: arguments type int is not a struct"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			a, err := agent.New(tc.name, "d", tc.opts...)
 			want := tc.want
 			if tc.name == "bad name" {
-				want = "x/agent: invalid option: agent name: " + tool.ValidateName("bad name").Error()
+				want = "agent: invalid option: agent name: " + tool.ValidateName("bad name").Error()
 			}
 			if a != nil || err == nil || err.Error() != want || !errors.Is(err, agent.ErrOption) {
 				t.Errorf("New: %v, %v\nwant %s", a, err, want)

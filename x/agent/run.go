@@ -54,13 +54,13 @@ const MetaChildPrefix = "lode.agent.child."
 var (
 	// ErrDepth: the agent was not started, as agents were already nested
 	// as deep as its WithMaxDepth allows.
-	ErrDepth = errors.New("x/agent: depth limit reached")
+	ErrDepth = errors.New("agent: depth limit reached")
 	// ErrNoAnswer: the child's last turn holds no text.
-	ErrNoAnswer = errors.New("x/agent: the child gave no answer")
+	ErrNoAnswer = errors.New("agent: the child gave no answer")
 	// ErrNotKept: the paused child of an agent without WithStore lives in
 	// the memory of the process that paused it, and this is not it (or it
 	// was resumed already).
-	ErrNotKept = errors.New("x/agent: the paused child is not kept in this process")
+	ErrNotKept = errors.New("agent: the paused child is not kept in this process")
 )
 
 // Outcome is one child run, as the parent's observers see it: it is the
@@ -330,7 +330,7 @@ func (a *Agent) pause(ctx context.Context, out *Outcome, st ledger.State, pe *lo
 	}
 	raw, _ := json.Marshal(ids)
 	if err := st.SetMetadata(MetaAwaiting, string(raw)); err != nil {
-		out.Err = fmt.Errorf("x/agent: agent %q: note the calls waiting for approval: %w", a.name, err)
+		out.Err = fmt.Errorf("agent: agent %q: note the calls waiting for approval: %w", a.name, err)
 		return a.failed(out, fmt.Sprintf("the agent %s paused for approvals but its thread could not be written. Try again later, or do this part yourself.", a.name)), nil
 	}
 	if a.cfg.store == nil {
@@ -475,7 +475,7 @@ func (a *Agent) reopen(ctx context.Context, id string) (ledger.State, func(), er
 	if a.cfg.store != nil {
 		st, err := a.cfg.store.Load(ctx, id)
 		if err != nil {
-			return nil, nil, fmt.Errorf("x/agent: agent %q: load the child thread %s: %w", a.name, id, err)
+			return nil, nil, fmt.Errorf("agent: agent %q: load the child thread %s: %w", a.name, id, err)
 		}
 		return st, func() { _ = st.Close() }, nil
 	}
@@ -483,7 +483,7 @@ func (a *Agent) reopen(ctx context.Context, id string) (ledger.State, func(), er
 	defer a.mu.Unlock()
 	st, ok := a.kept[id]
 	if !ok {
-		return nil, nil, fmt.Errorf("x/agent: agent %q: %w: %s", a.name, ErrNotKept, id)
+		return nil, nil, fmt.Errorf("agent: agent %q: %w: %s", a.name, ErrNotKept, id)
 	}
 	delete(a.kept, id)
 	return st, func() {}, nil
@@ -529,7 +529,7 @@ func (a *Agent) open(ctx context.Context, meta map[string]string) (ledger.State,
 	}
 	st, err := a.cfg.store.Create(ctx, ledger.WithMetadata(meta))
 	if err != nil {
-		return nil, nil, fmt.Errorf("x/agent: agent %q: create the child thread: %w", a.name, err)
+		return nil, nil, fmt.Errorf("agent: agent %q: create the child thread: %w", a.name, err)
 	}
 	return st, func() { _ = st.Close() }, nil
 }

@@ -80,6 +80,10 @@ func estimateTurn(t ledger.Turn) int {
 			}
 		case artifact.Summary:
 			n += len(a.Content)
+		case artifact.Opaque:
+			// Its adapter sends it back whole (a server tool's search
+			// results); another adapter sends none of it, so this errs high.
+			n += len(a.Data)
 		default:
 			n += partBytes(a)
 		}
@@ -112,15 +116,14 @@ func Estimate(turns []ledger.Turn) int {
 
 // reported returns the tokens the server counted for the request that
 // produced the assistant turn t and for its answer; false when t carries
-// no Usage.
+// no Usage. That is the turn's last Usage: an answer may carry the usage
+// of attempts that failed or lost before it (x/provider/fallback), each
+// of the same request, which a sum would count twice.
 func reported(t ledger.Turn) (int, bool) {
-	var n int64
-	ok := false
-	for _, a := range t.Artifacts {
-		if u, isUsage := a.(artifact.Usage); isUsage {
-			n += u.InputTokens + u.OutputTokens
-			ok = true
+	for i := len(t.Artifacts) - 1; i >= 0; i-- {
+		if u, isUsage := t.Artifacts[i].(artifact.Usage); isUsage {
+			return int(u.InputTokens + u.OutputTokens), true
 		}
 	}
-	return int(n), ok
+	return 0, false
 }

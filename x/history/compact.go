@@ -27,7 +27,7 @@ const (
 
 // ErrEmptySummary is wrapped by a *CompactionError when the summarizer
 // answered with no text.
-var ErrEmptySummary = errors.New("the summarizer answered with no text")
+var ErrEmptySummary = errors.New("history: the summarizer answered with no text")
 
 // CompactionError reports a compaction that failed: the request went out
 // trimmed, without a new summary, and a later turn tries again.
@@ -39,7 +39,8 @@ type CompactionError struct {
 }
 
 func (e *CompactionError) Error() string {
-	return fmt.Sprintf("history: summarise turns %d to %d: %v", e.First, e.Last, e.Err)
+	// ErrEmptySummary already names the package: say it once.
+	return fmt.Sprintf("history: summarise turns %d to %d: %s", e.First, e.Last, strings.TrimPrefix(fmt.Sprint(e.Err), "history: "))
 }
 
 func (e *CompactionError) Unwrap() error { return e.Err }

@@ -181,7 +181,7 @@ func TestFailingSummarizer(t *testing.T) {
 		wantErr string
 	}{
 		{"error", func() (string, error) { return "", down }, "summarizer_error", "history: summarise turns 1 to "},
-		{"empty", func() (string, error) { return " \n", nil }, "empty_summary", "the summarizer answered with no text"},
+		{"empty", func() (string, error) { return " \n", nil }, "empty_summary", ": the summarizer answered with no text\""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

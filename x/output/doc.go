@@ -15,8 +15,11 @@
 // DefaultToolName unless WithToolName) whose arguments are the answer, and
 // requires a tool call on every turn, which works wherever tools do. The
 // default, ModeAuto, takes the response format when the provider says it
-// supports JSON schemas (provider.ResponseFormatSupporter), and the tool
-// otherwise.
+// supports JSON schemas (provider.ResponseFormatSupporter) and, if it is
+// a FormatChecker, takes this answer's schema; the tool otherwise. With
+// x/provider/anthropic that is Claude's structured outputs on the models
+// that have them (Claude 4.5 and later), and the tool for an answer type
+// they cannot enforce (a map, a recursive type).
 //
 // The model may call the step's tools before it answers: a run ends on the
 // first turn without tool calls, as loop.Step.Run does, so an answer given

@@ -23,7 +23,8 @@ type Mode string
 const (
 	// ModeAuto (also the zero value) uses ModeResponseFormat when the
 	// provider implements provider.ResponseFormatSupporter and supports
-	// JSON schemas, and ModeTool otherwise.
+	// JSON schemas (and, if it is a FormatChecker, takes the answer's
+	// schema), and ModeTool otherwise.
 	ModeAuto Mode = "auto"
 	// ModeResponseFormat sends the schema as the request's response
 	// format; the answer is the text of the model's last turn.
@@ -270,10 +271,31 @@ func (a *Answer[T]) mode(prov provider.Provider) Mode {
 	if a.cfg.mode != ModeAuto {
 		return a.cfg.mode
 	}
-	if s, ok := prov.(provider.ResponseFormatSupporter); ok && s.SupportsResponseFormat(provider.ResponseFormatJSONSchema) {
-		return ModeResponseFormat
+	s, ok := prov.(provider.ResponseFormatSupporter)
+	if !ok || !s.SupportsResponseFormat(provider.ResponseFormatJSONSchema) {
+		return ModeTool
 	}
-	return ModeTool
+	if c, ok := prov.(FormatChecker); ok && c.CheckResponseFormat(a.format()) != nil {
+		return ModeTool
+	}
+	return ModeResponseFormat
+}
+
+// FormatChecker is implemented by a provider that can tell, before it
+// sends anything, whether it can send one response format: a server whose
+// structured outputs take only part of JSON Schema (Claude's refuse a map,
+// a recursive type). ModeAuto asks it, and offers the final-answer tool
+// when the answer's schema is refused, rather than fail at the first turn.
+type FormatChecker interface {
+	CheckResponseFormat(f provider.ResponseFormat) error
+}
+
+// format is the response format of ModeResponseFormat.
+func (a *Answer[T]) format() provider.ResponseFormat {
+	return provider.ResponseFormat{
+		Type: provider.ResponseFormatJSONSchema, Name: a.cfg.name,
+		Description: a.cfg.description, Schema: a.schema,
+	}
 }
 
 // Run runs step on st until the model gives a final answer, and returns it
@@ -300,10 +322,8 @@ func (a *Answer[T]) Run(ctx context.Context, step *loop.Step, st ledger.State, p
 	}
 	ap := &answerProvider{inner: prov, mode: a.mode(prov), final: a.final}
 	if ap.mode == ModeResponseFormat {
-		ap.format = &provider.ResponseFormat{
-			Type: provider.ResponseFormatJSONSchema, Name: a.cfg.name,
-			Description: a.cfg.description, Schema: a.schema,
-		}
+		f := a.format()
+		ap.format = &f
 	}
 	for attempt := 1; ; attempt++ {
 		ap.reset()

@@ -130,10 +130,10 @@ func TestApprovalFromPolicy(t *testing.T) {
 		tool  string
 		want  string
 	}{
-		{[]string{"editor"}, "fs_write_file", "the call to fs_write_file was not approved: call denied"},
+		{[]string{"editor"}, "fs_write_file", "the call to fs_write_file was not approved: xtool: call denied"},
 		{[]string{"editor"}, "fs_read_file", "ran fs_read_file"},
 		{[]string{"viewer"}, "fs_read_file", "ran fs_read_file"},
-		{[]string{"viewer", "editor"}, "fs_write_file", "the call to fs_write_file was not approved: call denied"},
+		{[]string{"viewer", "editor"}, "fs_write_file", "the call to fs_write_file was not approved: xtool: call denied"},
 	} {
 		res := h.Execute(xtool.WithCaller(context.Background(), thread(tc.roles)), artifact.ToolCall{ID: "1", Name: tc.tool, Arguments: "{}"})
 		if res.Content != tc.want {

@@ -21,6 +21,13 @@ var ErrNoApprover = errors.New("xtool: the call needs a person's approval and th
 // ErrPending is what an Approver returns when a person must decide later:
 // the Handler records the call as an artifact.Pending in the ledger instead
 // of running it, and loop.Run pauses with a *loop.PendingError.
+//
+// It is not loop.ErrPending, though x/tool could take that one: this one
+// says that one call waits, and only a Handler reads it (it never leaves
+// the Handler as an error); loop.ErrPending says that a run paused, and is
+// what callers of Run and Resume check. Were they one value, an Approver's
+// or a tool's error about a single call would read as a paused run to code
+// that checks a run's outcome, and the other way round.
 var ErrPending = errors.New("xtool: the call waits for approval")
 
 // PendingError is what a tool returns when its call cannot finish until a
@@ -44,9 +51,17 @@ func (e *PendingError) Error() string {
 // Unwrap returns ErrPending.
 func (e *PendingError) Unwrap() error { return ErrPending }
 
-// AskLater is an Approver that leaves every call to a person: each call
-// that needs approval pauses the run until loop.Step.Resume decides.
-func AskLater(context.Context, toolpkg.Tool, artifact.ToolCall) error { return ErrPending }
+// PauseForDecision is an Approver that leaves every call to a person: each
+// call that needs approval is recorded as pending and pauses the run until
+// loop.Step.Resume brings the decision.
+func PauseForDecision(context.Context, toolpkg.Tool, artifact.ToolCall) error { return ErrPending }
+
+// AskLater is PauseForDecision.
+//
+// Deprecated: use PauseForDecision, whose name says what it does.
+func AskLater(ctx context.Context, t toolpkg.Tool, call artifact.ToolCall) error {
+	return PauseForDecision(ctx, t, call)
+}
 
 // ApprovalRule selects calls that need approval beyond those to
 // destructive tools, and says why (the reason is kept with a pending call

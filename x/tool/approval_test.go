@@ -48,7 +48,7 @@ func TestApprovalRules(t *testing.T) {
 		}
 		return "", false
 	}
-	h := xtool.NewHandler(reg, xtool.WithApprover(xtool.AskLater), xtool.WithApprovalFor("greet", "remote"),
+	h := xtool.NewHandler(reg, xtool.WithApprover(xtool.PauseForDecision), xtool.WithApprovalFor("greet", "remote"),
 		xtool.WithApprovalRule(rule), xtool.WithApprovalRule(nil), xtool.WithApprovalRule(panicky))
 	pending := func(name, args, reason string) artifact.Artifact {
 		return artifact.Pending{ToolCallID: "call_" + name, Name: name, Arguments: args, Reason: reason}
@@ -183,5 +183,22 @@ func TestCheckCallAndIdempotent(t *testing.T) {
 	}
 	if !h.Idempotent(call("touch", "{}")) || h.Idempotent(call("sum", "{}")) || h.Idempotent(call("nope", "{}")) {
 		t.Fatal("idempotent hints misread")
+	}
+}
+
+// The deprecated names do what the new ones do, and the two ErrPending
+// values stay apart: a call that waits is not a paused run.
+func TestDeprecatedNamesAndTwoPendings(t *testing.T) {
+	call := artifact.ToolCall{ID: "c1", Name: "rm"}
+	for name, approve := range map[string]xtool.Approver{"PauseForDecision": xtool.PauseForDecision, "AskLater": xtool.AskLater} {
+		if err := approve(context.Background(), tool.Tool{Name: "rm"}, call); err != xtool.ErrPending {
+			t.Errorf("%s returned %v, want xtool.ErrPending", name, err)
+		}
+	}
+	if xtool.DefaultFullLimit != xtool.DefaultMaxFullBytes || xtool.DefaultMaxFullBytes != 1<<20 {
+		t.Errorf("DefaultFullLimit %d, DefaultMaxFullBytes %d", xtool.DefaultFullLimit, xtool.DefaultMaxFullBytes)
+	}
+	if errors.Is(xtool.ErrPending, loop.ErrPending) || errors.Is(loop.ErrPending, xtool.ErrPending) || errors.Is(&xtool.PendingError{}, loop.ErrPending) {
+		t.Error("xtool.ErrPending matches loop.ErrPending")
 	}
 }

@@ -23,8 +23,8 @@
 //
 // A result over its budget shows the model its head and tail with a marker
 // between them saying what was cut. ToolResult.Full keeps the whole
-// rendering for the ledger up to WithFullLimit (DefaultFullLimit, 1 MiB);
-// past that Full stays empty, the marker says the whole was not kept, and
+// rendering for the ledger up to WithMaxFullBytes (DefaultMaxFullBytes,
+// 1 MiB); past that Full stays empty, the marker says the whole was not kept, and
 // only Value (not persisted) still holds what the tool returned. A map or
 // slice result is encoded element by element into a writer that keeps
 // only what the budget shows and Full may keep, so a 10 MB result renders
@@ -62,8 +62,8 @@
 // say Destructive, when WithApprovalFor names the tool or its source (a
 // pack, an MCP server: lode.yaml's approve: list), or when a
 // WithApprovalRule of the application asks. The Approver answers at once
-// (nil runs the call, an error refuses it) or returns ErrPending — AskLater
-// always does — and the call is recorded as an artifact.Pending in the
+// (nil runs the call, an error refuses it) or returns ErrPending —
+// PauseForDecision always does — and the call is recorded as an artifact.Pending in the
 // ledger: the loop pauses and loop.Step.Resume decides later, in any
 // process. The Handler is a loop.CallChecker, so an edited approval is
 // validated against the schema before it is recorded, and an approved call

@@ -25,7 +25,7 @@ import (
 const DefaultTimeout = 2 * time.Minute
 
 // ErrDenied is what an Approver returns to refuse a call.
-var ErrDenied = errors.New("call denied")
+var ErrDenied = errors.New("xtool: call denied")
 
 // Approver decides whether a call that needs approval may run (see
 // WithApprover). Returning nil approves; ErrPending (or an error wrapping
@@ -89,13 +89,18 @@ func WithTimeout(d time.Duration) HandlerOption { return func(h *Handler) { h.ti
 // DefaultBudgetLines; negative ones lift the limit.
 func WithBudget(b toolpkg.Budget) HandlerOption { return func(h *Handler) { h.budget = b } }
 
-// WithFullLimit caps what ToolResult.Full keeps of a result cut to the
+// WithMaxFullBytes caps what ToolResult.Full keeps of a result cut to the
 // budget, and so what the ledger stores of it: a rendering longer than n
 // bytes keeps no Full (the marker tells the model so; Value still holds what
 // the tool returned, for the application), which is also what lets a large
 // map or slice render in memory near the budget. Zero keeps
-// DefaultFullLimit; a negative n keeps every rendering whole.
-func WithFullLimit(n int) HandlerOption { return func(h *Handler) { h.fullLimit = n } }
+// DefaultMaxFullBytes; a negative n keeps every rendering whole.
+func WithMaxFullBytes(n int) HandlerOption { return func(h *Handler) { h.fullLimit = n } }
+
+// WithFullLimit is WithMaxFullBytes.
+//
+// Deprecated: use WithMaxFullBytes, whose name says what it bounds.
+func WithFullLimit(n int) HandlerOption { return WithMaxFullBytes(n) }
 
 // WithConcurrency bounds how many calls this handler runs at once, across
 // every turn and thread it serves; n < 1 means no bound beyond the loop's.

@@ -314,7 +314,7 @@ func TestApproval(t *testing.T) {
 		isError  bool
 	}{
 		{"approved", func(context.Context, tool.Tool, artifact.ToolCall) error { return nil }, "dropped", false},
-		{"denied", func(context.Context, tool.Tool, artifact.ToolCall) error { return xtool.ErrDenied }, "the call to drop_table was not approved: call denied", true},
+		{"denied", func(context.Context, tool.Tool, artifact.ToolCall) error { return xtool.ErrDenied }, "the call to drop_table was not approved: xtool: call denied", true},
 		{"approver fails", func(context.Context, tool.Tool, artifact.ToolCall) error { return errors.New("approval service down") }, "the call to drop_table was not approved: approval service down", true},
 		{"approver panics", func(context.Context, tool.Tool, artifact.ToolCall) error { panic("bug") }, "the call to drop_table was not approved: the approver failed: bug", true},
 	}

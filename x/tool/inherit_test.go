@@ -95,31 +95,31 @@ func TestInheritedApproval(t *testing.T) {
 			inInner: artifact.ToolResult{ToolCallID: "w1", Name: "write", IsError: true, Content: "the call to write was not approved: " + xtool.ErrNoApprover.Error()}},
 		{name: "refused above",
 			outer:   []xtool.HandlerOption{xtool.WithApprover(refuse), xtool.WithApprovalFor("write")},
-			inInner: artifact.ToolResult{ToolCallID: "w1", Name: "write", IsError: true, Content: "the call to write was not approved: call denied"}},
+			inInner: artifact.ToolResult{ToolCallID: "w1", Name: "write", IsError: true, Content: "the call to write was not approved: xtool: call denied"}},
 		{name: "approved above",
 			outer:   []xtool.HandlerOption{xtool.WithApprover(approve), xtool.WithApprovalFor("write")},
 			inInner: artifact.ToolResult{ToolCallID: "w1", Name: "write", Content: "written"}, wantWrites: 1},
 		{name: "deferred above",
-			outer:    []xtool.HandlerOption{xtool.WithApprover(xtool.AskLater), xtool.WithApprovalFor("write")},
+			outer:    []xtool.HandlerOption{xtool.WithApprover(xtool.PauseForDecision), xtool.WithApprovalFor("write")},
 			inInner:  pending("for the caller: the configuration requires approval for write"),
 			outerRes: artifact.Pending{ToolCallID: "n1", Name: "nest", Arguments: "{}", Reason: "inner: for the caller: the configuration requires approval for write"}},
 		{name: "rule above reads the outer caller",
 			outer:   []xtool.HandlerOption{xtool.WithApprover(refuse), callerRule},
-			inInner: artifact.ToolResult{ToolCallID: "w1", Name: "write", IsError: true, Content: "the call to write was not approved: call denied"}},
+			inInner: artifact.ToolResult{ToolCallID: "w1", Name: "write", IsError: true, Content: "the call to write was not approved: xtool: call denied"}},
 		{name: "rule above not asking",
 			outer:   []xtool.HandlerOption{xtool.WithApprover(refuse)},
 			inInner: artifact.ToolResult{ToolCallID: "w1", Name: "write", Content: "written"}, wantWrites: 1},
 		{name: "own approval then refusal above",
 			outer:   []xtool.HandlerOption{xtool.WithApprover(refuse), xtool.WithApprovalFor("write")},
 			inner:   []xtool.HandlerOption{xtool.WithApprover(approve), xtool.WithApprovalFor("write")},
-			inInner: artifact.ToolResult{ToolCallID: "w1", Name: "write", IsError: true, Content: "the call to write was not approved: call denied"}},
+			inInner: artifact.ToolResult{ToolCallID: "w1", Name: "write", IsError: true, Content: "the call to write was not approved: xtool: call denied"}},
 		{name: "own deferral then refusal above",
 			outer:   []xtool.HandlerOption{xtool.WithApprover(refuse), xtool.WithApprovalFor("write")},
-			inner:   []xtool.HandlerOption{xtool.WithApprover(xtool.AskLater), xtool.WithApprovalFor("write")},
-			inInner: artifact.ToolResult{ToolCallID: "w1", Name: "write", IsError: true, Content: "the call to write was not approved: call denied"}},
+			inner:   []xtool.HandlerOption{xtool.WithApprover(xtool.PauseForDecision), xtool.WithApprovalFor("write")},
+			inInner: artifact.ToolResult{ToolCallID: "w1", Name: "write", IsError: true, Content: "the call to write was not approved: xtool: call denied"}},
 		{name: "own deferral keeps its reason",
-			outer:    []xtool.HandlerOption{xtool.WithApprover(xtool.AskLater), xtool.WithApprovalFor("write")},
-			inner:    []xtool.HandlerOption{xtool.WithApprover(xtool.AskLater), xtool.WithApprovalFor("write")},
+			outer:    []xtool.HandlerOption{xtool.WithApprover(xtool.PauseForDecision), xtool.WithApprovalFor("write")},
+			inner:    []xtool.HandlerOption{xtool.WithApprover(xtool.PauseForDecision), xtool.WithApprovalFor("write")},
 			inInner:  pending("the configuration requires approval for write"),
 			outerRes: artifact.Pending{ToolCallID: "n1", Name: "nest", Arguments: "{}", Reason: "inner: the configuration requires approval for write"}},
 	} {
@@ -219,7 +219,7 @@ func TestDispatchAllocsWithGate(t *testing.T) {
 	}
 	for name, f := range map[string]func(){
 		"plain":         addDispatch(t),
-		"with approver": addDispatchWith(t, xtool.WithApprover(xtool.AskLater)),
+		"with approver": addDispatchWith(t, xtool.WithApprover(xtool.PauseForDecision)),
 		"with gate":     addDispatchWith(t, xtool.WithGate(allow)),
 	} {
 		n := testing.AllocsPerRun(200, f)
@@ -237,10 +237,10 @@ func TestDispatchAllocsWithGate(t *testing.T) {
 	// Allocations of other goroutines (the watchdog, other tests') land in
 	// a measure now and then, so each side keeps its least of a few.
 	belowAllocs(t)
-	ungated, gated := belowAllocs(t), belowAllocs(t, xtool.WithApprover(xtool.AskLater))
+	ungated, gated := belowAllocs(t), belowAllocs(t, xtool.WithApprover(xtool.PauseForDecision))
 	for range 4 {
 		ungated = min(ungated, belowAllocs(t))
-		gated = min(gated, belowAllocs(t, xtool.WithApprover(xtool.AskLater)))
+		gated = min(gated, belowAllocs(t, xtool.WithApprover(xtool.PauseForDecision)))
 	}
 	if gated != ungated {
 		t.Errorf("a call below a gated call allocates %v times, %v below an ungated one", gated, ungated)
@@ -282,7 +282,7 @@ func BenchmarkDispatchBelowGate(b *testing.B) {
 		name string
 		opts []xtool.HandlerOption
 	}{
-		{"gated", []xtool.HandlerOption{xtool.WithApprover(xtool.AskLater)}},
+		{"gated", []xtool.HandlerOption{xtool.WithApprover(xtool.PauseForDecision)}},
 		{"ungated", nil},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
@@ -356,7 +356,7 @@ func TestInheritedApprovalDestructiveBelow(t *testing.T) {
 	}
 	outer := xtool.NewHandler(outerReg, xtool.WithApprover(refuse))
 	got := emitted(t, outer, context.Background(), artifact.ToolCall{ID: "n1", Name: "nest", Arguments: "{}"})
-	if r := got.(artifact.ToolResult); r.Content != "the call to write was not approved: call denied" || ran != 0 || asked.Load() != 1 {
+	if r := got.(artifact.ToolResult); r.Content != "the call to write was not approved: xtool: call denied" || ran != 0 || asked.Load() != 1 {
 		t.Errorf("result %q, ran %d, asked %d: want refused, not run, asked once", r.Content, ran, asked.Load())
 	}
 }

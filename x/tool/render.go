@@ -26,9 +26,14 @@ const (
 	DefaultBudgetLines = 1000
 )
 
-// DefaultFullLimit is how much of a cut result ToolResult.Full keeps
-// unless the handler says otherwise (see WithFullLimit).
-const DefaultFullLimit = 1 << 20
+// DefaultMaxFullBytes is how much of a cut result ToolResult.Full keeps
+// unless the handler says otherwise (see WithMaxFullBytes).
+const DefaultMaxFullBytes = 1 << 20
+
+// DefaultFullLimit is DefaultMaxFullBytes.
+//
+// Deprecated: use DefaultMaxFullBytes.
+const DefaultFullLimit = DefaultMaxFullBytes
 
 // render turns what a tool returned into the text a model reads. Strings
 // go as they are; everything else is JSON, a plain struct through plain's
@@ -108,7 +113,7 @@ func resolveBudget(tool, handler toolpkg.Budget) (maxBytes, maxLines int) {
 // resolveFullLimit: zero takes the default, negative means unlimited.
 func resolveFullLimit(n int) int {
 	if n == 0 {
-		return DefaultFullLimit
+		return DefaultMaxFullBytes
 	}
 	return n
 }

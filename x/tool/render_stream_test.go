@@ -68,10 +68,10 @@ func TestLargeResultRendersNearBudget(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := xtool.NewHandler(valueFixture(t, c.v), xtool.WithFullLimit(c.fullLimit))
+			h := xtool.NewHandler(valueFixture(t, c.v), xtool.WithMaxFullBytes(c.fullLimit))
 			keep := c.fullLimit
 			if keep == 0 {
-				keep = xtool.DefaultFullLimit
+				keep = xtool.DefaultMaxFullBytes
 			}
 			h.Execute(context.Background(), call("dump", "{}")) // warm pools
 			var before, after runtime.MemStats
@@ -124,7 +124,7 @@ func TestFullLimit(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := xtool.NewHandler(valueFixture(t, c.v), xtool.WithBudget(tool.Budget{Bytes: 1000}), xtool.WithFullLimit(c.fullLimit))
+			h := xtool.NewHandler(valueFixture(t, c.v), xtool.WithBudget(tool.Budget{Bytes: 1000}), xtool.WithMaxFullBytes(c.fullLimit))
 			res := h.Execute(context.Background(), call("dump", "{}"))
 			if res.IsError || !res.Truncated || res.Content != c.content || res.Full != c.full {
 				t.Fatalf("IsError %v Truncated %v\ncontent %q\nwant    %q\nfull %d bytes, want %d", res.IsError, res.Truncated, res.Content, c.content, len(res.Full), len(c.full))

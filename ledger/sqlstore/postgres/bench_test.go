@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/lodeworks/lode/internal/pgtest"
-	"github.com/lodeworks/lode/ledger/internal/storetest"
+	"github.com/lodeworks/lode/ledger/ledgertest"
 )
 
 // The server runs with fsync on when benchmarks run (see pgtest.Shared).
@@ -13,21 +13,21 @@ func BenchmarkAppend(b *testing.B) {
 	srv := pgtest.Shared(b)
 	for _, size := range []int{10, 10_000} {
 		b.Run(fmt.Sprintf("turns=%d", size), func(b *testing.B) {
-			storetest.BenchAppend(b, open(b, srv.NewDatabase(b)), size)
+			ledgertest.BenchAppend(b, open(b, srv.NewDatabase(b)), size)
 		})
 	}
 }
 
 func BenchmarkLoad(b *testing.B) {
 	srv := pgtest.Shared(b)
-	storetest.BenchLoad(b, open(b, srv.NewDatabase(b)), 10_000)
+	ledgertest.BenchLoad(b, open(b, srv.NewDatabase(b)), 10_000)
 }
 
 func BenchmarkLeaseRenew(b *testing.B) {
 	srv := pgtest.Shared(b)
 	for _, size := range []int{10, 10_000} {
 		b.Run(fmt.Sprintf("turns=%d", size), func(b *testing.B) {
-			storetest.BenchLease(b, open(b, srv.NewDatabase(b)), size)
+			ledgertest.BenchLease(b, open(b, srv.NewDatabase(b)), size)
 		})
 	}
 }

@@ -5,13 +5,13 @@ import (
 
 	"github.com/lodeworks/lode/internal/pgtest"
 	"github.com/lodeworks/lode/ledger"
-	"github.com/lodeworks/lode/ledger/internal/countertest"
+	"github.com/lodeworks/lode/ledger/ledgertest"
 )
 
 func TestCounter(t *testing.T) {
 	srv := pgtest.Shared(t)
 	dsns := map[string]string{}
-	countertest.Run(t, func(t testing.TB) ledger.Counter {
+	ledgertest.RunCounter(t, func(t testing.TB) ledger.Counter {
 		dsn, ok := dsns[t.Name()]
 		if !ok {
 			dsn = srv.NewDatabase(t)

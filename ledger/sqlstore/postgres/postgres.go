@@ -16,12 +16,12 @@ import (
 func Open(ctx context.Context, dsn string, opts ...sqlstore.Option) (*sqlstore.Store, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("ledger/sqlstore/postgres: %w", err)
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	db := stdlib.OpenDB(*cfg)
 	s, err := sqlstore.Open(ctx, db, sqlstore.Postgres, append([]sqlstore.Option{sqlstore.WithCloseDB()}, opts...)...)
 	if err != nil {
-		return nil, fmt.Errorf("ledger/sqlstore/postgres: %w", err)
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	return s, nil
 }

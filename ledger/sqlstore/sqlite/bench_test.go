@@ -5,25 +5,25 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/lodeworks/lode/ledger/internal/storetest"
+	"github.com/lodeworks/lode/ledger/ledgertest"
 )
 
 func BenchmarkAppend(b *testing.B) {
 	for _, size := range []int{10, 10_000} {
 		b.Run(fmt.Sprintf("turns=%d", size), func(b *testing.B) {
-			storetest.BenchAppend(b, open(b, filepath.Join(b.TempDir(), "ledger.db")), size)
+			ledgertest.BenchAppend(b, open(b, filepath.Join(b.TempDir(), "ledger.db")), size)
 		})
 	}
 }
 
 func BenchmarkLoad(b *testing.B) {
-	storetest.BenchLoad(b, open(b, filepath.Join(b.TempDir(), "ledger.db")), 10_000)
+	ledgertest.BenchLoad(b, open(b, filepath.Join(b.TempDir(), "ledger.db")), 10_000)
 }
 
 func BenchmarkLeaseRenew(b *testing.B) {
 	for _, size := range []int{10, 10_000} {
 		b.Run(fmt.Sprintf("turns=%d", size), func(b *testing.B) {
-			storetest.BenchLease(b, open(b, filepath.Join(b.TempDir(), "ledger.db")), size)
+			ledgertest.BenchLease(b, open(b, filepath.Join(b.TempDir(), "ledger.db")), size)
 		})
 	}
 }

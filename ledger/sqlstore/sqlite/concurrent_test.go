@@ -93,7 +93,7 @@ func TestOpenRetriesTheWALSwitch(t *testing.T) {
 	}
 
 	_, err = sqlite.Open(ctx, path, sqlite.WithBusyTimeout(-1))
-	if want := "ledger/sqlstore/sqlite: open " + path + ": switch to WAL: database is locked (5) (SQLITE_BUSY)"; err == nil || err.Error() != want {
+	if want := "sqlite: open " + path + ": switch to WAL: database is locked (5) (SQLITE_BUSY)"; err == nil || err.Error() != want {
 		t.Fatalf("open without waiting: %v\nwant %s", err, want)
 	}
 
@@ -198,7 +198,7 @@ func TestBusyTimeoutRunsOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = s.Create(ctx, ledger.WithID("x"))
-	if want := "ledger/sqlstore: create x: database is locked (5) (SQLITE_BUSY)"; err == nil || err.Error() != want {
+	if want := "sqlstore: create x: database is locked (5) (SQLITE_BUSY)"; err == nil || err.Error() != want {
 		t.Fatalf("create under a held lock: %v\nwant %s", err, want)
 	}
 	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {

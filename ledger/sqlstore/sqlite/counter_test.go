@@ -6,13 +6,13 @@ import (
 	"testing"
 
 	"github.com/lodeworks/lode/ledger"
-	"github.com/lodeworks/lode/ledger/internal/countertest"
+	"github.com/lodeworks/lode/ledger/ledgertest"
 	"github.com/lodeworks/lode/ledger/sqlstore/sqlite"
 )
 
 func TestCounter(t *testing.T) {
 	paths := map[string]string{}
-	countertest.Run(t, func(t testing.TB) ledger.Counter {
+	ledgertest.RunCounter(t, func(t testing.TB) ledger.Counter {
 		path, ok := paths[t.Name()]
 		if !ok {
 			path = filepath.Join(t.TempDir(), "lode.db")

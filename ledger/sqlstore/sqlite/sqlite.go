@@ -79,20 +79,20 @@ func dsn(path string, busy time.Duration) string {
 // waits for the others' locks up to the busy timeout.
 func Open(ctx context.Context, path string, opts ...Option) (*sqlstore.Store, error) {
 	if path == "" || strings.ContainsAny(path, "?#") {
-		return nil, fmt.Errorf("ledger/sqlstore/sqlite: open %q: want a file path without '?' or '#'", path)
+		return nil, fmt.Errorf("sqlite: open %q: want a file path without '?' or '#'", path)
 	}
 	c := newConfig(opts)
 	db, err := sql.Open("sqlite", dsn(path, c.busy))
 	if err != nil {
-		return nil, fmt.Errorf("ledger/sqlstore/sqlite: open %s: %w", path, err)
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	if err := useWAL(ctx, db, c.busy, c.onBusy); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("ledger/sqlstore/sqlite: open %s: %w", path, err)
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	s, err := sqlstore.Open(ctx, db, sqlstore.SQLite, append([]sqlstore.Option{sqlstore.WithCloseDB()}, c.store...)...)
 	if err != nil {
-		return nil, fmt.Errorf("ledger/sqlstore/sqlite: %s: %w", path, err)
+		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
 	}
 	return s, nil
 }

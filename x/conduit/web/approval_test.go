@@ -14,7 +14,7 @@ import (
 )
 
 // askForAdd makes every call to "add" wait for a person.
-var askForAdd = []xtool.HandlerOption{xtool.WithApprover(xtool.AskLater), xtool.WithApprovalFor("add")}
+var askForAdd = []xtool.HandlerOption{xtool.WithApprover(xtool.PauseForDecision), xtool.WithApprovalFor("add")}
 
 // paused posts a message whose answer calls add, which waits for approval,
 // checks the stream's data-approval part, and returns the thread.

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-	"net/url"
-	"os"
-	"strings"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -18,9 +15,8 @@ import (
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/provider"
 
+	"github.com/lodeworks/lode/x/provider/internal/core"
 	"github.com/lodeworks/lode/x/provider/internal/genaispan"
-	"github.com/lodeworks/lode/x/provider/internal/idle"
-	"github.com/lodeworks/lode/x/provider/internal/retry"
 )
 
 // Environment variables New reads when the matching option is not given.
@@ -70,41 +66,20 @@ var _ provider.Provider = (*Provider)(nil)
 // Provider invokes a Claude model through the Messages API. It is safe for
 // concurrent use.
 type Provider struct {
-	model        string
-	baseURL      string
-	apiKey       string
-	httpc        *http.Client
-	headers      http.Header
-	tracer       trace.Tracer
-	serverAddr   string
-	serverPort   int
-	maxRetries   int
-	maxRetryWait time.Duration
-	timeout      time.Duration
-	idleTimeout  time.Duration
-	stream       bool
-	thinking     int
-	cache        CacheMode
-	cacheTTL     time.Duration
-	sleep        func(ctx context.Context, d time.Duration) error
-	now          func() time.Time
+	core       core.Conn
+	apiKey     string
+	thinking   int
+	cache      CacheMode
+	cacheTTL   time.Duration
+	structured *bool
 }
 
 type settings struct {
-	apiKey, model, baseURL string
-	httpc                  *http.Client
-	headers                http.Header
-	tracer                 trace.Tracer
-	maxRetries             *int
-	maxRetryWait           time.Duration
-	timeout, idleTimeout   time.Duration
-	noStream               bool
-	thinking               int
-	cache                  CacheMode
-	cacheTTL               time.Duration
-	sleep                  func(ctx context.Context, d time.Duration) error
-	now                    func() time.Time
-	getenv                 func(string) string
+	core.Settings
+	thinking   int
+	cache      CacheMode
+	cacheTTL   time.Duration
+	structured *bool
 }
 
 // Option configures a Provider.
@@ -112,69 +87,60 @@ type Option func(*settings)
 
 // WithAPIKey sets the API key, sent the way the SDK sends it; empty means
 // ANTHROPIC_API_KEY.
-func WithAPIKey(key string) Option { return func(s *settings) { s.apiKey = key } }
+func WithAPIKey(key string) Option { return func(s *settings) { s.APIKey = key } }
 
 // WithModel sets the model every invocation asks for, such as
 // "claude-sonnet-4-5". It is required.
-func WithModel(model string) Option { return func(s *settings) { s.model = model } }
+func WithModel(model string) Option { return func(s *settings) { s.Model = model } }
 
 // WithBaseURL points the provider at another server speaking the Messages
 // API (a gateway, a proxy); empty means ANTHROPIC_BASE_URL, then
 // DefaultBaseURL. With a base URL set, an API key is optional.
-func WithBaseURL(u string) Option { return func(s *settings) { s.baseURL = u } }
+func WithBaseURL(u string) Option { return func(s *settings) { s.BaseURL = u } }
 
 // WithEnv sets how New reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL; nil
 // means os.Getenv. A program that takes the key from a variable of its own
 // choosing passes a lookup that answers "" for ANTHROPIC_API_KEY, so that a
 // key meant for Anthropic is not sent to another server.
-func WithEnv(getenv func(string) string) Option { return func(s *settings) { s.getenv = getenv } }
+func WithEnv(getenv func(string) string) Option { return func(s *settings) { s.Getenv = getenv } }
 
 // WithHTTPClient sets the HTTP client; nil means a new http.Client.
-func WithHTTPClient(c *http.Client) Option { return func(s *settings) { s.httpc = c } }
+func WithHTTPClient(c *http.Client) Option { return func(s *settings) { s.HTTPClient = c } }
 
 // WithHeader adds a header to every request, such as an anthropic-beta
 // feature ("context-1m-2025-08-07" for the 1M-token context window).
-func WithHeader(name, value string) Option {
-	return func(s *settings) {
-		if s.headers == nil {
-			s.headers = make(http.Header)
-		}
-		s.headers.Add(name, value)
-	}
-}
+func WithHeader(name, value string) Option { return func(s *settings) { s.AddHeader(name, value) } }
 
 // WithMaxRetries sets how many times a 429, 5xx or 529 (overloaded) answer
 // is retried before the error is returned; 0 disables retries, a negative
 // value is 0. The default is DefaultMaxRetries. A stream that fails after it
 // has begun is not retried: its deltas are already yielded.
-func WithMaxRetries(n int) Option {
-	return func(s *settings) { n = max(n, 0); s.maxRetries = &n }
-}
+func WithMaxRetries(n int) Option { return func(s *settings) { s.SetMaxRetries(n) } }
 
 // WithMaxRetryWait caps the wait a server may ask for (retry-after): a
 // longer wait returns the *APIError at once, its RetryAfter saying how long.
 // Zero or negative means DefaultMaxRetryWait.
-func WithMaxRetryWait(d time.Duration) Option { return func(s *settings) { s.maxRetryWait = d } }
+func WithMaxRetryWait(d time.Duration) Option { return func(s *settings) { s.MaxRetryWait = d } }
 
 // WithTimeout bounds one whole invocation, retries and streamed body
 // included; zero or negative means no limit of the provider's own. When it
 // ends an invocation the error matches ErrTimeout.
-func WithTimeout(d time.Duration) Option { return func(s *settings) { s.timeout = d } }
+func WithTimeout(d time.Duration) Option { return func(s *settings) { s.Timeout = d } }
 
 // WithIdleTimeout bounds how long a streaming server may send nothing:
 // the wait for the response headers and every gap between two reads of the
 // body. Zero means DefaultIdleTimeout; negative turns the limit off. When it
 // ends an invocation the error is a *TimeoutError matching ErrIdleTimeout
 // and ErrTimeout. Without streaming only WithTimeout bounds the wait.
-func WithIdleTimeout(d time.Duration) Option { return func(s *settings) { s.idleTimeout = d } }
+func WithIdleTimeout(d time.Duration) Option { return func(s *settings) { s.IdleTimeout = d } }
 
 // WithTracer records a "chat {model}" span per invocation, after the
 // OpenTelemetry GenAI conventions. Without one, tracing costs nothing.
-func WithTracer(t trace.Tracer) Option { return func(s *settings) { s.tracer = t } }
+func WithTracer(t trace.Tracer) Option { return func(s *settings) { s.Tracer = t } }
 
 // WithStreaming chooses between a streamed answer (the default) and one
 // whole response. Without streaming no deltas are yielded.
-func WithStreaming(on bool) Option { return func(s *settings) { s.noStream = !on } }
+func WithStreaming(on bool) Option { return func(s *settings) { s.NoStream = !on } }
 
 // WithThinkingBudget turns extended thinking on for every invocation with a
 // budget of tokens (at least MinThinkingBudget); 0 leaves it off, and
@@ -208,11 +174,16 @@ func WithCacheTTL(d time.Duration) Option { return func(s *settings) { s.cacheTT
 
 // withSleep replaces the wait between retries, for tests.
 func withSleep(f func(ctx context.Context, d time.Duration) error) Option {
-	return func(s *settings) { s.sleep = f }
+	return func(s *settings) { s.Sleep = f }
 }
 
 // withClock replaces the clock that reads date-valued retry headers.
-func withClock(now func() time.Time) Option { return func(s *settings) { s.now = now } }
+func withClock(now func() time.Time) Option { return func(s *settings) { s.Now = now } }
+
+var endpoint = core.Endpoint{
+	Prefix: "anthropic", EnvAPIKey: EnvAPIKey, EnvBaseURL: EnvBaseURL, DefaultBaseURL: DefaultBaseURL,
+	ErrNoModel: ErrNoModel, ErrNoAPIKey: ErrNoAPIKey,
+}
 
 // New returns a Provider. It fails when no model is set, when no API key is
 // set for the default base URL, when the base URL is not an http(s) URL, or
@@ -224,28 +195,9 @@ func New(opts ...Option) (*Provider, error) {
 			o(&s)
 		}
 	}
-	if s.getenv == nil {
-		s.getenv = os.Getenv
-	}
-	if s.apiKey == "" {
-		s.apiKey = s.getenv(EnvAPIKey)
-	}
-	if s.baseURL == "" {
-		s.baseURL = s.getenv(EnvBaseURL)
-	}
-	explicitURL := s.baseURL != ""
-	if !explicitURL {
-		s.baseURL = DefaultBaseURL
-	}
-	if strings.TrimSpace(s.model) == "" {
-		return nil, ErrNoModel
-	}
-	if s.apiKey == "" && !explicitURL {
-		return nil, ErrNoAPIKey
-	}
-	u, err := url.Parse(s.baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("anthropic: base URL %q is not an http(s) URL", s.baseURL)
+	u, err := endpoint.Resolve(&s.Settings)
+	if err != nil {
+		return nil, err
 	}
 	var bad []error
 	if s.thinking != 0 && s.thinking < MinThinkingBudget {
@@ -263,55 +215,27 @@ func New(opts ...Option) (*Provider, error) {
 		return nil, errors.Join(bad...)
 	}
 	p := &Provider{
-		model:        s.model,
-		baseURL:      strings.TrimRight(s.baseURL, "/"),
-		apiKey:       s.apiKey,
-		httpc:        s.httpc,
-		headers:      s.headers,
-		tracer:       s.tracer,
-		serverAddr:   u.Hostname(),
-		serverPort:   genaispan.Port(u),
-		maxRetries:   DefaultMaxRetries,
-		maxRetryWait: s.maxRetryWait,
-		timeout:      s.timeout,
-		idleTimeout:  s.idleTimeout,
-		stream:       !s.noStream,
-		thinking:     s.thinking,
-		cache:        s.cache,
-		cacheTTL:     s.cacheTTL,
-		sleep:        s.sleep,
-		now:          s.now,
-	}
-	if p.httpc == nil {
-		p.httpc = &http.Client{}
-	}
-	if s.maxRetries != nil {
-		p.maxRetries = *s.maxRetries
-	}
-	if p.maxRetryWait <= 0 {
-		p.maxRetryWait = DefaultMaxRetryWait
-	}
-	if p.idleTimeout == 0 {
-		p.idleTimeout = DefaultIdleTimeout
-	}
-	if p.sleep == nil {
-		p.sleep = retry.Sleep
-	}
-	if p.now == nil {
-		p.now = time.Now
+		core: core.NewConn(&s.Settings, u, core.Defaults{
+			MaxRetries: DefaultMaxRetries, MaxRetryWait: DefaultMaxRetryWait, IdleTimeout: DefaultIdleTimeout,
+		}),
+		apiKey:     s.APIKey,
+		thinking:   s.thinking,
+		cache:      s.cache,
+		cacheTTL:   s.cacheTTL,
+		structured: s.structured,
 	}
 	return p, nil
 }
 
 // Model returns the model the provider asks for.
-func (p *Provider) Model() string { return p.model }
+func (p *Provider) Model() string { return p.core.Model }
 
 // BaseURL returns the server the provider talks to.
-func (p *Provider) BaseURL() string { return p.baseURL }
+func (p *Provider) BaseURL() string { return p.core.BaseURL }
 
 // ContextWindow is the model's context window in tokens, for history
 // policies; see the package function ContextWindow.
-func (p *Provider) ContextWindow() (int, bool) { return ContextWindow(p.model) }
+func (p *Provider) ContextWindow() (int, bool) { return ContextWindow(p.core.Model) }
 
 // Invoke sends req and streams the answer; see the package documentation
 // for what is yielded. The sequence ends with the first error.
@@ -320,27 +244,15 @@ func (p *Provider) Invoke(ctx context.Context, req *provider.Request) iter.Seq2[
 		if req == nil {
 			req = &provider.Request{}
 		}
-		var sp trace.Span
-		if p.tracer != nil {
-			ctx, sp = genaispan.Start(ctx, p.tracer, genaispan.Call{
-				Provider: "anthropic", Model: p.model, ServerAddr: p.serverAddr, ServerPort: p.serverPort,
-			}, req)
-		}
-		res, err := p.invoke(ctx, req, yield)
-		if err == errStopped {
-			err = nil
-		}
-		if sp != nil {
-			genaispan.End(sp, res, err, errorType)
-		}
-		if err != nil {
-			yield(nil, err)
-		}
+		invocation.Run(ctx, &p.core, req, func(err error) { yield(nil, err) },
+			func(ctx context.Context) (*result, error) { return p.invoke(ctx, req, yield) })
 	}
 }
 
+var invocation = core.Invocation{Provider: "anthropic", ErrorType: errorType}
+
 // errStopped marks a consumer that stopped iterating.
-var errStopped = errors.New("anthropic: consumer stopped")
+var errStopped = core.ErrStopped
 
 // result is what an invocation learned, for the span.
 type result = genaispan.Result
@@ -354,23 +266,17 @@ func (p *Provider) invoke(ctx context.Context, req *provider.Request, yield func
 	if ctx.Err() != nil {
 		return res, ctxError(ctx)
 	}
-	if p.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, p.timeout, &TimeoutError{Limit: p.timeout})
-		defer cancel()
+	idleTimeout := p.core.IdleTimeout
+	if !p.core.Stream {
+		idleTimeout = 0
 	}
-	ct := &callTransport{p: p, extra: extra}
-	if p.stream && p.idleTimeout > 0 {
-		var cancel context.CancelCauseFunc
-		ctx, cancel = context.WithCancelCause(ctx)
-		defer cancel(nil)
-		ct.idle = idle.NewGuard(p.idleTimeout, cancel, &TimeoutError{Idle: true, Limit: p.idleTimeout})
-		defer ct.idle.Disarm()
-	}
+	ctx, guard, stop := core.Limits(ctx, p.core.Timeout, idleTimeout, timeoutError)
+	defer stop()
+	ct := &callTransport{p: p, extra: extra, idle: guard}
 	opts := []option.RequestOption{
 		// New has read the environment, through WithEnv's lookup.
 		option.WithoutEnvironmentDefaults(),
-		option.WithBaseURL(p.baseURL + "/"),
+		option.WithBaseURL(p.core.BaseURL + "/"),
 		option.WithHTTPClient(ct),
 		option.WithMaxRetries(0), // callTransport retries, honouring the server's waits
 		// The "chat {model}" span is WithTracer's; the SDK would otherwise
@@ -380,13 +286,13 @@ func (p *Provider) invoke(ctx context.Context, req *provider.Request, yield func
 	if p.apiKey != "" {
 		opts = append(opts, option.WithAPIKey(p.apiKey))
 	}
-	for k, vs := range p.headers {
+	for k, vs := range p.core.Headers {
 		for _, v := range vs {
 			opts = append(opts, option.WithHeaderAdd(k, v))
 		}
 	}
 	client := sdk.NewClient(opts...)
-	if p.stream {
+	if p.core.Stream {
 		return res, p.runStream(ctx, &client, ct, params, res, yield)
 	}
 	return res, p.runWhole(ctx, &client, ct, params, res, yield)

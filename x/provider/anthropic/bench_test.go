@@ -47,6 +47,37 @@ func benchStream() []byte {
 	return []byte(sse(events...).body)
 }
 
+// benchSearchStream is a long answer of a web search: text, the server
+// tool's use with its input streamed, ten results, then a text whose
+// citations stream between its deltas.
+func benchSearchStream() []byte {
+	events := []string{msgStart(`{"input_tokens":1000,"output_tokens":1}`), blockStart(0, `{"type":"text","text":""}`)}
+	words := []string{"The ", "quick ", "brown ", "fox ", "jumps ", "over ", "the ", "lazy ", "dog. "}
+	for i := range benchEvents / 5 {
+		events = append(events, blockDelta(0, textDelta(words[i%len(words)])))
+	}
+	events = append(events, blockStop(0), blockStart(1, `{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}`))
+	events = append(events, blockDelta(1, `{"type":"input_json_delta","partial_json":"{\"query\": \""}`))
+	for range benchEvents / 10 {
+		events = append(events, blockDelta(1, `{"type":"input_json_delta","partial_json":"fox "}`))
+	}
+	events = append(events, blockDelta(1, `{"type":"input_json_delta","partial_json":"\"}"}`))
+	var results []string
+	for i := range 10 {
+		results = append(results, fmt.Sprintf(`{"type":"web_search_result","title":"Result %d","url":"https://example.invalid/%d","encrypted_content":"%s","page_age":null}`, i, i, strings.Repeat("RW5j", 500)))
+	}
+	events = append(events, blockStop(1),
+		blockStart(2, `{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[`+strings.Join(results, ",")+`]}`), blockStop(2),
+		blockStart(3, `{"type":"text","text":"","citations":[]}`))
+	for i := range benchEvents * 7 / 20 {
+		events = append(events,
+			blockDelta(3, fmt.Sprintf(`{"type":"citations_delta","citation":{"type":"web_search_result_location","cited_text":"fact %d","url":"https://example.invalid/%d","title":"Result %d","encrypted_index":"RW5jSW5k"}}`, i, i%10, i%10)),
+			blockDelta(3, textDelta(words[i%len(words)])))
+	}
+	events = append(events, blockStop(3), msgDelta("end_turn", `{"output_tokens":10000}`), msgStop)
+	return []byte(sse(events...).body)
+}
+
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
@@ -66,7 +97,7 @@ func bytesClient(body []byte) *http.Client {
 	})}
 }
 
-func benchAdapter(b *testing.B, body []byte) {
+func benchAdapter(b *testing.B, body []byte, artifacts int) {
 	p, err := New(WithAPIKey("k"), WithModel("claude-sonnet-4-5"), WithBaseURL("http://127.0.0.1:1"),
 		WithHTTPClient(bytesClient(body)), WithEnv(func(string) string { return "" }))
 	if err != nil {
@@ -85,13 +116,13 @@ func benchAdapter(b *testing.B, body []byte) {
 				whole = append(whole, a)
 			}
 		}
-		if len(whole) != 5 {
+		if len(whole) != artifacts {
 			b.Fatalf("%d artifacts", len(whole))
 		}
 	}
 }
 
-func benchSDK(b *testing.B, body []byte) {
+func benchSDK(b *testing.B, body []byte, blocks int) {
 	c := sdk.NewClient(option.WithoutEnvironmentDefaults(), option.WithAPIKey("k"), option.WithBaseURL("http://127.0.0.1:1/"),
 		option.WithHTTPClient(bytesClient(body)), option.WithMaxRetries(0), option.WithOpenTelemetryTraces(false))
 	params := sdk.MessageNewParams{Model: "claude-sonnet-4-5", MaxTokens: 1024,
@@ -110,7 +141,7 @@ func benchSDK(b *testing.B, body []byte) {
 			b.Fatal(err)
 		}
 		stream.Close()
-		if len(msg.Content) != 3 {
+		if len(msg.Content) != blocks {
 			b.Fatalf("%d blocks", len(msg.Content))
 		}
 	}
@@ -121,8 +152,11 @@ func benchSDK(b *testing.B, body []byte) {
 // accumulator, Message.Accumulate.
 func BenchmarkStream(b *testing.B) {
 	body := benchStream()
-	b.Run("adapter", func(b *testing.B) { benchAdapter(b, body) })
-	b.Run("sdk-accumulate", func(b *testing.B) { benchSDK(b, body) })
+	b.Run("adapter", func(b *testing.B) { benchAdapter(b, body, 5) })
+	b.Run("sdk-accumulate", func(b *testing.B) { benchSDK(b, body, 3) })
+	search := benchSearchStream()
+	b.Run("search/adapter", func(b *testing.B) { benchAdapter(b, search, 7) })
+	b.Run("search/sdk-accumulate", func(b *testing.B) { benchSDK(b, search, 4) })
 }
 
 // TestStreamRatio runs the two halves of BenchmarkStream in interleaved
@@ -134,23 +168,32 @@ func TestStreamRatio(t *testing.T) {
 	if rounds <= 0 {
 		t.Skip("set LODE_BENCH_ROUNDS to measure")
 	}
-	body := benchStream()
+	for _, c := range []struct {
+		name              string
+		body              []byte
+		artifacts, blocks int
+	}{{"thinking, text, tool call", benchStream(), 5, 3}, {"web search, citations", benchSearchStream(), 7, 4}} {
+		t.Run(c.name, func(t *testing.T) { streamRatio(t, rounds, c.body, c.artifacts, c.blocks) })
+	}
+}
+
+func streamRatio(t *testing.T, rounds int, body []byte, artifacts, blocks int) {
 	var ratios []float64
 	var line strings.Builder
 	for i := range rounds {
 		var a, s testing.BenchmarkResult
 		if i%2 == 0 {
-			a = testing.Benchmark(func(b *testing.B) { benchAdapter(b, body) })
-			s = testing.Benchmark(func(b *testing.B) { benchSDK(b, body) })
+			a = testing.Benchmark(func(b *testing.B) { benchAdapter(b, body, artifacts) })
+			s = testing.Benchmark(func(b *testing.B) { benchSDK(b, body, blocks) })
 		} else {
-			s = testing.Benchmark(func(b *testing.B) { benchSDK(b, body) })
-			a = testing.Benchmark(func(b *testing.B) { benchAdapter(b, body) })
+			s = testing.Benchmark(func(b *testing.B) { benchSDK(b, body, blocks) })
+			a = testing.Benchmark(func(b *testing.B) { benchAdapter(b, body, artifacts) })
 		}
 		r := float64(a.NsPerOp()) / float64(s.NsPerOp())
 		ratios = append(ratios, r)
 		fmt.Fprintf(&line, "round %d: adapter %s, sdk %s, ratio %.3f\n", i+1, a.String()+" "+a.MemString(), s.String()+" "+s.MemString(), r)
 	}
 	slices.Sort(ratios)
-	t.Logf("%s%d events, %d bytes: adapter/sdk median %.3f, range %.3f–%.3f",
-		line.String(), benchEvents, len(body), ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1])
+	t.Logf("%s%d bytes: adapter/sdk median %.3f, range %.3f–%.3f",
+		line.String(), len(body), ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1])
 }

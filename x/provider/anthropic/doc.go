@@ -36,12 +36,20 @@
 //	MaxTokens (0: DefaultMaxTokens)    max_tokens
 //	Temperature, TopP, Stop            temperature, top_p, stop_sequences
 //	WithThinkingBudget / WithThinking  thinking {type: enabled, budget_tokens}
+//	ResponseFormat json_schema         output_config.format {type: json_schema, schema}
+//	assistant Opaque{Provider:          the block in Data, unchanged, where it was
+//	  "anthropic"}                     (citations: on the text block before them)
 //
 //	Messages API answer                artifacts
 //	text block                         Text
 //	thinking block                     Reasoning{Content, Signature}
 //	redacted_thinking block            Reasoning{Field: "redacted_thinking", Data}
 //	tool_use block                     ToolCall (arguments as streamed)
+//	citations of a text block          Opaque{Type: "citations", Data: the array}
+//	                                   right after the Text
+//	any other block (server_tool_use,  Opaque{Type: the block's type, Data: the
+//	  web_search_tool_result,          block as sent; a streamed input put in}
+//	  code_execution_tool_result, ...)
 //	usage                              Usage: InputTokens = input + cache reads + cache
 //	                                   writes (the whole prompt, as with OpenAI);
 //	                                   CachedInputTokens = cache reads; CacheWriteTokens = writes
@@ -72,9 +80,47 @@
 //     before it — four, the API's maximum — so each turn reads what the
 //     previous one wrote. CacheStable marks only tools and system, CacheOff
 //     nothing; WithCacheTTL(time.Hour) asks for the longer cache.
+//   - Structured outputs: a json_schema ResponseFormat goes out as
+//     output_config.format (no beta header; the format has no name, and
+//     the Description leads the schema's description) to the models of
+//     the table below (StructuredOutputs); WithStructuredOutputs(true or false) overrides the table (a newer
+//     model, a gateway alias). SupportsResponseFormat reports json_schema
+//     by it, never json_object (a *RequestError: the API has no such mode),
+//     and CheckResponseFormat says up front whether a schema can go, so
+//     x/output's ModeAuto takes a final-answer tool where it cannot. The
+//     schema is rewritten into what structured outputs take: objects with
+//     properties get additionalProperties false, oneOf becomes anyOf, a
+//     $ref goes alone, $schema and $id are dropped, and the constraints
+//     the API does not enforce (minimum, maxLength, minItems above 1,
+//     other formats, ...) become a note in the description, which x/output
+//     still validates. What no rewrite keeps is a *RequestError naming the
+//     place (a *SchemaError): an open object or map, a recursive or external
+//     $ref, an enum of objects, tuple items, more than 24 optional
+//     properties or 16 union types.
+//   - Server tools (web search, web fetch, code execution, tool search, MCP
+//     connector): the blocks they add to an answer are kept as
+//     artifact.Opaque, which the file store keeps byte for byte, and go
+//     back on the next request in the place they came, as the same JSON
+//     (the SDK escapes <, > and & in every string it sends); citations ride
+//     on their text block. A streamed block whose deltas this package
+//     cannot put back together (a delta kind it does not know) is dropped;
+//     one whose streamed input is not JSON is ErrMalformed. Their use does
+//     not stream as ToolCallDelta: lode runs no such call. Other adapters
+//     leave Opaque out. A pause_turn stop reason passes as Finish
+//     "pause_turn".
 //   - Tool-result audio, and binary resources other than PDFs and images,
 //     become a bracketed note when the result has no Content; in a user
 //     turn they are a *RequestError.
+//
+// Models that take structured outputs, by family (vendor prefixes and date
+// suffixes looked through):
+//
+//	family      from  so
+//	opus        4.5   claude-opus-4-5, claude-opus-4-6, ...; not Opus 4 or 4.1
+//	sonnet      4.5   claude-sonnet-4-5, claude-sonnet-4-6, ...; not Sonnet 4
+//	haiku       4.5   claude-haiku-4-5; not Haiku 3 or 3.5
+//	any other   5     claude-fable-5, claude-mythos-5-2, ...
+//	claude-3-*  none  claude-3-7-sonnet, claude-3-5-haiku, ...
 //
 // Failures are typed as in the openai adapter: *APIError for a refusal or
 // an error event in the stream (errors.Is against ErrInvalidRequest,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -57,6 +56,37 @@ func (e *APIError) Error() string {
 }
 
 func (e *APIError) Unwrap() error { return e.Err }
+
+// HTTPStatus is StatusCode, or for an error event inside a stream
+// (StatusCode 0) the status the API answers that error type with, so that
+// code that must not import this package (x/provider/fallback choosing
+// what falls back) can tell an overloaded stream from a refused request.
+func (e *APIError) HTTPStatus() int {
+	if e.StatusCode != 0 {
+		return e.StatusCode
+	}
+	switch e.Type {
+	case "overloaded_error":
+		return StatusOverloaded
+	case "rate_limit_error":
+		return http.StatusTooManyRequests
+	case "api_error":
+		return http.StatusInternalServerError
+	case "timeout_error":
+		return http.StatusGatewayTimeout
+	case "invalid_request_error":
+		return http.StatusBadRequest
+	case "authentication_error":
+		return http.StatusUnauthorized
+	case "permission_error":
+		return http.StatusForbidden
+	case "not_found_error":
+		return http.StatusNotFound
+	case "request_too_large":
+		return http.StatusRequestEntityTooLarge
+	}
+	return 0
+}
 
 // Is matches the sentinel of e's status or error type.
 func (e *APIError) Is(target error) bool {
@@ -144,7 +174,7 @@ func (p *Provider) callError(ctx context.Context, ct *callTransport, err error) 
 	if errors.As(err, &se) {
 		e := &APIError{
 			StatusCode: se.StatusCode, Type: string(se.Type()), Message: se.Message, RequestID: se.RequestID,
-			Attempts: ct.attempts, RetryAfter: ct.retryAfter, Err: err,
+			Attempts: ct.outcome.Attempts, RetryAfter: ct.outcome.RetryAfter, Err: err,
 		}
 		if ct.streaming {
 			// An error event arrives inside a 200 stream.
@@ -156,13 +186,13 @@ func (p *Provider) callError(ctx context.Context, ct *callTransport, err error) 
 		e.Hint = p.hint(e)
 		return e
 	}
-	if ct.attempts == 0 {
+	if ct.outcome.Attempts == 0 {
 		return &RequestError{Turn: -1, Reason: "not sent", Err: err}
 	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+	if apierr.Closed(err) {
 		return respErr(ErrIncomplete, "the connection closed before the response", nil, err)
 	}
-	return fmt.Errorf("anthropic: cannot reach the server at %s: %w", p.baseURL, err)
+	return apierr.Unreachable("anthropic", p.core.BaseURL, err)
 }
 
 func (p *Provider) hint(e *APIError) string {
@@ -170,18 +200,15 @@ func (p *Provider) hint(e *APIError) string {
 	case errors.Is(e, ErrUnauthorized):
 		return "check the API key (WithAPIKey or " + EnvAPIKey + "): it is missing, mistyped or revoked"
 	case errors.Is(e, ErrForbidden):
-		return fmt.Sprintf("the API key may not use model %q or this feature: check the key's workspace and permissions", p.model)
+		return fmt.Sprintf("the API key may not use model %q or this feature: check the key's workspace and permissions", p.core.Model)
 	case errors.Is(e, ErrNotFound):
-		return fmt.Sprintf("check the model name %q and the base URL %q", p.model, p.baseURL)
+		return fmt.Sprintf("check the model name %q and the base URL %q", p.core.Model, p.core.BaseURL)
 	case errors.Is(e, ErrRateLimited):
-		if e.RetryAfter > 0 {
-			return fmt.Sprintf("rate limited; the server asked to wait %s", e.RetryAfter)
-		}
-		return "rate limited: slow down or raise the limit"
+		return apierr.HintRateLimited(e.RetryAfter)
 	case errors.Is(e, ErrOverloaded):
 		return "the API is overloaded; try again shortly"
 	case errors.Is(e, ErrServer):
-		return "the server failed; try again later"
+		return apierr.HintServer
 	}
 	return ""
 }
@@ -211,4 +238,9 @@ func errorType(err error) string {
 var errorNames = apierr.Names{
 	Timeout: ErrTimeout, IdleTimeout: ErrIdleTimeout,
 	Incomplete: ErrIncomplete, Malformed: ErrMalformed, InvalidToolCall: ErrInvalidToolCall,
+}
+
+// timeoutError is the error of the limit that ended an invocation.
+func timeoutError(idle bool, limit time.Duration) error {
+	return &TimeoutError{Idle: idle, Limit: limit}
 }

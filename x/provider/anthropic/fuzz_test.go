@@ -32,6 +32,12 @@ func decode(body []byte, yield func(artifact.Artifact, error) bool) error {
 	return err
 }
 
+// opaqueCitationsCheck puts citations on a text block as a request would.
+func opaqueCitationsCheck(data string) (*sdk.TextBlockParam, error) {
+	var tb sdk.TextBlockParam
+	return &tb, citeText(&tb, data)
+}
+
 func FuzzStream(f *testing.F) {
 	for _, r := range []reply{
 		textAnswer("hello"),
@@ -44,6 +50,7 @@ func FuzzStream(f *testing.F) {
 			blockDelta(2, `{"type":"input_json_delta","partial_json":"{\"a\""}`), blockStop(2),
 			msgDelta("tool_use", `{"output_tokens":2}`), msgStop),
 		sse(msgStart(`{"input_tokens":1,"output_tokens":1}`), `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`),
+		searchStream(),
 	} {
 		f.Add([]byte(r.body))
 	}
@@ -58,6 +65,24 @@ func FuzzStream(f *testing.F) {
 			}
 			if _, ok := got[len(got)-1].(artifact.Finish); !ok {
 				t.Fatalf("a whole answer that does not end in Finish: %#v", got)
+			}
+			// What is kept to go back must go back: each kept block is a
+			// JSON object, and citations an array after a text.
+			for i, a := range got {
+				o, ok := a.(artifact.Opaque)
+				if !ok {
+					continue
+				}
+				if o.Type == opaqueCitations {
+					if _, err := opaqueCitationsCheck(o.Data); err != nil || i == 0 {
+						t.Fatalf("citations %q kept: %v", o.Data, err)
+					}
+					if _, text := got[i-1].(artifact.Text); !text {
+						t.Fatalf("citations kept after %#v", got[i-1])
+					}
+				} else if _, err := opaqueParam(o); err != nil {
+					t.Fatalf("a block kept that cannot go back: %v", err)
+				}
 			}
 			return
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/provider/internal/apierr"
 )
 
 // WithTools offers tools to the model on one invocation, exactly as
@@ -50,19 +51,7 @@ type RequestError struct {
 }
 
 func (e *RequestError) Error() string {
-	var b strings.Builder
-	b.WriteString("anthropic: request: ")
-	switch {
-	case e.Turn >= 0:
-		fmt.Fprintf(&b, "turn %d (%s): ", e.Turn, e.Role)
-	case e.Tool != "":
-		fmt.Fprintf(&b, "tool %q: ", e.Tool)
-	}
-	b.WriteString(e.Reason)
-	if e.Err != nil {
-		b.WriteString(": " + e.Err.Error())
-	}
-	return b.String()
+	return apierr.RequestText("anthropic", e.Turn, string(e.Role), e.Tool, e.Reason, e.Err)
 }
 
 func (e *RequestError) Unwrap() error { return e.Err }
@@ -85,7 +74,7 @@ const fieldRedacted = "redacted_thinking"
 // buildParams maps req to the SDK's parameters, plus request options for
 // what the SDK's parameters leave out (temperature, top_p).
 func (p *Provider) buildParams(req *provider.Request) (sdk.MessageNewParams, []option.RequestOption, error) {
-	params := sdk.MessageNewParams{Model: sdk.Model(p.model)}
+	params := sdk.MessageNewParams{Model: sdk.Model(p.core.Model)}
 	var extra []option.RequestOption
 
 	budget := p.thinking
@@ -151,6 +140,11 @@ func (p *Provider) buildParams(req *provider.Request) (sdk.MessageNewParams, []o
 	}
 	if params.ToolChoice, err = toolChoice(req, thinking); err != nil {
 		return params, nil, err
+	}
+	if req.ResponseFormat != nil {
+		if params.OutputConfig.Format, err = p.outputFormat(req.ResponseFormat); err != nil {
+			return params, nil, err
+		}
 	}
 	p.placeCache(&params)
 	return params, extra, nil
@@ -278,6 +272,8 @@ func messages(turns []ledger.Turn) ([]sdk.TextBlockParam, []sdk.MessageParam, er
 				case artifact.Summary:
 					// A history policy puts a stored summary's text in the
 					// request itself; the turns it covers are still here.
+				case artifact.Opaque:
+					// Only an answer's blocks are kept; none belong here.
 				default:
 					return nil, nil, turnErr(i, t.Role, "a system turn carries only text, not %s", kindOf(a))
 				}
@@ -294,6 +290,8 @@ func messages(turns []ledger.Turn) ([]sdk.TextBlockParam, []sdk.MessageParam, er
 				switch artifact.Normalize(a).(type) {
 				case artifact.Pending, artifact.Decision:
 					continue // approval records: the results say what the model needs
+				case artifact.Opaque:
+					continue
 				}
 				r, ok := artifact.Normalize(a).(artifact.ToolResult)
 				if !ok {
@@ -359,6 +357,7 @@ func userBlocks(i int, t ledger.Turn) ([]sdk.ContentBlockParamUnion, error) {
 			out = append(out, sdk.NewTextBlock(linkText(a)))
 		case artifact.Summary:
 			// Sent by a history policy as text, as in a system turn.
+		case artifact.Opaque:
 		default:
 			return nil, turnErr(i, t.Role, "a user turn cannot carry %s", kindOf(a))
 		}
@@ -367,14 +366,37 @@ func userBlocks(i int, t ledger.Turn) ([]sdk.ContentBlockParamUnion, error) {
 }
 
 // assistantBlocks keeps the turn's order, which is the order the server
-// sent its blocks in: thinking stays ahead of the tool use it led to.
+// sent its blocks in: thinking stays ahead of the tool use it led to, a
+// server tool's use and result stay where they were among the text.
 // Reasoning without a signature or redacted data (from another server) is
 // not sent: the API refuses thinking it cannot verify. Usage and Finish are
-// not sent.
+// not sent, nor is another adapter's artifact.Opaque.
 func assistantBlocks(i int, t ledger.Turn) ([]sdk.ContentBlockParamUnion, error) {
 	var out []sdk.ContentBlockParamUnion
+	text := -1 // the index in out of the block the previous artifact made, if text
 	for _, a := range t.Artifacts {
+		last := text
+		text = -1
 		switch a := artifact.Normalize(a).(type) {
+		case artifact.Opaque:
+			if a.Provider != opaqueProvider {
+				continue
+			}
+			if a.Type == opaqueCitations {
+				// Citations belong to the text before them; without it they
+				// say nothing.
+				if last >= 0 {
+					if err := citeText(out[last].OfText, a.Data); err != nil {
+						return nil, turnErr(i, t.Role, "%s", err)
+					}
+				}
+				continue
+			}
+			b, err := opaqueParam(a)
+			if err != nil {
+				return nil, turnErr(i, t.Role, "%s", err)
+			}
+			out = append(out, b)
 		case artifact.Reasoning:
 			switch {
 			case a.Field == fieldRedacted:
@@ -384,6 +406,7 @@ func assistantBlocks(i int, t ledger.Turn) ([]sdk.ContentBlockParamUnion, error)
 			}
 		case artifact.Text:
 			if a.Content != "" {
+				text = len(out)
 				out = append(out, sdk.NewTextBlock(a.Content))
 			}
 		case artifact.ToolCall:

@@ -85,6 +85,9 @@ func (p *Provider) runWhole(ctx context.Context, client *sdk.Client, ct *callTra
 		switch c.Type {
 		case "text":
 			b.text.WriteString(c.Text)
+			if raw := c.JSON.Citations.Raw(); hasElements(raw) {
+				b.citations = append(b.citations, raw)
+			}
 		case "thinking":
 			b.text.WriteString(c.Thinking)
 			b.sig.WriteString(c.Signature)
@@ -92,6 +95,8 @@ func (p *Provider) runWhole(ctx context.Context, client *sdk.Client, ct *callTra
 			b.data = c.Data
 		case "tool_use":
 			b.id, b.name, b.input = c.ID, c.Name, string(c.Input)
+		default:
+			b.raw = c.RawJSON()
 		}
 	}
 	return asm.end(yield)
@@ -108,7 +113,16 @@ type block struct {
 	call      int // the index of a tool call among the answer's calls
 	gotArgs   bool
 	done      bool
-	skip      bool // a block type this adapter does not map
+	skip      bool // a block without a type
+	// A block this adapter does not map (server tools' use and results)
+	// is kept whole as an artifact.Opaque: raw is the block as it
+	// started, args its input as streamed after. lost marks one whose
+	// deltas this package cannot put back together, which is dropped.
+	opaque, lost bool
+	raw          string
+	// citations of a text block: JSON arrays as the server sent them
+	// whole, or single citations as streamed.
+	citations []string
 }
 
 // assembler builds an answer's artifacts from the Messages API's stream
@@ -152,8 +166,10 @@ func (a *assembler) open(typ string) *block {
 	case "tool_use":
 		b.call = a.calls
 		a.calls++
-	default:
+	case "":
 		b.skip = true
+	default:
+		b.opaque = true
 	}
 	a.blocks = append(a.blocks, b)
 	return b
@@ -203,6 +219,9 @@ func (a *assembler) add(ev *sdk.MessageStreamEventUnion, yield func(artifact.Art
 		b := a.open(cb.Type)
 		switch cb.Type {
 		case "text":
+			if raw := cb.JSON.Citations.Raw(); hasElements(raw) {
+				b.citations = append(b.citations, raw)
+			}
 			if cb.Text != "" {
 				b.text.WriteString(cb.Text)
 				if !yield(artifact.TextDelta{Content: cb.Text}, nil) {
@@ -225,6 +244,8 @@ func (a *assembler) add(ev *sdk.MessageStreamEventUnion, yield func(artifact.Art
 			if !yield(artifact.ToolCallDelta{Index: b.call, ID: b.id, Name: b.name}, nil) {
 				return errStopped
 			}
+		default:
+			b.raw = cb.RawJSON()
 		}
 	case "content_block_delta":
 		b, err := a.live(ev)
@@ -235,9 +256,20 @@ func (a *assembler) add(ev *sdk.MessageStreamEventUnion, yield func(artifact.Art
 			return nil
 		}
 		d := &ev.Delta
-		want := map[string]string{"text_delta": "text", "thinking_delta": "thinking", "signature_delta": "thinking", "input_json_delta": "tool_use"}[d.Type]
+		if b.opaque {
+			// A server tool's input streams as a client tool's does; a
+			// delta of another kind cannot be put back into the block.
+			if d.Type == "input_json_delta" {
+				b.gotArgs = true
+				b.args.WriteString(d.PartialJSON)
+			} else {
+				b.lost = true
+			}
+			return nil
+		}
+		want := map[string]string{"text_delta": "text", "thinking_delta": "thinking", "signature_delta": "thinking", "input_json_delta": "tool_use", "citations_delta": "text"}[d.Type]
 		if want == "" {
-			return nil // citations and deltas of later API versions
+			return nil // deltas of later API versions
 		}
 		if want != b.typ {
 			return respErr(ErrMalformed, fmt.Sprintf("event %d sends a %s to block %d, a %s block", a.events, d.Type, ev.Index, b.typ), nil, nil)
@@ -255,6 +287,10 @@ func (a *assembler) add(ev *sdk.MessageStreamEventUnion, yield func(artifact.Art
 			}
 		case "signature_delta":
 			b.sig.WriteString(d.Signature)
+		case "citations_delta":
+			if raw := d.JSON.Citation.Raw(); raw != "" {
+				b.citations = append(b.citations, raw)
+			}
 		case "input_json_delta":
 			b.gotArgs = true
 			b.args.WriteString(d.PartialJSON)
@@ -333,6 +369,9 @@ func (a *assembler) end(yield func(artifact.Artifact, error) bool) error {
 		case "text":
 			if b.text.Len() > 0 {
 				out = append(out, artifact.Text{Content: b.text.String()})
+				if len(b.citations) > 0 {
+					out = append(out, artifact.Opaque{Provider: opaqueProvider, Type: opaqueCitations, Data: joinCitations(b.citations)})
+				}
 			}
 		case "thinking":
 			out = append(out, artifact.Reasoning{Content: b.text.String(), Signature: b.sig.String()})
@@ -354,6 +393,15 @@ func (a *assembler) end(yield func(artifact.Artifact, error) bool) error {
 				args = "{}"
 			}
 			out = append(out, artifact.ToolCall{ID: b.id, Name: b.name, Arguments: args})
+		default:
+			if !b.opaque || b.lost {
+				continue
+			}
+			o, err := opaqueBlock(b)
+			if err != nil {
+				return err
+			}
+			out = append(out, o)
 		}
 	}
 	if a.hasUsage {

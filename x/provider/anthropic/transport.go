@@ -17,10 +17,9 @@ import (
 // cancellable and testable, and the error can say how many attempts were
 // made.
 type callTransport struct {
-	p          *Provider
-	extra      []option.RequestOption
-	attempts   int
-	retryAfter time.Duration
+	p       *Provider
+	extra   []option.RequestOption
+	outcome retry.Outcome
 	// streaming is set once a 2xx answer arrived: errors after it come
 	// from inside the body.
 	streaming bool
@@ -33,45 +32,31 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	for attempt := 0; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		r := retry.Clone(ctx, req, body)
-		t.idle.Arm()
-		resp, err := t.p.httpc.Do(r)
-		t.idle.Disarm()
-		t.attempts = attempt + 1
-		if err != nil {
-			return nil, err
-		}
-		if resp.StatusCode/100 == 2 {
-			t.streaming = true
-			resp.Body = idle.CloseOnDone(ctx, t.idle.Body(resp.Body))
-			return resp, nil
-		}
-		retry.Drain(resp)
-		wait, asked := retryDelay(resp.Header, t.p.now())
-		if asked {
-			t.retryAfter = wait
-		}
-		should := retry.Retryable(resp.StatusCode)
-		switch strings.ToLower(resp.Header.Get("X-Should-Retry")) {
-		case "true":
-			should = true
-		case "false":
-			should = false
-		}
-		if !should || attempt >= t.p.maxRetries {
-			return resp, nil
-		}
-		again, err := t.plan().Wait(ctx, attempt, resp.StatusCode, wait, asked)
-		if err != nil {
-			return nil, err
-		}
-		if !again {
-			return resp, nil
-		}
+	resp, err := t.sender().Send(ctx, req, body, &t.outcome)
+	if err != nil || resp.StatusCode/100 != 2 {
+		return resp, err
+	}
+	t.streaming = true
+	resp.Body = idle.CloseOnDone(ctx, resp.Body)
+	return resp, nil
+}
+
+// sender sends the invocation's request: a 429, 5xx or 529 is retried
+// unless the server says otherwise with X-Should-Retry.
+func (t *callTransport) sender() *retry.Sender {
+	return &retry.Sender{
+		Client: t.p.core.HTTPClient, MaxRetries: t.p.core.MaxRetries, Plan: t.p.core.Plan(retryBase, retryCap), Now: t.p.core.Now,
+		Idle: t.idle, IdleHeaders: true,
+		Delay: func(h http.Header, now time.Time, _ int) (time.Duration, bool) { return retryDelay(h, now) },
+		Retry: func(resp *http.Response, _ []byte) bool {
+			switch strings.ToLower(resp.Header.Get("X-Should-Retry")) {
+			case "true":
+				return true
+			case "false":
+				return false
+			}
+			return retry.Retryable(resp.StatusCode)
+		},
 	}
 }
 
@@ -102,8 +87,4 @@ func retryDelay(h http.Header, now time.Time) (time.Duration, bool) {
 		wait = max(wait, at.Sub(now))
 	}
 	return max(wait, 0), found
-}
-
-func (t *callTransport) plan() retry.Plan {
-	return retry.Plan{Base: retryBase, Cap: retryCap, MaxWait: t.p.maxRetryWait, Trace: t.p.tracer != nil, Sleep: t.p.sleep}
 }

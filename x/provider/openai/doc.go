@@ -36,22 +36,29 @@
 //
 // Choices this adapter makes, for servers to agree with:
 //   - MaxTokens goes out as max_completion_tokens to OpenAI and Azure
-//     OpenAI and as max_tokens to every other server (WithMaxTokensField
-//     chooses); WithReasoningEffort goes out as reasoning_effort, or as
+//     OpenAI, and for OpenAI's reasoning models (o1, o3, o4, gpt-5, gpt-6
+//     and their variants, also as a gateway names them: "openai/gpt-5") to
+//     any server; as max_tokens otherwise (WithMaxTokensField chooses); WithReasoningEffort goes out as reasoning_effort, or as
 //     "reasoning": {"effort": ...} to OpenRouter (WithReasoningEffortField
 //     chooses). Any other member a server takes is set with
 //     WithExtraBodyField (every request) or WithBodyField (one invocation);
 //     it replaces the adapter's member of the same name.
 //   - A Temperature or TopP of 0 is sent as 0 (go-openai alone would drop it).
+//   - go-openai's own refusals by model name (max_tokens, temperature or
+//     tools for some reasoning models) never stop a request: the request
+//     is sent, and the server, which may be a gateway that maps fields, has
+//     the say.
 //   - Reasoning from earlier answers goes back where the server put it,
 //     unless WithSendReasoning(false): reasoning_details exactly as received
-//     (a streamed list has its fragments joined by index), else the text as
-//     "reasoning" or "reasoning_content". Reasoning that no server of this
+//     (a streamed list has its fragments joined by index), with the text as
+//     reasoning_content too when it came there beside them, else the text
+//     as "reasoning" or "reasoning_content". Reasoning that no server of this
 //     adapter wrote goes back as reasoning_content. A field the server did
 //     not use is never sent.
-//   - Usage: tokens a server counts beside completion_tokens (total_tokens
-//     above prompt plus completion) are output tokens all the same, so
-//     totals and loop.WithMaxTokens include them; cached input is read from
+//   - Usage: tokens a server counts beside completion_tokens (reasoning
+//     tokens above completion_tokens, or total_tokens above prompt plus
+//     output) are output tokens all the same, so totals and
+//     loop.WithMaxTokens include them; cached input is read from
 //     prompt_tokens_details.cached_tokens, prompt_cache_hit_tokens and
 //     cached_tokens.
 //   - A 429 or 5xx waits as long as the server asks (retry-after-ms,
@@ -59,7 +66,9 @@
 //     X-RateLimit-Reset family), never less; a wait longer than
 //     WithMaxRetryWait is not waited for, and a 429 that names none backs
 //     off exponentially with jitter.
-//   - Usage and Finish in assistant turns are not sent.
+//   - Usage and Finish in assistant turns are not sent, nor is an
+//     artifact.Opaque anywhere: it is another adapter's (Claude's server
+//     tool blocks and citations).
 //   - A tool message carries only text, so a ToolResult goes out as its
 //     Content, which is what the model is meant to see (x/tool/mcp notes
 //     each image, audio clip or binary resource there in brackets). Parts
@@ -100,6 +109,12 @@
 //
 //	server family         what differs                                   what lode does
 //	OpenAI, Azure OpenAI  reasoning models refuse max_tokens             max_completion_tokens by host
+//	any gateway           forwards o1/o3/o4/gpt-5 models, which refuse   max_completion_tokens by model
+//	                      max_tokens; names them "openai/gpt-5"          family, vendor prefix ignored
+//	Vercel (Gemini)       reasoning_tokens above completion_tokens,      reasoning added to output
+//	                      left out of total_tokens
+//	Kimi (Avian)          reasoning_content and reasoning_details;       both sent back as received
+//	                      refuses tool calls without reasoning_content
 //	OpenRouter            reasoning + reasoning_details (typed items,    details joined by index, kept and
 //	                      signatures, encrypted data); effort object;    sent back as received; effort as
 //	                      X-RateLimit-Reset in Unix ms                   "reasoning": {"effort"}; reset read

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -49,6 +48,11 @@ func (e *APIError) Error() string {
 }
 
 func (e *APIError) Unwrap() error { return e.Err }
+
+// HTTPStatus is StatusCode: 0 for an error event inside a stream. Code
+// that must not import this package (x/provider/fallback choosing what
+// falls back) reads it through this method.
+func (e *APIError) HTTPStatus() int { return e.StatusCode }
 
 // Is matches the sentinel of e's status.
 func (e *APIError) Is(target error) bool {
@@ -160,7 +164,7 @@ func (p *Provider) callError(ctx context.Context, ct *callTransport, err error) 
 	if errors.As(err, &re) {
 		e := &APIError{
 			StatusCode: re.HTTPStatusCode, Message: messageFromBody(re.Body),
-			Attempts: ct.attempts, RetryAfter: ct.retryAfter, Err: err,
+			Attempts: ct.outcome.Attempts, RetryAfter: ct.outcome.RetryAfter, Err: err,
 		}
 		e.Hint = p.hint(e)
 		return e
@@ -169,7 +173,7 @@ func (p *Provider) callError(ctx context.Context, ct *callTransport, err error) 
 	if errors.As(err, &ae) {
 		e := &APIError{
 			StatusCode: ae.HTTPStatusCode, Type: ae.Type, Message: ae.Message,
-			Attempts: ct.attempts, RetryAfter: ct.retryAfter, Err: err,
+			Attempts: ct.outcome.Attempts, RetryAfter: ct.outcome.RetryAfter, Err: err,
 		}
 		if ae.Code != nil {
 			e.Code = fmt.Sprint(ae.Code)
@@ -180,14 +184,14 @@ func (p *Provider) callError(ctx context.Context, ct *callTransport, err error) 
 		e.Hint = p.hint(e)
 		return e
 	}
-	if ct.attempts == 0 {
+	if ct.outcome.Attempts == 0 {
 		// go-openai refused to send it (its model checks, encoding).
 		return &RequestError{Turn: -1, Reason: "not sent", Err: err}
 	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+	if apierr.Closed(err) {
 		return respErr(ErrIncomplete, "the connection closed before the response", nil, err)
 	}
-	return fmt.Errorf("openai: cannot reach the server at %s: %w", p.baseURL, err)
+	return apierr.Unreachable("openai", p.core.BaseURL, err)
 }
 
 func (p *Provider) hint(e *APIError) string {
@@ -195,20 +199,17 @@ func (p *Provider) hint(e *APIError) string {
 	case e.StatusCode == http.StatusUnauthorized:
 		return "check the API key (WithAPIKey or " + EnvAPIKey + ")"
 	case e.StatusCode == http.StatusForbidden:
-		return fmt.Sprintf("the API key may not use model %q here: check the key's project, organization and permissions", p.model)
+		return fmt.Sprintf("the API key may not use model %q here: check the key's project, organization and permissions", p.core.Model)
 	case e.StatusCode == http.StatusNotFound:
-		return fmt.Sprintf("check the model name %q and the base URL %q (servers usually expect it to end in /v1)", p.model, p.baseURL)
+		return fmt.Sprintf("check the model name %q and the base URL %q (servers usually expect it to end in /v1)", p.core.Model, p.core.BaseURL)
 	case e.StatusCode == http.StatusTooManyRequests && (e.Code == "insufficient_quota" || e.Type == "insufficient_quota"):
 		return "the account is out of quota: check its plan and billing"
 	case e.StatusCode == http.StatusTooManyRequests:
-		if e.RetryAfter > 0 {
-			return fmt.Sprintf("rate limited; the server asked to wait %s", e.RetryAfter)
-		}
-		return "rate limited: slow down or raise the limit"
+		return apierr.HintRateLimited(e.RetryAfter)
 	case e.StatusCode >= 500:
-		return "the server failed; try again later"
+		return apierr.HintServer
 	case e.ContextLengthExceeded():
-		return fmt.Sprintf("the conversation no longer fits model %q's context window: shorten the request with a history policy (x/history, history: in lode.yaml)", p.model)
+		return fmt.Sprintf("the conversation no longer fits model %q's context window: shorten the request with a history policy (x/history, history: in lode.yaml)", p.core.Model)
 	}
 	return ""
 }
@@ -270,4 +271,9 @@ func errorType(err error) string {
 var errorNames = apierr.Names{
 	Timeout: ErrTimeout, IdleTimeout: ErrIdleTimeout,
 	Incomplete: ErrIncomplete, Malformed: ErrMalformed, InvalidToolCall: ErrInvalidToolCall,
+}
+
+// timeoutError is the error of the limit that ended an invocation.
+func timeoutError(idle bool, limit time.Duration) error {
+	return &TimeoutError{Idle: idle, Limit: limit}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/x/provider/internal/retry"
 )
 
 func TestHTTPErrors(t *testing.T) {
@@ -306,7 +307,7 @@ func TestRetryBoundedByContext(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		p := f.provider(t, withSleep(func(ctx context.Context, d time.Duration) error {
 			cancel()
-			return sleepCtx(ctx, d) // the real wait, ended by the cancellation
+			return retry.Sleep(ctx, d) // the real wait, ended by the cancellation
 		}))
 		err := drain(ctx, p, userReq("hi"))
 		if !errors.Is(err, context.Canceled) {

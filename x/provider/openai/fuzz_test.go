@@ -75,6 +75,10 @@ func FuzzStream(f *testing.F) {
 	f.Add([]byte(sseBody(roleChunk(), textChunk("Hello, "), textChunk("wörld ✓"), finishChunk("stop"), usageChunk(3, 4))), []byte{})
 	f.Add([]byte(sseBody(parallelCalls(`{"city":"Paris"}`)...)), []byte{1, 7, 3, 60})
 	f.Add([]byte(sseBody(chunk(`{"reasoning_content":"hm"}`, "null"), toolChunk(0, "", "a", "{"), finishChunk("tool_calls"))), []byte{2})
+	f.Add([]byte(sseBody(kimiChunk(`{"reasoning_content":"a","reasoning_details":[{"type":"reasoning.text","text":"a","index":0}]}`, "null"),
+		kimiChunk(`{"reasoning_content":"b","reasoning_details":[{"type":"reasoning.text","text":"b","index":0}]}`, "null"),
+		toolChunk(0, "c", "a", "{}"), finishChunk("tool_calls"),
+		wholeChunk(``, `{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3,"completion_tokens_details":{"reasoning_tokens":40}}`))), []byte{4, 9})
 	f.Add([]byte("data: "+textChunk("a")+"\n\ndata: {\"error\":{\"message\":\"boom\"}}\n\n"), []byte{5})
 	f.Add([]byte(": ping\r\n\r\ndata:\r\n\r\ndata: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"arguments\":\"x\"}}]}}]}\n\n"), []byte{0})
 	f.Add([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":-5,\"id\":\"a\",\"function\":{\"name\":\"n\"}}]},\"finish_reason\":\"x\"}]}\n\ndata: [DONE]\n"), []byte{9, 1})

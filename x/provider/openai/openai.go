@@ -2,12 +2,11 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
 	"net/http"
-	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -17,9 +16,8 @@ import (
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/provider"
 
+	"github.com/lodeworks/lode/x/provider/internal/core"
 	"github.com/lodeworks/lode/x/provider/internal/genaispan"
-	"github.com/lodeworks/lode/x/provider/internal/idle"
-	"github.com/lodeworks/lode/x/provider/internal/retry"
 )
 
 // Environment variables New reads when the matching option is not given.
@@ -69,99 +67,69 @@ var (
 
 // Provider invokes a chat-completions model. It is safe for concurrent use.
 type Provider struct {
-	model          string
-	baseURL        string
+	core           core.Conn
+	modelHead      []byte // `{"model":"name"`, how a request body begins
 	cfg            goopenai.ClientConfig
-	httpc          *http.Client
-	headers        http.Header
-	tracer         trace.Tracer
-	serverAddr     string
-	serverPort     int
-	maxRetries     int
-	maxRetryWait   time.Duration
-	timeout        time.Duration
-	idleTimeout    time.Duration
-	stream         bool
 	maxTokensField MaxTokensField
 	effortField    EffortField
 	bodyFields     []member
 	sendReason     bool
 	strict         bool
 	jsonSchema     bool
-	sleep          func(ctx context.Context, d time.Duration) error
-	now            func() time.Time
 }
 
 type settings struct {
-	apiKey, model, baseURL, org string
-	httpc                       *http.Client
-	headers                     http.Header
-	tracer                      trace.Tracer
-	maxRetries                  *int
-	maxRetryWait                time.Duration
-	timeout, idleTimeout        time.Duration
-	noStream                    bool
-	maxTokensField              MaxTokensField
-	effortField                 EffortField
-	bodyFields                  []bodyField
-	noReason                    bool
-	noStrict                    bool
-	jsonSchema                  *bool
-	sleep                       func(ctx context.Context, d time.Duration) error
-	now                         func() time.Time
-	getenv                      func(string) string
+	core.Settings
+	org            string
+	maxTokensField MaxTokensField
+	effortField    EffortField
+	bodyFields     []bodyField
+	noReason       bool
+	noStrict       bool
+	jsonSchema     *bool
 }
 
 // Option configures a Provider.
 type Option func(*settings)
 
 // WithAPIKey sets the bearer token; empty means OPENAI_API_KEY.
-func WithAPIKey(key string) Option { return func(s *settings) { s.apiKey = key } }
+func WithAPIKey(key string) Option { return func(s *settings) { s.APIKey = key } }
 
 // WithModel sets the model every invocation asks for. It is required.
-func WithModel(model string) Option { return func(s *settings) { s.model = model } }
+func WithModel(model string) Option { return func(s *settings) { s.Model = model } }
 
 // WithBaseURL points the provider at another server, e.g.
 // "http://127.0.0.1:11434/v1" for Ollama; empty means OPENAI_BASE_URL, then
 // DefaultBaseURL. With a base URL set, an API key is optional.
-func WithBaseURL(u string) Option { return func(s *settings) { s.baseURL = u } }
+func WithBaseURL(u string) Option { return func(s *settings) { s.BaseURL = u } }
 
 // WithEnv sets how New reads OPENAI_API_KEY and OPENAI_BASE_URL; nil
 // means os.Getenv. A program that takes the key from a variable of its own
 // choosing passes a lookup that answers "" for OPENAI_API_KEY, so that a key
 // meant for OpenAI is not sent to another server.
-func WithEnv(getenv func(string) string) Option { return func(s *settings) { s.getenv = getenv } }
+func WithEnv(getenv func(string) string) Option { return func(s *settings) { s.Getenv = getenv } }
 
 // WithHTTPClient sets the HTTP client; nil means a new http.Client.
-func WithHTTPClient(c *http.Client) Option { return func(s *settings) { s.httpc = c } }
+func WithHTTPClient(c *http.Client) Option { return func(s *settings) { s.HTTPClient = c } }
 
 // WithOrganization sends the OpenAI-Organization header.
 func WithOrganization(org string) Option { return func(s *settings) { s.org = org } }
 
 // WithHeader adds a header to every request (a project ID, a gateway's
 // routing key, ...).
-func WithHeader(name, value string) Option {
-	return func(s *settings) {
-		if s.headers == nil {
-			s.headers = make(http.Header)
-		}
-		s.headers.Add(name, value)
-	}
-}
+func WithHeader(name, value string) Option { return func(s *settings) { s.AddHeader(name, value) } }
 
 // WithMaxRetries sets how many times a 429 or 5xx answer is retried before
 // the error is returned; 0 disables retries. The default is
 // DefaultMaxRetries. A request that cannot reach the server, and a stream
 // that fails after it has begun (its deltas are already yielded), are not
 // retried.
-func WithMaxRetries(n int) Option {
-	return func(s *settings) { n = max(n, 0); s.maxRetries = &n }
-}
+func WithMaxRetries(n int) Option { return func(s *settings) { s.SetMaxRetries(n) } }
 
 // WithMaxRetryWait caps the Retry-After a server may ask for: a longer wait
 // returns the *APIError at once (its RetryAfter says how long). Zero means
 // DefaultMaxRetryWait.
-func WithMaxRetryWait(d time.Duration) Option { return func(s *settings) { s.maxRetryWait = d } }
+func WithMaxRetryWait(d time.Duration) Option { return func(s *settings) { s.MaxRetryWait = d } }
 
 // WithTimeout bounds one whole invocation: every attempt, the waits between
 // retries and the whole streamed body. Zero or negative means no limit of
@@ -169,7 +137,7 @@ func WithMaxRetryWait(d time.Duration) Option { return func(s *settings) { s.max
 // long and the caller's context already bounds it; WithIdleTimeout catches a
 // server that stalls. When it ends an invocation, the error is a
 // *TimeoutError matching ErrTimeout.
-func WithTimeout(d time.Duration) Option { return func(s *settings) { s.timeout = d } }
+func WithTimeout(d time.Duration) Option { return func(s *settings) { s.Timeout = d } }
 
 // WithIdleTimeout bounds how long the server may send nothing: the wait for
 // a stream's response headers and every gap between two reads of a response
@@ -179,24 +147,27 @@ func WithTimeout(d time.Duration) Option { return func(s *settings) { s.timeout 
 // DefaultIdleTimeout; negative turns the limit off. When it ends an
 // invocation, the error is a *TimeoutError matching ErrIdleTimeout and
 // ErrTimeout.
-func WithIdleTimeout(d time.Duration) Option { return func(s *settings) { s.idleTimeout = d } }
+func WithIdleTimeout(d time.Duration) Option { return func(s *settings) { s.IdleTimeout = d } }
 
 // WithTracer records a "chat {model}" span per invocation, after the
 // OpenTelemetry GenAI conventions. Without one, tracing costs nothing.
-func WithTracer(t trace.Tracer) Option { return func(s *settings) { s.tracer = t } }
+func WithTracer(t trace.Tracer) Option { return func(s *settings) { s.Tracer = t } }
 
 // WithStreaming chooses between a streamed answer (the default) and one
 // whole response, for servers that cannot stream. Without streaming no
 // deltas are yielded.
-func WithStreaming(on bool) Option { return func(s *settings) { s.noStream = !on } }
+func WithStreaming(on bool) Option { return func(s *settings) { s.NoStream = !on } }
 
 // MaxTokensField names the body member Request.MaxTokens goes out as.
 type MaxTokensField string
 
 const (
 	// MaxTokensAuto (the zero value) sends max_completion_tokens to OpenAI
-	// and Azure OpenAI, whose reasoning models refuse max_tokens, and
-	// max_tokens to every other server: it is the field every
+	// and Azure OpenAI, and for a model of OpenAI's reasoning families
+	// (o1, o3, o4, gpt-5, gpt-6 and their variants, also under a gateway's
+	// vendor prefix such as "openai/gpt-5") to any server, since those
+	// models refuse max_tokens wherever a gateway forwards them; every other
+	// model gets max_tokens on every other server: it is the field every
 	// chat-completions server knows, while some ignore or refuse the newer
 	// one.
 	MaxTokensAuto MaxTokensField = ""
@@ -257,7 +228,7 @@ func WithStrictTools(on bool) Option { return func(s *settings) { s.noStrict = !
 
 // withSleep replaces the wait between retries, for tests.
 func withSleep(f func(ctx context.Context, d time.Duration) error) Option {
-	return func(s *settings) { s.sleep = f }
+	return func(s *settings) { s.Sleep = f }
 }
 
 // WithJSONSchemaFormat says whether the server honours response_format
@@ -268,7 +239,12 @@ func withSleep(f func(ctx context.Context, d time.Duration) error) Option {
 func WithJSONSchemaFormat(on bool) Option { return func(s *settings) { s.jsonSchema = &on } }
 
 // withClock replaces the clock that reads HTTP-date Retry-After values.
-func withClock(now func() time.Time) Option { return func(s *settings) { s.now = now } }
+func withClock(now func() time.Time) Option { return func(s *settings) { s.Now = now } }
+
+var endpoint = core.Endpoint{
+	Prefix: "openai", EnvAPIKey: EnvAPIKey, EnvBaseURL: EnvBaseURL, DefaultBaseURL: DefaultBaseURL,
+	ErrNoModel: ErrNoModel, ErrNoAPIKey: ErrNoAPIKey,
+}
 
 // New returns a Provider. It fails when no model is set, when no API key is
 // set for the default base URL, or when the base URL is not an http(s) URL.
@@ -279,35 +255,16 @@ func New(opts ...Option) (*Provider, error) {
 			o(&s)
 		}
 	}
-	if s.getenv == nil {
-		s.getenv = os.Getenv
-	}
-	if s.apiKey == "" {
-		s.apiKey = s.getenv(EnvAPIKey)
-	}
-	if s.baseURL == "" {
-		s.baseURL = s.getenv(EnvBaseURL)
-	}
-	explicitURL := s.baseURL != ""
-	if !explicitURL {
-		s.baseURL = DefaultBaseURL
-	}
-	if strings.TrimSpace(s.model) == "" {
-		return nil, ErrNoModel
-	}
-	if s.apiKey == "" && !explicitURL {
-		return nil, ErrNoAPIKey
-	}
-	u, err := url.Parse(s.baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openai: base URL %q is not an http(s) URL", s.baseURL)
+	u, err := endpoint.Resolve(&s.Settings)
+	if err != nil {
+		return nil, err
 	}
 
 	var bad []error
 	switch s.maxTokensField {
 	case MaxTokensAuto:
 		s.maxTokensField = MaxTokens
-		if isOpenAIHost(u.Hostname()) {
+		if isOpenAIHost(u.Hostname()) || reasoningModel(s.Model) {
 			s.maxTokensField = MaxCompletionTokens
 		}
 	case MaxTokens, MaxCompletionTokens:
@@ -338,50 +295,23 @@ func New(opts ...Option) (*Provider, error) {
 	}
 
 	p := &Provider{
-		model:          s.model,
-		baseURL:        strings.TrimRight(s.baseURL, "/"),
-		httpc:          s.httpc,
-		headers:        s.headers,
-		tracer:         s.tracer,
-		serverAddr:     u.Hostname(),
-		maxRetries:     DefaultMaxRetries,
-		maxRetryWait:   s.maxRetryWait,
-		timeout:        s.timeout,
-		idleTimeout:    s.idleTimeout,
-		stream:         !s.noStream,
+		core: core.NewConn(&s.Settings, u, core.Defaults{
+			MaxRetries: DefaultMaxRetries, MaxRetryWait: DefaultMaxRetryWait, IdleTimeout: DefaultIdleTimeout,
+		}),
 		maxTokensField: s.maxTokensField,
 		effortField:    s.effortField,
 		bodyFields:     fields,
 		sendReason:     !s.noReason,
 		strict:         !s.noStrict,
 		jsonSchema:     isOpenAIHost(u.Hostname()),
-		sleep:          s.sleep,
-		now:            s.now,
-	}
-	p.serverPort = genaispan.Port(u)
-	if p.httpc == nil {
-		p.httpc = &http.Client{}
-	}
-	if s.maxRetries != nil {
-		p.maxRetries = *s.maxRetries
 	}
 	if s.jsonSchema != nil {
 		p.jsonSchema = *s.jsonSchema
 	}
-	if p.maxRetryWait <= 0 {
-		p.maxRetryWait = DefaultMaxRetryWait
-	}
-	if p.idleTimeout == 0 {
-		p.idleTimeout = DefaultIdleTimeout
-	}
-	if p.sleep == nil {
-		p.sleep = sleepCtx
-	}
-	if p.now == nil {
-		p.now = time.Now
-	}
-	p.cfg = goopenai.DefaultConfig(s.apiKey)
-	p.cfg.BaseURL = p.baseURL
+	name, _ := json.Marshal(p.core.Model)
+	p.modelHead = append([]byte(`{"model":`), name...)
+	p.cfg = goopenai.DefaultConfig(s.APIKey)
+	p.cfg.BaseURL = p.core.BaseURL
 	p.cfg.OrgID = s.org
 	p.cfg.EmptyMessagesLimit = streamEmptyLimit
 	return p, nil
@@ -400,14 +330,34 @@ func isOpenAIHost(host string) bool {
 	return false
 }
 
-// sleepCtx is the real wait between attempts.
-var sleepCtx = retry.Sleep
+// reasoningFamilies are the model name stems of OpenAI's reasoning models,
+// which take max_completion_tokens and refuse max_tokens.
+var reasoningFamilies = []string{"o1", "o3", "o4", "gpt-5", "gpt-6"}
+
+// reasoningModel reports whether model belongs to one of OpenAI's
+// reasoning families (such as "o4-mini", "gpt-5.1-codex" or
+// "gpt-5-2025-08-07"), also under the vendor prefix gateways add
+// ("openai/gpt-5" on OpenRouter, "azure/o3-mini" on LiteLLM). The name is
+// what decides, not the host: a gateway may have any host.
+func reasoningModel(model string) bool {
+	name := strings.ToLower(strings.TrimSpace(model))
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	for _, f := range reasoningFamilies {
+		rest, ok := strings.CutPrefix(name, f)
+		if ok && (rest == "" || strings.ContainsRune("-._:@", rune(rest[0]))) {
+			return true
+		}
+	}
+	return false
+}
 
 // Model returns the model the provider asks for.
-func (p *Provider) Model() string { return p.model }
+func (p *Provider) Model() string { return p.core.Model }
 
 // BaseURL returns the server the provider talks to.
-func (p *Provider) BaseURL() string { return p.baseURL }
+func (p *Provider) BaseURL() string { return p.core.BaseURL }
 
 // Invoke sends req and streams the answer; see the package documentation
 // for what is yielded. The sequence ends with the first error.
@@ -416,28 +366,16 @@ func (p *Provider) Invoke(ctx context.Context, req *provider.Request) iter.Seq2[
 		if req == nil {
 			req = &provider.Request{}
 		}
-		var sp trace.Span
-		if p.tracer != nil {
-			ctx, sp = genaispan.Start(ctx, p.tracer, genaispan.Call{
-				Provider: "openai", Model: p.model, ServerAddr: p.serverAddr, ServerPort: p.serverPort,
-			}, req)
-		}
-		res, err := p.invoke(ctx, req, yield)
-		if err == errStopped {
-			err = nil
-		}
-		if sp != nil {
-			genaispan.End(sp, res, err, errorType)
-		}
-		if err != nil {
-			yield(nil, err)
-		}
+		invocation.Run(ctx, &p.core, req, func(err error) { yield(nil, err) },
+			func(ctx context.Context) (*result, error) { return p.invoke(ctx, req, yield) })
 	}
 }
 
+var invocation = core.Invocation{Provider: "openai", ErrorType: errorType}
+
 // errStopped marks a consumer that stopped iterating; nothing more may be
 // yielded.
-var errStopped = errors.New("openai: consumer stopped")
+var errStopped = core.ErrStopped
 
 // result is what an invocation learned, for the span.
 type result = genaispan.Result
@@ -448,23 +386,13 @@ func (p *Provider) invoke(ctx context.Context, req *provider.Request, yield func
 	if err != nil {
 		return res, err
 	}
-	if p.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, p.timeout, &TimeoutError{Limit: p.timeout})
-		defer cancel()
-	}
-	ct := &callTransport{p: p, patch: patch, edits: edits, stream: p.stream}
-	if p.idleTimeout > 0 {
-		var cancel context.CancelCauseFunc
-		ctx, cancel = context.WithCancelCause(ctx)
-		defer cancel(nil)
-		ct.idle = idle.NewGuard(p.idleTimeout, cancel, &TimeoutError{Idle: true, Limit: p.idleTimeout})
-		defer ct.idle.Disarm()
-	}
+	ctx, guard, stop := core.Limits(ctx, p.core.Timeout, p.core.IdleTimeout, timeoutError)
+	defer stop()
+	ct := &callTransport{p: p, patch: patch, edits: edits, stream: p.core.Stream, idle: guard}
 	cfg := p.cfg
 	cfg.HTTPClient = ct
 	client := goopenai.NewClientWithConfig(cfg)
-	if p.stream {
+	if p.core.Stream {
 		return res, p.runStream(ctx, client, ct, creq, res, yield)
 	}
 	return res, p.runWhole(ctx, client, ct, creq, res, yield)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/lodeworks/lode/artifact"
@@ -221,11 +222,14 @@ func (u *wireUsage) empty() bool {
 }
 
 // usageOf reads usage. OpenAI counts reasoning inside completion_tokens;
-// some servers count it beside them, so that total_tokens is more than
-// prompt plus completion. The difference is output all the same, and goes
-// into OutputTokens (and ReasoningTokens when the server did not say), so
-// that totals and token limits see it. Cached input is read from each
-// spelling; where several are sent, they count the same tokens.
+// other servers count it beside them, and the numbers say which: reasoning
+// larger than completion_tokens cannot be inside it (Vercel's gateway for
+// Gemini, whose total_tokens leaves it out too), and a total_tokens above
+// prompt plus output holds tokens no field names (Gemini's own OpenAI API,
+// xAI), which are output all the same. Either way they go into
+// OutputTokens (and unnamed ones into ReasoningTokens when the server named
+// none), so that totals and token limits see them. Cached input is read
+// from each spelling; where several are sent, they count the same tokens.
 func usageOf(u *wireUsage) *artifact.Usage {
 	out := &artifact.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
 	if d := u.PromptTokensDetails; d != nil {
@@ -233,13 +237,25 @@ func usageOf(u *wireUsage) *artifact.Usage {
 	}
 	out.CachedInputTokens = max(out.CachedInputTokens, u.PromptCacheHitTokens, u.CachedTokens)
 	if d := u.CompletionTokensDetails; d != nil {
-		out.ReasoningTokens = d.ReasoningTokens
+		out.ReasoningTokens = max(d.ReasoningTokens, 0)
 	}
-	if extra := u.TotalTokens - u.PromptTokens - u.CompletionTokens; extra > 0 {
-		out.OutputTokens += extra
+	if out.ReasoningTokens > u.CompletionTokens {
+		out.OutputTokens = addTokens(out.OutputTokens, out.ReasoningTokens)
+	}
+	if extra := u.TotalTokens - addTokens(u.PromptTokens, out.OutputTokens); extra > 0 && u.PromptTokens >= 0 {
+		out.OutputTokens = addTokens(out.OutputTokens, extra)
 		if out.ReasoningTokens == 0 {
 			out.ReasoningTokens = extra
 		}
 	}
 	return out
+}
+
+// addTokens adds two counts a server sent, stopping at the largest count
+// rather than wrapping round to a negative one.
+func addTokens(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }

@@ -107,20 +107,7 @@ type RequestError struct {
 }
 
 func (e *RequestError) Error() string {
-	var b strings.Builder
-	b.WriteString("openai: request: ")
-	switch {
-	case e.Turn >= 0:
-		fmt.Fprintf(&b, "turn %d (%s): ", e.Turn, e.Role)
-	case e.Tool != "":
-		fmt.Fprintf(&b, "tool %q: ", e.Tool)
-	}
-	b.WriteString(e.Reason)
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
-	}
-	return b.String()
+	return apierr.RequestText("openai", e.Turn, string(e.Role), e.Tool, e.Reason, e.Err)
 }
 
 func (e *RequestError) Unwrap() error { return e.Err }
@@ -143,8 +130,15 @@ const emptyToolResult = "(no output)"
 // buildRequest maps req to go-openai's request. patch holds JSON members
 // go-openai cannot express (a zero temperature or top_p, which its
 // omitempty drops), for the transport to add to the body.
+//
+// go-openai is given no model name: before it sends, it refuses requests by
+// the name alone (max_tokens, a temperature, tools for o1*, o3*, o4*,
+// gpt-5* and some gpt-6 names; whole families of older names), rules
+// written for OpenAI's own server that a gateway, a fine-tune or a newer
+// model need not follow. The transport writes the name into the body; what
+// the server makes of the request is the server's to say.
 func (p *Provider) buildRequest(req *provider.Request) (goopenai.ChatCompletionRequest, []byte, *bodyEdits, error) {
-	creq := goopenai.ChatCompletionRequest{Model: p.model}
+	var creq goopenai.ChatCompletionRequest
 	edits := &bodyEdits{}
 	creq, patch, err := p.buildInto(req, creq, edits)
 	return creq, patch, edits, err
@@ -199,7 +193,7 @@ func (p *Provider) buildInto(req *provider.Request, creq goopenai.ChatCompletion
 	if creq.ResponseFormat, err = p.responseFormat(req.ResponseFormat); err != nil {
 		return creq, nil, err
 	}
-	if p.stream {
+	if p.core.Stream {
 		creq.StreamOptions = &goopenai.StreamOptions{IncludeUsage: true}
 	}
 	if v, ok := req.Extension(extReasoningEffort); ok {
@@ -370,8 +364,8 @@ func (p *Provider) messages(turns []ledger.Turn, edits *bodyEdits) ([]goopenai.C
 				return nil, err
 			}
 			if ok {
-				if extra != nil {
-					edits.addToMessage(len(msgs), *extra)
+				for _, x := range extra {
+					edits.addToMessage(len(msgs), x)
 				}
 				msgs = append(msgs, m)
 			}
@@ -380,6 +374,8 @@ func (p *Provider) messages(turns []ledger.Turn, edits *bodyEdits) ([]goopenai.C
 				switch a.(type) {
 				case artifact.Pending, artifact.Decision:
 					continue // approval records: the results say what the model needs
+				case artifact.Opaque:
+					continue // another adapter's
 				}
 				r, ok := a.(artifact.ToolResult)
 				if !ok {
@@ -461,6 +457,9 @@ func contentMessage(i int, t ledger.Turn) (goopenai.ChatCompletionMessage, bool,
 			// A stored summary reaches the model only through a history
 			// policy, which puts its text in the request; the turns it
 			// covers are still in the history.
+		case artifact.Opaque:
+			// Another adapter's content (Claude's server tool blocks): only
+			// that adapter can send it.
 		default:
 			return m, false, turnErr(i, t.Role, "a %s turn cannot carry %s", t.Role, kindOf(a))
 		}
@@ -568,16 +567,18 @@ func imageURL(img artifact.Image) (string, error) {
 // content nor tool calls is skipped: the API refuses such a message.
 //
 // Reasoning goes back where the server put it (Reasoning.Field): its
-// structured reasoning_details as they came, else its text as "reasoning"
-// or, by default, "reasoning_content". extra is a member go-openai's message
-// cannot carry, for the body to gain.
-func (p *Provider) assistantMessage(i int, t ledger.Turn) (m goopenai.ChatCompletionMessage, extra *member, ok bool, err error) {
+// structured reasoning_details as they came, and its text as
+// reasoning_content too when it came there beside them; else its text as
+// "reasoning" or, by default, "reasoning_content". extra are members
+// go-openai's message cannot carry, for the body to gain.
+func (p *Provider) assistantMessage(i int, t ledger.Turn) (m goopenai.ChatCompletionMessage, extra []member, ok bool, err error) {
 	m = goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleAssistant}
 	var (
 		parts     []goopenai.ChatMessagePart
 		reasoning strings.Builder
 		field     string
 		details   []string
+		both      bool // some reasoning came as reasoning_content and details
 	)
 	for _, a := range t.Artifacts {
 		switch a := a.(type) {
@@ -590,8 +591,9 @@ func (p *Provider) assistantMessage(i int, t ledger.Turn) (m goopenai.ChatComple
 			if field == "" {
 				field = a.Field
 			}
-			if a.Field == fieldReasoningDetails && a.Data != "" {
+			if (a.Field == fieldReasoningDetails || a.Field == fieldContentAndDetails) && a.Data != "" {
 				details = append(details, a.Data)
+				both = both || a.Field == fieldContentAndDetails
 			}
 		case artifact.ToolCall:
 			if a.Name == "" {
@@ -610,7 +612,9 @@ func (p *Provider) assistantMessage(i int, t ledger.Turn) (m goopenai.ChatComple
 				ID: a.ID, Type: goopenai.ToolTypeFunction,
 				Function: goopenai.FunctionCall{Name: a.Name, Arguments: args},
 			})
-		case artifact.Usage, artifact.Finish:
+		case artifact.Usage, artifact.Finish, artifact.Opaque:
+			// An Opaque is another adapter's (Claude's server tool blocks,
+			// citations): only that adapter can send it.
 		default:
 			return m, nil, false, turnErr(i, t.Role, "an assistant turn cannot carry %s", kindOf(a))
 		}
@@ -627,20 +631,36 @@ func (p *Provider) assistantMessage(i int, t ledger.Turn) (m goopenai.ChatComple
 	if !p.sendReason {
 		return m, nil, true, nil
 	}
+	// Text that goes out as a member of lode's is written as servers write
+	// it (no escaping of <, > and &), not as go-openai would.
+	textMember := func(name string) (member, error) {
+		b, err := marshalString(reasoning.String())
+		if err != nil {
+			return member{}, turnErr(i, t.Role, "%s: %s", name, err)
+		}
+		return member{name, b}, nil
+	}
 	switch {
 	case len(details) > 0:
 		list, err := joinLists(details)
 		if err != nil {
 			return m, nil, false, turnErr(i, t.Role, "reasoning_details: %s", err)
 		}
-		extra = &member{fieldReasoningDetails, list}
+		if both && reasoning.Len() > 0 {
+			x, err := textMember(fieldReasoningContent)
+			if err != nil {
+				return m, nil, false, err
+			}
+			extra = append(extra, x)
+		}
+		extra = append(extra, member{fieldReasoningDetails, list})
 	case reasoning.Len() == 0:
 	case field == fieldReasoning:
-		b, err := marshalString(reasoning.String())
+		x, err := textMember(fieldReasoning)
 		if err != nil {
-			return m, nil, false, turnErr(i, t.Role, "reasoning: %s", err)
+			return m, nil, false, err
 		}
-		extra = &member{fieldReasoning, b}
+		extra = append(extra, x)
 	default:
 		m.ReasoningContent = reasoning.String()
 	}

@@ -7,8 +7,6 @@ import (
 	"reflect"
 	"testing"
 
-	goopenai "github.com/sashabaranov/go-openai"
-
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/provider"
@@ -292,22 +290,6 @@ func TestRequestErrors(t *testing.T) {
 				t.Errorf("%d requests sent", n)
 			}
 		})
-	}
-}
-
-func TestGoOpenAIRefusal(t *testing.T) {
-	// go-openai checks reasoning models itself; its refusal is a
-	// RequestError and nothing is sent.
-	f := newFake(t)
-	req := userReq("hi")
-	req.MaxTokens = 10
-	err := drain(t.Context(), f.provider(t, WithModel("o3-mini"), WithLegacyMaxTokens(true)), req)
-	var re *RequestError
-	if !errors.As(err, &re) || !errors.Is(err, goopenai.ErrReasoningModelMaxTokensDeprecated) {
-		t.Fatalf("err = %v (%T)", err, err)
-	}
-	if len(f.requests()) != 0 {
-		t.Error("a request was sent")
 	}
 }
 

@@ -47,6 +47,12 @@ const (
 	fieldReasoningContent = "reasoning_content"
 	fieldReasoning        = "reasoning"
 	fieldReasoningDetails = "reasoning_details"
+	// fieldContentAndDetails: the text came as reasoning_content beside
+	// reasoning_details (Kimi through Avian); both go back, since Kimi
+	// refuses a tool-calling assistant message without reasoning_content.
+	// Text under "reasoning" beside the details (OpenRouter) is the
+	// server's rendering of them and does not go back.
+	fieldContentAndDetails = fieldReasoningContent + "," + fieldReasoningDetails
 )
 
 func (p *Provider) runStream(ctx context.Context, client *goopenai.Client, ct *callTransport,
@@ -149,6 +155,7 @@ func (p *Provider) runWhole(ctx context.Context, client *goopenai.Client, ct *ca
 				return respErr(ErrMalformed, "the message has reasoning_details that are not a list of objects", m.ReasoningDetails, err)
 			}
 			asm.details.whole = m.ReasoningDetails
+			asm.contentSeen = m.ReasoningContent != ""
 			if r == "" {
 				r = text
 			}
@@ -190,6 +197,7 @@ type wireWhole struct {
 type assembler struct {
 	text, reasoning strings.Builder
 	reasonField     string // where the reasoning text came
+	contentSeen     bool   // some reasoning came as reasoning_content
 	details         detailsAcc
 	calls           []*callAcc
 	byIndex         map[int]*callAcc // by the index calls are ordered by
@@ -242,6 +250,9 @@ func (a *assembler) add(c *wireChunk, yield func(artifact.Artifact, error) bool)
 			if r == "" {
 				r = text
 			}
+		}
+		if d.ReasoningContent != "" {
+			a.contentSeen = true
 		}
 		if r != "" {
 			if a.reasonField == "" {
@@ -393,6 +404,9 @@ func (a *assembler) reasoningArtifact() *artifact.Reasoning {
 	r := artifact.Reasoning{Content: a.reasoning.String(), Field: a.reasonField}
 	if d := a.details.json(); d != "" {
 		r.Field, r.Data = fieldReasoningDetails, d
+		if a.contentSeen {
+			r.Field = fieldContentAndDetails
+		}
 	}
 	if r.Content == "" && r.Data == "" {
 		return nil

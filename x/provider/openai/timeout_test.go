@@ -149,11 +149,11 @@ func TestIdleTimeoutDefault(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.idleTimeout != tc.want {
-			t.Errorf("idle timeout = %s, want %s", p.idleTimeout, tc.want)
+		if p.core.IdleTimeout != tc.want {
+			t.Errorf("idle timeout = %s, want %s", p.core.IdleTimeout, tc.want)
 		}
-		if p.timeout != 0 {
-			t.Errorf("request timeout = %s, want 0 (none)", p.timeout)
+		if p.core.Timeout != 0 {
+			t.Errorf("request timeout = %s, want 0 (none)", p.core.Timeout)
 		}
 	}
 }

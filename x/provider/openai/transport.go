@@ -22,8 +22,7 @@ type callTransport struct {
 	edits  *bodyEdits
 	stream bool
 
-	attempts    int
-	retryAfter  time.Duration
+	outcome     retry.Outcome
 	contentType string
 	watch       *doneWatcher
 	idle        *idle.Guard
@@ -41,13 +40,10 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(t.patch) > 0 && len(body) > 2 && body[0] == '{' {
-		// go-openai always writes "model" first, so a member followed by a
-		// comma can go right after the brace.
-		patched := make([]byte, 0, len(body)+len(t.patch))
-		patched = append(patched, '{')
-		patched = append(patched, t.patch...)
-		body = append(patched, body[1:]...)
+	// go-openai always writes "model" first, so a member followed by a
+	// comma can go right after the brace.
+	if body, err = t.p.withModel(body, t.patch); err != nil {
+		return nil, err
 	}
 	if t.edits != nil && !t.edits.empty() {
 		b, err := t.edits.apply(body)
@@ -56,63 +52,73 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 		}
 		body = b
 	}
-	for attempt := 0; ; attempt++ {
-		// Not every HTTP client given to WithHTTPClient checks the context
-		// before it sends.
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		r := retry.Clone(ctx, req, body)
-		for k, vs := range t.p.headers {
-			r.Header[k] = vs
-		}
-		if t.stream {
-			// A streaming server answers at once; one that does not is
-			// as stalled as one that stops mid-stream.
-			t.idle.Arm()
-		}
-		resp, err := t.p.httpc.Do(r)
-		t.idle.Disarm()
-		t.attempts = attempt + 1
-		if err != nil {
-			return nil, err
-		}
-		resp.Body = t.idle.Body(resp.Body)
-		if resp.StatusCode/100 == 2 {
-			if t.stream {
-				t.contentType = resp.Header.Get("Content-Type")
-				t.watch = &doneWatcher{rc: resp.Body}
-				resp.Body = t.watch
-			} else {
-				// The stream path closes its body on cancellation itself.
-				t.whole.Reset()
-				resp.Body = idle.CloseOnDone(ctx, teeBody{resp.Body, &t.whole})
-			}
-			return resp, nil
-		}
-		// A refusal is read here, bounded, and closed: go-openai reads an
+	resp, err := t.sender().Send(ctx, req, body, &t.outcome)
+	if err != nil || resp.StatusCode/100 != 2 {
+		// A refusal was read, bounded, and closed: go-openai reads an
 		// error body whole and, on the streaming path, never closes it.
-		data := retry.Drain(resp)
-		if !retry.Retryable(resp.StatusCode) {
-			return resp, nil
-		}
-
-		wait, asked := retryDelay(resp.Header, t.p.now(), resp.StatusCode)
-		if asked {
-			t.retryAfter = wait
-		}
-		// Running out of quota is a 429 that no wait cures.
-		if attempt >= t.p.maxRetries || bytes.Contains(data, []byte("insufficient_quota")) {
-			return resp, nil
-		}
-		again, err := t.plan().Wait(ctx, attempt, resp.StatusCode, wait, asked)
-		if err != nil {
-			return nil, err
-		}
-		if !again {
-			return resp, nil
-		}
+		return resp, err
 	}
+	if t.stream {
+		t.contentType = resp.Header.Get("Content-Type")
+		t.watch = &doneWatcher{rc: resp.Body}
+		resp.Body = t.watch
+	} else {
+		// The stream path closes its body on cancellation itself.
+		t.whole.Reset()
+		resp.Body = idle.CloseOnDone(ctx, teeBody{resp.Body, &t.whole})
+	}
+	return resp, nil
+}
+
+// sender sends the invocation's request: headers added, 429 and 5xx
+// retried (not a 429 for want of quota, which no wait cures), and the
+// idle limit counting the wait for a stream's headers.
+func (t *callTransport) sender() *retry.Sender {
+	return &retry.Sender{
+		Client: t.p.core.HTTPClient, MaxRetries: t.p.core.MaxRetries, Plan: t.p.core.Plan(retryBase, retryCap), Now: t.p.core.Now,
+		Idle: t.idle, IdleHeaders: t.stream,
+		Prepare: func(r *http.Request) {
+			for k, vs := range t.p.core.Headers {
+				r.Header[k] = vs
+			}
+		},
+		Delay: func(h http.Header, now time.Time, status int) (time.Duration, bool) {
+			if !retry.Retryable(status) {
+				return 0, false
+			}
+			return retryDelay(h, now, status)
+		},
+		Retry: func(resp *http.Response, data []byte) bool {
+			return retry.Retryable(resp.StatusCode) && !bytes.Contains(data, []byte("insufficient_quota"))
+		},
+	}
+}
+
+// blankModel is how go-openai's body begins for a request with no model
+// name (see buildRequest).
+var blankModel = []byte(`{"model":""`)
+
+// withModel writes the provider's model name into body, where go-openai
+// left it empty, and patch, members ending in a comma, right after the
+// opening brace: one copy of the body for both.
+func (p *Provider) withModel(body, patch []byte) ([]byte, error) {
+	if rest, ok := bytes.CutPrefix(body, blankModel); ok {
+		out := make([]byte, 0, len(patch)+len(p.modelHead)+len(rest))
+		out = append(out, '{')
+		out = append(out, patch...)
+		out = append(out, p.modelHead[1:]...)
+		return append(out, rest...), nil
+	}
+	// Not go-openai's usual layout: set the member wherever it is.
+	e := bodyEdits{top: []member{{"model", p.modelHead[len(`{"model":`):]}}}
+	body, err := e.apply(body)
+	if err != nil || len(patch) == 0 {
+		return body, err
+	}
+	out := make([]byte, 0, len(body)+len(patch))
+	out = append(out, '{')
+	out = append(out, patch...)
+	return append(out, body[1:]...), nil
 }
 
 // teeBody keeps a copy of what is read.
@@ -264,7 +270,3 @@ func isDoneLine(b []byte) bool {
 }
 
 func (w *doneWatcher) Close() error { return w.rc.Close() }
-
-func (t *callTransport) plan() retry.Plan {
-	return retry.Plan{Base: retryBase, Cap: retryCap, MaxWait: t.p.maxRetryWait, Trace: t.p.tracer != nil, Sleep: t.p.sleep}
-}

@@ -9,21 +9,21 @@ import (
 // that matches exactly one of them with errors.Is.
 var (
 	// ErrSyntax: the text is not an expression the calculator understands.
-	ErrSyntax = errors.New("syntax error")
+	ErrSyntax = errors.New("calculator: syntax error")
 	// ErrUnknownName: a name that is neither a function nor a constant.
-	ErrUnknownName = errors.New("unknown name")
+	ErrUnknownName = errors.New("calculator: unknown name")
 	// ErrDivisionByZero: division or modulo by zero, or 0 to a negative power.
-	ErrDivisionByZero = errors.New("division by zero")
+	ErrDivisionByZero = errors.New("calculator: division by zero")
 	// ErrDomain: a function or operator applied outside its domain
 	// (sqrt(-1), ln(0), a fractional power of a negative number).
-	ErrDomain = errors.New("outside the domain")
+	ErrDomain = errors.New("calculator: outside the domain")
 	// ErrRange: a result too large or too small to represent within the
 	// limits (exact values are bounded in bits, approximations by float64).
-	ErrRange = errors.New("out of range")
+	ErrRange = errors.New("calculator: out of range")
 	// ErrTooLong: the expression is longer than the input limit.
-	ErrTooLong = errors.New("expression too long")
+	ErrTooLong = errors.New("calculator: expression too long")
 	// ErrTooDeep: the expression nests deeper than the depth limit.
-	ErrTooDeep = errors.New("expression nested too deeply")
+	ErrTooDeep = errors.New("calculator: expression nested too deeply")
 )
 
 // Error is an evaluation failure: what went wrong, in words a model can act

@@ -109,7 +109,7 @@
 // approval, why, and what to do (WithAskHint); it never runs. From revision
 // 2026-07-28 on the question travels in an input-required result and the
 // answer in the client's retry, bound to the call by a signed state.
-// xtool.AskLater is no choice here: a server cannot pause a caller's run.
+// xtool.PauseForDecision is no choice here: a server cannot pause a caller's run.
 //
 //	h := xtool.NewHandler(reg, xtool.WithApprover(mcp.AskClient()), xtool.WithApprovalFor("wipe"))
 //	srv, err := mcp.NewServer(reg, mcp.WithHandler(h))

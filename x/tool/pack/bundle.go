@@ -101,7 +101,7 @@ func Validate(fn func(options map[string]any) error) Part {
 // given twice, or a schema that is not valid, is an error.
 func New(name string, parts ...Part) (*Bundle, error) {
 	if strings.TrimSpace(name) == "" {
-		return nil, fmt.Errorf("pack: %w", ErrBlankName)
+		return nil, ErrBlankName
 	}
 	b := &Bundle{name: name, reg: tool.NewRegistry()}
 	for _, p := range parts {

@@ -39,7 +39,7 @@ func (c *Catalog) Register(p Pack) error {
 	}
 	name := p.Name()
 	if strings.TrimSpace(name) == "" {
-		return fmt.Errorf("pack: %w", ErrBlankName)
+		return ErrBlankName
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

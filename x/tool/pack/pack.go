@@ -54,13 +54,13 @@ func Failuref(format string, args ...any) *tool.Result {
 // the pack or tool concerned.
 var (
 	// ErrBlankName: a pack was registered without a name.
-	ErrBlankName = errors.New("tool provider name is blank")
+	ErrBlankName = errors.New("pack: tool provider name is blank")
 	// ErrAlreadyRegistered: another pack holds the name.
-	ErrAlreadyRegistered = errors.New("tool provider already registered for name")
+	ErrAlreadyRegistered = errors.New("pack: tool provider already registered for name")
 	// ErrUnknownPack: settings name a pack the catalog does not hold.
-	ErrUnknownPack = errors.New("unsupported tool pack")
+	ErrUnknownPack = errors.New("pack: unsupported tool pack")
 	// ErrNoOptions: options were given to a pack that takes none.
-	ErrNoOptions = errors.New("pack takes no options")
+	ErrNoOptions = errors.New("pack: pack takes no options")
 )
 
 // OptionsError reports options a pack refused at start-up.

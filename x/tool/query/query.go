@@ -159,7 +159,7 @@ type Query struct {
 }
 
 // ErrInvalid is matched by every parse error.
-var ErrInvalid = errors.New("invalid query")
+var ErrInvalid = errors.New("query: invalid query")
 
 // Error is a query that cannot be parsed: where (a path into the
 // arguments, like "filter.and[1].op") and why.

@@ -39,7 +39,7 @@ const (
 
 // ErrUnknownSkill is matched by errors about a skill name that is not
 // installed.
-var ErrUnknownSkill = errors.New("unknown skill")
+var ErrUnknownSkill = errors.New("skills: unknown skill")
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 

@@ -314,11 +314,11 @@ func TestTools(t *testing.T) {
 		{"skills__list", ``, "- csv: Clean up CSV files.\n- excel: Work with spreadsheets.\n- pdf: Extract text and tables from PDF files.", false},
 		{"skills__load", `{"name":"pdf"}`, "# Skill: pdf\n\n# PDF\n\nSee reference.md.\n\nFiles in this skill's folder (read them with skills__read and the path):\n- bin.dat\n- reference.md\n- scripts/extract.py\n", false},
 		{"skills__load", `{"name":"csv"}`, "# Skill: csv\n\nUse a real CSV parser.\n", false},
-		{"skills__load", `{"name":"word"}`, `unknown skill "word"; the skills are csv, excel, pdf`, true},
+		{"skills__load", `{"name":"word"}`, `skills: unknown skill "word"; the skills are csv, excel, pdf`, true},
 		{"skills__read", `{"name":"pdf","path":"reference.md"}`, "pdftotext -layout in.pdf out.txt\n", false},
 		{"skills__read", `{"name":"pdf","path":"link_out"}`, `"link_out" leads outside the skill's folder (through a symbolic link)`, true},
 		{"skills__read", `{"name":"csv","path":"../pdf/reference.md"}`, `"../pdf/reference.md" leads outside the skill's folder`, true},
-		{"skills__read", `{"name":"nope","path":"x"}`, `unknown skill "nope"; the skills are csv, excel, pdf`, true},
+		{"skills__read", `{"name":"nope","path":"x"}`, `skills: unknown skill "nope"; the skills are csv, excel, pdf`, true},
 	}
 	for _, tc := range tests {
 		res := callTool(t, reg, tc.tool, tc.args)
@@ -338,7 +338,7 @@ func TestTools(t *testing.T) {
 	if res := callTool(t, empty, "skills__list", `{}`); res.Content != "(no skills are installed)" {
 		t.Errorf("empty list: %q", res.Content)
 	}
-	if res := callTool(t, empty, "skills__load", `{"name":"x"}`); res.Content != `unknown skill "x": no skills are installed` {
+	if res := callTool(t, empty, "skills__load", `{"name":"x"}`); res.Content != `skills: unknown skill "x": no skills are installed` {
 		t.Errorf("empty load: %q", res.Content)
 	}
 }

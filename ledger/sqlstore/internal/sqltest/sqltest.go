@@ -110,7 +110,7 @@ func testFutureSchema(t *testing.T, b Backend) {
 		t.Fatal(err)
 	}
 	_, err := sqlstore.Open(context.Background(), b.Raw, b.Dialect)
-	if err == nil || !strings.Contains(err.Error(), "schema version 99, newer than the 1 this version of lode knows: upgrade lode") {
+	if err == nil || !strings.Contains(err.Error(), "schema version 99, newer than the 2 this version of lode knows: upgrade lode") {
 		t.Fatalf("open: %v", err)
 	}
 }
@@ -234,26 +234,26 @@ func testDamagedTurn(t *testing.T, b Backend) {
 
 func testMissingTurn(t *testing.T, b Backend) {
 	damaged(t, b, `DELETE FROM lode_turns WHERE thread_id = 'd' AND seq = ?`, []any{1},
-		"ledger/sqlstore: list d: the thread records 3 turns but 2 turn rows are stored, numbered 0 to 2: ledger: corrupt",
-		"ledger/sqlstore: load d: turn 1 missing (found 2 next): ledger: corrupt")
+		"sqlstore: list d: the thread records 3 turns but 2 turn rows are stored, numbered 0 to 2: ledger: corrupt",
+		"sqlstore: load d: turn 1 missing (found 2 next): ledger: corrupt")
 }
 
 func testMissingLastTurn(t *testing.T, b Backend) {
 	damaged(t, b, `DELETE FROM lode_turns WHERE thread_id = 'd' AND seq = ?`, []any{2},
-		"ledger/sqlstore: list d: the thread records 3 turns but 2 turn rows are stored, numbered 0 to 1: ledger: corrupt",
-		"ledger/sqlstore: load d: turn 2 missing (the thread records 3 turns): ledger: corrupt")
+		"sqlstore: list d: the thread records 3 turns but 2 turn rows are stored, numbered 0 to 1: ledger: corrupt",
+		"sqlstore: load d: turn 2 missing (the thread records 3 turns): ledger: corrupt")
 }
 
 func testExtraTurn(t *testing.T, b Backend) {
 	damaged(t, b, `INSERT INTO lode_turns (thread_id, seq, role, turn) VALUES ('d', ?, 'user', ?)`, []any{3, `{"role":"user","artifacts":[]}`},
-		"ledger/sqlstore: list d: the thread records 3 turns but 4 turn rows are stored, numbered 0 to 3: ledger: corrupt",
-		"ledger/sqlstore: load d: turn 3 is stored but the thread records 3 turns: ledger: corrupt")
+		"sqlstore: list d: the thread records 3 turns but 4 turn rows are stored, numbered 0 to 3: ledger: corrupt",
+		"sqlstore: load d: turn 3 is stored but the thread records 3 turns: ledger: corrupt")
 }
 
 func testRenumberedTurn(t *testing.T, b Backend) {
 	damaged(t, b, `UPDATE lode_turns SET seq = ? WHERE thread_id = 'd' AND seq = 2`, []any{7},
-		"ledger/sqlstore: list d: the thread records 3 turns but 3 turn rows are stored, numbered 0 to 7: ledger: corrupt",
-		"ledger/sqlstore: load d: turn 2 missing (found 7 next): ledger: corrupt")
+		"sqlstore: list d: the thread records 3 turns but 3 turn rows are stored, numbered 0 to 7: ledger: corrupt",
+		"sqlstore: load d: turn 2 missing (found 7 next): ledger: corrupt")
 }
 
 func testDBClosed(t *testing.T, b Backend) {

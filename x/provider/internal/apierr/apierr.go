@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -147,3 +148,48 @@ func (n Names) Type(err error) (string, bool) {
 
 // Other is the error.type of a failure of no known kind.
 const Other = "_OTHER"
+
+// RequestText is the text of an adapter's RequestError: "prefix: request:
+// turn 2 (assistant): reason: cause", naming the turn when turn is not
+// negative, else the tool when one is named.
+func RequestText(prefix string, turn int, role, tool, reason string, cause error) string {
+	var b strings.Builder
+	b.WriteString(prefix)
+	b.WriteString(": request: ")
+	switch {
+	case turn >= 0:
+		fmt.Fprintf(&b, "turn %d (%s): ", turn, role)
+	case tool != "":
+		fmt.Fprintf(&b, "tool %q: ", tool)
+	}
+	b.WriteString(reason)
+	if cause != nil {
+		b.WriteString(": ")
+		b.WriteString(cause.Error())
+	}
+	return b.String()
+}
+
+// Hints every adapter gives the same way.
+const (
+	HintServer = "the server failed; try again later"
+)
+
+// HintRateLimited is the hint of a 429: the wait the server asked for, if
+// it named one.
+func HintRateLimited(retryAfter time.Duration) string {
+	if retryAfter > 0 {
+		return fmt.Sprintf("rate limited; the server asked to wait %s", retryAfter)
+	}
+	return "rate limited: slow down or raise the limit"
+}
+
+// Closed reports whether err is a connection that closed before the
+// response came.
+func Closed(err error) bool { return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) }
+
+// Unreachable is the error of a call that never reached the server at
+// baseURL.
+func Unreachable(prefix, baseURL string, err error) error {
+	return fmt.Errorf("%s: cannot reach the server at %s: %w", prefix, baseURL, err)
+}

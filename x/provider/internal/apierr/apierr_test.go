@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"testing"
 	"time"
@@ -122,5 +123,44 @@ func TestNamesType(t *testing.T) {
 				t.Errorf("Type = %q, %v; want %q, %v", got, ok, tc.want, tc.ok)
 			}
 		})
+	}
+}
+
+func TestRequestText(t *testing.T) {
+	cause := errors.New("bad")
+	cases := []struct {
+		turn       int
+		role, tool string
+		cause      error
+		want       string
+	}{
+		{-1, "", "", nil, "p: request: MaxTokens is -1"},
+		{2, "assistant", "t", nil, "p: request: turn 2 (assistant): MaxTokens is -1"},
+		{-1, "", "look", cause, `p: request: tool "look": MaxTokens is -1: bad`},
+		{0, "user", "", cause, "p: request: turn 0 (user): MaxTokens is -1: bad"},
+	}
+	for _, tc := range cases {
+		if got := RequestText("p", tc.turn, tc.role, tc.tool, "MaxTokens is -1", tc.cause); got != tc.want {
+			t.Errorf("RequestText = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestHintsAndUnanswered(t *testing.T) {
+	if got := HintRateLimited(0); got != "rate limited: slow down or raise the limit" {
+		t.Errorf("no wait: %q", got)
+	}
+	if got := HintRateLimited(1500 * time.Millisecond); got != "rate limited; the server asked to wait 1.5s" {
+		t.Errorf("a wait: %q", got)
+	}
+	for err, want := range map[error]bool{io.EOF: true, fmt.Errorf("read: %w", io.ErrUnexpectedEOF): true, errors.New("refused"): false} {
+		if Closed(err) != want {
+			t.Errorf("Closed(%v) = %v", err, !want)
+		}
+	}
+	inner := errors.New("dial tcp: refused")
+	err := Unreachable("p", "http://h:1/v1", inner)
+	if err.Error() != "p: cannot reach the server at http://h:1/v1: dial tcp: refused" || !errors.Is(err, inner) {
+		t.Errorf("Unreachable = %v", err)
 	}
 }

@@ -1,0 +1,32 @@
+// Package ledgertest is the contract every ledger.Store meets, as a test
+// suite any store runs, lode's own (ledger/file, ledger/sqlstore with
+// SQLite and PostgreSQL) and yours, so that they all behave alike to the
+// loop and to each other's users.
+//
+// A store's test calls Run with a function that returns an Opener over
+// fresh storage; the Opener opens independent Store instances over that
+// storage, as separate processes would:
+//
+//	func TestContract(t *testing.T) {
+//		ledgertest.Run(t, func(t testing.TB) ledgertest.Opener {
+//			db := newEmptyDatabase(t)
+//			return func(t testing.TB) ledger.Store { return mystore.Open(db) }
+//		})
+//	}
+//
+// Run covers the Store methods and every StoredThread change: durability
+// on return, round trips of every artifact kind, listing, deletion,
+// conflicts between instances, closed stores and cancelled contexts, the
+// records a loop run appends (calls, results, approval records, claims at
+// a version) and leases. It uses the ledger API alone: it imports nothing
+// of the loop, so a store written outside lode depends on nothing more
+// than its own code and ledger.
+//
+// Stores that persist across processes add more, each one test function:
+// RunDamaged (damage is reported, never hidden), Crash (kill -9 of a
+// writer loses nothing that Append returned) and LeaseCrash (a lease and
+// the claim made under it survive the kill of their owner). Crash and
+// LeaseCrash re-run the test binary as a child, so the test that calls
+// them must call them first thing. Bench, or BenchAppend, BenchLoad and
+// BenchLease one by one, measure a store.
+package ledgertest

@@ -1,0 +1,300 @@
+package ledgertest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+)
+
+const (
+	leaseCrashEnv   = "LODE_LEDGERTEST_LEASE_CRASH"
+	leaseChildOwner = "ledgertest-child"
+)
+
+// leaseChild is what one child is told, as JSON in leaseCrashEnv.
+type leaseChild struct {
+	Test   string        // the test that runs the child
+	Where  string        // the storage
+	Thread string        // the paused thread to claim
+	Claim  bool          // claim both pending calls once leased
+	Renew  bool          // then renew the lease without pause
+	Skew   time.Duration // added to the child's lease clock
+	TTL    time.Duration // the child's lease duration
+}
+
+// LeaseCrash checks that a lease and the claim made under it survive the
+// SIGKILL of their owner, and that the dead owner's lease holds until it
+// expires. The test binary re-runs itself (test named testName) as a
+// child that loads a paused thread, takes its lease, claims its pending
+// calls with AppendAt, and renews the lease as a working loop does; the
+// parent kills it at fixed or random points. Then, through a new Store
+// instance: the thread holds the claim whole or not at all, the lease is
+// readable and still the child's, another owner is refused with a
+// *ledger.LeaseError, a State read before the child began meets
+// ErrConflict, and an owner whose clock is past the expiry takes the
+// lease over and settles the calls.
+//
+// newStorage returns where fresh storage is (a directory, a file, a DSN);
+// it runs in the parent only. open opens the store there, in parent and
+// child. The test that calls LeaseCrash must call it first thing, since
+// in the child LeaseCrash never returns.
+func LeaseCrash(t *testing.T, testName string, newStorage func(t testing.TB) string, open func(where string) (ledger.Store, error)) {
+	if v := os.Getenv(leaseCrashEnv); v != "" {
+		var c leaseChild
+		if err := json.Unmarshal([]byte(v), &c); err == nil && c.Test == testName {
+			leaseCrashChild(open, c)
+		}
+		return
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("random kill points from seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	rounds := []struct {
+		name  string
+		child leaseChild
+		// kill is the progress line after which the child is killed; 0
+		// picks one of its first renewals at random.
+		kill string
+	}{
+		{"killed after the lease", leaseChild{TTL: time.Hour}, "leased"},
+		{"killed after the claim", leaseChild{TTL: time.Hour, Claim: true}, "claimed"},
+		// A lease of a few milliseconds, renewed without pause, so that the
+		// kill may land inside a renewal; the clock an hour ahead keeps it
+		// live to this process.
+		{"killed while renewing", leaseChild{TTL: 15 * time.Millisecond, Skew: time.Hour, Claim: true, Renew: true}, ""},
+		{"killed while renewing again", leaseChild{TTL: 15 * time.Millisecond, Skew: time.Hour, Claim: true, Renew: true}, ""},
+	}
+	where := newStorage(t)
+	opener := func(t testing.TB) ledger.Store {
+		s, err := open(where)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	for i, r := range rounds {
+		t.Run(r.name, func(t *testing.T) {
+			id := fmt.Sprintf("lease-crash-%d", i)
+			pauseRecords(t, opener(t), id)
+			stale := load(t, opener(t), id) // read before the child began
+			c := r.child
+			c.Test, c.Where, c.Thread = testName, where, id
+			p := startChild(t, leaseCrashEnv, c)
+			if r.kill != "" {
+				p.await(t, func(line string) bool { return line == r.kill })
+			} else {
+				n, got := 1+rng.IntN(20), 0
+				p.await(t, func(line string) bool {
+					if strings.HasPrefix(line, "renewed ") {
+						got++
+					}
+					return got == n
+				})
+				t.Logf("killed after %d renewals", got)
+			}
+			p.kill(t)
+			afterLeaseCrash(t, opener, id, stale, c.Claim)
+		})
+	}
+}
+
+// afterLeaseCrash checks the thread a killed child leased, then takes it
+// over and finishes it.
+func afterLeaseCrash(t *testing.T, open Opener, id string, stale *ledger.StoredThread, claimed bool) {
+	ctx := context.Background()
+	st := load(t, open(t), id)
+	holder, err := st.Lease()
+	if err != nil || holder.Owner != leaseChildOwner || !holder.Live(time.Now()) {
+		t.Fatalf("the dead child's lease reads %+v, %v; want it live", holder, err)
+	}
+	switch {
+	case st.Len() == 3 && !claimed:
+	case st.Len() == 4 && claimed:
+		want := []artifact.Artifact{
+			artifact.Decision{ToolCallID: "c1", Name: "delete_file", Approved: true, By: leaseChildOwner},
+			artifact.Decision{ToolCallID: "c3", Name: "delete_file", Approved: true, By: leaseChildOwner},
+		}
+		EqualTurns(t, st.Turns()[3:], []ledger.Turn{{Role: ledger.RoleTool, Time: st.Turns()[3].Time, Artifacts: want}})
+	default:
+		t.Fatalf("after the kill the thread holds %s (claimed: %v)", roles(st.Turns()), claimed)
+	}
+
+	// The dead owner's lease holds until it expires.
+	v := st.Version()
+	_, err = st.AcquireLease(ctx, "parent", time.Now(), leaseTTL)
+	var le *ledger.LeaseError
+	if !errors.As(err, &le) || !errors.Is(err, ledger.ErrLeased) || le.Holder.Owner != leaseChildOwner || !le.Holder.Acquired.Equal(holder.Acquired) {
+		t.Fatalf("acquire under the dead child's live lease: %v", err)
+	}
+	if st.Version() != v || load(t, open(t), id).Version() != v {
+		t.Fatal("a refused acquire wrote something")
+	}
+	// A State read before the child leased the thread meets the store's
+	// compare-and-swap.
+	wantErr(t, "claim on a state read before the child", stale.AppendAt(stale.Version(), ledger.RoleTool,
+		artifact.Decision{ToolCallID: "c1", Name: "delete_file"}), ledger.ErrConflict)
+
+	// Past the expiry: take over and settle the calls.
+	later := time.Now().Add(3 * time.Hour)
+	prev, err := st.AcquireLease(ctx, "parent", later, leaseTTL)
+	if err != nil || prev.Owner != leaseChildOwner || !prev.Acquired.Equal(holder.Acquired) {
+		t.Fatalf("take over from the dead child: replaced %+v, %v", prev, err)
+	}
+	if claimed {
+		// Approved and claimed, never answered: not run again.
+		appendOK(t, st, ledger.RoleTool,
+			artifact.ToolResult{ToolCallID: "c1", Name: "delete_file", IsError: true, Content: interrupted},
+			artifact.ToolResult{ToolCallID: "c3", Name: "delete_file", IsError: true, Content: interrupted})
+	} else {
+		if err := st.AppendAt(st.Version(), ledger.RoleTool,
+			artifact.Decision{ToolCallID: "c1", Name: "delete_file", Reason: "no"},
+			artifact.ToolResult{ToolCallID: "c1", Name: "delete_file", IsError: true, Content: "denied"},
+			artifact.Decision{ToolCallID: "c3", Name: "delete_file", Reason: "no"},
+			artifact.ToolResult{ToolCallID: "c3", Name: "delete_file", IsError: true, Content: "denied"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendOK(t, st, ledger.RoleAssistant, Text("done"))
+	if err := st.ReleaseLease(ctx, "parent"); err != nil {
+		t.Fatal(err)
+	}
+	final := load(t, open(t), id)
+	EqualTurns(t, final.Turns(), st.Turns())
+	if openIDs(final) != "" || leaseOf(t, final) != (ledger.Lease{}) {
+		t.Fatalf("the finished thread: open calls %q, lease %+v", openIDs(final), leaseOf(t, final))
+	}
+}
+
+func leaseCrashChild(open func(string) (ledger.Store, error), c leaseChild) {
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, "lease crash child:", err)
+		os.Exit(3)
+	}
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		os.Exit(4) // the parent is gone
+	}()
+	say := func(line string) {
+		// Unbuffered: the line leaves the process before the next step.
+		if _, err := fmt.Fprintln(os.Stdout, line); err != nil {
+			fail(err)
+		}
+	}
+	ctx := context.Background()
+	now := func() time.Time { return time.Now().Add(c.Skew) }
+	s, err := open(c.Where)
+	if err != nil {
+		fail(err)
+	}
+	st, err := s.Load(ctx, c.Thread)
+	if err != nil {
+		fail(err)
+	}
+	if _, err := st.AcquireLease(ctx, leaseChildOwner, now(), c.TTL); err != nil {
+		fail(err)
+	}
+	say("leased")
+	if c.Claim {
+		if err := st.AppendAt(st.Version(), ledger.RoleTool,
+			artifact.Decision{ToolCallID: "c1", Name: "delete_file", Approved: true, By: leaseChildOwner},
+			artifact.Decision{ToolCallID: "c3", Name: "delete_file", Approved: true, By: leaseChildOwner}); err != nil {
+			fail(err)
+		}
+		say("claimed")
+	}
+	for i := 0; c.Renew; i++ {
+		if err := st.RenewLease(ctx, leaseChildOwner, now(), c.TTL); err != nil {
+			fail(err)
+		}
+		say(fmt.Sprint("renewed ", i))
+	}
+	select {} // the parent kills us here
+}
+
+// child is a running copy of the test binary.
+type child struct {
+	cmd    *exec.Cmd
+	stdin  io.Closer
+	lines  chan string
+	read   sync.WaitGroup
+	stderr bytes.Buffer
+}
+
+// startChild re-runs the test named in c, with c as JSON in the
+// environment variable env.
+func startChild(t *testing.T, env string, c leaseChild) *child {
+	t.Helper()
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &child{lines: make(chan string, 64)}
+	p.cmd = exec.Command(os.Args[0], "-test.run=^"+c.Test+"$", "-test.count=1")
+	p.cmd.Env = append(os.Environ(), env+"="+string(b))
+	p.cmd.Stderr = &p.stderr
+	if p.stdin, err = p.cmd.StdinPipe(); err != nil { // closed when the parent dies: the child then stops
+		t.Fatal(err)
+	}
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.read.Go(func() {
+		defer close(p.lines)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			select {
+			case p.lines <- sc.Text():
+			default: // nobody waits for more lines: drop them
+			}
+		}
+	})
+	return p
+}
+
+// await reads progress lines until done says so; a child that stops first
+// fails the test with what it printed.
+func (p *child) await(t *testing.T, done func(line string) bool) {
+	t.Helper()
+	for line := range p.lines {
+		if done(line) {
+			return
+		}
+	}
+	p.read.Wait()
+	err := p.cmd.Wait()
+	t.Fatalf("the child stopped (%v) before it got there: %s", err, p.stderr.String())
+}
+
+// kill kills the child and checks that it was the kill that ended it.
+func (p *child) kill(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	p.read.Wait()
+	err := p.cmd.Wait()
+	p.stdin.Close()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != -1 {
+		t.Fatalf("child was not killed (%v): %s", err, p.stderr.String())
+	}
+}

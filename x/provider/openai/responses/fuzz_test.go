@@ -1,0 +1,115 @@
+package responses
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/lodeworks/lode/artifact"
+)
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// bytesClient answers every request with body as an event stream, in
+// memory.
+func bytesClient(body []byte) *http.Client {
+	return &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.Body != nil {
+			_, _ = io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+		}
+		return &http.Response{
+			StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: http.Header{"Content-Type": {"text/event-stream"}},
+			Body:   io.NopCloser(bytes.NewReader(body)), Request: r,
+		}, nil
+	})}
+}
+
+func memProvider(tb testing.TB, body []byte, opts ...Option) *Provider {
+	tb.Helper()
+	p, err := New(append([]Option{WithAPIKey("k"), WithModel("gpt-test"), WithBaseURL("http://127.0.0.1:1/v1"),
+		WithHTTPClient(bytesClient(body)), WithEnv(func(string) string { return "" }), WithMaxRetries(0)}, opts...)...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+func stream(events ...string) []byte {
+	var b strings.Builder
+	for _, e := range events {
+		b.WriteString(event(e))
+	}
+	return []byte(b.String())
+}
+
+// FuzzStream feeds any bytes to the stream reader. Whatever comes, the
+// invocation ends with a whole answer closed by Finish, or with a typed
+// error; every tool call in the answer was announced by a delta first, and
+// Finish says "tool_calls" for an answer with calls, never "stop".
+func FuzzStream(f *testing.F) {
+	f.Add(stream(textAnswer("hello", " world")...))
+	f.Add(stream(reasonedCalls()...))
+	f.Add(stream(created(), `{"type":"error","code":"server_error","message":"x"}`))
+	f.Add(stream(created(), added(0, messageItem(0, "")), textDelta(0, "cut"), done(0, messageItem(0, "cut")),
+		completed("incomplete", `,"incomplete_details":{"reason":"max_output_tokens"}`)))
+	f.Add([]byte("event: response.created\ndata: {\n\n"))
+	f.Add([]byte(": keep-alive\n\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n"))
+	f.Add([]byte("data: {\"error\":{\"message\":\"boom\"}}\n\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		p := memProvider(t, body)
+		var deltas, arts []artifact.Artifact
+		var err error
+		for a, e := range p.Invoke(t.Context(), userReq("x")) {
+			if e != nil {
+				err = e
+				break
+			}
+			if artifact.IsDelta(a) {
+				deltas = append(deltas, a)
+			} else {
+				arts = append(arts, a)
+			}
+		}
+		if err != nil {
+			var re *ResponseError
+			var ae *APIError
+			if !errors.As(err, &re) && !errors.As(err, &ae) {
+				t.Fatalf("untyped error %T: %v", err, err)
+			}
+			return
+		}
+		if len(arts) == 0 {
+			t.Fatal("a whole answer without a Finish")
+		}
+		if _, ok := arts[len(arts)-1].(artifact.Finish); !ok {
+			t.Fatalf("a whole answer that does not end in Finish: %#v", arts)
+		}
+		// Every call was announced by a delta at its index, before it.
+		announced := map[int]bool{}
+		for _, d := range deltas {
+			if c, ok := d.(artifact.ToolCallDelta); ok {
+				announced[c.Index] = true
+			}
+		}
+		calls := 0
+		for _, a := range arts {
+			if c, ok := a.(artifact.ToolCall); ok {
+				if !announced[calls] || c.ID == "" || c.Name == "" {
+					t.Fatalf("call %d %#v: announced %v", calls, c, announced[calls])
+				}
+				calls++
+			}
+		}
+		switch fin := arts[len(arts)-1].(artifact.Finish); {
+		case fin.Reason == "tool_calls" && calls == 0, fin.Reason == "stop" && calls > 0:
+			t.Fatalf("%d calls end with %q", calls, fin.Reason)
+		}
+	})
+}

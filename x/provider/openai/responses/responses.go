@@ -1,0 +1,384 @@
+package responses
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	goopenai "github.com/sashabaranov/go-openai"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/provider"
+
+	"github.com/lodeworks/lode/x/provider/internal/genaispan"
+	"github.com/lodeworks/lode/x/provider/internal/idle"
+	"github.com/lodeworks/lode/x/provider/internal/retry"
+)
+
+// Environment variables New reads when the matching option is not given:
+// the same as the chat-completions adapter's.
+const (
+	EnvAPIKey  = "OPENAI_API_KEY"
+	EnvBaseURL = "OPENAI_BASE_URL"
+)
+
+// DefaultBaseURL is the OpenAI API; requests go to its /responses.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// Retry defaults, as in the other adapters: two retries starting at half a
+// second; a wait the server asks for above DefaultMaxRetryWait is not taken.
+const (
+	DefaultMaxRetries   = 2
+	DefaultMaxRetryWait = time.Minute
+)
+
+// DefaultIdleTimeout is the longest the server may stay silent while
+// streaming: before the response headers and between any two reads of the
+// body. A reasoning model may think for minutes before its first summary.
+const DefaultIdleTimeout = 2 * time.Minute
+
+const (
+	retryBase = 500 * time.Millisecond
+	retryCap  = 8 * time.Second
+	// streamEmptyLimit is how many lines that are not data (event: names,
+	// blank lines, keep-alive comments) go-openai tolerates between two
+	// data lines. Its default of 300 fails a server that pings while a
+	// model thinks.
+	streamEmptyLimit = 10000
+)
+
+// Construction errors, wrapped by New.
+var (
+	// ErrOption: an option was given a value it does not take.
+	ErrOption   = errors.New("responses: invalid option")
+	ErrNoModel  = errors.New("responses: no model: use WithModel")
+	ErrNoAPIKey = errors.New("responses: no API key: use WithAPIKey or set " + EnvAPIKey + " (a server given with WithBaseURL may need none)")
+)
+
+var (
+	_ provider.Provider                = (*Provider)(nil)
+	_ provider.ResponseFormatSupporter = (*Provider)(nil)
+)
+
+// Provider invokes a model through the Responses API. It is safe for
+// concurrent use.
+type Provider struct {
+	model        string
+	baseURL      string
+	cfg          goopenai.ClientConfig
+	httpc        *http.Client
+	headers      http.Header
+	tracer       trace.Tracer
+	serverAddr   string
+	serverPort   int
+	maxRetries   int
+	maxRetryWait time.Duration
+	timeout      time.Duration
+	idleTimeout  time.Duration
+	stream       bool
+	chain        bool
+	strict       bool
+	effort       string
+	summary      string
+	maxLine      int
+	sleep        func(ctx context.Context, d time.Duration) error
+	now          func() time.Time
+}
+
+type settings struct {
+	apiKey, model, baseURL, org string
+	httpc                       *http.Client
+	headers                     http.Header
+	tracer                      trace.Tracer
+	maxRetries                  *int
+	maxRetryWait                time.Duration
+	timeout, idleTimeout        time.Duration
+	noStream                    bool
+	chain                       bool
+	noStrict                    bool
+	effort, summary             string
+	maxLine                     int
+	sleep                       func(ctx context.Context, d time.Duration) error
+	now                         func() time.Time
+	getenv                      func(string) string
+}
+
+// Option configures a Provider.
+type Option func(*settings)
+
+// WithAPIKey sets the bearer token; empty means OPENAI_API_KEY.
+func WithAPIKey(key string) Option { return func(s *settings) { s.apiKey = key } }
+
+// WithModel sets the model every invocation asks for, such as "gpt-5". It
+// is required.
+func WithModel(model string) Option { return func(s *settings) { s.model = model } }
+
+// WithBaseURL points the provider at another server speaking the Responses
+// API (Azure OpenAI's /openai/v1, a gateway, a test server); empty means
+// OPENAI_BASE_URL, then DefaultBaseURL. With a base URL set, an API key is
+// optional.
+func WithBaseURL(u string) Option { return func(s *settings) { s.baseURL = u } }
+
+// WithEnv sets how New reads OPENAI_API_KEY and OPENAI_BASE_URL; nil means
+// os.Getenv.
+func WithEnv(getenv func(string) string) Option { return func(s *settings) { s.getenv = getenv } }
+
+// WithHTTPClient sets the HTTP client; nil means a new http.Client.
+func WithHTTPClient(c *http.Client) Option { return func(s *settings) { s.httpc = c } }
+
+// WithOrganization sends the OpenAI-Organization header.
+func WithOrganization(org string) Option { return func(s *settings) { s.org = org } }
+
+// WithHeader adds a header to every request.
+func WithHeader(name, value string) Option {
+	return func(s *settings) {
+		if s.headers == nil {
+			s.headers = make(http.Header)
+		}
+		s.headers.Add(name, value)
+	}
+}
+
+// WithMaxRetries sets how many times a 429 or 5xx answer is retried before
+// the error is returned; 0 disables retries, a negative value is 0. The
+// default is DefaultMaxRetries. A stream that fails after it has begun is
+// not retried: its deltas are already yielded.
+func WithMaxRetries(n int) Option {
+	return func(s *settings) { n = max(n, 0); s.maxRetries = &n }
+}
+
+// WithMaxRetryWait caps the wait a server may ask for: a longer wait
+// returns the *APIError at once, its RetryAfter saying how long. Zero or
+// negative means DefaultMaxRetryWait.
+func WithMaxRetryWait(d time.Duration) Option { return func(s *settings) { s.maxRetryWait = d } }
+
+// WithTimeout bounds one whole invocation, retries and streamed body
+// included; zero or negative means no limit of the provider's own. When it
+// ends an invocation the error matches ErrTimeout.
+func WithTimeout(d time.Duration) Option { return func(s *settings) { s.timeout = d } }
+
+// WithIdleTimeout bounds how long a streaming server may send nothing. Zero
+// means DefaultIdleTimeout; negative turns the limit off. When it ends an
+// invocation the error is a *TimeoutError matching ErrIdleTimeout and
+// ErrTimeout. Without streaming only WithTimeout bounds the wait.
+func WithIdleTimeout(d time.Duration) Option { return func(s *settings) { s.idleTimeout = d } }
+
+// WithTracer records a "chat {model}" span per invocation, after the
+// OpenTelemetry GenAI conventions. Without one, tracing costs nothing.
+func WithTracer(t trace.Tracer) Option { return func(s *settings) { s.tracer = t } }
+
+// WithStreaming chooses between a streamed answer (the default) and one
+// whole response. Without streaming no deltas are yielded.
+func WithStreaming(on bool) Option { return func(s *settings) { s.noStream = !on } }
+
+// WithPreviousResponse turns server-side chaining on: responses are stored
+// (store: true), each answer keeps its response ID in the ledger, and a
+// request sends previous_response_id with only the turns after the answer
+// it names. It is off by default: the whole history goes every time, from
+// the ledger, with store: false, so that a thread moves between servers,
+// survives an expired stored response and replays from any store.
+func WithPreviousResponse(on bool) Option { return func(s *settings) { s.chain = on } }
+
+// WithStrictTools says whether a tool (and a json_schema response format)
+// whose schema passes openai.CheckStrict is sent with strict: true (the
+// default). Other schemas always go with strict: false, which the Responses
+// API would otherwise assume true.
+func WithStrictTools(on bool) Option { return func(s *settings) { s.noStrict = !on } }
+
+// WithReasoningEffort sends reasoning.effort ("minimal", "low", "medium",
+// "high", ...) on every request; empty sends none. WithEffort overrides it
+// per invocation.
+func WithReasoningEffort(effort string) Option { return func(s *settings) { s.effort = effort } }
+
+// WithReasoningSummary asks for reasoning summaries ("auto", "concise" or
+// "detailed"), which stream as ReasoningDelta and land in Reasoning.Content;
+// empty asks for none. Models without reasoning refuse it.
+func WithReasoningSummary(summary string) Option { return func(s *settings) { s.summary = summary } }
+
+// withSleep replaces the wait between retries, for tests.
+func withSleep(f func(ctx context.Context, d time.Duration) error) Option {
+	return func(s *settings) { s.sleep = f }
+}
+
+// withMaxLine replaces DefaultMaxLine, for tests.
+func withMaxLine(n int) Option { return func(s *settings) { s.maxLine = n } }
+
+// withClock replaces the clock that reads date-valued retry headers.
+func withClock(now func() time.Time) Option { return func(s *settings) { s.now = now } }
+
+// New returns a Provider. It fails when no model is set, when no API key is
+// set for the default base URL, when the base URL is not an http(s) URL, or
+// when an option has a value it does not take.
+func New(opts ...Option) (*Provider, error) {
+	var s settings
+	for _, o := range opts {
+		if o != nil {
+			o(&s)
+		}
+	}
+	if s.getenv == nil {
+		s.getenv = os.Getenv
+	}
+	if s.apiKey == "" {
+		s.apiKey = s.getenv(EnvAPIKey)
+	}
+	if s.baseURL == "" {
+		s.baseURL = s.getenv(EnvBaseURL)
+	}
+	explicitURL := s.baseURL != ""
+	if !explicitURL {
+		s.baseURL = DefaultBaseURL
+	}
+	if strings.TrimSpace(s.model) == "" {
+		return nil, ErrNoModel
+	}
+	if s.apiKey == "" && !explicitURL {
+		return nil, ErrNoAPIKey
+	}
+	u, err := url.Parse(s.baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("responses: base URL %q is not an http(s) URL", s.baseURL)
+	}
+	var bad []error
+	switch s.summary {
+	case "", "auto", "concise", "detailed":
+	default:
+		bad = append(bad, fmt.Errorf("%w: WithReasoningSummary(%q): use auto, concise or detailed", ErrOption, s.summary))
+	}
+	if strings.TrimSpace(s.effort) != s.effort {
+		bad = append(bad, fmt.Errorf("%w: WithReasoningEffort(%q): an effort is one word", ErrOption, s.effort))
+	}
+	if len(bad) > 0 {
+		return nil, errors.Join(bad...)
+	}
+	p := &Provider{
+		model:        s.model,
+		baseURL:      strings.TrimRight(s.baseURL, "/"),
+		httpc:        s.httpc,
+		headers:      s.headers,
+		tracer:       s.tracer,
+		serverAddr:   u.Hostname(),
+		serverPort:   genaispan.Port(u),
+		maxRetries:   DefaultMaxRetries,
+		maxRetryWait: s.maxRetryWait,
+		timeout:      s.timeout,
+		idleTimeout:  s.idleTimeout,
+		stream:       !s.noStream,
+		chain:        s.chain,
+		strict:       !s.noStrict,
+		effort:       s.effort,
+		summary:      s.summary,
+		maxLine:      s.maxLine,
+		sleep:        s.sleep,
+		now:          s.now,
+	}
+	if p.httpc == nil {
+		p.httpc = &http.Client{}
+	}
+	if s.maxRetries != nil {
+		p.maxRetries = *s.maxRetries
+	}
+	if p.maxRetryWait <= 0 {
+		p.maxRetryWait = DefaultMaxRetryWait
+	}
+	if p.idleTimeout == 0 {
+		p.idleTimeout = DefaultIdleTimeout
+	}
+	if p.sleep == nil {
+		p.sleep = retry.Sleep
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	if p.maxLine <= 0 {
+		p.maxLine = DefaultMaxLine
+	}
+	p.cfg = goopenai.DefaultConfig(s.apiKey)
+	p.cfg.BaseURL = p.baseURL
+	p.cfg.OrgID = s.org
+	p.cfg.EmptyMessagesLimit = streamEmptyLimit
+	return p, nil
+}
+
+// Model returns the model the provider asks for.
+func (p *Provider) Model() string { return p.model }
+
+// BaseURL returns the server the provider talks to.
+func (p *Provider) BaseURL() string { return p.baseURL }
+
+// SupportsResponseFormat reports true for both formats: the Responses API
+// takes text.format json_schema and json_object on every model that has
+// structured outputs.
+func (p *Provider) SupportsResponseFormat(typ string) bool {
+	return typ == provider.ResponseFormatJSONSchema || typ == provider.ResponseFormatJSONObject
+}
+
+// Invoke sends req and streams the answer; see the package documentation
+// for what is yielded. The sequence ends with the first error.
+func (p *Provider) Invoke(ctx context.Context, req *provider.Request) iter.Seq2[artifact.Artifact, error] {
+	return func(yield func(artifact.Artifact, error) bool) {
+		if req == nil {
+			req = &provider.Request{}
+		}
+		var sp trace.Span
+		if p.tracer != nil {
+			ctx, sp = genaispan.Start(ctx, p.tracer, genaispan.Call{
+				Provider: "openai", Model: p.model, ServerAddr: p.serverAddr, ServerPort: p.serverPort,
+			}, req)
+		}
+		res, err := p.invoke(ctx, req, yield)
+		if err == errStopped {
+			err = nil
+		}
+		if sp != nil {
+			genaispan.End(sp, res, err, errorType)
+		}
+		if err != nil {
+			yield(nil, err)
+		}
+	}
+}
+
+// errStopped marks a consumer that stopped iterating.
+var errStopped = errors.New("responses: consumer stopped")
+
+// result is what an invocation learned, for the span.
+type result = genaispan.Result
+
+func (p *Provider) invoke(ctx context.Context, req *provider.Request, yield func(artifact.Artifact, error) bool) (*result, error) {
+	res := &result{}
+	rreq, err := p.buildRequest(req)
+	if err != nil {
+		return res, err
+	}
+	if ctx.Err() != nil {
+		return res, ctxError(ctx)
+	}
+	if p.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, p.timeout, &TimeoutError{Limit: p.timeout})
+		defer cancel()
+	}
+	ct := &callTransport{p: p, stream: p.stream}
+	if p.stream && p.idleTimeout > 0 {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		ct.idle = idle.NewGuard(p.idleTimeout, cancel, &TimeoutError{Idle: true, Limit: p.idleTimeout})
+		defer ct.idle.Disarm()
+	}
+	cfg := p.cfg
+	cfg.HTTPClient = ct
+	client := goopenai.NewClientWithConfig(cfg)
+	if p.stream {
+		return res, p.runStream(ctx, client, ct, rreq, res, yield)
+	}
+	return res, p.runWhole(ctx, client, ct, rreq, res, yield)
+}

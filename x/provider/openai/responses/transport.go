@@ -1,0 +1,162 @@
+package responses
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/lodeworks/lode/x/provider/internal/idle"
+	"github.com/lodeworks/lode/x/provider/internal/retry"
+)
+
+// callTransport is the go-openai HTTPDoer of one invocation. It retries 429
+// and 5xx answers itself, honouring the server's wait within
+// WithMaxRetryWait, and keeps the body of a whole answer, whose items
+// go-openai decodes only as far as its own types go.
+type callTransport struct {
+	p      *Provider
+	stream bool
+
+	attempts    int
+	retryAfter  time.Duration
+	contentType string
+	// streaming is set once a 2xx answer arrived: errors after it come
+	// from inside the body.
+	streaming bool
+	idle      *idle.Guard
+	whole     bytes.Buffer
+}
+
+func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	body, err := retry.ReadBody(req)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		r := retry.Clone(ctx, req, body)
+		for k, vs := range t.p.headers {
+			r.Header[k] = vs
+		}
+		if t.stream {
+			t.idle.Arm()
+		}
+		resp, err := t.p.httpc.Do(r)
+		t.idle.Disarm()
+		t.attempts = attempt + 1
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode/100 == 2 {
+			t.streaming = true
+			t.contentType = resp.Header.Get("Content-Type")
+			if t.stream {
+				guarded := &lineGuard{ReadCloser: t.idle.Body(resp.Body), max: t.p.maxLine}
+				resp.Body = idle.CloseOnDone(ctx, newEventFilter(guarded, streamEmptyLimit))
+			} else {
+				t.whole.Reset()
+				resp.Body = idle.CloseOnDone(ctx, teeBody{resp.Body, &t.whole})
+			}
+			return resp, nil
+		}
+		data := retry.Drain(resp)
+		if !retry.Retryable(resp.StatusCode) {
+			return resp, nil
+		}
+		wait, asked := retryDelay(resp.Header, t.p.now(), resp.StatusCode)
+		if asked {
+			t.retryAfter = wait
+		}
+		// Running out of quota is a 429 that no wait cures.
+		if attempt >= t.p.maxRetries || bytes.Contains(data, []byte("insufficient_quota")) {
+			return resp, nil
+		}
+		again, err := t.plan().Wait(ctx, attempt, resp.StatusCode, wait, asked)
+		if err != nil {
+			return nil, err
+		}
+		if !again {
+			return resp, nil
+		}
+	}
+}
+
+// teeBody keeps a copy of what is read.
+type teeBody struct {
+	io.ReadCloser
+	w *bytes.Buffer
+}
+
+func (b teeBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.w.Write(p[:n])
+	return n, err
+}
+
+// retryDelay reads how long the server asked to wait: retry-after-ms, then
+// Retry-After in seconds or as a date, then, on a 429, the longest of
+// OpenAI's x-ratelimit-reset-requests and -tokens (durations such as
+// "1s" or "6m0s") whose remaining count is 0.
+func retryDelay(h http.Header, now time.Time, status int) (time.Duration, bool) {
+	if d, ok := retry.After(h, now); ok {
+		return d, true
+	}
+	if status != http.StatusTooManyRequests {
+		return 0, false
+	}
+	var wait time.Duration
+	found := false
+	for _, kind := range [...]string{"requests", "tokens"} {
+		v := strings.TrimSpace(h.Get("X-Ratelimit-Reset-" + kind))
+		if v == "" {
+			continue
+		}
+		if rem := strings.TrimSpace(h.Get("X-Ratelimit-Remaining-" + kind)); rem != "" && rem != "0" {
+			continue
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			continue
+		}
+		found = true
+		wait = max(wait, d)
+	}
+	return wait, found
+}
+
+func (t *callTransport) plan() retry.Plan {
+	return retry.Plan{Base: retryBase, Cap: retryCap, MaxWait: t.p.maxRetryWait, Trace: t.p.tracer != nil, Sleep: t.p.sleep}
+}
+
+// DefaultMaxLine bounds one line of a stream. go-openai reads a line whole
+// whatever its length; the longest real line, response.completed with the
+// whole output, stays far below it.
+const DefaultMaxLine = 64 << 20
+
+// errLineTooLong is what lineGuard's Read returns past the bound.
+var errLineTooLong = errors.New("responses: a line of the stream is too long")
+
+// lineGuard fails a stream body whose current line grows past max bytes.
+type lineGuard struct {
+	io.ReadCloser
+	max, line int
+}
+
+func (g *lineGuard) Read(p []byte) (int, error) {
+	n, err := g.ReadCloser.Read(p)
+	if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
+		g.line = n - i - 1
+	} else {
+		g.line += n
+	}
+	if g.line > g.max {
+		return n, errLineTooLong
+	}
+	return n, err
+}

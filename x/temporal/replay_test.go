@@ -1,0 +1,157 @@
+package temporal_test
+
+import (
+	"log/slog"
+	"strconv"
+	"strings"
+	"testing"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	lt "github.com/lodeworks/lode/x/temporal"
+)
+
+// history writes a workflow history as a server records it: each
+// activity scheduled, started and completed, with a workflow task between
+// them; activity IDs are the IDs of their scheduled events, as the SDK
+// gives them.
+type history struct {
+	t      *testing.T
+	events []*historypb.HistoryEvent
+}
+
+func (h *history) payloads(v ...any) *commonpb.Payloads {
+	p, err := converter.GetDefaultDataConverter().ToPayloads(v...)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return p
+}
+
+func (h *history) add(typ enumspb.EventType, set func(*historypb.HistoryEvent)) int64 {
+	e := &historypb.HistoryEvent{EventId: int64(len(h.events) + 1), EventType: typ}
+	if set != nil {
+		set(e)
+	}
+	h.events = append(h.events, e)
+	return e.EventId
+}
+
+func (h *history) start(in lt.RunInput) {
+	h.add(enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, func(e *historypb.HistoryEvent) {
+		e.Attributes = &historypb.HistoryEvent_WorkflowExecutionStartedEventAttributes{WorkflowExecutionStartedEventAttributes: &historypb.WorkflowExecutionStartedEventAttributes{
+			WorkflowType: &commonpb.WorkflowType{Name: lt.WorkflowName},
+			TaskQueue:    &taskqueuepb.TaskQueue{Name: "lode"},
+			Input:        h.payloads(in),
+		}}
+	})
+	h.task()
+}
+
+// task is one workflow task: scheduled, started, completed.
+func (h *history) task() {
+	sched := h.add(enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, func(e *historypb.HistoryEvent) {
+		e.Attributes = &historypb.HistoryEvent_WorkflowTaskScheduledEventAttributes{WorkflowTaskScheduledEventAttributes: &historypb.WorkflowTaskScheduledEventAttributes{
+			TaskQueue: &taskqueuepb.TaskQueue{Name: "lode"},
+		}}
+	})
+	started := h.add(enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED, func(e *historypb.HistoryEvent) {
+		e.Attributes = &historypb.HistoryEvent_WorkflowTaskStartedEventAttributes{WorkflowTaskStartedEventAttributes: &historypb.WorkflowTaskStartedEventAttributes{ScheduledEventId: sched}}
+	})
+	h.add(enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, func(e *historypb.HistoryEvent) {
+		e.Attributes = &historypb.HistoryEvent_WorkflowTaskCompletedEventAttributes{WorkflowTaskCompletedEventAttributes: &historypb.WorkflowTaskCompletedEventAttributes{ScheduledEventId: sched, StartedEventId: started}}
+	})
+}
+
+// activity records one activity that completed with result.
+func (h *history) activity(name string, in, result any) {
+	sched := h.add(enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, nil)
+	h.events[sched-1].Attributes = &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{
+		ActivityId:   strconv.FormatInt(sched, 10),
+		ActivityType: &commonpb.ActivityType{Name: name},
+		TaskQueue:    &taskqueuepb.TaskQueue{Name: "lode"},
+		Input:        h.payloads(in),
+	}}
+	started := h.add(enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED, func(e *historypb.HistoryEvent) {
+		e.Attributes = &historypb.HistoryEvent_ActivityTaskStartedEventAttributes{ActivityTaskStartedEventAttributes: &historypb.ActivityTaskStartedEventAttributes{ScheduledEventId: sched, Attempt: 1}}
+	})
+	h.add(enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, func(e *historypb.HistoryEvent) {
+		e.Attributes = &historypb.HistoryEvent_ActivityTaskCompletedEventAttributes{ActivityTaskCompletedEventAttributes: &historypb.ActivityTaskCompletedEventAttributes{
+			ScheduledEventId: sched, StartedEventId: started, Result: h.payloads(result),
+		}}
+	})
+	h.task()
+}
+
+func (h *history) complete(out lt.RunOutput) {
+	last := h.events[len(h.events)-1].EventId
+	h.add(enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, func(e *historypb.HistoryEvent) {
+		e.Attributes = &historypb.HistoryEvent_WorkflowExecutionCompletedEventAttributes{WorkflowExecutionCompletedEventAttributes: &historypb.WorkflowExecutionCompletedEventAttributes{
+			Result: h.payloads(out), WorkflowTaskCompletedEventId: last,
+		}}
+	})
+}
+
+// aRun is the history of a run on thread t1: the model calls rm, the call
+// runs, the model answers.
+func aRun(t *testing.T, answerCalls bool) *history {
+	h := &history{t: t}
+	in := lt.RunInput{Thread: "t1"}
+	h.start(in)
+	h.activity(lt.LengthName, "t1", 1)
+	first := lt.TurnResult{At: 1, Calls: []lt.CallRef{{ID: "c1", Name: "rm"}}}
+	if !answerCalls {
+		first = lt.TurnResult{At: 1, Answer: "no calls"}
+	}
+	h.activity(lt.TurnName, lt.TurnInput{Thread: "t1", After: 0}, first)
+	h.activity(lt.CallName, lt.CallInput{Thread: "t1", At: 1, ID: "c1"}, lt.CallResult{Len: 3})
+	h.activity(lt.TurnName, lt.TurnInput{Thread: "t1", After: 1}, lt.TurnResult{At: 3, Answer: "done"})
+	h.complete(lt.RunOutput{Thread: "t1", Turns: 2, Answer: "done"})
+	return h
+}
+
+func replay(t *testing.T, h *history) error {
+	t.Helper()
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(lt.Run, workflow.RegisterOptions{Name: lt.WorkflowName})
+	return r.ReplayWorkflowHistory(log.NewStructuredLogger(slog.New(slog.DiscardHandler)), &historypb.History{Events: h.events})
+}
+
+// TestReplay replays recorded histories through the workflow code, as a
+// worker that picks up another's run does: the same history gives the same
+// commands, and a history the code would not have written is refused.
+func TestReplay(t *testing.T) {
+	if err := replay(t, aRun(t, true)); err != nil {
+		t.Fatalf("replaying a run it wrote: %v", err)
+	}
+	// A first answer without calls, followed by a call: not what Run does.
+	err := replay(t, aRun(t, false))
+	// TMPRL1100 is the SDK's code for a nondeterminism error.
+	if err == nil || !strings.Contains(err.Error(), "TMPRL1100") {
+		t.Fatalf("replaying a history Run would not write: %v", err)
+	}
+}
+
+// TestReplayAfterAWorkerDied replays the history of a run whose worker died
+// after the tool call completed: the new worker rebuilds the run's state
+// from the history alone, without running any activity again.
+func TestReplayAfterAWorkerDied(t *testing.T) {
+	h := &history{t: t}
+	h.start(lt.RunInput{Thread: "t1"})
+	h.activity(lt.LengthName, "t1", 1)
+	h.activity(lt.TurnName, lt.TurnInput{Thread: "t1", After: 0}, lt.TurnResult{At: 1, Calls: []lt.CallRef{{ID: "c1", Name: "rm"}}})
+	h.activity(lt.CallName, lt.CallInput{Thread: "t1", At: 1, ID: "c1"}, lt.CallResult{Len: 3})
+	// The worker died in the workflow task that followed: started, never
+	// completed.
+	h.events = h.events[:len(h.events)-1]
+	if err := replay(t, h); err != nil {
+		t.Fatalf("replaying a run cut short: %v", err)
+	}
+}

@@ -1,0 +1,182 @@
+package temporal
+
+import (
+	"fmt"
+	"time"
+
+	sdk "go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lodeworks/lode/artifact"
+)
+
+// Signal and query names of the workflow.
+const (
+	// DecideSignal carries one artifact.Decision on a call that waits.
+	DecideSignal = "lode.decide"
+	// PendingQuery returns the []artifact.Pending that wait for a decision.
+	PendingQuery = "lode.pending"
+)
+
+// Defaults of RunInput's zero values.
+const (
+	DefaultMaxTurns     = 50
+	DefaultTurnTimeout  = 10 * time.Minute
+	DefaultCallTimeout  = 10 * time.Minute
+	DefaultCallAttempts = 3
+)
+
+// RunInput starts a run on a thread that is already stored, its prompt
+// appended.
+type RunInput struct {
+	Thread string
+	// MaxTurns bounds the model turns; 0 means DefaultMaxTurns.
+	MaxTurns int
+	// TurnTimeout bounds one model turn's activity, and CallTimeout one
+	// tool call's; 0 means DefaultTurnTimeout and DefaultCallTimeout.
+	TurnTimeout, CallTimeout time.Duration
+	// CallAttempts bounds the attempts at an idempotent call; 0 means
+	// DefaultCallAttempts. Other calls are attempted once.
+	CallAttempts int32
+}
+
+// RunOutput is how a run ended.
+type RunOutput struct {
+	Thread string
+	// Turns is how many model turns the run took.
+	Turns int
+	// Answer is the text of the model's last answer.
+	Answer string
+}
+
+// Run is the workflow: the loop of loop.Step.Run, each model turn and
+// each tool call an activity that appends to the thread in the store, so
+// the ledger stays the record and Temporal's history holds only small
+// results. It is deterministic: all it knows comes from activity results
+// and signals, so any worker replays it and goes on from the last
+// completed activity.
+//
+// A model turn is retried (a retry that finds the answer stored returns it
+// without asking the model again). An idempotent call is retried up to
+// CallAttempts times; any other is attempted once, and a call whose
+// attempts fail for good gets loop.InterruptedMessage, as after a crash.
+// A call that waits for approval pauses the run: PendingQuery lists what
+// waits, and each DecideSignal decides one call, run (once) or denied.
+func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
+	out := RunOutput{Thread: in.Thread}
+	maxTurns := in.MaxTurns
+	if maxTurns <= 0 {
+		maxTurns = DefaultMaxTurns
+	}
+	var waiting []artifact.Pending
+	if err := workflow.SetQueryHandler(ctx, PendingQuery, func() ([]artifact.Pending, error) {
+		return waiting, nil
+	}); err != nil {
+		return out, err
+	}
+	decisions := workflow.GetSignalChannel(ctx, DecideSignal)
+
+	short := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &sdk.RetryPolicy{MaximumAttempts: 5},
+	})
+	turnCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: or(in.TurnTimeout, DefaultTurnTimeout),
+		HeartbeatTimeout:    3 * DefaultHeartbeat,
+		RetryPolicy:         &sdk.RetryPolicy{MaximumAttempts: 3},
+	})
+	callCtx := func(c CallRef) workflow.Context {
+		attempts := int32(1)
+		if c.Idempotent {
+			attempts = in.CallAttempts
+			if attempts <= 0 {
+				attempts = DefaultCallAttempts
+			}
+		}
+		return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			StartToCloseTimeout: or(in.CallTimeout, DefaultCallTimeout),
+			HeartbeatTimeout:    3 * DefaultHeartbeat,
+			RetryPolicy:         &sdk.RetryPolicy{MaximumAttempts: attempts},
+		})
+	}
+	// call runs one call, and gives it the interrupted result when its
+	// attempts fail for good.
+	call := func(c CallRef, at int, d *artifact.Decision) (CallResult, error) {
+		var r CallResult
+		in := CallInput{Thread: in.Thread, At: at, ID: c.ID, Decision: d}
+		err := workflow.ExecuteActivity(callCtx(c), CallName, in).Get(ctx, &r)
+		if err == nil {
+			return r, nil
+		}
+		in.Decision = nil
+		if ierr := workflow.ExecuteActivity(short, InterruptName, in).Get(ctx, &r); ierr != nil {
+			return r, ierr
+		}
+		return r, nil
+	}
+
+	var n int
+	if err := workflow.ExecuteActivity(short, LengthName, in.Thread).Get(ctx, &n); err != nil {
+		return out, err
+	}
+	after := n - 1
+	for {
+		if out.Turns >= maxTurns {
+			return out, sdk.NewNonRetryableApplicationError(fmt.Sprintf("temporal: thread %s: the model still calls tools after %d turns", in.Thread, maxTurns), "MaxTurns", nil)
+		}
+		var tr TurnResult
+		if err := workflow.ExecuteActivity(turnCtx, TurnName, TurnInput{Thread: in.Thread, After: after}).Get(ctx, &tr); err != nil {
+			return out, err
+		}
+		out.Turns++
+		after = tr.At
+		if len(tr.Calls) == 0 {
+			out.Answer = tr.Answer
+			return out, nil
+		}
+		refs := map[string]CallRef{}
+		for _, c := range tr.Calls {
+			refs[c.ID] = c
+			r, err := call(c, tr.At, nil)
+			if err != nil {
+				return out, err
+			}
+			if r.Pending != nil {
+				waiting = append(waiting, *r.Pending)
+			}
+		}
+		for len(waiting) > 0 {
+			var d artifact.Decision
+			decisions.Receive(ctx, &d)
+			i := indexOf(waiting, d.ToolCallID)
+			if i < 0 {
+				workflow.GetLogger(ctx).Warn("lode: a decision names no call that waits; ignored", "call", d.ToolCallID)
+				continue
+			}
+			r, err := call(refs[d.ToolCallID], tr.At, &d)
+			if err != nil {
+				return out, err
+			}
+			waiting = append(waiting[:i:i], waiting[i+1:]...)
+			if r.Pending != nil {
+				waiting = append(waiting, *r.Pending)
+			}
+		}
+	}
+}
+
+func indexOf(ps []artifact.Pending, id string) int {
+	for i, p := range ps {
+		if p.ToolCallID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func or(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
