@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -110,6 +111,10 @@ func New(provs []provider.Provider, opts ...Option) (*Provider, error) {
 // the AttemptEvents and spans.
 func (p *Provider) Model() string { return p.models[0] }
 
+// Models names every provider's model, in order, so that a cost limit
+// (loop.WithMaxCost) can refuse to start when any of them has no price.
+func (p *Provider) Models() []string { return slices.Clone(p.models) }
+
 // ContextWindow is the smallest window among the providers that report
 // one, since any of them may get the request; false when none does.
 func (p *Provider) ContextWindow() (int, bool) {
@@ -174,7 +179,7 @@ func (p *Provider) sequential(ctx context.Context, req *provider.Request, yield 
 		s.a = attempt{n: i, prov: i, ctx: ctx}
 		s.started, s.stopped, s.err = false, false, nil
 		p.begin(ctx, &s.a)
-		invoke(s.a.ctx, pr, req)(s.take)
+		invoke(s.a.ctx, pr, req, p.models[i])(s.take)
 		switch {
 		case s.stopped:
 			p.end(ctx, &s.a, StatusStopped, nil, false)
@@ -254,10 +259,23 @@ func (s *seqRun) take(art artifact.Artifact, err error) bool {
 	return true
 }
 
-// invoke is pr's stream, or one that says pr gave none.
-func invoke(ctx context.Context, pr provider.Provider, req *provider.Request) iter.Seq2[artifact.Artifact, error] {
+// invoke is pr's stream, or one that says pr gave none. A Usage that does
+// not name its model gets model's name, so that each attempt is priced at
+// its own model's prices (loop.WithPricer).
+func invoke(ctx context.Context, pr provider.Provider, req *provider.Request, model string) iter.Seq2[artifact.Artifact, error] {
 	if seq := pr.Invoke(ctx, req); seq != nil {
-		return seq
+		if model == "" {
+			return seq
+		}
+		return func(yield func(artifact.Artifact, error) bool) {
+			seq(func(art artifact.Artifact, err error) bool {
+				if u, ok := art.(artifact.Usage); ok && u.Model == "" {
+					u.Model = model
+					art = u
+				}
+				return yield(art, err)
+			})
+		}
 	}
 	return func(yield func(artifact.Artifact, error) bool) {
 		yield(nil, errors.New("fallback: the provider returned no stream"))

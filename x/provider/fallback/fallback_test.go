@@ -108,7 +108,7 @@ func TestFallback(t *testing.T) {
 				t.Fatal(err)
 			}
 			arts, err := collect(p.Invoke(context.Background(), req))
-			if !reflect.DeepEqual(arts, tc.want) {
+			if !reflect.DeepEqual(unmodel(arts), tc.want) {
 				t.Errorf("artifacts = %#v, want %#v", arts, tc.want)
 			}
 			if tc.wantErr == nil && err != nil {

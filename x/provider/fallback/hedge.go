@@ -106,7 +106,7 @@ func (h *hedge) launch(isHedge bool) {
 	a.ctx, a.cancel = context.WithCancel(h.ctx)
 	h.all = append(h.all, a)
 	h.p.begin(h.ctx, a)
-	go a.run(h.p.provs[a.prov], h.req)
+	go a.run(h.p.provs[a.prov], h.p.models[a.prov], h.req)
 	if h.slots[0] == nil {
 		h.slots[0] = a
 	} else {
@@ -268,7 +268,7 @@ func (h *hedge) stop(w *attempt) {
 // run streams the provider's answer to out until the attempt is lost,
 // then only drains it, keeping its usage. A panic is the attempt's error:
 // in a goroutine of its own, nothing above would recover it.
-func (a *attempt) run(pr provider.Provider, req *provider.Request) {
+func (a *attempt) run(pr provider.Provider, model string, req *provider.Request) {
 	defer close(a.done)
 	defer func() {
 		if v := recover(); v != nil {
@@ -276,7 +276,7 @@ func (a *attempt) run(pr provider.Provider, req *provider.Request) {
 		}
 	}()
 	ended := false
-	invoke(a.ctx, pr, req)(func(art artifact.Artifact, err error) bool {
+	invoke(a.ctx, pr, req, model)(func(art artifact.Artifact, err error) bool {
 		if ended {
 			// A provider that goes on after its error is not listened to.
 			return false

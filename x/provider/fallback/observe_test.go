@@ -67,8 +67,9 @@ func TestEventsAndUsageThroughTheLoop(t *testing.T) {
 	turns := th.Turns()
 	got := turns[len(turns)-1].Artifacts
 	wantArts := []artifact.Artifact{
-		artifact.Usage{InputTokens: 7}, artifact.Text{Content: "b"},
-		artifact.Usage{InputTokens: 10, OutputTokens: 2}, artifact.Finish{Reason: "stop"},
+		// Each attempt's usage names its model, to be priced at its prices.
+		artifact.Usage{InputTokens: 7, Model: "a"}, artifact.Text{Content: "b"},
+		artifact.Usage{InputTokens: 10, OutputTokens: 2, Model: "b"}, artifact.Finish{Reason: "stop"},
 	}
 	if !reflect.DeepEqual(got, wantArts) {
 		t.Errorf("stored answer = %#v", got)
