@@ -12,6 +12,7 @@ import (
 	"github.com/lodeworks/lode/ledger/file"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/x/catalog"
 	"github.com/lodeworks/lode/x/provider/script"
 )
 
@@ -135,6 +136,49 @@ func BenchmarkObserverEvents(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(n+1)), "ns/event")
 			if seen == 0 {
 				b.Fatal("the observer saw nothing")
+			}
+		})
+	}
+}
+
+// usageReplay answers with a text and its usage, as a model named
+// gpt-4o-mini.
+type usageReplay struct{}
+
+func (usageReplay) Model() string { return "gpt-4o-mini" }
+
+func (usageReplay) Invoke(ctx context.Context, _ *provider.Request) iter.Seq2[artifact.Artifact, error] {
+	return func(yield func(artifact.Artifact, error) bool) {
+		if !yield(artifact.Text{Content: "Hello there."}, nil) {
+			return
+		}
+		yield(artifact.Usage{InputTokens: 1200, OutputTokens: 30, CachedInputTokens: 200}, nil)
+	}
+}
+
+// BenchmarkTurnPriced is BenchmarkTurn with a usage in the answer, priced
+// from the catalog (and kept under a cost limit), beside the same turn
+// unpriced: what pricing adds to a turn.
+func BenchmarkTurnPriced(b *testing.B) {
+	cat := catalog.Default()
+	for _, c := range []struct {
+		name string
+		opts []loop.Option
+	}{
+		{"unpriced", nil},
+		{"priced", []loop.Option{loop.WithPricer(cat)}},
+		{"cost-limit", []loop.Option{loop.WithPricer(cat), loop.WithMaxCost(100)}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			step := loop.New(c.opts...)
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				th := ledger.NewThread(ledger.WithID("bench"), ledger.WithClock(nil))
+				_ = th.Append(ledger.RoleUser, artifact.Text{Content: "Hi"})
+				if _, err := step.Run(ctx, th, usageReplay{}); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

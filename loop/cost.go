@@ -7,6 +7,9 @@ import (
 	"math"
 	"sync"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/provider"
 )
@@ -170,4 +173,54 @@ func (s *Step) price(ctx context.Context, prov provider.Provider, arts []artifac
 
 func costLimit(used, max float64) *LimitError {
 	return &LimitError{Limit: LimitCost, Used: int64(math.Round(used * 1e6)), Max: int64(math.Round(max * 1e6)), UsedUSD: used, MaxUSD: max}
+}
+
+// meters are the instruments WithMeter records into.
+type meters struct {
+	tokens metric.Int64Histogram
+	cost   metric.Float64Counter
+}
+
+// WithMeter records each model turn's usage into m: the tokens in
+// gen_ai.client.token.usage (a histogram, by gen_ai.token.type input and
+// output, as OpenTelemetry's GenAI conventions name it) and, with a
+// Pricer, the dollars in lode.cost (a counter, for priced usage only).
+// Both carry gen_ai.request.model. A nil m records nothing.
+func WithMeter(m metric.Meter) Option {
+	return func(s *Step) {
+		if m == nil {
+			return
+		}
+		tokens, err1 := m.Int64Histogram("gen_ai.client.token.usage", metric.WithUnit("{token}"),
+			metric.WithDescription("Number of input and output tokens used"))
+		cost, err2 := m.Float64Counter("lode.cost", metric.WithUnit("USD"),
+			metric.WithDescription("US dollars the priced model turns cost"))
+		if err1 == nil && err2 == nil {
+			s.meters = &meters{tokens: tokens, cost: cost}
+		}
+	}
+}
+
+// record puts an answer's usage on the meters; a usage that does not name
+// its model is prov's.
+func (m *meters) record(ctx context.Context, prov provider.Provider, arts []artifact.Artifact) {
+	for _, a := range arts {
+		u, ok := a.(artifact.Usage)
+		if !ok {
+			continue
+		}
+		name := u.Model
+		if name == "" {
+			if ms := modelsOf(prov); len(ms) > 0 {
+				name = ms[0]
+			}
+		}
+		model := attribute.String("gen_ai.request.model", name)
+		op := attribute.String("gen_ai.operation.name", "chat")
+		m.tokens.Record(ctx, u.InputTokens, metric.WithAttributes(op, model, attribute.String("gen_ai.token.type", "input")))
+		m.tokens.Record(ctx, u.OutputTokens, metric.WithAttributes(op, model, attribute.String("gen_ai.token.type", "output")))
+		if u.Priced {
+			m.cost.Add(ctx, u.CostUSD, metric.WithAttributes(model))
+		}
+	}
 }

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"testing"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
@@ -161,3 +164,52 @@ func TestMaxCostUnpricedAnswer(t *testing.T) {
 }
 
 var _ provider.Provider = (*script.Provider)(nil)
+
+func TestMeterRecordsTokensAndCost(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	prov := script.New([]script.Step{costlyCall("c1", 100), script.Reply(artifact.Text{Content: "done"}, artifact.Usage{InputTokens: 10, OutputTokens: 40})},
+		script.WithModel("m"))
+	step := loop.New(loop.WithHandlers(echoTools), loop.WithPricer(perToken{"m": 0.001}), loop.WithMeter(mp.Meter("test")))
+	if _, err := step.Run(context.Background(), userThread("go"), prov); err != nil {
+		t.Fatal(err)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var tokens map[string]int64
+	var cost float64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Histogram[int64]:
+				if m.Name != "gen_ai.client.token.usage" || m.Unit != "{token}" {
+					t.Errorf("histogram %s (%s)", m.Name, m.Unit)
+				}
+				tokens = map[string]int64{}
+				for _, p := range d.DataPoints {
+					typ, _ := p.Attributes.Value("gen_ai.token.type")
+					model, _ := p.Attributes.Value("gen_ai.request.model")
+					if model.AsString() != "m" {
+						t.Errorf("model attribute %q", model.AsString())
+					}
+					tokens[typ.AsString()] += p.Sum
+				}
+			case metricdata.Sum[float64]:
+				if m.Name != "lode.cost" || m.Unit != "USD" {
+					t.Errorf("sum %s (%s)", m.Name, m.Unit)
+				}
+				for _, p := range d.DataPoints {
+					cost += p.Value
+				}
+			}
+		}
+	}
+	if tokens["input"] != 110 || tokens["output"] != 40 {
+		t.Errorf("tokens = %v", tokens)
+	}
+	if cost < 0.149999 || cost > 0.150001 {
+		t.Errorf("cost = %v, want 0.15", cost)
+	}
+}

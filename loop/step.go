@@ -60,6 +60,7 @@ type Step struct {
 	lease       leaseConfig
 	pricer      Pricer
 	maxCost     float64
+	meters      *meters
 	// approvalExpiry is how long Recover lets a call wait for approval;
 	// 0: for ever.
 	approvalExpiry time.Duration
@@ -266,6 +267,9 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 	}
 
 	out.cost, out.unpriced = s.price(ctx, prov, arts)
+	if s.meters != nil {
+		s.meters.record(ctx, prov, arts)
+	}
 	for _, a := range arts {
 		switch a := a.(type) {
 		case artifact.ToolCall:
