@@ -18,7 +18,7 @@ func TestHistorySection(t *testing.T) {
 		{"budget", "model:\n  name: m\nhistory:\n  budget: 3000\n  keep: 2\n  summarise: true\n", 3000, ""},
 		{"blocks", "model:\n  name: m\nhistory:\n  budget: 3000\n  blocks: 16\n", 3000, ""},
 		{"negative blocks", "model:\n  name: m\nhistory:\n  budget: 3000\n  blocks: -2\n", 0,
-			"lode.yaml: history: history: invalid option: blocks -2 is negative: give a number of turns, or 0 to slide the window turn by turn"},
+			"lode.yaml: history: invalid option: blocks -2 is negative: give a number of turns, or 0 to slide the window turn by turn"},
 		{"window of a known model", "model:\n  name: gpt-4\nhistory:\n  reserve: 1192\n", 7000, ""},
 		{"unknown model and no budget", "model:\n  name: mine\nhistory:\n  keep: 3\n", 0,
 			`lode.yaml: history: invalid option: no budget: the context window of model "mine" is not known; set WithBudget`},
