@@ -188,7 +188,7 @@ func TestBadDecisions(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"unknown call", decideBody(map[string]any{"id": "c9", "approve": true}), http.StatusBadRequest, `decision on call "c9": loop: no such pending call`},
+		{"unknown call", decideBody(map[string]any{"id": "c9", "approve": true}), http.StatusBadRequest, `decision on call "c9": no such pending call`},
 		{"edited arguments break the schema", decideBody(map[string]any{"id": "c1", "approve": true, "arguments": map[string]any{"a": "two"}}), http.StatusBadRequest, `decision on call "c1"`},
 		{"edited arguments are not JSON", decideBody(map[string]any{"id": "c1", "approve": true, "arguments": `{"a":`}), http.StatusBadRequest, `decision on call "c1"`},
 		{"arguments on a denial", decideBody(map[string]any{"id": "c1", "approve": false, "arguments": map[string]any{"a": 1}}), http.StatusBadRequest, `web: decision on call "c1": arguments are only taken with an approval`},
