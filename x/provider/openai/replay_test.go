@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -16,12 +14,11 @@ import (
 	"sync"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/provider/internal/recordings"
 )
 
 // The public recordings replayed here: real chat-completions exchanges
@@ -39,82 +36,6 @@ const (
 // reasoningModelName is the model names replayed: the gpt-5 family and the
 // o-series, as OpenAI names them or as a gateway does ("openai/gpt-5").
 var reasoningModelName = regexp.MustCompile(`^([a-z-]+/)?(gpt-5|o[1-9])`)
-
-var chatRecordings struct {
-	once sync.Once
-	dir  string
-	err  error
-}
-
-// chatRecordingsDir fetches the pinned module once and returns its cassette
-// folder. LODE_TEST_REPLAY=off skips; a failed fetch skips with the reason
-// outside CI and fails in CI, which can reach the module proxy.
-func chatRecordingsDir(t *testing.T) string {
-	t.Helper()
-	if os.Getenv("LODE_TEST_REPLAY") == "off" {
-		t.Skip("LODE_TEST_REPLAY=off: skipping the replays of recorded chat-completions sessions")
-	}
-	chatRecordings.once.Do(func() {
-		cmd := exec.Command("go", "mod", "download", "-json", chatRecordingsModule+"@"+chatRecordingsVersion)
-		cmd.Dir = os.TempDir()
-		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		// A failed download still writes its JSON, with the reason in Error.
-		var info struct{ Dir, Error string }
-		jerr := json.Unmarshal(out, &info)
-		switch {
-		case info.Error != "":
-			chatRecordings.err = &downloadError{detail: info.Error}
-		case err != nil:
-			chatRecordings.err = &downloadError{err: err, detail: stderr.String()}
-		case jerr != nil || info.Dir == "":
-			chatRecordings.err = &downloadError{err: jerr, detail: string(out)}
-		default:
-			chatRecordings.dir = filepath.Join(info.Dir, "providertests", "testdata")
-		}
-	})
-	if chatRecordings.err != nil {
-		msg := "cannot fetch the recordings (go mod download " + chatRecordingsModule + "@" + chatRecordingsVersion + "): " +
-			chatRecordings.err.Error() + "; set LODE_TEST_REPLAY=off to skip"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return chatRecordings.dir
-}
-
-type downloadError struct {
-	err    error
-	detail string
-}
-
-func (e *downloadError) Error() string {
-	d := strings.TrimSpace(e.detail)
-	if e.err == nil {
-		return d
-	}
-	return d + ": " + e.err.Error()
-}
-
-// vcrCassette is the part of a go-vcr cassette a replay needs.
-type vcrCassette struct {
-	Interactions []vcrInteraction `yaml:"interactions"`
-}
-
-type vcrInteraction struct {
-	Request struct {
-		Body string `yaml:"body"`
-		URL  string `yaml:"url"`
-	} `yaml:"request"`
-	Response struct {
-		Body    string              `yaml:"body"`
-		Headers map[string][]string `yaml:"headers"`
-		Code    int                 `yaml:"code"`
-	} `yaml:"response"`
-}
 
 // chatBody is the part of a recorded chat-completions request the replay
 // rebuilds the invocation from.
@@ -165,7 +86,8 @@ type chatMessage struct {
 // cap as max_completion_tokens, and the adapter's answer must be what the
 // recorded response says.
 func TestReplayRecordedReasoningModels(t *testing.T) {
-	dir := chatRecordingsDir(t)
+	dir := filepath.Join(recordings.Dir(t, chatRecordingsModule, chatRecordingsVersion, "recorded chat-completions sessions"),
+		"providertests", "testdata")
 	paths, err := filepath.Glob(filepath.Join(dir, "*", "*.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -174,14 +96,7 @@ func TestReplayRecordedReasoningModels(t *testing.T) {
 	paths = append(paths, more...)
 	var n, gpt5 int
 	for _, path := range paths {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var c vcrCassette
-		if err := yaml.Unmarshal(b, &c); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
+		c := recordings.Load(t, path)
 		rel, _ := filepath.Rel(dir, path)
 		for i, in := range c.Interactions {
 			if !strings.HasSuffix(in.Request.URL, "/chat/completions") {
@@ -213,7 +128,7 @@ func TestReplayRecordedReasoningModels(t *testing.T) {
 
 // replayExchange sends one recorded request through the adapter to a
 // loopback server that answers with the recorded response, byte for byte.
-func replayExchange(t *testing.T, in vcrInteraction, body chatBody) {
+func replayExchange(t *testing.T, in recordings.Interaction, body chatBody) {
 	var mu sync.Mutex
 	var sent [][]byte
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
