@@ -6,21 +6,18 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/provider/internal/recordings"
 )
 
 // The public recordings replayed here: real Responses API sessions (OpenAI
@@ -34,90 +31,17 @@ const (
 	recordingsVersion = "v0.41.2"
 )
 
-var recordings struct {
-	once sync.Once
-	dir  string
-	err  error
-}
-
-// recordingsDir fetches the pinned module once and returns its cassette
-// folder. LODE_TEST_REPLAY=off skips; a failed fetch skips with the reason
-// outside CI and fails in CI, which can reach the module proxy.
+// recordingsDir returns the pinned module's cassette folder, or skips or
+// fails t as package recordings says.
 func recordingsDir(t *testing.T) string {
 	t.Helper()
-	if os.Getenv("LODE_TEST_REPLAY") == "off" {
-		t.Skip("LODE_TEST_REPLAY=off: skipping the replays of recorded Responses API sessions")
-	}
-	recordings.once.Do(func() {
-		cmd := exec.Command("go", "mod", "download", "-json", recordingsModule+"@"+recordingsVersion)
-		cmd.Dir = os.TempDir()
-		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-		out, err := cmd.Output()
-		if err != nil {
-			recordings.err = err
-			if ee, ok := err.(*exec.ExitError); ok {
-				recordings.err = &fetchError{err: err, stderr: string(ee.Stderr) + string(out)}
-			}
-			return
-		}
-		var info struct{ Dir, Error string }
-		if err := json.Unmarshal(out, &info); err != nil || info.Dir == "" {
-			recordings.err = &fetchError{err: err, stderr: info.Error + string(out)}
-			return
-		}
-		recordings.dir = filepath.Join(info.Dir, "providertests", "testdata")
-	})
-	if recordings.err != nil {
-		msg := "cannot fetch the recordings (go mod download " + recordingsModule + "@" + recordingsVersion + "): " + recordings.err.Error() +
-			"; set LODE_TEST_REPLAY=off to skip"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return recordings.dir
-}
-
-type fetchError struct {
-	err    error
-	stderr string
-}
-
-func (e *fetchError) Error() string { return strings.TrimSpace(e.stderr) + ": " + e.err.Error() }
-
-// cassette is the part of a go-vcr cassette a replay needs.
-type cassette struct {
-	Interactions []struct {
-		Request struct {
-			Body string `yaml:"body"`
-		} `yaml:"request"`
-		Response struct {
-			Body    string              `yaml:"body"`
-			Headers map[string][]string `yaml:"headers"`
-			Code    int                 `yaml:"code"`
-		} `yaml:"response"`
-	} `yaml:"interactions"`
-}
-
-func loadCassette(t *testing.T, path string) *cassette {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c cassette
-	if err := yaml.Unmarshal(b, &c); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if len(c.Interactions) == 0 {
-		t.Fatalf("%s has no interactions", path)
-	}
-	return &c
+	return filepath.Join(recordings.Dir(t, recordingsModule, recordingsVersion, "recorded Responses API sessions"),
+		"providertests", "testdata")
 }
 
 // replayServer answers request n with interaction n's response, its body
 // byte for byte, and keeps the bodies it was sent.
-func replayServer(t *testing.T, c *cassette) (*httptest.Server, func() [][]byte) {
+func replayServer(t *testing.T, c *recordings.Cassette) (*httptest.Server, func() [][]byte) {
 	var mu sync.Mutex
 	var got [][]byte
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -263,7 +187,7 @@ func TestReplayRecordedSessions(t *testing.T) {
 	for _, path := range paths {
 		rel, _ := filepath.Rel(dir, path)
 		t.Run(strings.TrimSuffix(rel, ".yaml"), func(t *testing.T) {
-			replay(t, loadCassette(t, path), strings.Contains(path, "stream"))
+			replay(t, recordings.Load(t, path), strings.Contains(path, "stream"))
 		})
 	}
 }
@@ -271,7 +195,7 @@ func TestReplayRecordedSessions(t *testing.T) {
 // replay runs a recorded session through the adapter and package loop: a
 // user asks, each recorded call is answered with the output the recording
 // sent back for it, and the ledger must hold what the recording says.
-func replay(t *testing.T, c *cassette, stream bool) {
+func replay(t *testing.T, c *recordings.Cassette, stream bool) {
 	srv, sent := replayServer(t, c)
 	p, err := New(WithModel("gpt-5"), WithAPIKey("sk-replay"), WithBaseURL(srv.URL+"/v1"), WithStreaming(stream),
 		WithHTTPClient(srv.Client()), withSleep(noSleep), WithEnv(func(string) string { return "" }))
