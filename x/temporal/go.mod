@@ -4,6 +4,8 @@ go 1.26.8
 
 require github.com/lodeworks/lode v0.0.0
 
+require go.opentelemetry.io/otel/metric v1.47.0 // indirect
+
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
