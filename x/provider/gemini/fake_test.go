@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/x/provider/internal/providertest"
 )
 
 // reply is one canned answer of the fake Gemini API.
@@ -147,38 +147,12 @@ func userText(s string) *provider.Request {
 	return &provider.Request{Turns: turns(user(s))}
 }
 
-// collect runs one invocation and splits deltas from whole artifacts.
-func collect(p *Provider, req *provider.Request) (deltas, whole []artifact.Artifact, err error) {
-	for a, e := range p.Invoke(context.Background(), req) {
-		if e != nil {
-			return deltas, whole, e
-		}
-		if artifact.IsDelta(a) {
-			deltas = append(deltas, a)
-		} else {
-			whole = append(whole, a)
-		}
-	}
-	return deltas, whole, nil
-}
-
-// dig walks a decoded JSON value by keys and indexes.
-func dig(v any, path ...any) any {
-	for _, k := range path {
-		switch k := k.(type) {
-		case string:
-			m, _ := v.(map[string]any)
-			v = m[k]
-		case int:
-			a, _ := v.([]any)
-			if k >= len(a) {
-				return nil
-			}
-			v = a[k]
-		}
-	}
-	return v
-}
+// collect runs one invocation and splits deltas from whole artifacts; dig
+// walks a decoded JSON value by keys and indexes.
+var (
+	collect = providertest.Collect
+	dig     = providertest.Dig
+)
 
 func mustJSON(t *testing.T, v any) string {
 	t.Helper()
