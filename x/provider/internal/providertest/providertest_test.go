@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -129,5 +130,28 @@ func TestBytesClient(t *testing.T) {
 		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" || string(b) != "data: 1\n\n" {
 			t.Fatalf("%d %v %q", resp.StatusCode, resp.Header, b)
 		}
+	}
+}
+
+// Holding sends its start at once and ends the response only when the
+// request does.
+func TestHolding(t *testing.T) {
+	srv := httptest.NewServer(Holding(t, "data: a\n\n"))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	resp, err := srv.Client().Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, len("data: a\n\n"))
+	if _, err := io.ReadFull(resp.Body, buf); err != nil || string(buf) != "data: a\n\n" || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("start %q, %v, %v", buf, err, resp.Header)
+	}
+	cancel()
+	if _, err := io.ReadAll(resp.Body); !errors.Is(err, context.Canceled) {
+		t.Fatalf("after the request ended: %v", err)
 	}
 }
