@@ -72,22 +72,11 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		rep = reply{status: 500, body: `{"error":{"code":500,"message":"no reply left","status":"INTERNAL"}}`}
 	}
 	f.mu.Unlock()
-	for k, v := range rep.header {
-		w.Header().Set(k, v)
-	}
+	ct := "application/json; charset=UTF-8"
 	if rep.sse {
-		w.Header().Set("Content-Type", "text/event-stream")
-	} else {
-		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		ct = "text/event-stream"
 	}
-	if rep.status == 0 {
-		rep.status = 200
-	}
-	if rep.partial {
-		w.Header().Set("Content-Length", fmt.Sprint(len(rep.body)+100))
-	}
-	w.WriteHeader(rep.status)
-	io.WriteString(w, rep.body)
+	providertest.Answer{Status: rep.status, Header: rep.header, ContentType: ct, Body: rep.body, Partial: rep.partial}.Write(w)
 }
 
 func (f *fakeAPI) requests() []seen {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -92,4 +93,36 @@ func BytesClient(contentType string, body []byte) *http.Client {
 			Body:   io.NopCloser(bytes.NewReader(body)), Request: r,
 		}, nil
 	})}
+}
+
+// Answer is one canned answer of a fake API.
+type Answer struct {
+	// Status is the HTTP status; 0 means 200.
+	Status int
+	Header map[string]string
+	// ContentType, when set, wins over a Content-Type in Header.
+	ContentType string
+	Body        string
+	// Partial announces more bytes than Body, so that the client sees the
+	// connection cut after it.
+	Partial bool
+}
+
+// Write sends a to w.
+func (a Answer) Write(w http.ResponseWriter) {
+	for k, v := range a.Header {
+		w.Header().Set(k, v)
+	}
+	if a.ContentType != "" {
+		w.Header().Set("Content-Type", a.ContentType)
+	}
+	if a.Partial {
+		w.Header().Set("Content-Length", strconv.Itoa(len(a.Body)+100))
+	}
+	status := a.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	w.WriteHeader(status)
+	io.WriteString(w, a.Body)
 }

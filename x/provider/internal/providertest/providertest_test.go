@@ -155,3 +155,42 @@ func TestHolding(t *testing.T) {
 		t.Fatalf("after the request ended: %v", err)
 	}
 }
+
+func TestAnswer(t *testing.T) {
+	cases := []struct {
+		name       string
+		a          Answer
+		status     int
+		ctype      string
+		body       string
+		cut        bool
+		wantHeader string // X-Test
+	}{
+		{name: "zero status is 200", a: Answer{Body: "ok"}, status: 200, body: "ok"},
+		{name: "status and headers", a: Answer{Status: 429, Header: map[string]string{"X-Test": "1"}, Body: "slow"}, status: 429, body: "slow", wantHeader: "1"},
+		{name: "content type wins over the header's", a: Answer{Header: map[string]string{"Content-Type": "text/plain"}, ContentType: "application/json", Body: "{}"},
+			status: 200, ctype: "application/json", body: "{}"},
+		{name: "partial is cut", a: Answer{Body: "data: a", Partial: true}, status: 200, body: "data: a", cut: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { tc.a.Write(w) }))
+			defer srv.Close()
+			resp, err := srv.Client().Get(srv.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.status || string(b) != tc.body || resp.Header.Get("X-Test") != tc.wantHeader {
+				t.Fatalf("%d %q %v", resp.StatusCode, b, resp.Header)
+			}
+			if tc.ctype != "" && resp.Header.Get("Content-Type") != tc.ctype {
+				t.Errorf("Content-Type %q", resp.Header.Get("Content-Type"))
+			}
+			if cut := errors.Is(err, io.ErrUnexpectedEOF); cut != tc.cut {
+				t.Errorf("read error %v, want cut %v", err, tc.cut)
+			}
+		})
+	}
+}
