@@ -12,8 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lodeworks/lode/artifact"
-	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/x/provider/internal/providertest"
 )
 
 // reply is one canned answer of the fake Messages API.
@@ -63,22 +62,11 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "wrong path "+r.URL.Path, 404)
 		return
 	}
-	for k, v := range rep.header {
-		w.Header().Set(k, v)
-	}
+	ct := "application/json"
 	if rep.sse {
-		w.Header().Set("Content-Type", "text/event-stream")
-	} else {
-		w.Header().Set("Content-Type", "application/json")
+		ct = "text/event-stream"
 	}
-	if rep.status == 0 {
-		rep.status = 200
-	}
-	if rep.partial {
-		w.Header().Set("Content-Length", fmt.Sprint(len(rep.body)+100))
-	}
-	w.WriteHeader(rep.status)
-	io.WriteString(w, rep.body)
+	providertest.Answer{Status: rep.status, Header: rep.header, ContentType: ct, Body: rep.body, Partial: rep.partial}.Write(w)
 }
 
 func (f *fakeAPI) provider(t *testing.T, opts ...Option) *Provider {
@@ -149,38 +137,12 @@ func textAnswer(s string) reply {
 		msgDelta("end_turn", `{"output_tokens":3}`), msgStop)
 }
 
-// collect runs one invocation, returning deltas and whole artifacts apart.
-func collect(p provider.Provider, req *provider.Request) (deltas, whole []artifact.Artifact, err error) {
-	for a, e := range p.Invoke(context.Background(), req) {
-		if e != nil {
-			return deltas, whole, e
-		}
-		if artifact.IsDelta(a) {
-			deltas = append(deltas, a)
-		} else {
-			whole = append(whole, a)
-		}
-	}
-	return deltas, whole, nil
-}
-
+// collect runs one invocation, returning deltas and whole artifacts apart;
 // at digs into decoded JSON: keys for objects, ints for arrays.
-func at(v any, path ...any) any {
-	for _, p := range path {
-		switch k := p.(type) {
-		case string:
-			m, _ := v.(map[string]any)
-			v = m[k]
-		case int:
-			l, _ := v.([]any)
-			if k >= len(l) {
-				return nil
-			}
-			v = l[k]
-		}
-	}
-	return v
-}
+var (
+	collect = providertest.Collect
+	at      = providertest.Dig
+)
 
 func js(v any) string {
 	b, _ := json.Marshal(v)

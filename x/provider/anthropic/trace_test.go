@@ -10,17 +10,13 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/x/provider/internal/providertest"
 )
 
-func recorder() (*tracetest.SpanRecorder, trace.Tracer) {
-	sr := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
-	return sr, tp.Tracer("test")
-}
+var recorder = providertest.Recorder
 
 func TestTrace(t *testing.T) {
 	f := newFake(t,
@@ -66,23 +62,14 @@ func TestTrace(t *testing.T) {
 		"gen_ai.usage.cache_read.input_tokens":     attribute.Int64Value(90),
 		"gen_ai.usage.cache_creation.input_tokens": attribute.Int64Value(5),
 	}
-	got := map[attribute.Key]attribute.Value{}
-	for _, kv := range s.Attributes() {
-		got[kv.Key] = kv.Value
-	}
-	if !reflect.DeepEqual(got, want) {
+	if got := providertest.Attributes(s); !reflect.DeepEqual(got, want) {
 		t.Errorf("attributes\n got %v\nwant %v", got, want)
 	}
 	if ev := s.Events(); len(ev) != 1 || ev[0].Name != "retry" {
 		t.Errorf("events = %v", ev)
 	}
 	e := spans[1]
-	var errType string
-	for _, kv := range e.Attributes() {
-		if kv.Key == "error.type" {
-			errType = kv.Value.AsString()
-		}
-	}
+	errType := providertest.ErrorType(e)
 	if e.Status().Code != codes.Error || errType != "invalid_request_error" {
 		t.Errorf("failed span: status %v, error.type %q", e.Status(), errType)
 	}

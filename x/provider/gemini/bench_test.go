@@ -1,10 +1,8 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -15,6 +13,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/x/provider/internal/providertest"
 )
 
 // benchChunks is how many chunks one benchmarked stream has.
@@ -39,23 +38,11 @@ func benchStream() []byte {
 	return []byte(sse(chunks...))
 }
 
-type roundTripFunc func(*http.Request) (*http.Response, error)
+type roundTripFunc = providertest.RoundTripFunc
 
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-// bytesClient answers every request with the same bytes, in memory.
+// bytesClient answers every request with the same stream, in memory.
 func bytesClient(body []byte) *http.Client {
-	return &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		if r.Body != nil {
-			_, _ = io.Copy(io.Discard, r.Body)
-			r.Body.Close()
-		}
-		return &http.Response{
-			StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-			Header: http.Header{"Content-Type": {"text/event-stream"}},
-			Body:   io.NopCloser(bytes.NewReader(body)), Request: r,
-		}, nil
-	})}
+	return providertest.BytesClient("text/event-stream", body)
 }
 
 func benchAdapter(b *testing.B, body []byte) {

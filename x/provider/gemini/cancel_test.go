@@ -3,63 +3,22 @@ package gemini
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"sync"
 	"testing"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/x/provider/internal/providertest"
 )
 
 // A server that sends the start of an answer and then holds the stream
 // open: a cancelled context and a consumer that stops both end the
 // invocation at once.
 func TestStopMidStream(t *testing.T) {
-	hold := make(chan struct{})
 	f := newFake(t)
-	f.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, sse(`{"candidates":[{"content":{"parts":[{"text":"a"}],"role":"model"}}]}`))
-		w.(http.Flusher).Flush()
-		select {
-		case <-hold:
-		case <-r.Context().Done():
-		}
-	})
-	t.Cleanup(func() { close(hold) })
-	p := newTestProvider(t, f)
-
-	t.Run("consumer stops", func(t *testing.T) {
-		n := 0
-		for a, err := range p.Invoke(context.Background(), userText("x")) {
-			if err != nil || a != (artifact.TextDelta{Content: "a"}) {
-				t.Fatalf("got %v, %v", a, err)
-			}
-			n++
-			break
-		}
-		if n != 1 {
-			t.Fatalf("%d artifacts", n)
-		}
-	})
-	t.Run("context cancelled", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		var last error
-		for a, err := range p.Invoke(ctx, userText("x")) {
-			if err != nil {
-				last = err
-				continue
-			}
-			if a == (artifact.TextDelta{Content: "a"}) {
-				cancel()
-			}
-		}
-		if !errors.Is(last, context.Canceled) {
-			t.Fatalf("err = %v, want context.Canceled", last)
-		}
-	})
+	f.srv.Config.Handler = providertest.Holding(t, sse(`{"candidates":[{"content":{"parts":[{"text":"a"}],"role":"model"}}]}`))
+	providertest.StopMidStream(t, newTestProvider(t, f), userText("x"), artifact.TextDelta{Content: "a"})
 }
 
 // closeCounter counts the response bodies closed.

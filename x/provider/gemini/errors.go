@@ -166,19 +166,7 @@ type RequestError struct {
 }
 
 func (e *RequestError) Error() string {
-	var b strings.Builder
-	b.WriteString("gemini: request: ")
-	switch {
-	case e.Turn >= 0:
-		fmt.Fprintf(&b, "turn %d (%s): ", e.Turn, e.Role)
-	case e.Tool != "":
-		fmt.Fprintf(&b, "tool %q: ", e.Tool)
-	}
-	b.WriteString(e.Reason)
-	if e.Err != nil {
-		b.WriteString(": " + e.Err.Error())
-	}
-	return b.String()
+	return apierr.RequestText("gemini", e.Turn, string(e.Role), e.Tool, e.Reason, e.Err)
 }
 
 func (e *RequestError) Unwrap() error { return e.Err }
@@ -220,7 +208,7 @@ func (p *Provider) apiError(ge *googleError, status int, ct *callTransport) *API
 		}
 	}
 	if ct != nil {
-		e.Attempts, e.RetryAfter = ct.attempts, ct.retryAfter
+		e.Attempts, e.RetryAfter = ct.outcome.Attempts, ct.outcome.RetryAfter
 	}
 	e.Hint = p.hint(e)
 	return e
@@ -263,10 +251,10 @@ func (p *Provider) callError(ctx context.Context, ct *callTransport, err error) 
 	if errors.As(err, &qe) {
 		return err
 	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+	if apierr.Closed(err) {
 		return respErr(ErrIncomplete, "the connection closed before the response", nil, err)
 	}
-	return fmt.Errorf("gemini: cannot reach the server at %s: %w", p.baseURL, err)
+	return apierr.Unreachable("gemini", p.core.BaseURL, err)
 }
 
 func (p *Provider) hint(e *APIError) string {
@@ -277,9 +265,9 @@ func (p *Provider) hint(e *APIError) string {
 		}
 		return "check the API key (WithAPIKey, " + EnvAPIKey + " or " + EnvGoogleAPIKey + "): it is missing, mistyped or revoked"
 	case errors.Is(e, ErrForbidden):
-		return fmt.Sprintf("the credentials may not use model %q: check the key's or project's permissions and that the API is enabled", p.model)
+		return fmt.Sprintf("the credentials may not use model %q: check the key's or project's permissions and that the API is enabled", p.core.Model)
 	case errors.Is(e, ErrNotFound):
-		return fmt.Sprintf("check the model name %q and the base URL %q", p.model, p.baseURL)
+		return fmt.Sprintf("check the model name %q and the base URL %q", p.core.Model, p.core.BaseURL)
 	case errors.Is(e, ErrRateLimited):
 		if e.RetryAfter > 0 {
 			return fmt.Sprintf("rate limited or out of quota; the server asked to wait %s", e.RetryAfter)
@@ -288,7 +276,7 @@ func (p *Provider) hint(e *APIError) string {
 	case errors.Is(e, ErrOverloaded):
 		return "the model is overloaded; try again shortly"
 	case errors.Is(e, ErrServer):
-		return "the server failed; try again later"
+		return apierr.HintServer
 	}
 	return ""
 }
@@ -332,4 +320,9 @@ func isStatusName(s string) bool {
 var errorNames = apierr.Names{
 	Timeout: ErrTimeout, IdleTimeout: ErrIdleTimeout,
 	Incomplete: ErrIncomplete, Malformed: ErrMalformed, InvalidToolCall: ErrInvalidToolCall,
+}
+
+// timeoutError is the error of the limit that ended an invocation.
+func timeoutError(idle bool, limit time.Duration) error {
+	return &TimeoutError{Idle: idle, Limit: limit}
 }

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/x/provider/internal/providertest"
 )
 
 // reply is one canned answer of the fake Gemini API.
@@ -72,22 +72,11 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		rep = reply{status: 500, body: `{"error":{"code":500,"message":"no reply left","status":"INTERNAL"}}`}
 	}
 	f.mu.Unlock()
-	for k, v := range rep.header {
-		w.Header().Set(k, v)
-	}
+	ct := "application/json; charset=UTF-8"
 	if rep.sse {
-		w.Header().Set("Content-Type", "text/event-stream")
-	} else {
-		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		ct = "text/event-stream"
 	}
-	if rep.status == 0 {
-		rep.status = 200
-	}
-	if rep.partial {
-		w.Header().Set("Content-Length", fmt.Sprint(len(rep.body)+100))
-	}
-	w.WriteHeader(rep.status)
-	io.WriteString(w, rep.body)
+	providertest.Answer{Status: rep.status, Header: rep.header, ContentType: ct, Body: rep.body, Partial: rep.partial}.Write(w)
 }
 
 func (f *fakeAPI) requests() []seen {
@@ -147,38 +136,12 @@ func userText(s string) *provider.Request {
 	return &provider.Request{Turns: turns(user(s))}
 }
 
-// collect runs one invocation and splits deltas from whole artifacts.
-func collect(p *Provider, req *provider.Request) (deltas, whole []artifact.Artifact, err error) {
-	for a, e := range p.Invoke(context.Background(), req) {
-		if e != nil {
-			return deltas, whole, e
-		}
-		if artifact.IsDelta(a) {
-			deltas = append(deltas, a)
-		} else {
-			whole = append(whole, a)
-		}
-	}
-	return deltas, whole, nil
-}
-
-// dig walks a decoded JSON value by keys and indexes.
-func dig(v any, path ...any) any {
-	for _, k := range path {
-		switch k := k.(type) {
-		case string:
-			m, _ := v.(map[string]any)
-			v = m[k]
-		case int:
-			a, _ := v.([]any)
-			if k >= len(a) {
-				return nil
-			}
-			v = a[k]
-		}
-	}
-	return v
-}
+// collect runs one invocation and splits deltas from whole artifacts; dig
+// walks a decoded JSON value by keys and indexes.
+var (
+	collect = providertest.Collect
+	dig     = providertest.Dig
+)
 
 func mustJSON(t *testing.T, v any) string {
 	t.Helper()

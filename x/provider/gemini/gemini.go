@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -20,9 +19,8 @@ import (
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/provider"
 
+	"github.com/lodeworks/lode/x/provider/internal/core"
 	"github.com/lodeworks/lode/x/provider/internal/genaispan"
-	"github.com/lodeworks/lode/x/provider/internal/idle"
-	"github.com/lodeworks/lode/x/provider/internal/retry"
 )
 
 // Environment variables New reads when the matching option is not given.
@@ -88,48 +86,27 @@ var _ provider.Provider = (*Provider)(nil)
 // Provider invokes a Gemini model through the official SDK. It is safe for
 // concurrent use.
 type Provider struct {
-	model        string
-	backend      Backend
-	baseURL      string
-	apiKey       string
-	client       *genai.Client
-	httpc        *http.Client
-	tracer       trace.Tracer
-	serverAddr   string
-	serverPort   int
-	maxRetries   int
-	maxRetryWait time.Duration
-	timeout      time.Duration
-	idleTimeout  time.Duration
-	stream       bool
-	thinking     *genai.ThinkingConfig
-	sleep        func(ctx context.Context, d time.Duration) error
-	now          func() time.Time
-	newID        func() string
-	maxEvent     int
+	core       core.Conn
+	invocation core.Invocation
+	backend    Backend
+	apiKey     string
+	client     *genai.Client
+	thinking   *genai.ThinkingConfig
+	newID      func() string
+	maxEvent   int
 }
 
 type settings struct {
-	apiKey, model, baseURL string
-	backend                Backend
-	apiVersion             string
-	project, location      string
-	creds                  *auth.Credentials
-	httpc                  *http.Client
-	headers                http.Header
-	tracer                 trace.Tracer
-	maxRetries             *int
-	maxRetryWait           time.Duration
-	timeout, idleTimeout   time.Duration
-	noStream               bool
-	budget                 *int
-	level                  string
-	thoughts               bool
-	sleep                  func(ctx context.Context, d time.Duration) error
-	now                    func() time.Time
-	newID                  func() string
-	maxEvent               int
-	getenv                 func(string) string
+	core.Settings
+	backend           Backend
+	apiVersion        string
+	project, location string
+	creds             *auth.Credentials
+	budget            *int
+	level             string
+	thoughts          bool
+	newID             func() string
+	maxEvent          int
 }
 
 // Option configures a Provider.
@@ -138,16 +115,16 @@ type Option func(*settings)
 // WithAPIKey sets the API key; empty means GOOGLE_API_KEY, then
 // GEMINI_API_KEY. The Gemini API needs one; Vertex AI takes one in express
 // mode, without a project or location.
-func WithAPIKey(key string) Option { return func(s *settings) { s.apiKey = key } }
+func WithAPIKey(key string) Option { return func(s *settings) { s.APIKey = key } }
 
 // WithModel sets the model every invocation asks for, such as
 // "gemini-2.5-flash". It is required.
-func WithModel(model string) Option { return func(s *settings) { s.model = model } }
+func WithModel(model string) Option { return func(s *settings) { s.Model = model } }
 
 // WithBaseURL points the provider at another server speaking the API (a
 // gateway, a proxy, a test server); empty means GOOGLE_GEMINI_BASE_URL (or
 // GOOGLE_VERTEX_BASE_URL for Vertex AI), then Google's own.
-func WithBaseURL(u string) Option { return func(s *settings) { s.baseURL = u } }
+func WithBaseURL(u string) Option { return func(s *settings) { s.BaseURL = u } }
 
 // WithBackend chooses the Gemini API or Vertex AI; empty means
 // GOOGLE_GENAI_USE_VERTEXAI, then BackendGeminiAPI.
@@ -170,58 +147,49 @@ func WithCredentials(c *auth.Credentials) Option { return func(s *settings) { s.
 // WithEnv sets how New reads its environment variables; nil means
 // os.Getenv. The SDK is given every value explicitly, and these win over
 // what it reads of the environment itself.
-func WithEnv(getenv func(string) string) Option { return func(s *settings) { s.getenv = getenv } }
+func WithEnv(getenv func(string) string) Option { return func(s *settings) { s.Getenv = getenv } }
 
 // WithHTTPClient sets the HTTP client; nil means a new http.Client.
-func WithHTTPClient(c *http.Client) Option { return func(s *settings) { s.httpc = c } }
+func WithHTTPClient(c *http.Client) Option { return func(s *settings) { s.HTTPClient = c } }
 
 // WithAPIVersion sets the API version in the URL; empty means the SDK's
 // default, "v1beta" for the Gemini API and "v1beta1" for Vertex AI.
 func WithAPIVersion(v string) Option { return func(s *settings) { s.apiVersion = v } }
 
 // WithHeader adds a header to every request.
-func WithHeader(name, value string) Option {
-	return func(s *settings) {
-		if s.headers == nil {
-			s.headers = make(http.Header)
-		}
-		s.headers.Add(name, value)
-	}
-}
+func WithHeader(name, value string) Option { return func(s *settings) { s.AddHeader(name, value) } }
 
 // WithMaxRetries sets how many times a 429 or 5xx answer is retried before
 // the error is returned; 0 disables retries, a negative value is 0. The
 // default is DefaultMaxRetries. A stream that fails after it has begun is
 // not retried: its deltas are already yielded.
-func WithMaxRetries(n int) Option {
-	return func(s *settings) { n = max(n, 0); s.maxRetries = &n }
-}
+func WithMaxRetries(n int) Option { return func(s *settings) { s.SetMaxRetries(n) } }
 
 // WithMaxRetryWait caps the wait a server may ask for (Retry-After, or the
 // RetryInfo of Google's error): a longer wait returns the *APIError at
 // once, its RetryAfter saying how long. Zero or negative means
 // DefaultMaxRetryWait.
-func WithMaxRetryWait(d time.Duration) Option { return func(s *settings) { s.maxRetryWait = d } }
+func WithMaxRetryWait(d time.Duration) Option { return func(s *settings) { s.MaxRetryWait = d } }
 
 // WithTimeout bounds one whole invocation, retries and streamed body
 // included; zero or negative means no limit of the provider's own. When it
 // ends an invocation the error matches ErrTimeout.
-func WithTimeout(d time.Duration) Option { return func(s *settings) { s.timeout = d } }
+func WithTimeout(d time.Duration) Option { return func(s *settings) { s.Timeout = d } }
 
 // WithIdleTimeout bounds how long a streaming server may send nothing.
 // Zero means DefaultIdleTimeout; negative turns the limit off. When it ends
 // an invocation the error is a *TimeoutError matching ErrIdleTimeout and
 // ErrTimeout. Without streaming only WithTimeout bounds the wait.
-func WithIdleTimeout(d time.Duration) Option { return func(s *settings) { s.idleTimeout = d } }
+func WithIdleTimeout(d time.Duration) Option { return func(s *settings) { s.IdleTimeout = d } }
 
 // WithTracer records a "chat {model}" span per invocation, after the
 // OpenTelemetry GenAI conventions. Without one, tracing costs nothing.
-func WithTracer(t trace.Tracer) Option { return func(s *settings) { s.tracer = t } }
+func WithTracer(t trace.Tracer) Option { return func(s *settings) { s.Tracer = t } }
 
 // WithStreaming chooses between a streamed answer (the default,
 // streamGenerateContent) and one whole response (generateContent). Without
 // streaming no deltas are yielded.
-func WithStreaming(on bool) Option { return func(s *settings) { s.noStream = !on } }
+func WithStreaming(on bool) Option { return func(s *settings) { s.NoStream = !on } }
 
 // WithThinkingBudget sets thinkingConfig.thinkingBudget: tokens the model
 // may think, 0 to turn thinking off where the model allows, -1 to let the
@@ -240,11 +208,11 @@ func WithThoughts(on bool) Option { return func(s *settings) { s.thoughts = on }
 
 // withSleep replaces the wait between retries, for tests.
 func withSleep(f func(ctx context.Context, d time.Duration) error) Option {
-	return func(s *settings) { s.sleep = f }
+	return func(s *settings) { s.Sleep = f }
 }
 
 // withClock replaces the clock that reads date-valued retry headers.
-func withClock(now func() time.Time) Option { return func(s *settings) { s.now = now } }
+func withClock(now func() time.Time) Option { return func(s *settings) { s.Now = now } }
 
 // withMaxEvent lowers MaxEventSize, for tests.
 func withMaxEvent(n int) Option { return func(s *settings) { s.maxEvent = n } }
@@ -262,23 +230,24 @@ func New(opts ...Option) (*Provider, error) {
 			o(&s)
 		}
 	}
-	if s.getenv == nil {
-		s.getenv = os.Getenv
+	getenv := s.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
 	}
-	if strings.TrimSpace(s.model) == "" {
+	if strings.TrimSpace(s.Model) == "" {
 		return nil, ErrNoModel
 	}
 	if s.backend == "" {
 		s.backend = BackendGeminiAPI
-		if v := strings.ToLower(s.getenv(EnvUseVertex)); v == "true" || v == "1" {
+		if v := strings.ToLower(getenv(EnvUseVertex)); v == "true" || v == "1" {
 			s.backend = BackendVertexAI
 		}
 	}
-	if s.apiKey == "" {
-		s.apiKey = s.getenv(EnvGoogleAPIKey)
+	if s.APIKey == "" {
+		s.APIKey = getenv(EnvGoogleAPIKey)
 	}
-	if s.apiKey == "" {
-		s.apiKey = s.getenv(EnvAPIKey)
+	if s.APIKey == "" {
+		s.APIKey = getenv(EnvAPIKey)
 	}
 	var bad []error
 	if s.level != "" {
@@ -291,54 +260,54 @@ func New(opts ...Option) (*Provider, error) {
 	if s.budget != nil && *s.budget < -1 {
 		bad = append(bad, fmt.Errorf("%w: WithThinkingBudget(%d): a budget is -1 (dynamic), 0 (off) or a count of tokens", ErrOption, *s.budget))
 	}
-	cc := genai.ClientConfig{HTTPOptions: genai.HTTPOptions{Headers: s.headers.Clone(), APIVersion: s.apiVersion}}
+	cc := genai.ClientConfig{HTTPOptions: genai.HTTPOptions{Headers: s.Headers.Clone(), APIVersion: s.apiVersion}}
 	switch s.backend {
 	case BackendGeminiAPI:
-		if s.baseURL == "" {
-			s.baseURL = s.getenv(EnvBaseURL)
+		if s.BaseURL == "" {
+			s.BaseURL = getenv(EnvBaseURL)
 		}
-		if s.baseURL == "" {
-			s.baseURL = DefaultBaseURL
+		if s.BaseURL == "" {
+			s.BaseURL = DefaultBaseURL
 		}
-		if s.apiKey == "" {
+		if s.APIKey == "" {
 			return nil, ErrNoAPIKey
 		}
 		cc.Backend = genai.BackendGeminiAPI
-		cc.APIKey = s.apiKey
+		cc.APIKey = s.APIKey
 	case BackendVertexAI:
 		if s.project == "" {
-			s.project = s.getenv(EnvProject)
+			s.project = getenv(EnvProject)
 		}
 		if s.location == "" {
-			s.location = s.getenv(EnvLocation)
+			s.location = getenv(EnvLocation)
 		}
 		if s.location == "" {
-			s.location = s.getenv(EnvRegion)
+			s.location = getenv(EnvRegion)
 		}
-		explicitKey := s.apiKey != ""
+		explicitKey := s.APIKey != ""
 		if s.project != "" && s.location == "" {
 			s.location = "global" // as the SDK defaults it
 		}
 		if s.project != "" {
 			// A project means Google credentials; a key found in the
 			// environment is not sent along with them.
-			s.apiKey = ""
+			s.APIKey = ""
 		}
-		if s.baseURL == "" {
-			s.baseURL = s.getenv(EnvVertexURL)
+		if s.BaseURL == "" {
+			s.BaseURL = getenv(EnvVertexURL)
 		}
-		if s.apiKey == "" && (s.project == "" || s.location == "") {
+		if s.APIKey == "" && (s.project == "" || s.location == "") {
 			if explicitKey {
 				return nil, fmt.Errorf("%w: an API key (express mode) goes without a project", ErrNoVertexAuth)
 			}
 			return nil, ErrNoVertexAuth
 		}
-		if s.baseURL == "" {
-			s.baseURL = vertexURL(s.location, s.apiKey != "")
+		if s.BaseURL == "" {
+			s.BaseURL = vertexURL(s.location, s.APIKey != "")
 		}
 		cc.Backend = genai.BackendVertexAI
-		cc.APIKey = s.apiKey
-		if s.apiKey == "" {
+		cc.APIKey = s.APIKey
+		if s.APIKey == "" {
 			cc.Project, cc.Location = s.project, s.location
 		}
 	default:
@@ -347,28 +316,20 @@ func New(opts ...Option) (*Provider, error) {
 	if len(bad) > 0 {
 		return nil, errors.Join(bad...)
 	}
-	u, err := url.Parse(s.baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("gemini: base URL %q is not an http(s) URL", s.baseURL)
+	u, err := core.ParseBaseURL("gemini", s.BaseURL)
+	if err != nil {
+		return nil, err
 	}
+	s.Model = strings.TrimPrefix(s.Model, "models/")
 	p := &Provider{
-		model:        strings.TrimPrefix(s.model, "models/"),
-		backend:      s.backend,
-		baseURL:      strings.TrimRight(s.baseURL, "/"),
-		apiKey:       s.apiKey,
-		httpc:        s.httpc,
-		tracer:       s.tracer,
-		serverAddr:   u.Hostname(),
-		serverPort:   genaispan.Port(u),
-		maxRetries:   DefaultMaxRetries,
-		maxRetryWait: s.maxRetryWait,
-		timeout:      s.timeout,
-		idleTimeout:  s.idleTimeout,
-		stream:       !s.noStream,
-		sleep:        s.sleep,
-		now:          s.now,
-		newID:        s.newID,
-		maxEvent:     s.maxEvent,
+		core: core.NewConn(&s.Settings, u, core.Defaults{
+			MaxRetries: DefaultMaxRetries, MaxRetryWait: DefaultMaxRetryWait, IdleTimeout: DefaultIdleTimeout,
+		}),
+		invocation: core.Invocation{Provider: providerName(s.backend), ErrorType: errorType},
+		backend:    s.backend,
+		apiKey:     s.APIKey,
+		newID:      s.newID,
+		maxEvent:   s.maxEvent,
 	}
 	if s.budget != nil || s.level != "" || s.thoughts {
 		p.thinking = &genai.ThinkingConfig{IncludeThoughts: s.thoughts, ThinkingLevel: genai.ThinkingLevel(strings.ToUpper(s.level))}
@@ -376,24 +337,6 @@ func New(opts ...Option) (*Provider, error) {
 			b := int32(*s.budget)
 			p.thinking.ThinkingBudget = &b
 		}
-	}
-	if p.httpc == nil {
-		p.httpc = &http.Client{}
-	}
-	if s.maxRetries != nil {
-		p.maxRetries = *s.maxRetries
-	}
-	if p.maxRetryWait <= 0 {
-		p.maxRetryWait = DefaultMaxRetryWait
-	}
-	if p.idleTimeout == 0 {
-		p.idleTimeout = DefaultIdleTimeout
-	}
-	if p.sleep == nil {
-		p.sleep = retry.Sleep
-	}
-	if p.now == nil {
-		p.now = time.Now
 	}
 	if p.newID == nil {
 		p.newID = callIDs()
@@ -416,7 +359,7 @@ func New(opts ...Option) (*Provider, error) {
 		}
 	}
 	cc.HTTPClient = sdkHTTP
-	cc.HTTPOptions.BaseURL = p.baseURL + "/"
+	cc.HTTPOptions.BaseURL = p.core.BaseURL + "/"
 	client, err := genai.NewClient(context.Background(), &cc)
 	if err != nil {
 		return nil, fmt.Errorf("gemini: %w", err)
@@ -437,17 +380,17 @@ func vertexURL(location string, express bool) string {
 }
 
 // Model returns the model the provider asks for.
-func (p *Provider) Model() string { return p.model }
+func (p *Provider) Model() string { return p.core.Model }
 
 // BaseURL returns the server the provider talks to.
-func (p *Provider) BaseURL() string { return p.baseURL }
+func (p *Provider) BaseURL() string { return p.core.BaseURL }
 
 // Backend returns the service the provider talks to.
 func (p *Provider) Backend() Backend { return p.backend }
 
 // ContextWindow is the model's context window in tokens, for history
 // policies; see the package function ContextWindow.
-func (p *Provider) ContextWindow() (int, bool) { return ContextWindow(p.model) }
+func (p *Provider) ContextWindow() (int, bool) { return ContextWindow(p.core.Model) }
 
 // SupportsResponseFormat reports true for both JSON types: the API takes
 // responseMimeType application/json, with a schema (responseJsonSchema) or
@@ -463,23 +406,11 @@ func (p *Provider) Invoke(ctx context.Context, req *provider.Request) iter.Seq2[
 		if req == nil {
 			req = &provider.Request{}
 		}
-		var sp trace.Span
-		if p.tracer != nil {
-			ctx, sp = genaispan.Start(ctx, p.tracer, genaispan.Call{
-				Provider: providerName(p.backend), Model: p.model, ServerAddr: p.serverAddr, ServerPort: p.serverPort,
-			}, req)
-		}
-		res := &result{CacheTokens: true}
-		err := p.invoke(ctx, req, res, yield)
-		if err == errStopped {
-			err = nil
-		}
-		if sp != nil {
-			genaispan.End(sp, res, err, errorType)
-		}
-		if err != nil {
-			yield(nil, err)
-		}
+		p.invocation.Run(ctx, &p.core, req, func(err error) { yield(nil, err) },
+			func(ctx context.Context) (*result, error) {
+				res := &result{CacheTokens: true}
+				return res, p.invoke(ctx, req, res, yield)
+			})
 	}
 }
 
@@ -492,7 +423,7 @@ func providerName(b Backend) string {
 }
 
 // errStopped marks a consumer that stopped iterating.
-var errStopped = errors.New("gemini: consumer stopped")
+var errStopped = core.ErrStopped
 
 // result is what an invocation learned, for the span.
 type result = genaispan.Result
@@ -505,20 +436,14 @@ func (p *Provider) invoke(ctx context.Context, req *provider.Request, res *resul
 	if ctx.Err() != nil {
 		return ctxError(ctx)
 	}
-	if p.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, p.timeout, &TimeoutError{Limit: p.timeout})
-		defer cancel()
+	idleTimeout := p.core.IdleTimeout
+	if !p.core.Stream {
+		idleTimeout = 0
 	}
-	ct := &callTransport{p: p, fixes: fixes}
-	if p.stream && p.idleTimeout > 0 {
-		var cancel context.CancelCauseFunc
-		ctx, cancel = context.WithCancelCause(ctx)
-		defer cancel(nil)
-		ct.idle = idle.NewGuard(p.idleTimeout, cancel, &TimeoutError{Idle: true, Limit: p.idleTimeout})
-		defer ct.idle.Disarm()
-	}
-	resp, err := ct.send(withCall(ctx, ct), p.client, p.model, contents, cfg, p.stream)
+	ctx, guard, stop := core.Limits(ctx, p.core.Timeout, idleTimeout, timeoutError)
+	defer stop()
+	ct := &callTransport{p: p, fixes: fixes, idle: guard}
+	resp, err := ct.send(withCall(ctx, ct), p.client, p.core.Model, contents, cfg, p.core.Stream)
 	if err != nil {
 		return p.callError(ctx, ct, err)
 	}
@@ -528,7 +453,7 @@ func (p *Provider) invoke(ctx context.Context, req *provider.Request, res *resul
 	}
 	asm := assembler{newID: p.newID, maxEvent: p.maxEvent}
 	defer asm.report(res)
-	if p.stream {
+	if p.core.Stream {
 		err = asm.readStream(resp.Body, yield)
 	} else {
 		err = asm.readWhole(resp.Body, yield)
@@ -538,7 +463,7 @@ func (p *Provider) invoke(ctx context.Context, req *provider.Request, res *resul
 	}
 	var ae *APIError
 	if errors.As(err, &ae) {
-		ae.Attempts, ae.Hint = ct.attempts, p.hint(ae)
+		ae.Attempts, ae.Hint = ct.outcome.Attempts, p.hint(ae)
 	}
 	return err
 }

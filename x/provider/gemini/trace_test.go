@@ -8,18 +8,11 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/x/provider/internal/providertest"
 )
-
-func recorder() (*tracetest.SpanRecorder, trace.Tracer) {
-	sr := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
-	return sr, tp.Tracer("test")
-}
 
 func TestTrace(t *testing.T) {
 	f := newFake(t,
@@ -28,7 +21,7 @@ func TestTrace(t *testing.T) {
 		reply{status: 400, body: errBadKey},
 		reply{sse: true, body: sse(`{"promptFeedback":{"blockReason":"SAFETY"}}`)},
 	)
-	sr, tr := recorder()
+	sr, tr := providertest.Recorder()
 	p := newTestProvider(t, f, WithTracer(tr))
 	temp := 0.0
 	r := &provider.Request{Turns: turns(user("x")), MaxTokens: 100, Temperature: &temp, Stop: []string{"END"}}
@@ -68,11 +61,7 @@ func TestTrace(t *testing.T) {
 		"gen_ai.usage.cache_read.input_tokens":     attribute.Int64Value(90),
 		"gen_ai.usage.cache_creation.input_tokens": attribute.Int64Value(0),
 	}
-	got := map[attribute.Key]attribute.Value{}
-	for _, kv := range s.Attributes() {
-		got[kv.Key] = kv.Value
-	}
-	if !reflect.DeepEqual(got, want) {
+	if got := providertest.Attributes(s); !reflect.DeepEqual(got, want) {
 		t.Errorf("attributes\n got %v\nwant %v", got, want)
 	}
 	if ev := s.Events(); len(ev) != 1 || ev[0].Name != "retry" {
@@ -80,12 +69,7 @@ func TestTrace(t *testing.T) {
 	}
 	for i, wantType := range map[int]string{1: "INVALID_ARGUMENT", 2: "prompt_blocked"} {
 		e := spans[i]
-		var errType string
-		for _, kv := range e.Attributes() {
-			if kv.Key == "error.type" {
-				errType = kv.Value.AsString()
-			}
-		}
+		errType := providertest.ErrorType(e)
 		if e.Status().Code != codes.Error || e.Status().Description != wantType || errType != wantType {
 			t.Errorf("span %d: status %v, error.type %q, want %q", i, e.Status(), errType, wantType)
 		}

@@ -62,13 +62,12 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 // within WithMaxRetryWait, the wait is cancellable and testable, and the
 // error can say how many attempts were made.
 type callTransport struct {
-	p          *Provider
-	attempts   int
-	retryAfter time.Duration
-	idle       *idle.Guard
-	resp       *http.Response
-	err        error
-	fixes      sigFixes
+	p       *Provider
+	outcome retry.Outcome
+	idle    *idle.Guard
+	resp    *http.Response
+	err     error
+	fixes   sigFixes
 }
 
 // send has the SDK build and send the request and returns the server's
@@ -106,48 +105,31 @@ func (t *callTransport) do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	body = t.fixes.apply(body)
-	for attempt := 0; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		r := retry.Clone(ctx, req, body)
-		t.idle.Arm()
-		resp, err := t.p.httpc.Do(r)
-		t.idle.Disarm()
-		t.attempts = attempt + 1
-		if err != nil {
-			return nil, err
-		}
-		if resp.StatusCode/100 == 2 {
-			resp.Body = idle.CloseOnDone(ctx, t.idle.Body(resp.Body))
-			return resp, nil
-		}
-		data := retry.Drain(resp)
-		wait, asked := retryDelay(resp.Header, data, t.p.now())
-		if asked {
-			t.retryAfter = wait
-		}
-		if !retry.Retryable(resp.StatusCode) || attempt >= t.p.maxRetries {
-			return resp, nil
-		}
-		plan := retry.Plan{Base: retryBase, Cap: retryCap, MaxWait: t.p.maxRetryWait, Trace: t.p.tracer != nil, Sleep: t.p.sleep}
-		again, err := plan.Wait(ctx, attempt, resp.StatusCode, wait, asked)
-		if err != nil {
-			return nil, err
-		}
-		if !again {
-			return resp, nil
-		}
+	resp, err := t.sender().Send(ctx, req, t.fixes.apply(body), &t.outcome)
+	if err != nil || resp.StatusCode/100 != 2 {
+		return resp, err
+	}
+	resp.Body = idle.CloseOnDone(ctx, resp.Body)
+	return resp, nil
+}
+
+// sender sends the invocation's request: a 429 or 5xx is retried, and the
+// idle limit counts the wait for the response headers.
+func (t *callTransport) sender() *retry.Sender {
+	c := &t.p.core
+	return &retry.Sender{
+		Client: c.HTTPClient, MaxRetries: c.MaxRetries, Plan: c.Plan(retryBase, retryCap), Now: c.Now,
+		Idle: t.idle, IdleHeaders: true,
+		Delay:     func(h http.Header, now time.Time, _ int) (time.Duration, bool) { return retry.After(h, now) },
+		BodyDelay: retryInfoDelay,
+		Retry:     func(resp *http.Response, _ []byte) bool { return retry.Retryable(resp.StatusCode) },
 	}
 }
 
-// retryDelay reads how long the server asked to wait: Retry-After, then
-// the retryDelay of a google.rpc.RetryInfo in the error's details ("37s").
-func retryDelay(h http.Header, body []byte, now time.Time) (time.Duration, bool) {
-	if d, ok := retry.After(h, now); ok {
-		return d, true
-	}
+// retryInfoDelay reads the wait a refusal's body asks for when its headers
+// name none: the retryDelay of a google.rpc.RetryInfo in the error's
+// details ("37s").
+func retryInfoDelay(body []byte) (time.Duration, bool) {
 	var e struct {
 		Error struct {
 			Details []struct {

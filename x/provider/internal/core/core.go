@@ -89,9 +89,16 @@ func (e Endpoint) Resolve(s *Settings) (*url.URL, error) {
 	if s.APIKey == "" && !explicitURL {
 		return nil, e.ErrNoAPIKey
 	}
-	u, err := url.Parse(s.BaseURL)
+	return ParseBaseURL(e.Prefix, s.BaseURL)
+}
+
+// ParseBaseURL parses raw, which must be an http(s) URL with a host; the
+// error starts with prefix. An adapter whose New resolves the base URL
+// itself checks it with this.
+func ParseBaseURL(prefix, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%s: base URL %q is not an http(s) URL", e.Prefix, s.BaseURL)
+		return nil, fmt.Errorf("%s: base URL %q is not an http(s) URL", prefix, raw)
 	}
 	return u, nil
 }

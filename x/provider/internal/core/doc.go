@@ -12,5 +12,9 @@
 //
 // retry.Sender is the matching piece of an adapter's HTTP transport: the
 // attempts of one request, with the adapter's rules for waits and
-// retries; apierr builds the adapter's error texts.
+// retries; apierr builds the adapter's error texts. An adapter whose
+// backends resolve their servers differently (gemini: the Gemini API or
+// Vertex AI) resolves the settings itself, checks the base URL with
+// ParseBaseURL and still takes its Conn from NewConn. providertest is what
+// the adapters' tests share.
 package core

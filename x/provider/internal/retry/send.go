@@ -26,6 +26,9 @@ type Sender struct {
 	Prepare func(*http.Request)
 	// Delay reads the wait a refusal with status asks for.
 	Delay func(h http.Header, now time.Time, status int) (time.Duration, bool)
+	// BodyDelay, when not nil, reads the wait a refusal's body names (the
+	// start of it, as Retry gets it) where Delay found none in the headers.
+	BodyDelay func(data []byte) (time.Duration, bool)
 	// Retry reports whether a refusal is worth another attempt; data is
 	// the start of its body (Drain).
 	Retry func(resp *http.Response, data []byte) bool
@@ -69,6 +72,9 @@ func (s *Sender) Send(ctx context.Context, req *http.Request, body []byte, o *Ou
 		}
 		data := Drain(resp)
 		wait, asked := s.Delay(resp.Header, s.Now(), resp.StatusCode)
+		if !asked && s.BodyDelay != nil {
+			wait, asked = s.BodyDelay(data)
+		}
 		if asked {
 			o.RetryAfter = wait
 		}

@@ -34,6 +34,7 @@ func TestSend(t *testing.T) {
 		retries  int
 		header   http.Header
 		retry    func(*http.Response, []byte) bool
+		body     func([]byte) (time.Duration, bool)
 		want     int // the status returned
 		attempts int
 		after    time.Duration
@@ -50,6 +51,12 @@ func TestSend(t *testing.T) {
 			after: 2 * time.Minute},
 		{name: "the adapter says no", status: []int{429}, retries: 2, retry: func(_ *http.Response, data []byte) bool { return !strings.Contains(string(data), "Many") },
 			want: 429, attempts: 1},
+		{name: "the wait the body names", status: []int{429, 200}, retries: 2, body: bodyWait, want: 200, attempts: 2,
+			after: 4 * time.Second, waits: []time.Duration{4 * time.Second}},
+		{name: "the header's wait before the body's", status: []int{429, 200}, retries: 2, header: http.Header{"Retry-After": {"3"}},
+			body: bodyWait, want: 200, attempts: 2, after: 3 * time.Second, waits: []time.Duration{3 * time.Second}},
+		{name: "a body naming no wait", status: []int{503, 200}, retries: 2, body: func([]byte) (time.Duration, bool) { return 0, false },
+			want: 200, attempts: 2, waits: []time.Duration{10 * time.Millisecond}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,8 +69,9 @@ func TestSend(t *testing.T) {
 						waits = append(waits, d.Truncate(10*time.Millisecond))
 						return nil
 					}},
-				Prepare: func(r *http.Request) { r.Header.Set("X-Try", "1") },
-				Delay:   func(h http.Header, now time.Time, _ int) (time.Duration, bool) { return After(h, now) },
+				Prepare:   func(r *http.Request) { r.Header.Set("X-Try", "1") },
+				Delay:     func(h http.Header, now time.Time, _ int) (time.Duration, bool) { return After(h, now) },
+				BodyDelay: tc.body,
 				Retry: func(resp *http.Response, data []byte) bool {
 					if tc.retry != nil {
 						return tc.retry(resp, data)
@@ -93,6 +101,15 @@ func TestSend(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bodyWait reads a wait of 4s from a body that is the refusal's status
+// text, as replies sends it.
+func bodyWait(data []byte) (time.Duration, bool) {
+	if strings.HasPrefix(string(data), "body ") {
+		return 4 * time.Second, true
+	}
+	return 0, false
 }
 
 func TestSendContext(t *testing.T) {
