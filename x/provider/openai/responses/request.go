@@ -149,7 +149,7 @@ type (
 
 // buildRequest maps req to go-openai's request type.
 func (p *Provider) buildRequest(req *provider.Request) (goopenai.CreateResponseRequest, error) {
-	r := goopenai.CreateResponseRequest{Model: p.model}
+	r := goopenai.CreateResponseRequest{Model: p.core.Model}
 	store := p.chain
 	r.Store = &store
 	if !store {

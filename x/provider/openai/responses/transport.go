@@ -20,8 +20,7 @@ type callTransport struct {
 	p      *Provider
 	stream bool
 
-	attempts    int
-	retryAfter  time.Duration
+	outcome     retry.Outcome
 	contentType string
 	// streaming is set once a 2xx answer arrived: errors after it come
 	// from inside the body.
@@ -36,54 +35,43 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	for attempt := 0; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		r := retry.Clone(ctx, req, body)
-		for k, vs := range t.p.headers {
-			r.Header[k] = vs
-		}
-		if t.stream {
-			t.idle.Arm()
-		}
-		resp, err := t.p.httpc.Do(r)
-		t.idle.Disarm()
-		t.attempts = attempt + 1
-		if err != nil {
-			return nil, err
-		}
-		if resp.StatusCode/100 == 2 {
-			t.streaming = true
-			t.contentType = resp.Header.Get("Content-Type")
-			if t.stream {
-				guarded := &lineGuard{ReadCloser: t.idle.Body(resp.Body), max: t.p.maxLine}
-				resp.Body = idle.CloseOnDone(ctx, newEventFilter(guarded, streamEmptyLimit))
-			} else {
-				t.whole.Reset()
-				resp.Body = idle.CloseOnDone(ctx, teeBody{resp.Body, &t.whole})
+	resp, err := t.sender().Send(ctx, req, body, &t.outcome)
+	if err != nil || resp.StatusCode/100 != 2 {
+		return resp, err
+	}
+	t.streaming = true
+	t.contentType = resp.Header.Get("Content-Type")
+	if t.stream {
+		guarded := &lineGuard{ReadCloser: resp.Body, max: t.p.maxLine}
+		resp.Body = idle.CloseOnDone(ctx, newEventFilter(guarded, streamEmptyLimit))
+	} else {
+		t.whole.Reset()
+		resp.Body = idle.CloseOnDone(ctx, teeBody{resp.Body, &t.whole})
+	}
+	return resp, nil
+}
+
+// sender sends the invocation's request: headers added, 429 and 5xx
+// retried (not a 429 for want of quota, which no wait cures), and the
+// idle limit counting the wait for a stream's headers.
+func (t *callTransport) sender() *retry.Sender {
+	return &retry.Sender{
+		Client: t.p.core.HTTPClient, MaxRetries: t.p.core.MaxRetries, Plan: t.p.core.Plan(retryBase, retryCap), Now: t.p.core.Now,
+		Idle: t.idle, IdleHeaders: t.stream,
+		Prepare: func(r *http.Request) {
+			for k, vs := range t.p.core.Headers {
+				r.Header[k] = vs
 			}
-			return resp, nil
-		}
-		data := retry.Drain(resp)
-		if !retry.Retryable(resp.StatusCode) {
-			return resp, nil
-		}
-		wait, asked := retryDelay(resp.Header, t.p.now(), resp.StatusCode)
-		if asked {
-			t.retryAfter = wait
-		}
-		// Running out of quota is a 429 that no wait cures.
-		if attempt >= t.p.maxRetries || bytes.Contains(data, []byte("insufficient_quota")) {
-			return resp, nil
-		}
-		again, err := t.plan().Wait(ctx, attempt, resp.StatusCode, wait, asked)
-		if err != nil {
-			return nil, err
-		}
-		if !again {
-			return resp, nil
-		}
+		},
+		Delay: func(h http.Header, now time.Time, status int) (time.Duration, bool) {
+			if !retry.Retryable(status) {
+				return 0, false
+			}
+			return retryDelay(h, now, status)
+		},
+		Retry: func(resp *http.Response, data []byte) bool {
+			return retry.Retryable(resp.StatusCode) && !bytes.Contains(data, []byte("insufficient_quota"))
+		},
 	}
 }
 
@@ -128,10 +116,6 @@ func retryDelay(h http.Header, now time.Time, status int) (time.Duration, bool) 
 		wait = max(wait, d)
 	}
 	return wait, found
-}
-
-func (t *callTransport) plan() retry.Plan {
-	return retry.Plan{Base: retryBase, Cap: retryCap, MaxWait: t.p.maxRetryWait, Trace: t.p.tracer != nil, Sleep: t.p.sleep}
 }
 
 // DefaultMaxLine bounds one line of a stream. go-openai reads a line whole
