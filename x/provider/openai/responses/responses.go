@@ -42,8 +42,6 @@ const (
 const DefaultIdleTimeout = 2 * time.Minute
 
 const (
-	retryBase = 500 * time.Millisecond
-	retryCap  = 8 * time.Second
 	// streamEmptyLimit is how many lines that are not data (event: names,
 	// blank lines, keep-alive comments) go-openai tolerates between two
 	// data lines. Its default of 300 fails a server that pings while a
