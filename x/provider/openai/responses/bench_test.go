@@ -14,6 +14,8 @@ import (
 	goopenai "github.com/sashabaranov/go-openai"
 
 	"github.com/lodeworks/lode/artifact"
+
+	"github.com/lodeworks/lode/x/provider/internal/adaptertest"
 )
 
 // benchEvents is about how many events one benchmarked stream has.
@@ -177,7 +179,7 @@ func TestStreamRatio(t *testing.T) {
 
 // TestBenchStreamIsWhole checks the benchmark's stream is a real answer.
 func TestBenchStreamIsWhole(t *testing.T) {
-	_, arts, err := collect(t.Context(), memProvider(t, benchStream()), userReq("go"))
+	_, arts, err := adaptertest.Collect(t.Context(), memProvider(t, benchStream()), userReq("go"))
 	if err != nil {
 		t.Fatal(err)
 	}
