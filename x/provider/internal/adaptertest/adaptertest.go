@@ -1,7 +1,10 @@
 package adaptertest
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -42,4 +45,26 @@ func Attrs(s sdktrace.ReadOnlySpan) map[attribute.Key]attribute.Value {
 		m[kv.Key] = kv.Value
 	}
 	return m
+}
+
+// RoundTripFunc is a function as an http.RoundTripper.
+type RoundTripFunc func(*http.Request) (*http.Response, error)
+
+// RoundTrip calls f.
+func (f RoundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// StreamClient answers every request, in memory, with a 200 whose body is
+// body as an event stream; it reads and closes the request's body.
+func StreamClient(body []byte) *http.Client {
+	return &http.Client{Transport: RoundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.Body != nil {
+			_, _ = io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+		}
+		return &http.Response{
+			StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: http.Header{"Content-Type": {"text/event-stream"}},
+			Body:   io.NopCloser(bytes.NewReader(body)), Request: r,
+		}, nil
+	})}
 }

@@ -3,7 +3,9 @@ package adaptertest
 import (
 	"context"
 	"errors"
+	"io"
 	"iter"
+	"net/http"
 	"reflect"
 	"testing"
 
@@ -64,3 +66,22 @@ func TestRecorderAttrs(t *testing.T) {
 		t.Errorf("Attrs = %v", got)
 	}
 }
+
+func TestStreamClient(t *testing.T) {
+	var read bool
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://in.memory/v1/responses", readFlag{&read})
+	resp, err := StreamClient([]byte("data: {}\n\n")).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || string(body) != "data: {}\n\n" || !read {
+		t.Fatalf("status %d, type %q, body %q, request read %v", resp.StatusCode, resp.Header.Get("Content-Type"), body, read)
+	}
+}
+
+// readFlag is a request body that notes it was read to the end.
+type readFlag struct{ read *bool }
+
+func (r readFlag) Read([]byte) (int, error) { *r.read = true; return 0, io.EOF }

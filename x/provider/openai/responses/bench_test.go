@@ -107,7 +107,7 @@ func benchAdapter(b *testing.B, body []byte) {
 func benchSDK(b *testing.B, body []byte) {
 	cfg := goopenai.DefaultConfig("k")
 	cfg.BaseURL = "http://127.0.0.1:1/v1"
-	cfg.HTTPClient = bytesClient(body)
+	cfg.HTTPClient = adaptertest.StreamClient(body)
 	cfg.EmptyMessagesLimit = streamEmptyLimit
 	c := goopenai.NewClientWithConfig(cfg)
 	req := goopenai.CreateResponseRequest{Model: "gpt-test", Input: "go"}
