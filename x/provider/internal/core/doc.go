@@ -12,5 +12,8 @@
 //
 // retry.Sender is the matching piece of an adapter's HTTP transport: the
 // attempts of one request, with the adapter's rules for waits and
-// retries; apierr builds the adapter's error texts.
+// retries; apierr builds the adapter's error texts. partconv words the
+// artifacts the OpenAI-shaped APIs take only as text or URLs, and
+// openai/internal/wire is what the two adapters on go-openai send alike;
+// adaptertest is what their tests share.
 package core
