@@ -15,5 +15,5 @@
 // retries; apierr builds the adapter's error texts. partconv words the
 // artifacts the OpenAI-shaped APIs take only as text or URLs, and
 // openai/internal/wire is what the two adapters on go-openai send alike;
-// adaptertest is what their tests share.
+// adaptertest is what the adapters' tests share.
 package core
