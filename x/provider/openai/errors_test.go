@@ -13,6 +13,8 @@ import (
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/x/provider/internal/retry"
+
+	"github.com/lodeworks/lode/x/provider/internal/providertest"
 )
 
 func TestHTTPErrors(t *testing.T) {
@@ -240,7 +242,7 @@ func TestRetry(t *testing.T) {
 			f := newFake(t, tc.replies...)
 			var s sleeps
 			opts := append([]Option{withSleep(s.sleep), withClock(func() time.Time { return now })}, tc.opts...)
-			_, arts, err := collect(t.Context(), f.provider(t, opts...), userReq("hi"))
+			_, arts, err := providertest.CollectContext(t.Context(), f.provider(t, opts...), userReq("hi"))
 			if tc.wantErr != "" {
 				var ae *APIError
 				if !errors.As(err, &ae) || err.Error() != tc.wantErr || ae.StatusCode != tc.status {

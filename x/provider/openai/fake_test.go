@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lodeworks/lode/artifact"
-	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/provider/openai/openaitest"
 )
 
@@ -91,21 +89,6 @@ func sseRaw(body string) http.HandlerFunc { return openaitest.Raw(body) }
 
 func jsonReply(status int, body string, headers ...string) http.HandlerFunc {
 	return openaitest.JSON(status, body, headers...)
-}
-
-// collect runs one invocation and splits what it yields.
-func collect(ctx context.Context, p provider.Provider, req *provider.Request) (deltas, arts []artifact.Artifact, err error) {
-	for a, e := range p.Invoke(ctx, req) {
-		if e != nil {
-			return deltas, arts, e
-		}
-		if artifact.IsDelta(a) {
-			deltas = append(deltas, a)
-		} else {
-			arts = append(arts, a)
-		}
-	}
-	return deltas, arts, nil
 }
 
 // toJSON re-encodes v so that expectations compare as decoded JSON.

@@ -9,6 +9,8 @@ import (
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/provider"
+
+	"github.com/lodeworks/lode/x/provider/internal/providertest"
 )
 
 const strictSchema = `{"type":"object","properties":{"category":{"type":"string","enum":["bug","other"]}},"required":["category"],"additionalProperties":false}`
@@ -45,7 +47,7 @@ func TestResponseFormat(t *testing.T) {
 				Turns:          []ledger.Turn{{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{artifact.Text{Content: "It crashes."}}}},
 				ResponseFormat: tc.format,
 			}
-			_, arts, err := collect(t.Context(), p, req)
+			_, arts, err := providertest.CollectContext(t.Context(), p, req)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,6 +14,8 @@ import (
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/tool"
+
+	"github.com/lodeworks/lode/x/provider/internal/providertest"
 )
 
 // Gateways (OpenRouter, LiteLLM, a company proxy) forward any model under
@@ -110,7 +112,7 @@ func TestGoOpenAINeverRefuses(t *testing.T) {
 				req := userReq("hi")
 				tc.req(req)
 				opts := append([]Option{WithModel(tc.model), WithStreaming(stream)}, tc.opts...)
-				deltas, arts, err := collect(t.Context(), f.provider(t, opts...), req)
+				deltas, arts, err := providertest.CollectContext(t.Context(), f.provider(t, opts...), req)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -429,7 +431,7 @@ func TestReasoningBesideDetailsWhole(t *testing.T) {
 			f := newFake(t, jsonReply(200, `{"id":"x","object":"chat.completion","created":1,"model":"kimi-k2.5","choices":[{"index":0,`+
 				`"message":{"role":"assistant","content":null,`+tc.message+`,`+call+`},"finish_reason":"tool_calls"}]}`), okReply)
 			p := f.provider(t, WithStreaming(false))
-			_, arts, err := collect(t.Context(), p, userReq("q"))
+			_, arts, err := providertest.CollectContext(t.Context(), p, userReq("q"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,8 @@ import (
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/provider"
+
+	"github.com/lodeworks/lode/x/provider/internal/providertest"
 )
 
 // A thread that talked to Claude holds its server tool blocks and
@@ -31,7 +33,7 @@ func TestOpaqueArtifactsNotSent(t *testing.T) {
 		{Role: ledger.RoleSystem, Artifacts: []artifact.Artifact{artifact.Text{Content: "Be brief."}, artifact.Opaque{Provider: "other", Type: "z", Data: "not json"}}},
 		{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{artifact.Text{Content: "And tomorrow?"}}},
 	}}
-	if _, _, err := collect(t.Context(), p, req); err != nil {
+	if _, _, err := providertest.CollectContext(t.Context(), p, req); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := json.Marshal(f.requests()[0].Body["messages"])

@@ -44,8 +44,6 @@ const (
 const DefaultIdleTimeout = 2 * time.Minute
 
 const (
-	retryBase = 500 * time.Millisecond
-	retryCap  = 8 * time.Second
 	// streamEmptyLimit is how many non-data lines (keep-alive comments,
 	// blank lines) go-openai tolerates between two events. Its default of
 	// 300 fails streams from servers that ping while a model thinks.

@@ -2,14 +2,11 @@ package openai
 
 import (
 	"bytes"
-	"cmp"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -19,7 +16,9 @@ import (
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/tool"
+
 	"github.com/lodeworks/lode/x/provider/internal/apierr"
+	"github.com/lodeworks/lode/x/provider/internal/partconv"
 )
 
 // WithTools offers tools to the model on one invocation. It sets
@@ -424,7 +423,7 @@ func contentMessage(i int, t ledger.Turn) (goopenai.ChatCompletionMessage, bool,
 			if t.Role != ledger.RoleUser {
 				return m, false, turnErr(i, t.Role, "a %s turn cannot carry an image", t.Role)
 			}
-			u, err := imageURL(a)
+			u, err := partconv.ImageURL(a)
 			if err != nil {
 				return m, false, turnErr(i, t.Role, "%s", err)
 			}
@@ -434,14 +433,14 @@ func contentMessage(i int, t ledger.Turn) (goopenai.ChatCompletionMessage, bool,
 			})
 		case artifact.Resource:
 			if len(a.Blob) == 0 {
-				parts = append(parts, goopenai.ChatMessagePart{Type: goopenai.ChatMessagePartTypeText, Text: resourceText(a)})
+				parts = append(parts, goopenai.ChatMessagePart{Type: goopenai.ChatMessagePartTypeText, Text: partconv.ResourceText(a)})
 				continue
 			}
 			if t.Role != ledger.RoleUser || !strings.HasPrefix(a.MIMEType, "image/") {
 				return m, false, turnErr(i, t.Role, "a %s turn cannot carry resource %s (%s, %d bytes): only text and, from a user, images can be sent",
-					t.Role, a.URI, orUnknown(a.MIMEType), len(a.Blob))
+					t.Role, a.URI, partconv.OrUnknown(a.MIMEType), len(a.Blob))
 			}
-			u, err := imageURL(artifact.Image{MIMEType: a.MIMEType, Data: a.Blob})
+			u, err := partconv.ImageURL(artifact.Image{MIMEType: a.MIMEType, Data: a.Blob})
 			if err != nil {
 				return m, false, turnErr(i, t.Role, "resource %s: %s", a.URI, err)
 			}
@@ -449,10 +448,10 @@ func contentMessage(i int, t ledger.Turn) (goopenai.ChatCompletionMessage, bool,
 				Type: goopenai.ChatMessagePartTypeImageURL, ImageURL: &goopenai.ChatMessageImageURL{URL: u},
 			})
 		case artifact.ResourceLink:
-			parts = append(parts, goopenai.ChatMessagePart{Type: goopenai.ChatMessagePartTypeText, Text: linkText(a)})
+			parts = append(parts, goopenai.ChatMessagePart{Type: goopenai.ChatMessagePartTypeText, Text: partconv.LinkText(a)})
 		case artifact.Audio:
 			return m, false, turnErr(i, t.Role, "a %s turn cannot carry audio (%s, %d bytes): go-openai's chat messages take only text and images",
-				t.Role, orUnknown(a.MIMEType), len(a.Data))
+				t.Role, partconv.OrUnknown(a.MIMEType), len(a.Data))
 		case artifact.Summary:
 			// A stored summary reaches the model only through a history
 			// policy, which puts its text in the request; the turns it
@@ -493,73 +492,26 @@ func describeParts(parts artifact.List) string {
 			}
 		case artifact.Resource:
 			if len(p.Blob) == 0 {
-				notes = append(notes, resourceText(p))
+				notes = append(notes, partconv.ResourceText(p))
 			} else {
-				notes = append(notes, fmt.Sprintf("[resource %s (%s), %d bytes — %s]", p.URI, orUnknown(p.MIMEType), len(p.Blob), notShown))
+				notes = append(notes, fmt.Sprintf("[resource %s (%s), %d bytes — %s]", p.URI, partconv.OrUnknown(p.MIMEType), len(p.Blob), notShown))
 			}
 		case artifact.ResourceLink:
-			notes = append(notes, linkText(p))
+			notes = append(notes, partconv.LinkText(p))
 		case artifact.Image:
 			if p.URL != "" {
 				notes = append(notes, fmt.Sprintf("[image %s — %s]", p.URL, notShown))
 			} else {
-				notes = append(notes, fmt.Sprintf("[image %s, %d bytes — %s]", orUnknown(p.MIMEType), len(p.Data), notShown))
+				notes = append(notes, fmt.Sprintf("[image %s, %d bytes — %s]", partconv.OrUnknown(p.MIMEType), len(p.Data), notShown))
 			}
 		case artifact.Audio:
-			notes = append(notes, fmt.Sprintf("[audio %s, %d bytes — %s]", orUnknown(p.MIMEType), len(p.Data), notShown))
+			notes = append(notes, fmt.Sprintf("[audio %s, %d bytes — %s]", partconv.OrUnknown(p.MIMEType), len(p.Data), notShown))
 		case nil:
 		default:
 			notes = append(notes, fmt.Sprintf("[%s — %s]", p.Kind(), notShown))
 		}
 	}
 	return strings.Join(notes, "\n")
-}
-
-// resourceText is a text resource as the model reads it: its URI, then
-// its text.
-func resourceText(r artifact.Resource) string {
-	if r.URI == "" {
-		return r.Text
-	}
-	return "[resource " + r.URI + "]\n" + r.Text
-}
-
-// linkText is a resource link as the model reads it.
-func linkText(l artifact.ResourceLink) string {
-	s := "[resource link " + l.URI
-	if name := cmp.Or(l.Title, l.Name); name != "" {
-		s += " (" + name + ")"
-	}
-	if l.Description != "" {
-		s += ": " + l.Description
-	}
-	return s + "]"
-}
-
-func orUnknown(mime string) string {
-	if mime == "" {
-		return "of unknown type"
-	}
-	return mime
-}
-
-// imageURL gives an image's URL, or its data as a data: URL. A URL wins
-// over data when both are set: it is what the application chose to share.
-func imageURL(img artifact.Image) (string, error) {
-	if img.URL != "" {
-		return img.URL, nil
-	}
-	if len(img.Data) == 0 {
-		return "", fmt.Errorf("image has neither URL nor data")
-	}
-	mime := img.MIMEType
-	if mime == "" {
-		mime = http.DetectContentType(img.Data)
-	}
-	if !strings.HasPrefix(mime, "image/") {
-		return "", fmt.Errorf("image data is %q, not an image type", mime)
-	}
-	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(img.Data), nil
 }
 
 // assistantMessage maps an assistant turn. Usage and Finish are records of

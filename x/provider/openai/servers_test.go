@@ -12,6 +12,8 @@ import (
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
+
+	"github.com/lodeworks/lode/x/provider/internal/providertest"
 )
 
 // Answers in the shapes real servers send, byte for byte: what lode makes
@@ -183,7 +185,7 @@ func TestServerShapes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, tc.reply, okReply)
 			p := f.provider(t, tc.opts...)
-			_, arts, err := collect(t.Context(), p, userReq("q"))
+			_, arts, err := providertest.CollectContext(t.Context(), p, userReq("q"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,8 @@ import (
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/provider"
+
+	"github.com/lodeworks/lode/x/provider/internal/providertest"
 )
 
 func userReq(s string) *provider.Request {
@@ -17,7 +19,7 @@ func userReq(s string) *provider.Request {
 
 func TestStreamText(t *testing.T) {
 	f := newFake(t, sse(roleChunk(), textChunk("Hel"), textChunk("lo, "), textChunk("world"), finishChunk("stop"), usageChunk(12, 5)))
-	deltas, arts, err := collect(t.Context(), f.provider(t), userReq("hi"))
+	deltas, arts, err := providertest.CollectContext(t.Context(), f.provider(t), userReq("hi"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func TestStreamReasoning(t *testing.T) {
 		textChunk("42"),
 		finishChunk("stop"),
 	))
-	deltas, arts, err := collect(t.Context(), f.provider(t), userReq("q"))
+	deltas, arts, err := providertest.CollectContext(t.Context(), f.provider(t), userReq("q"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +93,7 @@ func TestStreamParallelToolCalls(t *testing.T) {
 		finishChunk("tool_calls"),
 		usageChunk(40, 30),
 	))
-	deltas, arts, err := collect(t.Context(), f.provider(t), userReq("weather and time?"))
+	deltas, arts, err := providertest.CollectContext(t.Context(), f.provider(t), userReq("weather and time?"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +179,7 @@ func TestStreamToolCallShapes(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, sse(tc.chunks...))
-			_, arts, err := collect(t.Context(), f.provider(t), userReq("go"))
+			_, arts, err := providertest.CollectContext(t.Context(), f.provider(t), userReq("go"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -200,7 +202,7 @@ func TestStreamToolCallWithoutIDGetsOne(t *testing.T) {
 		chunk(`{"tool_calls":[{"index":1,"type":"function","function":{"name":"b","arguments":"{}"}}]}`, "null"),
 		finishChunk("tool_calls"),
 	))
-	_, arts, err := collect(t.Context(), f.provider(t), userReq("go"))
+	_, arts, err := providertest.CollectContext(t.Context(), f.provider(t), userReq("go"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +233,7 @@ func TestStreamTolerates(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, sseRaw(tc.body))
-			_, arts, err := collect(t.Context(), f.provider(t), userReq("go"))
+			_, arts, err := providertest.CollectContext(t.Context(), f.provider(t), userReq("go"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -245,7 +247,7 @@ func TestStreamTolerates(t *testing.T) {
 
 func TestStreamRefusalIsText(t *testing.T) {
 	f := newFake(t, sse(chunk(`{"role":"assistant","content":null,"refusal":"I can't help with that."}`, "null"), finishChunk("stop")))
-	_, arts, err := collect(t.Context(), f.provider(t), userReq("?"))
+	_, arts, err := providertest.CollectContext(t.Context(), f.provider(t), userReq("?"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +279,7 @@ func TestWhole(t *testing.T) {
 		`{"id":"call_2","type":"function","function":{"name":"b","arguments":"oops"}}]},"logprobs":null,"finish_reason":"tool_calls"}],` +
 		`"usage":{"prompt_tokens":9,"completion_tokens":4,"total_tokens":13}}`
 	f := newFake(t, jsonReply(200, body))
-	deltas, arts, err := collect(t.Context(), f.provider(t, WithStreaming(false)), userReq("go"))
+	deltas, arts, err := providertest.CollectContext(t.Context(), f.provider(t, WithStreaming(false)), userReq("go"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,6 +305,6 @@ func TestWhole(t *testing.T) {
 
 // drain runs an invocation to its end and returns the error it ended with.
 func drain(ctx context.Context, p provider.Provider, req *provider.Request) error {
-	_, _, err := collect(ctx, p, req)
+	_, _, err := providertest.CollectContext(ctx, p, req)
 	return err
 }

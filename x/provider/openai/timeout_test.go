@@ -13,6 +13,8 @@ import (
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
+
+	"github.com/lodeworks/lode/x/provider/internal/providertest"
 )
 
 // stall writes head, flushes it, then sends nothing until the client gives
@@ -95,7 +97,7 @@ func TestTimeouts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, tc.reply)
-			_, _, err := collect(t.Context(), f.provider(t, tc.opts...), &provider.Request{})
+			_, _, err := providertest.CollectContext(t.Context(), f.provider(t, tc.opts...), &provider.Request{})
 			var te *TimeoutError
 			if !errors.As(err, &te) {
 				t.Fatalf("err = %v (%T), want a *TimeoutError", err, err)

@@ -13,29 +13,15 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/lodeworks/lode/x/provider/internal/providertest"
 )
-
-func recorder() (*tracetest.SpanRecorder, trace.Tracer) {
-	sr := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
-	return sr, tp.Tracer("test")
-}
-
-func attrs(s sdktrace.ReadOnlySpan) map[attribute.Key]attribute.Value {
-	m := make(map[attribute.Key]attribute.Value)
-	for _, kv := range s.Attributes() {
-		m[kv.Key] = kv.Value
-	}
-	return m
-}
 
 func TestTraceSuccess(t *testing.T) {
 	f := newFake(t, jsonReply(429, `{"error":{"message":"slow down"}}`, "Retry-After", "0"),
 		sse(textChunk("hi"), finishChunk("stop"), usageChunk(12, 5)))
-	sr, tr := recorder()
+	sr, tr := providertest.Recorder()
 	req := userReq("hi")
 	req.MaxTokens, req.Temperature = 100, new(0.0)
 	if err := drain(t.Context(), f.provider(t, WithTracer(tr)), req); err != nil {
@@ -65,7 +51,7 @@ func TestTraceSuccess(t *testing.T) {
 		"gen_ai.usage.input_tokens":      attribute.Int64Value(12),
 		"gen_ai.usage.output_tokens":     attribute.Int64Value(5),
 	}
-	if got := attrs(s); !reflect.DeepEqual(got, want) {
+	if got := providertest.Attributes(s); !reflect.DeepEqual(got, want) {
 		t.Errorf("attributes =\n%v\nwant\n%v", got, want)
 	}
 	ev := s.Events()
@@ -93,7 +79,7 @@ func TestTraceFailures(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, tc.reply)
-			sr, tr := recorder()
+			sr, tr := providertest.Recorder()
 			err := drain(t.Context(), f.provider(t, WithTracer(tr)), userReq("hi"))
 			if err == nil {
 				t.Fatal("no error")
@@ -108,7 +94,7 @@ func TestTraceFailures(t *testing.T) {
 			if s.Status().Code != codes.Error || s.Status().Description != tc.errorType {
 				t.Errorf("status = %v, want %q", s.Status(), tc.errorType)
 			}
-			if got := attrs(s)["error.type"]; got.AsString() != tc.errorType {
+			if got := providertest.Attributes(s)["error.type"]; got.AsString() != tc.errorType {
 				t.Errorf("error.type = %q, want %q", got.AsString(), tc.errorType)
 			}
 			if len(s.Events()) != 1 || s.Events()[0].Name != "exception" {
@@ -118,13 +104,13 @@ func TestTraceFailures(t *testing.T) {
 	}
 	t.Run("request error", func(t *testing.T) {
 		f := newFake(t)
-		sr, tr := recorder()
+		sr, tr := providertest.Recorder()
 		req := userReq("hi")
 		req.MaxTokens = -1
 		if err := drain(t.Context(), f.provider(t, WithTracer(tr)), req); err == nil {
 			t.Fatal("no error")
 		}
-		if got := attrs(sr.Ended()[0])["error.type"]; got.AsString() != "invalid_request" {
+		if got := providertest.Attributes(sr.Ended()[0])["error.type"]; got.AsString() != "invalid_request" {
 			t.Errorf("error.type = %q", got.AsString())
 		}
 	})
@@ -132,7 +118,7 @@ func TestTraceFailures(t *testing.T) {
 
 func TestTraceConsumerStopIsNotAnError(t *testing.T) {
 	f := newFake(t, sse(textChunk("a"), textChunk("b"), finishChunk("stop")))
-	sr, tr := recorder()
+	sr, tr := providertest.Recorder()
 	for range f.provider(t, WithTracer(tr)).Invoke(t.Context(), userReq("hi")) {
 		break
 	}

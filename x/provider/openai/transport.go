@@ -10,6 +10,7 @@ import (
 
 	"github.com/lodeworks/lode/x/provider/internal/idle"
 	"github.com/lodeworks/lode/x/provider/internal/retry"
+	"github.com/lodeworks/lode/x/provider/openai/internal/wire"
 )
 
 // callTransport is the go-openai HTTPDoer of one invocation. It adds what
@@ -52,7 +53,7 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 		}
 		body = b
 	}
-	resp, err := t.sender().Send(ctx, req, body, &t.outcome)
+	resp, err := wire.Sender(&t.p.core, t.idle, t.stream, retryDelay).Send(ctx, req, body, &t.outcome)
 	if err != nil || resp.StatusCode/100 != 2 {
 		// A refusal was read, bounded, and closed: go-openai reads an
 		// error body whole and, on the streaming path, never closes it.
@@ -65,33 +66,9 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 	} else {
 		// The stream path closes its body on cancellation itself.
 		t.whole.Reset()
-		resp.Body = idle.CloseOnDone(ctx, teeBody{resp.Body, &t.whole})
+		resp.Body = idle.CloseOnDone(ctx, wire.Tee(resp.Body, &t.whole))
 	}
 	return resp, nil
-}
-
-// sender sends the invocation's request: headers added, 429 and 5xx
-// retried (not a 429 for want of quota, which no wait cures), and the
-// idle limit counting the wait for a stream's headers.
-func (t *callTransport) sender() *retry.Sender {
-	return &retry.Sender{
-		Client: t.p.core.HTTPClient, MaxRetries: t.p.core.MaxRetries, Plan: t.p.core.Plan(retryBase, retryCap), Now: t.p.core.Now,
-		Idle: t.idle, IdleHeaders: t.stream,
-		Prepare: func(r *http.Request) {
-			for k, vs := range t.p.core.Headers {
-				r.Header[k] = vs
-			}
-		},
-		Delay: func(h http.Header, now time.Time, status int) (time.Duration, bool) {
-			if !retry.Retryable(status) {
-				return 0, false
-			}
-			return retryDelay(h, now, status)
-		},
-		Retry: func(resp *http.Response, data []byte) bool {
-			return retry.Retryable(resp.StatusCode) && !bytes.Contains(data, []byte("insufficient_quota"))
-		},
-	}
 }
 
 // blankModel is how go-openai's body begins for a request with no model
@@ -119,18 +96,6 @@ func (p *Provider) withModel(body, patch []byte) ([]byte, error) {
 	out = append(out, '{')
 	out = append(out, patch...)
 	return append(out, body[1:]...), nil
-}
-
-// teeBody keeps a copy of what is read.
-type teeBody struct {
-	io.ReadCloser
-	w *bytes.Buffer
-}
-
-func (b teeBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	b.w.Write(p[:n])
-	return n, err
 }
 
 // retryDelay reads how long the server asked to wait: retry-after-ms, then

@@ -15,6 +15,8 @@
 // retries; apierr builds the adapter's error texts. An adapter whose
 // backends resolve their servers differently (gemini: the Gemini API or
 // Vertex AI) resolves the settings itself, checks the base URL with
-// ParseBaseURL and still takes its Conn from NewConn. providertest is what
-// the adapters' tests share.
+// ParseBaseURL and still takes its Conn from NewConn. partconv words the
+// artifacts the OpenAI-shaped APIs take only as text or URLs, and
+// openai/internal/wire is what the two adapters on go-openai send alike;
+// providertest is what the adapters' tests share.
 package core

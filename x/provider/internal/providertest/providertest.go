@@ -19,7 +19,12 @@ import (
 // Collect runs one invocation of req to its end and returns its deltas and
 // its whole artifacts apart, with the first error.
 func Collect(p provider.Provider, req *provider.Request) (deltas, whole []artifact.Artifact, err error) {
-	for a, e := range p.Invoke(context.Background(), req) {
+	return CollectContext(context.Background(), p, req)
+}
+
+// CollectContext is Collect under ctx.
+func CollectContext(ctx context.Context, p provider.Provider, req *provider.Request) (deltas, whole []artifact.Artifact, err error) {
+	for a, e := range p.Invoke(ctx, req) {
 		if e != nil {
 			return deltas, whole, e
 		}
@@ -94,6 +99,9 @@ func BytesClient(contentType string, body []byte) *http.Client {
 		}, nil
 	})}
 }
+
+// StreamClient is BytesClient for a body that is an event stream.
+func StreamClient(body []byte) *http.Client { return BytesClient("text/event-stream", body) }
 
 // Answer is one canned answer of a fake API.
 type Answer struct {

@@ -14,6 +14,8 @@ import (
 	goopenai "github.com/sashabaranov/go-openai"
 
 	"github.com/lodeworks/lode/artifact"
+
+	"github.com/lodeworks/lode/x/provider/internal/providertest"
 )
 
 // benchEvents is about how many events one benchmarked stream has.
@@ -105,7 +107,7 @@ func benchAdapter(b *testing.B, body []byte) {
 func benchSDK(b *testing.B, body []byte) {
 	cfg := goopenai.DefaultConfig("k")
 	cfg.BaseURL = "http://127.0.0.1:1/v1"
-	cfg.HTTPClient = bytesClient(body)
+	cfg.HTTPClient = providertest.StreamClient(body)
 	cfg.EmptyMessagesLimit = streamEmptyLimit
 	c := goopenai.NewClientWithConfig(cfg)
 	req := goopenai.CreateResponseRequest{Model: "gpt-test", Input: "go"}
@@ -177,7 +179,7 @@ func TestStreamRatio(t *testing.T) {
 
 // TestBenchStreamIsWhole checks the benchmark's stream is a real answer.
 func TestBenchStreamIsWhole(t *testing.T) {
-	_, arts, err := collect(t.Context(), memProvider(t, benchStream()), userReq("go"))
+	_, arts, err := providertest.CollectContext(t.Context(), memProvider(t, benchStream()), userReq("go"))
 	if err != nil {
 		t.Fatal(err)
 	}

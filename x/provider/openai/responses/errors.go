@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -152,7 +151,7 @@ func (p *Provider) callError(ctx context.Context, ct *callTransport, err error) 
 	}
 	var re *goopenai.RequestError
 	if errors.As(err, &re) {
-		e := &APIError{StatusCode: re.HTTPStatusCode, Attempts: ct.attempts, RetryAfter: ct.retryAfter, Err: err}
+		e := &APIError{StatusCode: re.HTTPStatusCode, Attempts: ct.outcome.Attempts, RetryAfter: ct.outcome.RetryAfter, Err: err}
 		e.Code, e.Type, e.Param, e.Message = fromBody(re.Body)
 		e.Hint = p.hint(e)
 		return e
@@ -161,7 +160,7 @@ func (p *Provider) callError(ctx context.Context, ct *callTransport, err error) 
 	if errors.As(err, &ae) {
 		e := &APIError{
 			StatusCode: ae.HTTPStatusCode, Type: ae.Type, Message: ae.Message,
-			Attempts: ct.attempts, RetryAfter: ct.retryAfter, Err: err,
+			Attempts: ct.outcome.Attempts, RetryAfter: ct.outcome.RetryAfter, Err: err,
 		}
 		switch c := ae.Code.(type) {
 		case string:
@@ -178,13 +177,13 @@ func (p *Provider) callError(ctx context.Context, ct *callTransport, err error) 
 		e.Hint = p.hint(e)
 		return e
 	}
-	if ct.attempts == 0 {
+	if ct.outcome.Attempts == 0 {
 		return &RequestError{Turn: -1, Reason: "not sent", Err: err}
 	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+	if apierr.Closed(err) {
 		return respErr(ErrIncomplete, "the connection closed before the response", nil, err)
 	}
-	return fmt.Errorf("responses: cannot reach the server at %s: %w", p.baseURL, err)
+	return apierr.Unreachable("responses", p.core.BaseURL, err)
 }
 
 // fromBody reads OpenAI's error JSON, {"error":{"message","type","param",
@@ -241,11 +240,11 @@ func (p *Provider) hint(e *APIError) string {
 	case errors.Is(e, ErrUnauthorized):
 		return "check the API key (WithAPIKey or " + EnvAPIKey + ")"
 	case errors.Is(e, ErrForbidden):
-		return fmt.Sprintf("the API key may not use model %q here: check the key's project, organization and permissions", p.model)
+		return fmt.Sprintf("the API key may not use model %q here: check the key's project, organization and permissions", p.core.Model)
 	case errors.Is(e, ErrNotFound):
-		return fmt.Sprintf("check the model name %q and that the server at %q has a /responses endpoint", p.model, p.baseURL)
+		return fmt.Sprintf("check the model name %q and that the server at %q has a /responses endpoint", p.core.Model, p.core.BaseURL)
 	case errors.Is(e, ErrContextLength):
-		return fmt.Sprintf("the conversation no longer fits model %q's context window: shorten the request with a history policy (x/history)", p.model)
+		return fmt.Sprintf("the conversation no longer fits model %q's context window: shorten the request with a history policy (x/history)", p.core.Model)
 	}
 	return ""
 }
@@ -257,12 +256,9 @@ func hintFor(e *APIError) string {
 	case e.Code == "insufficient_quota" || e.Type == "insufficient_quota":
 		return "the account is out of quota: check its plan and billing"
 	case errors.Is(e, ErrRateLimited):
-		if e.RetryAfter > 0 {
-			return fmt.Sprintf("rate limited; the server asked to wait %s", e.RetryAfter)
-		}
-		return "rate limited: slow down or raise the limit"
+		return apierr.HintRateLimited(e.RetryAfter)
 	case errors.Is(e, ErrServer):
-		return "the server failed; try again later"
+		return apierr.HintServer
 	case e.Code == "previous_response_not_found":
 		return "the stored response has expired or was never stored: turn WithPreviousResponse off to send the whole history"
 	}
@@ -295,4 +291,9 @@ func errorType(err error) string {
 var errorNames = apierr.Names{
 	Timeout: ErrTimeout, IdleTimeout: ErrIdleTimeout,
 	Incomplete: ErrIncomplete, Malformed: ErrMalformed, InvalidToolCall: ErrInvalidToolCall,
+}
+
+// timeoutError is the error of the limit that ended an invocation.
+func timeoutError(idle bool, limit time.Duration) error {
+	return &TimeoutError{Idle: idle, Limit: limit}
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/lodeworks/lode/x/provider/openai/openaitest"
+
+	"github.com/lodeworks/lode/x/provider/internal/providertest"
 )
 
 const (
@@ -44,7 +46,7 @@ func TestHTTPErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			for _, stream := range []bool{true, false} {
 				f := newFake(t, c.replies...)
-				_, _, err := collect(t.Context(), f.provider(t, WithStreaming(stream)), userReq("x"))
+				_, _, err := providertest.CollectContext(t.Context(), f.provider(t, WithStreaming(stream)), userReq("x"))
 				var ae *APIError
 				if !errors.As(err, &ae) || !errors.Is(err, c.is) {
 					t.Fatalf("stream %v: err = %v; want %v", stream, err, c.is)
@@ -68,7 +70,7 @@ func TestRetryThenAnswer(t *testing.T) {
 	f := newFake(t, jsonReply(429, err429, "x-ratelimit-remaining-tokens", "0", "x-ratelimit-reset-tokens", "1.5s"),
 		jsonReply(500, err500, "retry-after-ms", "20"), sse(textAnswer("ok")...))
 	p := f.provider(t, withSleep(func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }))
-	_, arts, err := collect(t.Context(), p, userReq("x"))
+	_, arts, err := providertest.CollectContext(t.Context(), p, userReq("x"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +85,7 @@ func TestRetryThenAnswer(t *testing.T) {
 
 func TestRetryWaitTooLong(t *testing.T) {
 	f := newFake(t, jsonReply(429, err429, "Retry-After", "3600"))
-	_, _, err := collect(t.Context(), f.provider(t), userReq("x"))
+	_, _, err := providertest.CollectContext(t.Context(), f.provider(t), userReq("x"))
 	var ae *APIError
 	if !errors.As(err, &ae) || ae.RetryAfter != time.Hour || ae.Attempts != 1 {
 		t.Fatalf("err = %#v", err)
@@ -92,7 +94,7 @@ func TestRetryWaitTooLong(t *testing.T) {
 
 func TestNoRetryAfterStreamBegan(t *testing.T) {
 	f := newFake(t, sse(created(), `{"type":"error","code":"server_error","message":"oops"}`))
-	_, _, err := collect(t.Context(), f.provider(t), userReq("x"))
+	_, _, err := providertest.CollectContext(t.Context(), f.provider(t), userReq("x"))
 	if !errors.Is(err, ErrServer) || len(f.requests()) != 1 {
 		t.Fatalf("err = %v after %d requests", err, len(f.requests()))
 	}
@@ -129,7 +131,7 @@ func TestNew(t *testing.T) {
 func TestHeaders(t *testing.T) {
 	f := newFake(t, sse(textAnswer("ok")...))
 	p := f.provider(t, WithOrganization("org-7"), WithHeader("X-Gateway-Route", "eu"), WithHeader("X-Gateway-Route", "fallback"))
-	if _, _, err := collect(t.Context(), p, userReq("x")); err != nil {
+	if _, _, err := providertest.CollectContext(t.Context(), p, userReq("x")); err != nil {
 		t.Fatal(err)
 	}
 	h := f.requests()[0].Header

@@ -159,21 +159,6 @@ func reasonedCalls() []string {
 	}
 }
 
-// collect runs one invocation and splits what it yields.
-func collect(ctx context.Context, p provider.Provider, req *provider.Request) (deltas, arts []artifact.Artifact, err error) {
-	for a, e := range p.Invoke(ctx, req) {
-		if e != nil {
-			return deltas, arts, e
-		}
-		if artifact.IsDelta(a) {
-			deltas = append(deltas, a)
-		} else {
-			arts = append(arts, a)
-		}
-	}
-	return deltas, arts, nil
-}
-
 func userReq(text string) *provider.Request {
 	return &provider.Request{Turns: []ledger.Turn{{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{artifact.Text{Content: text}}}}}
 }

@@ -1,40 +1,19 @@
 package responses
 
 import (
-	"bytes"
 	"errors"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/lodeworks/lode/artifact"
+
+	"github.com/lodeworks/lode/x/provider/internal/providertest"
 )
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-// bytesClient answers every request with body as an event stream, in
-// memory.
-func bytesClient(body []byte) *http.Client {
-	return &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		if r.Body != nil {
-			_, _ = io.Copy(io.Discard, r.Body)
-			r.Body.Close()
-		}
-		return &http.Response{
-			StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-			Header: http.Header{"Content-Type": {"text/event-stream"}},
-			Body:   io.NopCloser(bytes.NewReader(body)), Request: r,
-		}, nil
-	})}
-}
 
 func memProvider(tb testing.TB, body []byte, opts ...Option) *Provider {
 	tb.Helper()
 	p, err := New(append([]Option{WithAPIKey("k"), WithModel("gpt-test"), WithBaseURL("http://127.0.0.1:1/v1"),
-		WithHTTPClient(bytesClient(body)), WithEnv(func(string) string { return "" }), WithMaxRetries(0)}, opts...)...)
+		WithHTTPClient(providertest.StreamClient(body)), WithEnv(func(string) string { return "" }), WithMaxRetries(0)}, opts...)...)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/lodeworks/lode/x/provider/internal/providertest"
 )
 
 // closeCount is a body that notes whether it was closed.
@@ -47,7 +49,7 @@ func TestBodiesClosed(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var mu sync.Mutex
 			opened, closed := 0, 0
-			client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			client := &http.Client{Transport: providertest.RoundTripFunc(func(r *http.Request) (*http.Response, error) {
 				mu.Lock()
 				rep := c.replies[min(opened, len(c.replies)-1)]
 				opened++

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 
 	goopenai "github.com/sashabaranov/go-openai"
@@ -16,6 +15,9 @@ import (
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/tool"
 	"github.com/lodeworks/lode/x/provider/openai"
+
+	"github.com/lodeworks/lode/x/provider/internal/apierr"
+	"github.com/lodeworks/lode/x/provider/internal/partconv"
 )
 
 // Where this adapter keeps what the Responses API sends back for itself, in
@@ -90,19 +92,7 @@ type RequestError struct {
 }
 
 func (e *RequestError) Error() string {
-	var b strings.Builder
-	b.WriteString("responses: request: ")
-	switch {
-	case e.Turn >= 0:
-		fmt.Fprintf(&b, "turn %d (%s): ", e.Turn, e.Role)
-	case e.Tool != "":
-		fmt.Fprintf(&b, "tool %q: ", e.Tool)
-	}
-	b.WriteString(e.Reason)
-	if e.Err != nil {
-		b.WriteString(": " + e.Err.Error())
-	}
-	return b.String()
+	return apierr.RequestText("responses", e.Turn, string(e.Role), e.Tool, e.Reason, e.Err)
 }
 
 func (e *RequestError) Unwrap() error { return e.Err }
@@ -149,7 +139,7 @@ type (
 
 // buildRequest maps req to go-openai's request type.
 func (p *Provider) buildRequest(req *provider.Request) (goopenai.CreateResponseRequest, error) {
-	r := goopenai.CreateResponseRequest{Model: p.model}
+	r := goopenai.CreateResponseRequest{Model: p.core.Model}
 	store := p.chain
 	r.Store = &store
 	if !store {
@@ -376,10 +366,10 @@ func contentParts(i int, t ledger.Turn) ([]inputPart, error) {
 			// A history policy puts a stored summary's text in the
 			// request itself; the turns it covers are still here.
 		case artifact.ResourceLink:
-			parts = append(parts, inputPart{Type: "input_text", Text: linkText(a)})
+			parts = append(parts, inputPart{Type: "input_text", Text: partconv.LinkText(a)})
 		case artifact.Resource:
 			if len(a.Blob) == 0 {
-				parts = append(parts, inputPart{Type: "input_text", Text: resourceText(a)})
+				parts = append(parts, inputPart{Type: "input_text", Text: partconv.ResourceText(a)})
 				continue
 			}
 			if t.Role != ledger.RoleUser {
@@ -394,7 +384,7 @@ func contentParts(i int, t ledger.Turn) ([]inputPart, error) {
 			if t.Role != ledger.RoleUser {
 				return nil, turnErr(i, t.Role, "a system turn cannot carry an image")
 			}
-			u, err := imageURL(a)
+			u, err := partconv.ImageURL(a)
 			if err != nil {
 				return nil, turnErr(i, t.Role, "%s", err)
 			}
@@ -411,14 +401,14 @@ func blobPart(uri, mime string, blob []byte) (inputPart, error) {
 	mime = strings.ToLower(mime)
 	switch {
 	case strings.HasPrefix(mime, "image/"):
-		u, err := imageURL(artifact.Image{MIMEType: mime, Data: blob})
+		u, err := partconv.ImageURL(artifact.Image{MIMEType: mime, Data: blob})
 		return inputPart{Type: "input_image", ImageURL: u, Detail: "auto"}, err
 	case mime == "application/pdf":
 		name := uri[strings.LastIndex(uri, "/")+1:]
 		return inputPart{Type: "input_file", Filename: cmp.Or(name, "document.pdf"),
 			FileData: "data:application/pdf;base64," + base64.StdEncoding.EncodeToString(blob)}, nil
 	}
-	return inputPart{}, fmt.Errorf("resource %s (%s, %d bytes) cannot be sent: the API takes text, images and PDFs", uri, orUnknown(mime), len(blob))
+	return inputPart{}, fmt.Errorf("resource %s (%s, %d bytes) cannot be sent: the API takes text, images and PDFs", uri, partconv.OrUnknown(mime), len(blob))
 }
 
 // assistantItems appends an assistant turn's items in the order the ledger
@@ -468,7 +458,7 @@ func toolOutput(r artifact.ToolResult) any {
 	for _, part := range r.Parts {
 		switch a := artifact.Normalize(part).(type) {
 		case artifact.Image:
-			if u, err := imageURL(a); err == nil {
+			if u, err := partconv.ImageURL(a); err == nil {
 				parts = append(parts, inputPart{Type: "input_image", ImageURL: u, Detail: cmp.Or(a.Detail, "auto")})
 			} else {
 				notes = append(notes, "["+err.Error()+"]")
@@ -480,7 +470,7 @@ func toolOutput(r artifact.ToolResult) any {
 		case artifact.Resource:
 			if len(a.Blob) == 0 {
 				if r.Content == "" {
-					notes = append(notes, resourceText(a))
+					notes = append(notes, partconv.ResourceText(a))
 				}
 			} else if p, err := blobPart(a.URI, a.MIMEType, a.Blob); err == nil {
 				parts = append(parts, p)
@@ -489,10 +479,10 @@ func toolOutput(r artifact.ToolResult) any {
 			}
 		case artifact.ResourceLink:
 			if r.Content == "" {
-				notes = append(notes, linkText(a))
+				notes = append(notes, partconv.LinkText(a))
 			}
 		case artifact.Audio:
-			notes = append(notes, fmt.Sprintf("[audio %s, %d bytes — not shown: the API takes no audio in tool results]", orUnknown(a.MIMEType), len(a.Data)))
+			notes = append(notes, fmt.Sprintf("[audio %s, %d bytes — not shown: the API takes no audio in tool results]", partconv.OrUnknown(a.MIMEType), len(a.Data)))
 		}
 	}
 	text := r.Content
@@ -509,47 +499,4 @@ func toolOutput(r artifact.ToolResult) any {
 		parts = append([]inputPart{{Type: "input_text", Text: text}}, parts...)
 	}
 	return parts
-}
-
-func resourceText(r artifact.Resource) string {
-	if r.URI == "" {
-		return r.Text
-	}
-	return "[resource " + r.URI + "]\n" + r.Text
-}
-
-func linkText(l artifact.ResourceLink) string {
-	s := "[resource link " + l.URI
-	if name := cmp.Or(l.Title, l.Name); name != "" {
-		s += " (" + name + ")"
-	}
-	if l.Description != "" {
-		s += ": " + l.Description
-	}
-	return s + "]"
-}
-
-func orUnknown(mime string) string {
-	if mime == "" {
-		return "of unknown type"
-	}
-	return mime
-}
-
-// imageURL gives an image's URL, or its data as a data: URL.
-func imageURL(img artifact.Image) (string, error) {
-	if img.URL != "" {
-		return img.URL, nil
-	}
-	if len(img.Data) == 0 {
-		return "", fmt.Errorf("image has neither URL nor data")
-	}
-	mime := img.MIMEType
-	if mime == "" {
-		mime = http.DetectContentType(img.Data)
-	}
-	if !strings.HasPrefix(mime, "image/") {
-		return "", fmt.Errorf("image data is %q, not an image type", mime)
-	}
-	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(img.Data), nil
 }

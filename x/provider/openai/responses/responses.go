@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -17,9 +15,8 @@ import (
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/provider"
 
+	"github.com/lodeworks/lode/x/provider/internal/core"
 	"github.com/lodeworks/lode/x/provider/internal/genaispan"
-	"github.com/lodeworks/lode/x/provider/internal/idle"
-	"github.com/lodeworks/lode/x/provider/internal/retry"
 )
 
 // Environment variables New reads when the matching option is not given:
@@ -45,8 +42,6 @@ const (
 const DefaultIdleTimeout = 2 * time.Minute
 
 const (
-	retryBase = 500 * time.Millisecond
-	retryCap  = 8 * time.Second
 	// streamEmptyLimit is how many lines that are not data (event: names,
 	// blank lines, keep-alive comments) go-openai tolerates between two
 	// data lines. Its default of 300 fails a server that pings while a
@@ -70,113 +65,82 @@ var (
 // Provider invokes a model through the Responses API. It is safe for
 // concurrent use.
 type Provider struct {
-	model        string
-	baseURL      string
-	cfg          goopenai.ClientConfig
-	httpc        *http.Client
-	headers      http.Header
-	tracer       trace.Tracer
-	serverAddr   string
-	serverPort   int
-	maxRetries   int
-	maxRetryWait time.Duration
-	timeout      time.Duration
-	idleTimeout  time.Duration
-	stream       bool
-	chain        bool
-	strict       bool
-	effort       string
-	summary      string
-	maxLine      int
-	sleep        func(ctx context.Context, d time.Duration) error
-	now          func() time.Time
+	core    core.Conn
+	cfg     goopenai.ClientConfig
+	chain   bool
+	strict  bool
+	effort  string
+	summary string
+	maxLine int
 }
 
 type settings struct {
-	apiKey, model, baseURL, org string
-	httpc                       *http.Client
-	headers                     http.Header
-	tracer                      trace.Tracer
-	maxRetries                  *int
-	maxRetryWait                time.Duration
-	timeout, idleTimeout        time.Duration
-	noStream                    bool
-	chain                       bool
-	noStrict                    bool
-	effort, summary             string
-	maxLine                     int
-	sleep                       func(ctx context.Context, d time.Duration) error
-	now                         func() time.Time
-	getenv                      func(string) string
+	core.Settings
+	org             string
+	chain           bool
+	noStrict        bool
+	effort, summary string
+	maxLine         int
 }
 
 // Option configures a Provider.
 type Option func(*settings)
 
 // WithAPIKey sets the bearer token; empty means OPENAI_API_KEY.
-func WithAPIKey(key string) Option { return func(s *settings) { s.apiKey = key } }
+func WithAPIKey(key string) Option { return func(s *settings) { s.APIKey = key } }
 
 // WithModel sets the model every invocation asks for, such as "gpt-5". It
 // is required.
-func WithModel(model string) Option { return func(s *settings) { s.model = model } }
+func WithModel(model string) Option { return func(s *settings) { s.Model = model } }
 
 // WithBaseURL points the provider at another server speaking the Responses
 // API (Azure OpenAI's /openai/v1, a gateway, a test server); empty means
 // OPENAI_BASE_URL, then DefaultBaseURL. With a base URL set, an API key is
 // optional.
-func WithBaseURL(u string) Option { return func(s *settings) { s.baseURL = u } }
+func WithBaseURL(u string) Option { return func(s *settings) { s.BaseURL = u } }
 
 // WithEnv sets how New reads OPENAI_API_KEY and OPENAI_BASE_URL; nil means
 // os.Getenv.
-func WithEnv(getenv func(string) string) Option { return func(s *settings) { s.getenv = getenv } }
+func WithEnv(getenv func(string) string) Option { return func(s *settings) { s.Getenv = getenv } }
 
 // WithHTTPClient sets the HTTP client; nil means a new http.Client.
-func WithHTTPClient(c *http.Client) Option { return func(s *settings) { s.httpc = c } }
+func WithHTTPClient(c *http.Client) Option { return func(s *settings) { s.HTTPClient = c } }
 
 // WithOrganization sends the OpenAI-Organization header.
 func WithOrganization(org string) Option { return func(s *settings) { s.org = org } }
 
 // WithHeader adds a header to every request.
-func WithHeader(name, value string) Option {
-	return func(s *settings) {
-		if s.headers == nil {
-			s.headers = make(http.Header)
-		}
-		s.headers.Add(name, value)
-	}
-}
+func WithHeader(name, value string) Option { return func(s *settings) { s.AddHeader(name, value) } }
 
 // WithMaxRetries sets how many times a 429 or 5xx answer is retried before
 // the error is returned; 0 disables retries, a negative value is 0. The
 // default is DefaultMaxRetries. A stream that fails after it has begun is
 // not retried: its deltas are already yielded.
-func WithMaxRetries(n int) Option {
-	return func(s *settings) { n = max(n, 0); s.maxRetries = &n }
-}
+func WithMaxRetries(n int) Option { return func(s *settings) { s.SetMaxRetries(n) } }
 
 // WithMaxRetryWait caps the wait a server may ask for: a longer wait
 // returns the *APIError at once, its RetryAfter saying how long. Zero or
 // negative means DefaultMaxRetryWait.
-func WithMaxRetryWait(d time.Duration) Option { return func(s *settings) { s.maxRetryWait = d } }
+func WithMaxRetryWait(d time.Duration) Option { return func(s *settings) { s.MaxRetryWait = d } }
 
 // WithTimeout bounds one whole invocation, retries and streamed body
 // included; zero or negative means no limit of the provider's own. When it
 // ends an invocation the error matches ErrTimeout.
-func WithTimeout(d time.Duration) Option { return func(s *settings) { s.timeout = d } }
+func WithTimeout(d time.Duration) Option { return func(s *settings) { s.Timeout = d } }
 
 // WithIdleTimeout bounds how long a streaming server may send nothing. Zero
 // means DefaultIdleTimeout; negative turns the limit off. When it ends an
 // invocation the error is a *TimeoutError matching ErrIdleTimeout and
 // ErrTimeout. Without streaming only WithTimeout bounds the wait.
-func WithIdleTimeout(d time.Duration) Option { return func(s *settings) { s.idleTimeout = d } }
+func WithIdleTimeout(d time.Duration) Option { return func(s *settings) { s.IdleTimeout = d } }
 
 // WithTracer records a "chat {model}" span per invocation, after the
 // OpenTelemetry GenAI conventions. Without one, tracing costs nothing.
-func WithTracer(t trace.Tracer) Option { return func(s *settings) { s.tracer = t } }
+func WithTracer(t trace.Tracer) Option { return func(s *settings) { s.Tracer = t } }
 
 // WithStreaming chooses between a streamed answer (the default) and one
 // whole response. Without streaming no deltas are yielded.
-func WithStreaming(on bool) Option { return func(s *settings) { s.noStream = !on } }
+func WithStreaming(on bool) Option { return func(s *settings) { s.NoStream = !on } }
 
 // WithPreviousResponse turns server-side chaining on: responses are stored
 // (store: true), each answer keeps its response ID in the ledger, and a
@@ -204,14 +168,19 @@ func WithReasoningSummary(summary string) Option { return func(s *settings) { s.
 
 // withSleep replaces the wait between retries, for tests.
 func withSleep(f func(ctx context.Context, d time.Duration) error) Option {
-	return func(s *settings) { s.sleep = f }
+	return func(s *settings) { s.Sleep = f }
 }
 
 // withMaxLine replaces DefaultMaxLine, for tests.
 func withMaxLine(n int) Option { return func(s *settings) { s.maxLine = n } }
 
 // withClock replaces the clock that reads date-valued retry headers.
-func withClock(now func() time.Time) Option { return func(s *settings) { s.now = now } }
+func withClock(now func() time.Time) Option { return func(s *settings) { s.Now = now } }
+
+var endpoint = core.Endpoint{
+	Prefix: "responses", EnvAPIKey: EnvAPIKey, EnvBaseURL: EnvBaseURL, DefaultBaseURL: DefaultBaseURL,
+	ErrNoModel: ErrNoModel, ErrNoAPIKey: ErrNoAPIKey,
+}
 
 // New returns a Provider. It fails when no model is set, when no API key is
 // set for the default base URL, when the base URL is not an http(s) URL, or
@@ -223,28 +192,9 @@ func New(opts ...Option) (*Provider, error) {
 			o(&s)
 		}
 	}
-	if s.getenv == nil {
-		s.getenv = os.Getenv
-	}
-	if s.apiKey == "" {
-		s.apiKey = s.getenv(EnvAPIKey)
-	}
-	if s.baseURL == "" {
-		s.baseURL = s.getenv(EnvBaseURL)
-	}
-	explicitURL := s.baseURL != ""
-	if !explicitURL {
-		s.baseURL = DefaultBaseURL
-	}
-	if strings.TrimSpace(s.model) == "" {
-		return nil, ErrNoModel
-	}
-	if s.apiKey == "" && !explicitURL {
-		return nil, ErrNoAPIKey
-	}
-	u, err := url.Parse(s.baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("responses: base URL %q is not an http(s) URL", s.baseURL)
+	u, err := endpoint.Resolve(&s.Settings)
+	if err != nil {
+		return nil, err
 	}
 	var bad []error
 	switch s.summary {
@@ -259,59 +209,30 @@ func New(opts ...Option) (*Provider, error) {
 		return nil, errors.Join(bad...)
 	}
 	p := &Provider{
-		model:        s.model,
-		baseURL:      strings.TrimRight(s.baseURL, "/"),
-		httpc:        s.httpc,
-		headers:      s.headers,
-		tracer:       s.tracer,
-		serverAddr:   u.Hostname(),
-		serverPort:   genaispan.Port(u),
-		maxRetries:   DefaultMaxRetries,
-		maxRetryWait: s.maxRetryWait,
-		timeout:      s.timeout,
-		idleTimeout:  s.idleTimeout,
-		stream:       !s.noStream,
-		chain:        s.chain,
-		strict:       !s.noStrict,
-		effort:       s.effort,
-		summary:      s.summary,
-		maxLine:      s.maxLine,
-		sleep:        s.sleep,
-		now:          s.now,
-	}
-	if p.httpc == nil {
-		p.httpc = &http.Client{}
-	}
-	if s.maxRetries != nil {
-		p.maxRetries = *s.maxRetries
-	}
-	if p.maxRetryWait <= 0 {
-		p.maxRetryWait = DefaultMaxRetryWait
-	}
-	if p.idleTimeout == 0 {
-		p.idleTimeout = DefaultIdleTimeout
-	}
-	if p.sleep == nil {
-		p.sleep = retry.Sleep
-	}
-	if p.now == nil {
-		p.now = time.Now
+		core: core.NewConn(&s.Settings, u, core.Defaults{
+			MaxRetries: DefaultMaxRetries, MaxRetryWait: DefaultMaxRetryWait, IdleTimeout: DefaultIdleTimeout,
+		}),
+		chain:   s.chain,
+		strict:  !s.noStrict,
+		effort:  s.effort,
+		summary: s.summary,
+		maxLine: s.maxLine,
 	}
 	if p.maxLine <= 0 {
 		p.maxLine = DefaultMaxLine
 	}
-	p.cfg = goopenai.DefaultConfig(s.apiKey)
-	p.cfg.BaseURL = p.baseURL
+	p.cfg = goopenai.DefaultConfig(s.APIKey)
+	p.cfg.BaseURL = p.core.BaseURL
 	p.cfg.OrgID = s.org
 	p.cfg.EmptyMessagesLimit = streamEmptyLimit
 	return p, nil
 }
 
 // Model returns the model the provider asks for.
-func (p *Provider) Model() string { return p.model }
+func (p *Provider) Model() string { return p.core.Model }
 
 // BaseURL returns the server the provider talks to.
-func (p *Provider) BaseURL() string { return p.baseURL }
+func (p *Provider) BaseURL() string { return p.core.BaseURL }
 
 // SupportsResponseFormat reports true for both formats: the Responses API
 // takes text.format json_schema and json_object on every model that has
@@ -327,27 +248,15 @@ func (p *Provider) Invoke(ctx context.Context, req *provider.Request) iter.Seq2[
 		if req == nil {
 			req = &provider.Request{}
 		}
-		var sp trace.Span
-		if p.tracer != nil {
-			ctx, sp = genaispan.Start(ctx, p.tracer, genaispan.Call{
-				Provider: "openai", Model: p.model, ServerAddr: p.serverAddr, ServerPort: p.serverPort,
-			}, req)
-		}
-		res, err := p.invoke(ctx, req, yield)
-		if err == errStopped {
-			err = nil
-		}
-		if sp != nil {
-			genaispan.End(sp, res, err, errorType)
-		}
-		if err != nil {
-			yield(nil, err)
-		}
+		invocation.Run(ctx, &p.core, req, func(err error) { yield(nil, err) },
+			func(ctx context.Context) (*result, error) { return p.invoke(ctx, req, yield) })
 	}
 }
 
+var invocation = core.Invocation{Provider: "openai", ErrorType: errorType}
+
 // errStopped marks a consumer that stopped iterating.
-var errStopped = errors.New("responses: consumer stopped")
+var errStopped = core.ErrStopped
 
 // result is what an invocation learned, for the span.
 type result = genaispan.Result
@@ -361,23 +270,17 @@ func (p *Provider) invoke(ctx context.Context, req *provider.Request, yield func
 	if ctx.Err() != nil {
 		return res, ctxError(ctx)
 	}
-	if p.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, p.timeout, &TimeoutError{Limit: p.timeout})
-		defer cancel()
+	idleTimeout := p.core.IdleTimeout
+	if !p.core.Stream {
+		idleTimeout = 0
 	}
-	ct := &callTransport{p: p, stream: p.stream}
-	if p.stream && p.idleTimeout > 0 {
-		var cancel context.CancelCauseFunc
-		ctx, cancel = context.WithCancelCause(ctx)
-		defer cancel(nil)
-		ct.idle = idle.NewGuard(p.idleTimeout, cancel, &TimeoutError{Idle: true, Limit: p.idleTimeout})
-		defer ct.idle.Disarm()
-	}
+	ctx, guard, stop := core.Limits(ctx, p.core.Timeout, idleTimeout, timeoutError)
+	defer stop()
+	ct := &callTransport{p: p, stream: p.core.Stream, idle: guard}
 	cfg := p.cfg
 	cfg.HTTPClient = ct
 	client := goopenai.NewClientWithConfig(cfg)
-	if p.stream {
+	if p.core.Stream {
 		return res, p.runStream(ctx, client, ct, rreq, res, yield)
 	}
 	return res, p.runWhole(ctx, client, ct, rreq, res, yield)

@@ -12,11 +12,13 @@ import (
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/tool"
+
+	"github.com/lodeworks/lode/x/provider/internal/providertest"
 )
 
 func TestStreamText(t *testing.T) {
 	f := newFake(t, sse(textAnswer("Hel", "lo", "!")...))
-	deltas, arts, err := collect(t.Context(), f.provider(t), userReq("hi"))
+	deltas, arts, err := providertest.CollectContext(t.Context(), f.provider(t), userReq("hi"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +51,7 @@ func TestStreamText(t *testing.T) {
 
 func TestStreamReasoningAndParallelCalls(t *testing.T) {
 	f := newFake(t, sse(reasonedCalls()...))
-	deltas, arts, err := collect(t.Context(), f.provider(t), userReq("weather and time?"))
+	deltas, arts, err := providertest.CollectContext(t.Context(), f.provider(t), userReq("weather and time?"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +111,7 @@ func TestRequestMapping(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFake(t, sse(textAnswer("ok")...))
-	if _, _, err := collect(t.Context(), f.provider(t, WithReasoningSummary("auto")), req); err != nil {
+	if _, _, err := providertest.CollectContext(t.Context(), f.provider(t, WithReasoningSummary("auto")), req); err != nil {
 		t.Fatal(err)
 	}
 	want := asJSON(t, `{"model":"gpt-test","stream":true,"store":false,"include":["reasoning.encrypted_content"],
@@ -160,7 +162,7 @@ func TestRequestErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFake(t)
-			_, _, err := collect(t.Context(), f.provider(t), c.req)
+			_, _, err := providertest.CollectContext(t.Context(), f.provider(t), c.req)
 			var re *RequestError
 			if !errors.As(err, &re) || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "responses: request: ") {
 				t.Fatalf("err = %v; want a *RequestError saying %q", err, c.want)
@@ -181,11 +183,11 @@ func TestResponseFormat(t *testing.T) {
 	}
 	r := userReq("n?")
 	r.ResponseFormat = &provider.ResponseFormat{Type: provider.ResponseFormatJSONSchema, Schema: schema, Description: "a number"}
-	if _, _, err := collect(t.Context(), p, r); err != nil {
+	if _, _, err := providertest.CollectContext(t.Context(), p, r); err != nil {
 		t.Fatal(err)
 	}
 	r.ResponseFormat = &provider.ResponseFormat{Type: provider.ResponseFormatJSONObject}
-	if _, _, err := collect(t.Context(), p, r); err != nil {
+	if _, _, err := providertest.CollectContext(t.Context(), p, r); err != nil {
 		t.Fatal(err)
 	}
 	reqs := f.requests()
@@ -219,7 +221,7 @@ func TestFinishReasons(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFake(t, sse(c.events...))
-			_, arts, err := collect(t.Context(), f.provider(t), userReq("x"))
+			_, arts, err := providertest.CollectContext(t.Context(), f.provider(t), userReq("x"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -294,7 +296,7 @@ func TestStreamFailures(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFake(t, sse(c.events...))
-			_, _, err := collect(t.Context(), f.provider(t), userReq("x"))
+			_, _, err := providertest.CollectContext(t.Context(), f.provider(t), userReq("x"))
 			c.check(t, err)
 		})
 	}
@@ -316,7 +318,7 @@ func TestStreamNotJSON(t *testing.T) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = w.Write([]byte(event(created()) + "event: response.output_text.delta\ndata: {not json\n\n"))
 	})
-	_, _, err := collect(t.Context(), f.provider(t), userReq("x"))
+	_, _, err := providertest.CollectContext(t.Context(), f.provider(t), userReq("x"))
 	kind(ErrMalformed, "event 2 is not JSON")(t, err)
 	var re *ResponseError
 	errors.As(err, &re)
@@ -345,7 +347,7 @@ func TestStreamBrokenConnection(t *testing.T) {
 		}
 		conn.Close()
 	})
-	deltas, _, err := collect(t.Context(), f.provider(t), userReq("x"))
+	deltas, _, err := providertest.CollectContext(t.Context(), f.provider(t), userReq("x"))
 	if len(deltas) != 1 || deltas[0] != (artifact.TextDelta{Content: "one "}) {
 		t.Errorf("deltas = %#v", deltas)
 	}
@@ -358,7 +360,7 @@ func TestWholeResponse(t *testing.T) {
 	body := `{` + respHead + `,"status":"completed","output":[` + reasoningItem(0, "enc", "Think.") + `,` + messageItem(1, "Hi") + `,` +
 		callItem(2, "call_1", "f", `{"a":1}`) + `],"usage":` + usageJSON(7, 4) + `}`
 	f := newFake(t, jsonReply(200, body))
-	deltas, arts, err := collect(t.Context(), f.provider(t, WithStreaming(false)), userReq("x"))
+	deltas, arts, err := providertest.CollectContext(t.Context(), f.provider(t, WithStreaming(false)), userReq("x"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +399,7 @@ func TestWholeResponseHostile(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFake(t, jsonReply(200, c.body))
-			_, _, err := collect(t.Context(), f.provider(t, WithStreaming(false)), userReq("x"))
+			_, _, err := providertest.CollectContext(t.Context(), f.provider(t, WithStreaming(false)), userReq("x"))
 			c.check(t, err)
 		})
 	}
@@ -406,7 +408,7 @@ func TestWholeResponseHostile(t *testing.T) {
 func TestPreviousResponse(t *testing.T) {
 	f := newFake(t, sse(reasonedCalls()...), sse(textAnswer("done")...))
 	p := f.provider(t, WithPreviousResponse(true))
-	_, arts, err := collect(t.Context(), p, userReq("go"))
+	_, arts, err := providertest.CollectContext(t.Context(), p, userReq("go"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +423,7 @@ func TestPreviousResponse(t *testing.T) {
 			artifact.ToolResult{ToolCallID: "call_w", Content: "sunny"}, artifact.ToolResult{ToolCallID: "call_t", Content: "noon"},
 		}},
 	}
-	if _, _, err := collect(t.Context(), p, &provider.Request{Turns: turns}); err != nil {
+	if _, _, err := providertest.CollectContext(t.Context(), p, &provider.Request{Turns: turns}); err != nil {
 		t.Fatal(err)
 	}
 	reqs := f.requests()
@@ -435,7 +437,7 @@ func TestPreviousResponse(t *testing.T) {
 
 	// Off (the default), the marker is not sent and the whole history goes.
 	g := newFake(t, sse(textAnswer("done")...))
-	if _, _, err := collect(t.Context(), g.provider(t), &provider.Request{Turns: turns}); err != nil {
+	if _, _, err := providertest.CollectContext(t.Context(), g.provider(t), &provider.Request{Turns: turns}); err != nil {
 		t.Fatal(err)
 	}
 	body := g.requests()[0].Body
@@ -476,13 +478,13 @@ func TestStreamHostileLines(t *testing.T) {
 				w.Header().Set("Content-Type", "text/event-stream")
 				_, _ = w.Write([]byte(c.body))
 			})
-			_, _, err := collect(t.Context(), f.provider(t, withMaxLine(4096)), userReq("x"))
+			_, _, err := providertest.CollectContext(t.Context(), f.provider(t, withMaxLine(4096)), userReq("x"))
 			kind(c.want, c.text)(t, err)
 		})
 	}
 	// A JSON answer to a streaming request says what to do.
 	f := newFake(t, jsonReply(200, `{"id":"resp_1","status":"completed","output":[]}`))
-	_, _, err := collect(t.Context(), f.provider(t), userReq("x"))
+	_, _, err := providertest.CollectContext(t.Context(), f.provider(t), userReq("x"))
 	kind(ErrIncomplete, "use WithStreaming(false)")(t, err)
 }
 
@@ -493,7 +495,7 @@ func TestStreamChatError(t *testing.T) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = w.Write([]byte("data: {\"error\":{\"message\":\"upstream overloaded\",\"type\":\"server_error\",\"code\":\"server_error\"}}\n\n"))
 	})
-	_, _, err := collect(t.Context(), f.provider(t), userReq("x"))
+	_, _, err := providertest.CollectContext(t.Context(), f.provider(t), userReq("x"))
 	var ae *APIError
 	if !errors.As(err, &ae) || ae.Message != "upstream overloaded" || !errors.Is(err, ErrServer) || ae.StatusCode/100 == 2 {
 		t.Fatalf("err = %#v", err)
@@ -506,7 +508,7 @@ func TestStreamChatError(t *testing.T) {
 func TestWholeResponseBeyondGoOpenAI(t *testing.T) {
 	body := `{` + respHead + `,"status":"completed","metadata":["odd"],"output":[` + messageItem(0, "Hi") + `],"usage":` + usageJSON(7, 4) + `}`
 	f := newFake(t, jsonReply(200, body))
-	_, arts, err := collect(t.Context(), f.provider(t, WithStreaming(false)), userReq("x"))
+	_, arts, err := providertest.CollectContext(t.Context(), f.provider(t, WithStreaming(false)), userReq("x"))
 	if err != nil {
 		t.Fatal(err)
 	}

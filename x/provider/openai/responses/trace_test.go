@@ -12,31 +12,25 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lodeworks/lode/provider"
-)
 
-func recorder() (*tracetest.SpanRecorder, trace.Tracer) {
-	sr := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
-	return sr, tp.Tracer("test")
-}
+	"github.com/lodeworks/lode/x/provider/internal/providertest"
+)
 
 func TestTrace(t *testing.T) {
 	f := newFake(t, jsonReply(429, err429, "Retry-After", "0"), sse(textAnswer("hi")...), jsonReply(400, err400),
 		sse(created(), `{"type":"error","code":"server_error","message":"oops"}`))
-	sr, tr := recorder()
+	sr, tr := providertest.Recorder()
 	p := f.provider(t, WithTracer(tr))
 	temp := 0.5
 	r := &provider.Request{Turns: userReq("x").Turns, MaxTokens: 100, Temperature: &temp}
-	if _, _, err := collect(t.Context(), p, r); err != nil {
+	if _, _, err := providertest.CollectContext(t.Context(), p, r); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if _, _, err := collect(t.Context(), p, r); err == nil {
+		if _, _, err := providertest.CollectContext(t.Context(), p, r); err == nil {
 			t.Fatal("no error")
 		}
 	}
@@ -64,10 +58,7 @@ func TestTrace(t *testing.T) {
 		"gen_ai.usage.input_tokens":      attribute.Int64Value(10),
 		"gen_ai.usage.output_tokens":     attribute.Int64Value(5),
 	}
-	got := map[attribute.Key]attribute.Value{}
-	for _, kv := range s.Attributes() {
-		got[kv.Key] = kv.Value
-	}
+	got := providertest.Attributes(s)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("attributes =\n%v\nwant\n%v", got, want)
 	}
@@ -96,7 +87,7 @@ func TestIdleTimeout(t *testing.T) {
 		case <-release:
 		}
 	})
-	_, _, err := collect(t.Context(), f.provider(t, WithIdleTimeout(50*time.Millisecond)), userReq("x"))
+	_, _, err := providertest.CollectContext(t.Context(), f.provider(t, WithIdleTimeout(50*time.Millisecond)), userReq("x"))
 	var te *TimeoutError
 	if !errors.As(err, &te) || !te.Idle || !errors.Is(err, ErrIdleTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lodeworks/lode/x/provider/internal/idle"
 	"github.com/lodeworks/lode/x/provider/internal/retry"
+	"github.com/lodeworks/lode/x/provider/openai/internal/wire"
 )
 
 // callTransport is the go-openai HTTPDoer of one invocation. It retries 429
@@ -20,8 +21,7 @@ type callTransport struct {
 	p      *Provider
 	stream bool
 
-	attempts    int
-	retryAfter  time.Duration
+	outcome     retry.Outcome
 	contentType string
 	// streaming is set once a 2xx answer arrived: errors after it come
 	// from inside the body.
@@ -36,67 +36,20 @@ func (t *callTransport) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	for attempt := 0; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		r := retry.Clone(ctx, req, body)
-		for k, vs := range t.p.headers {
-			r.Header[k] = vs
-		}
-		if t.stream {
-			t.idle.Arm()
-		}
-		resp, err := t.p.httpc.Do(r)
-		t.idle.Disarm()
-		t.attempts = attempt + 1
-		if err != nil {
-			return nil, err
-		}
-		if resp.StatusCode/100 == 2 {
-			t.streaming = true
-			t.contentType = resp.Header.Get("Content-Type")
-			if t.stream {
-				guarded := &lineGuard{ReadCloser: t.idle.Body(resp.Body), max: t.p.maxLine}
-				resp.Body = idle.CloseOnDone(ctx, newEventFilter(guarded, streamEmptyLimit))
-			} else {
-				t.whole.Reset()
-				resp.Body = idle.CloseOnDone(ctx, teeBody{resp.Body, &t.whole})
-			}
-			return resp, nil
-		}
-		data := retry.Drain(resp)
-		if !retry.Retryable(resp.StatusCode) {
-			return resp, nil
-		}
-		wait, asked := retryDelay(resp.Header, t.p.now(), resp.StatusCode)
-		if asked {
-			t.retryAfter = wait
-		}
-		// Running out of quota is a 429 that no wait cures.
-		if attempt >= t.p.maxRetries || bytes.Contains(data, []byte("insufficient_quota")) {
-			return resp, nil
-		}
-		again, err := t.plan().Wait(ctx, attempt, resp.StatusCode, wait, asked)
-		if err != nil {
-			return nil, err
-		}
-		if !again {
-			return resp, nil
-		}
+	resp, err := wire.Sender(&t.p.core, t.idle, t.stream, retryDelay).Send(ctx, req, body, &t.outcome)
+	if err != nil || resp.StatusCode/100 != 2 {
+		return resp, err
 	}
-}
-
-// teeBody keeps a copy of what is read.
-type teeBody struct {
-	io.ReadCloser
-	w *bytes.Buffer
-}
-
-func (b teeBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	b.w.Write(p[:n])
-	return n, err
+	t.streaming = true
+	t.contentType = resp.Header.Get("Content-Type")
+	if t.stream {
+		guarded := &lineGuard{ReadCloser: resp.Body, max: t.p.maxLine}
+		resp.Body = idle.CloseOnDone(ctx, newEventFilter(guarded, streamEmptyLimit))
+	} else {
+		t.whole.Reset()
+		resp.Body = idle.CloseOnDone(ctx, wire.Tee(resp.Body, &t.whole))
+	}
+	return resp, nil
 }
 
 // retryDelay reads how long the server asked to wait: retry-after-ms, then
@@ -128,10 +81,6 @@ func retryDelay(h http.Header, now time.Time, status int) (time.Duration, bool) 
 		wait = max(wait, d)
 	}
 	return wait, found
-}
-
-func (t *callTransport) plan() retry.Plan {
-	return retry.Plan{Base: retryBase, Cap: retryCap, MaxWait: t.p.maxRetryWait, Trace: t.p.tracer != nil, Sleep: t.p.sleep}
 }
 
 // DefaultMaxLine bounds one line of a stream. go-openai reads a line whole
