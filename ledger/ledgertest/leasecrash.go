@@ -73,7 +73,7 @@ func LeaseCrash(t *testing.T, testName string, newStorage func(t testing.TB) str
 		t.Run(r.name, func(t *testing.T) {
 			id := fmt.Sprintf("lease-crash-%d", i)
 			pauseRecords(t, opener(t), id)
-			stale := load(t, opener(t), id) // read before the child began
+			stale := Load(t, opener(t), id) // read before the child began
 			c := r.child
 			c.Where, c.Thread = where, id
 			p := StartChild(t, testName, leaseCrashEnv, c)
@@ -99,7 +99,7 @@ func LeaseCrash(t *testing.T, testName string, newStorage func(t testing.TB) str
 // over and finishes it.
 func afterLeaseCrash(t *testing.T, open Opener, id string, stale *ledger.StoredThread, claimed bool) {
 	ctx := context.Background()
-	st := load(t, open(t), id)
+	st := Load(t, open(t), id)
 	holder, err := st.Lease()
 	if err != nil || holder.Owner != leaseChildOwner || !holder.Live(time.Now()) {
 		t.Fatalf("the dead child's lease reads %+v, %v; want it live", holder, err)
@@ -113,7 +113,7 @@ func afterLeaseCrash(t *testing.T, open Opener, id string, stale *ledger.StoredT
 		}
 		EqualTurns(t, st.Turns()[3:], []ledger.Turn{{Role: ledger.RoleTool, Time: st.Turns()[3].Time, Artifacts: want}})
 	default:
-		t.Fatalf("after the kill the thread holds %s (claimed: %v)", roles(st.Turns()), claimed)
+		t.Fatalf("after the kill the thread holds %s (claimed: %v)", Roles(st.Turns()), claimed)
 	}
 
 	// The dead owner's lease holds until it expires.
@@ -123,7 +123,7 @@ func afterLeaseCrash(t *testing.T, open Opener, id string, stale *ledger.StoredT
 	if !errors.As(err, &le) || !errors.Is(err, ledger.ErrLeased) || le.Holder.Owner != leaseChildOwner || !le.Holder.Acquired.Equal(holder.Acquired) {
 		t.Fatalf("acquire under the dead child's live lease: %v", err)
 	}
-	if st.Version() != v || load(t, open(t), id).Version() != v {
+	if st.Version() != v || Load(t, open(t), id).Version() != v {
 		t.Fatal("a refused acquire wrote something")
 	}
 	// A State read before the child leased the thread meets the store's
@@ -138,7 +138,7 @@ func afterLeaseCrash(t *testing.T, open Opener, id string, stale *ledger.StoredT
 	}
 	if claimed {
 		// Approved and claimed, never answered: not run again.
-		appendOK(t, st, ledger.RoleTool,
+		Append(t, st, ledger.RoleTool,
 			artifact.ToolResult{ToolCallID: "c1", Name: "delete_file", IsError: true, Content: interrupted},
 			artifact.ToolResult{ToolCallID: "c3", Name: "delete_file", IsError: true, Content: interrupted})
 	} else {
@@ -150,11 +150,11 @@ func afterLeaseCrash(t *testing.T, open Opener, id string, stale *ledger.StoredT
 			t.Fatal(err)
 		}
 	}
-	appendOK(t, st, ledger.RoleAssistant, Text("done"))
+	Append(t, st, ledger.RoleAssistant, Text("done"))
 	if err := st.ReleaseLease(ctx, "parent"); err != nil {
 		t.Fatal(err)
 	}
-	final := load(t, open(t), id)
+	final := Load(t, open(t), id)
 	EqualTurns(t, final.Turns(), st.Turns())
 	if openIDs(final) != "" || leaseOf(t, final) != (ledger.Lease{}) {
 		t.Fatalf("the finished thread: open calls %q, lease %+v", openIDs(final), leaseOf(t, final))

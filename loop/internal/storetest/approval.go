@@ -99,7 +99,7 @@ func pause(t *testing.T, open Opener, f *tools, answer script.Step, want ...stri
 	t.Helper()
 	ctx := context.Background()
 	s := open(t)
-	st, err := s.Create(ctx, ledger.WithTurns(ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{Text("tidy up")}}))
+	st, err := s.Create(ctx, ledger.WithTurns(ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{ledgertest.Text("tidy up")}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,11 +128,7 @@ func pendingIDs(ps []artifact.Pending) string {
 // reload opens the thread through a new Store instance.
 func reload(t testing.TB, open Opener, id string) *ledger.StoredThread {
 	t.Helper()
-	st, err := open(t).Load(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
+	return ledgertest.Load(t, open(t), id)
 }
 
 // results returns the thread's tool results by call ID.
@@ -194,8 +190,8 @@ func testApprove(t *testing.T, open Opener) {
 		t.Fatalf("the model was shown %v, want %v", shown, want)
 	}
 	again := reload(t, open, id)
-	if !reflect.DeepEqual(roles(again.Turns()), "user assistant tool tool tool assistant") || loop.Pending(again) != nil {
-		t.Fatalf("stored: %s, pending %v", roles(again.Turns()), loop.Pending(again))
+	if !reflect.DeepEqual(ledgertest.Roles(again.Turns()), "user assistant tool tool tool assistant") || loop.Pending(again) != nil {
+		t.Fatalf("stored: %s, pending %v", ledgertest.Roles(again.Turns()), loop.Pending(again))
 	}
 	// Approving again after the run went on finds nothing to approve.
 	_, err := f.step(t).Resume(context.Background(), again, script.Play(), []artifact.Decision{loop.Approve("c1")})
@@ -206,14 +202,6 @@ func testApprove(t *testing.T, open Opener) {
 	if f.count("delete_file", "a") != 1 {
 		t.Fatalf("a second approval ran the call again: %v", f.runs)
 	}
-}
-
-func roles(turns []ledger.Turn) string {
-	var rs []string
-	for _, tu := range turns {
-		rs = append(rs, string(tu.Role))
-	}
-	return strings.Join(rs, " ")
 }
 
 func testDeny(t *testing.T, open Opener) {
@@ -402,7 +390,7 @@ func ApprovalCrash(t *testing.T, testName string, newStorage func(t testing.TB) 
 	f := &tools{}
 	ctx := context.Background()
 	s := opener(t)
-	st, err := s.Create(ctx, ledger.WithID(approvalCrashID), ledger.WithTurns(ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{Text("tidy up")}}))
+	st, err := s.Create(ctx, ledger.WithID(approvalCrashID), ledger.WithTurns(ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{ledgertest.Text("tidy up")}}))
 	if err != nil {
 		t.Fatal(err)
 	}

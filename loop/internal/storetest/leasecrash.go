@@ -125,7 +125,7 @@ func leaseCrashRound(t *testing.T, testName, where string, open func(string) (le
 			t.Error(err)
 		}
 	}}
-	st, err := opener(t).Create(ctx, ledger.WithID(id), ledger.WithTurns(ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{Text("tidy up")}}))
+	st, err := opener(t).Create(ctx, ledger.WithID(id), ledger.WithTurns(ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{ledgertest.Text("tidy up")}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func leaseCrashRound(t *testing.T, testName, where string, open func(string) (le
 	}
 	final := reload(t, opener, id)
 	wellFormed(t, final, true)
-	if last := final.Turns()[final.Len()-1]; last.Role != ledger.RoleAssistant || !reflect.DeepEqual(last.Artifacts, []artifact.Artifact{Text("done")}) {
+	if last := final.Turns()[final.Len()-1]; last.Role != ledger.RoleAssistant || !reflect.DeepEqual(last.Artifacts, []artifact.Artifact{ledgertest.Text("done")}) {
 		t.Fatalf("the last turn is %s %v, want the final answer", last.Role, last.Artifacts)
 	}
 	shown := lastRequestResults(t, prov)
@@ -284,7 +284,7 @@ func refusedWhileLive(t *testing.T, opener Opener, id string, f *tools, marker s
 	}
 	after := reload(t, opener, id)
 	if !reflect.DeepEqual(after.Turns(), before.Turns()) || !reflect.DeepEqual(marks(t, marker), runsBefore) {
-		t.Fatalf("refused resumers changed the thread (%s, was %s) or ran %v", roles(after.Turns()), roles(before.Turns()), marks(t, marker))
+		t.Fatalf("refused resumers changed the thread (%s, was %s) or ran %v", ledgertest.Roles(after.Turns()), ledgertest.Roles(before.Turns()), marks(t, marker))
 	}
 	if got := pendingIDs(loop.Pending(after)); got != "x" {
 		t.Fatalf("pending %q, want x", got)
@@ -311,7 +311,7 @@ func wellFormed(t testing.TB, st ledger.State, final bool) {
 	}
 	for id, n := range answered {
 		if n > 1 {
-			t.Fatalf("call %s has %d results: %s", id, n, roles(st.Turns()))
+			t.Fatalf("call %s has %d results: %s", id, n, ledgertest.Roles(st.Turns()))
 		}
 	}
 	if !approved["d"] || !approved["t"] {
