@@ -207,42 +207,19 @@ func testConcurrentResumers(t *testing.T, open Opener) {
 		for i := range threads {
 			threads[i] = Load(t, open(t), id) // each as its own process would
 		}
-		errs := make([]error, resumers)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i, st := range threads {
-			wg.Go(func() {
-				<-start
-				owner := fmt.Sprint("r", i)
-				if leased {
-					// As a loop resumes: lease first, then claim at the
-					// version the lease left.
-					if _, err := st.AcquireLease(context.Background(), owner, t0, leaseTTL); err != nil {
-						errs[i] = err
-						return
-					}
+		winner := race(t, fmt.Sprint("leased=", leased), threads, func(i int, st *ledger.StoredThread) error {
+			owner := fmt.Sprint("r", i)
+			if leased {
+				// As a loop resumes: lease first, then claim at the
+				// version the lease left.
+				if _, err := st.AcquireLease(context.Background(), owner, t0, leaseTTL); err != nil {
+					return err
 				}
-				errs[i] = st.AppendAt(st.Version(), ledger.RoleTool,
-					artifact.Decision{ToolCallID: "c1", Name: "delete_file", Approved: true, By: owner},
-					artifact.Decision{ToolCallID: "c3", Name: "delete_file", Approved: true, By: owner})
-			})
-		}
-		close(start)
-		wg.Wait()
-		winner := -1
-		for i, err := range errs {
-			switch {
-			case err == nil && winner < 0:
-				winner = i
-			case err == nil:
-				t.Fatalf("leased=%v: r%d and r%d both claimed", leased, winner, i)
-			case !errors.Is(err, ledger.ErrConflict):
-				t.Fatalf("leased=%v: r%d: %v, want ledger.ErrConflict", leased, i, err)
 			}
-		}
-		if winner < 0 {
-			t.Fatalf("leased=%v: nobody claimed: %v", leased, errs)
-		}
+			return st.AppendAt(st.Version(), ledger.RoleTool,
+				artifact.Decision{ToolCallID: "c1", Name: "delete_file", Approved: true, By: owner},
+				artifact.Decision{ToolCallID: "c3", Name: "delete_file", Approved: true, By: owner})
+		})
 		got := Load(t, open(t), id)
 		if got.Len() != 4 {
 			t.Fatalf("leased=%v: %d turns stored, want 4 (one claim): %s", leased, got.Len(), Roles(got.Turns()))
@@ -293,4 +270,38 @@ func testClaimUnderLease(t *testing.T, open Opener) {
 	if got := Load(t, open(t), "claim"); got.Len() != 4 || got.Version() != b.Version() {
 		t.Fatalf("stored %d turns at version %d, want 4 at %d", got.Len(), got.Version(), b.Version())
 	}
+}
+
+// race runs try on every thread at once, as rival processes would, and
+// returns the index of the one that succeeded. The test fails unless
+// exactly one did and every other met ledger.ErrConflict; what names the
+// round in the failure. Rival i is named ri.
+func race(t *testing.T, what string, threads []*ledger.StoredThread, try func(i int, st *ledger.StoredThread) error) int {
+	t.Helper()
+	errs := make([]error, len(threads))
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i, st := range threads {
+		wg.Go(func() {
+			<-start
+			errs[i] = try(i, st)
+		})
+	}
+	close(start)
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner < 0:
+			winner = i
+		case err == nil:
+			t.Fatalf("%s: r%d and r%d both succeeded", what, winner, i)
+		case !errors.Is(err, ledger.ErrConflict):
+			t.Fatalf("%s: r%d: %v, want ledger.ErrConflict", what, i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("%s: nobody succeeded: %v", what, errs)
+	}
+	return winner
 }

@@ -3,8 +3,8 @@ package ledgertest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
@@ -164,32 +164,11 @@ func testLeaseRace(t *testing.T, open Opener) {
 		for i := range threads {
 			threads[i] = Load(t, open(t), id) // each as its own process would
 		}
-		errs := make([]error, racers)
 		owners := []string{"r0", "r1", "r2", "r3"}
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range threads {
-			wg.Go(func() {
-				<-start
-				_, errs[i] = threads[i].AcquireLease(context.Background(), owners[i], t0, leaseTTL)
-			})
-		}
-		close(start)
-		wg.Wait()
-		winner := -1
-		for i, err := range errs {
-			switch {
-			case err == nil && winner < 0:
-				winner = i
-			case err == nil:
-				t.Fatalf("round %d: %s and %s both acquired", round, owners[winner], owners[i])
-			case !errors.Is(err, ledger.ErrConflict):
-				t.Fatalf("round %d: %s: %v, want ledger.ErrConflict", round, owners[i], err)
-			}
-		}
-		if winner < 0 {
-			t.Fatalf("round %d: nobody acquired: %v", round, errs)
-		}
+		winner := race(t, fmt.Sprint("round ", round), threads, func(i int, st *ledger.StoredThread) error {
+			_, err := st.AcquireLease(context.Background(), owners[i], t0, leaseTTL)
+			return err
+		})
 		want := ledger.Lease{Owner: owners[winner], Acquired: t0, Expires: t0.Add(leaseTTL)}
 		if got := leaseOf(t, Load(t, open(t), id)); !sameLease(got, want) {
 			t.Fatalf("round %d: stored %+v, want %+v", round, got, want)
