@@ -34,6 +34,7 @@
 // tests: StartChild, ChildConfig and RunChild run a child process that
 // reports its progress line by line, Child.Kill SIGKILLs it, AfterLeases
 // is a clock past the dead child's lease, so that taking over needs no
-// waiting, and Load, Create, Append, EqualTurns, Roles and Show read,
-// write and compare threads, failing the test on error.
+// waiting, Load, Create, Append, EqualTurns, Roles and Show read, write
+// and compare threads, failing the test on error, and RunChecks runs a
+// store's own named Checks the way Run runs the contract.
 package ledgertest

@@ -24,15 +24,25 @@ type Opener func(t testing.TB) ledger.Store
 // newStorage returns an Opener over fresh, empty storage; it is called once
 // per subtest.
 func Run(t *testing.T, newStorage func(t testing.TB) Opener) {
-	for _, c := range contract {
-		t.Run(c.name, func(t *testing.T) { c.fn(t, newStorage(t)) })
+	RunChecks(t, newStorage, contract...)
+}
+
+// Check is one named check of a store, run on fresh storage.
+type Check struct {
+	Name string
+	Fn   func(t *testing.T, open Opener)
+}
+
+// RunChecks runs each check as a subtest of t, over an Opener that
+// newStorage returns for it; a store's own checks run the way Run runs
+// the contract.
+func RunChecks(t *testing.T, newStorage func(t testing.TB) Opener, checks ...Check) {
+	for _, c := range checks {
+		t.Run(c.Name, func(t *testing.T) { c.Fn(t, newStorage(t)) })
 	}
 }
 
-var contract = []struct {
-	name string
-	fn   func(t *testing.T, open Opener)
-}{
+var contract = []Check{
 	{"CreateAndLoad", testCreateAndLoad},
 	{"CreateWithTurns", testCreateWithTurns},
 	{"AppendIsDurableOnReturn", testAppendDurable},

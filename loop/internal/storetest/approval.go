@@ -23,21 +23,16 @@ import (
 // is resumed through another Store instance over the same storage, as
 // another process would, and each approved call runs exactly once.
 func RunApproval(t *testing.T, newStorage func(t testing.TB) Opener) {
-	for _, c := range approvalContract {
-		t.Run(c.name, func(t *testing.T) { c.fn(t, newStorage(t)) })
-	}
+	ledgertest.RunChecks(t, newStorage, approvalContract...)
 }
 
-var approvalContract = []struct {
-	name string
-	fn   func(t *testing.T, open Opener)
-}{
-	{"PauseReloadApprove", testApprove},
-	{"Deny", testDeny},
-	{"EditArguments", testEditArguments},
-	{"BadEditRecordsNothing", testBadEdit},
-	{"MixedDecisions", testMixed},
-	{"ConcurrentResumers", testConcurrentResumers},
+var approvalContract = []ledgertest.Check{
+	{Name: "PauseReloadApprove", Fn: testApprove},
+	{Name: "Deny", Fn: testDeny},
+	{Name: "EditArguments", Fn: testEditArguments},
+	{Name: "BadEditRecordsNothing", Fn: testBadEdit},
+	{Name: "MixedDecisions", Fn: testMixed},
+	{Name: "ConcurrentResumers", Fn: testConcurrentResumers},
 }
 
 // tools is an agent with a destructive delete_file, an idempotent

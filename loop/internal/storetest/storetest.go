@@ -20,13 +20,7 @@ type Opener = ledgertest.Opener
 // Run runs the loop's run and repair checks. newStorage returns an Opener
 // over fresh, empty storage; it is called once per subtest.
 func Run(t *testing.T, newStorage func(t testing.TB) Opener) {
-	for _, c := range []struct {
-		name string
-		fn   func(t *testing.T, open Opener)
-	}{
-		{"LoopPersistsEachTurn", testLoop},
-		{"LoopRepairsAfterCrash", testLoopRepair},
-	} {
-		t.Run(c.name, func(t *testing.T) { c.fn(t, newStorage(t)) })
-	}
+	ledgertest.RunChecks(t, newStorage,
+		ledgertest.Check{Name: "LoopPersistsEachTurn", Fn: testLoop},
+		ledgertest.Check{Name: "LoopRepairsAfterCrash", Fn: testLoopRepair})
 }
