@@ -485,20 +485,27 @@ func testClosedStore(t *testing.T, open Opener) {
 	if err := s.Close(); err != nil {
 		t.Fatalf("second close: %v", err)
 	}
-	_, err := s.Create(ctx)
-	wantErr(t, "create", err, ledger.ErrClosed)
-	_, err = s.Load(ctx, "closing")
-	wantErr(t, "load", err, ledger.ErrClosed)
-	wantErr(t, "delete", s.Delete(ctx, "closing"), ledger.ErrClosed)
-	for _, err := range s.List(ctx) {
-		wantErr(t, "list", err, ledger.ErrClosed)
-	}
+	refusesAll(t, ctx, s, "closing", ledger.ErrClosed)
 	wantErr(t, "append", st.Append(ledger.RoleUser, Text("x")), ledger.ErrClosed)
 	wantErr(t, "metadata", st.SetMetadata("k", "v"), ledger.ErrClosed)
 	if st.Len() != 1 {
 		t.Fatal("history of a closed thread is gone")
 	}
 	EqualTurns(t, Load(t, open(t), "closing").Turns(), st.Turns())
+}
+
+// refusesAll checks that every Store method fails with target: Create
+// with opts, Load and Delete of thread id, and List.
+func refusesAll(t *testing.T, ctx context.Context, s ledger.Store, id string, target error, opts ...ledger.ThreadOption) {
+	t.Helper()
+	_, err := s.Create(ctx, opts...)
+	wantErr(t, "create", err, target)
+	_, err = s.Load(ctx, id)
+	wantErr(t, "load", err, target)
+	wantErr(t, "delete", s.Delete(ctx, id), target)
+	for _, err := range s.List(ctx) {
+		wantErr(t, "list", err, target)
+	}
 }
 
 func testClosedThread(t *testing.T, open Opener) {
@@ -521,14 +528,7 @@ func testCancelled(t *testing.T, open Opener) {
 	Create(t, s, ledger.WithID("c"))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := s.Create(ctx, ledger.WithID("d"))
-	wantErr(t, "create", err, context.Canceled)
-	_, err = s.Load(ctx, "c")
-	wantErr(t, "load", err, context.Canceled)
-	wantErr(t, "delete", s.Delete(ctx, "c"), context.Canceled)
-	for _, err := range s.List(ctx) {
-		wantErr(t, "list", err, context.Canceled)
-	}
+	refusesAll(t, ctx, s, "c", context.Canceled, ledger.WithID("d"))
 	if _, err := s.Load(context.Background(), "d"); !errors.Is(err, ledger.ErrNotFound) {
 		t.Fatalf("a cancelled create left a thread: %v", err)
 	}
