@@ -177,17 +177,26 @@ func (h *heldLease) drop(ctx context.Context, err error) error {
 	if h == nil {
 		return err
 	}
+	if lerr := h.stopRenewing(ctx); lerr != nil {
+		return lerr
+	}
+	return err
+}
+
+// stopRenewing stops the renewals and returns, as a reported
+// *LedgerError, the lease's loss if it was lost while they ran.
+func (h *heldLease) stopRenewing(ctx context.Context) error {
 	if h.stop != nil {
 		close(h.stop)
 		<-h.done
 		h.cancel(nil)
 	}
-	if h.lost != nil {
-		lerr := &LedgerError{Err: h.lost}
-		h.s.notify(ctx, ErrorEvent{Err: lerr})
-		return lerr
+	if h.lost == nil {
+		return nil
 	}
-	return err
+	lerr := &LedgerError{Err: h.lost}
+	h.s.notify(ctx, ErrorEvent{Err: lerr})
+	return lerr
 }
 
 // end stops renewing and releases the lease. err is the work's outcome;
@@ -197,14 +206,7 @@ func (h *heldLease) end(ctx context.Context, err error) error {
 	if h == nil {
 		return err
 	}
-	if h.stop != nil {
-		close(h.stop)
-		<-h.done
-		h.cancel(nil)
-	}
-	if h.lost != nil {
-		lerr := &LedgerError{Err: h.lost}
-		h.s.notify(ctx, ErrorEvent{Err: lerr})
+	if lerr := h.stopRenewing(ctx); lerr != nil {
 		return lerr
 	}
 	if rerr := h.st.ReleaseLease(context.WithoutCancel(ctx), h.owner); rerr != nil {

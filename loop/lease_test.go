@@ -227,15 +227,7 @@ func TestTakeoverOfAnExpiredLeaseIsTraced(t *testing.T) {
 		[]artifact.Decision{loop.Approve("a"), loop.Deny("c", "")}); err != nil {
 		t.Fatal(err)
 	}
-	var resume sdktrace.ReadOnlySpan
-	for _, s := range rec.Ended() {
-		if s.Name() == "lode.resume" {
-			resume = s
-		}
-	}
-	if resume == nil {
-		t.Fatal("no lode.resume span")
-	}
+	resume := endedSpan(t, rec, "lode.resume")
 	attrs := map[attribute.Key]string{}
 	for _, ev := range resume.Events() {
 		if ev.Name == "lode.lease.takeover" {

@@ -581,16 +581,8 @@ func TestRecoverIsTraced(t *testing.T) {
 	if _, err := step.Recover(ctx, s, script.Play(script.Text("done"))); err != nil {
 		t.Fatal(err)
 	}
-	var span sdktrace.ReadOnlySpan
+	span := endedSpan(t, rec, "lode.recover")
 	var child bool
-	for _, sp := range rec.Ended() {
-		if sp.Name() == "lode.recover" {
-			span = sp
-		}
-	}
-	if span == nil {
-		t.Fatal("no lode.recover span")
-	}
 	for _, sp := range rec.Ended() {
 		if sp.Name() == "invoke_agent lode" && sp.Parent().SpanID() == span.SpanContext().SpanID() {
 			child = true
@@ -614,6 +606,22 @@ func TestRecoverIsTraced(t *testing.T) {
 	if !takeover || !child {
 		t.Fatalf("takeover event %v, run span inside %v", takeover, child)
 	}
+}
+
+// endedSpan is the last ended span named name; the test fails if there
+// is none.
+func endedSpan(t *testing.T, rec *tracetest.SpanRecorder, name string) sdktrace.ReadOnlySpan {
+	t.Helper()
+	var span sdktrace.ReadOnlySpan
+	for _, sp := range rec.Ended() {
+		if sp.Name() == name {
+			span = sp
+		}
+	}
+	if span == nil {
+		t.Fatalf("no %s span", name)
+	}
+	return span
 }
 
 func TestRecoverStoppedMidRunLeavesTheLeaseForTheNext(t *testing.T) {

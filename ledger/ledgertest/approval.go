@@ -35,8 +35,8 @@ func openIDs(st *ledger.StoredThread) string {
 	return strings.Join(ids, ",")
 }
 
-// roles lists the turns' roles, space-separated.
-func roles(turns []ledger.Turn) string {
+// Roles lists the turns' roles, space-separated.
+func Roles(turns []ledger.Turn) string {
 	rs := make([]string, 0, len(turns))
 	for _, tu := range turns {
 		rs = append(rs, string(tu.Role))
@@ -51,31 +51,31 @@ func testRunRecords(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := open(t)
 	watcher := open(t)
-	st := create(t, s, ledger.WithID("run"))
-	appendOK(t, st, ledger.RoleUser, Text("what is 1+1?"))
+	st := Create(t, s, ledger.WithID("run"))
+	Append(t, st, ledger.RoleUser, Text("what is 1+1?"))
 	acquireOK(t, st, "run-1", t0)
 	call := artifact.ToolCall{ID: "c1", Name: "add", Arguments: `{"a":1,"b":1}`}
-	appendOK(t, st, ledger.RoleAssistant, call, artifact.Usage{InputTokens: 12, OutputTokens: 3})
+	Append(t, st, ledger.RoleAssistant, call, artifact.Usage{InputTokens: 12, OutputTokens: 3})
 	if got := openIDs(st); got != "c1" {
 		t.Fatalf("open calls after the answer: %q, want c1", got)
 	}
 	// The call runs now: another instance already finds its answer stored,
 	// with the call open.
-	w := load(t, watcher, "run")
+	w := Load(t, watcher, "run")
 	if w.Len() != 2 || openIDs(w) != "c1" {
 		t.Fatalf("while the call ran the stored thread had %d turns, open calls %q; want 2, c1", w.Len(), openIDs(w))
 	}
 	if err := st.RenewLease(ctx, "run-1", t0.Add(3*time.Second), leaseTTL); err != nil {
 		t.Fatal(err)
 	}
-	appendOK(t, st, ledger.RoleTool, artifact.ToolResult{ToolCallID: "c1", Name: "add", Content: "2"})
-	appendOK(t, st, ledger.RoleAssistant, Text("2"), artifact.Finish{Reason: "stop"})
+	Append(t, st, ledger.RoleTool, artifact.ToolResult{ToolCallID: "c1", Name: "add", Content: "2"})
+	Append(t, st, ledger.RoleAssistant, Text("2"), artifact.Finish{Reason: "stop"})
 	if err := st.ReleaseLease(ctx, "run-1"); err != nil {
 		t.Fatal(err)
 	}
-	got := load(t, open(t), "run")
+	got := Load(t, open(t), "run")
 	EqualTurns(t, got.Turns(), st.Turns())
-	if r := roles(got.Turns()); r != "user assistant tool assistant" || openIDs(got) != "" {
+	if r := Roles(got.Turns()); r != "user assistant tool assistant" || openIDs(got) != "" {
 		t.Fatalf("stored roles %q, open calls %q", r, openIDs(got))
 	}
 	if l := leaseOf(t, got); l != (ledger.Lease{}) || got.Version() != st.Version() {
@@ -87,21 +87,21 @@ func testRunRecords(t *testing.T, open Opener) {
 // the next run reads it from the store and answers it.
 func testRepairRecords(t *testing.T, open Opener) {
 	call := artifact.ToolCall{ID: "c1", Name: "slow", Arguments: "{}"}
-	create(t, open(t), ledger.WithID("crashed"), ledger.WithTurns(
+	Create(t, open(t), ledger.WithID("crashed"), ledger.WithTurns(
 		ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{Text("go")}},
 		ledger.Turn{Role: ledger.RoleAssistant, Artifacts: []artifact.Artifact{call}},
 	))
-	st := load(t, open(t), "crashed")
+	st := Load(t, open(t), "crashed")
 	open1 := st.OpenCalls()
 	if len(open1) != 1 || open1[0].Turn != 1 || open1[0].Call != call {
 		t.Fatalf("open calls of the crashed thread: %+v, want c1 in turn 1", open1)
 	}
-	appendOK(t, st, ledger.RoleTool, artifact.ToolResult{ToolCallID: "c1", Name: "slow", IsError: true, Content: interrupted})
-	appendOK(t, st, ledger.RoleAssistant, Text("ok"))
-	got := load(t, open(t), "crashed")
+	Append(t, st, ledger.RoleTool, artifact.ToolResult{ToolCallID: "c1", Name: "slow", IsError: true, Content: interrupted})
+	Append(t, st, ledger.RoleAssistant, Text("ok"))
+	got := Load(t, open(t), "crashed")
 	r, ok := got.Turns()[2].Artifacts[0].(artifact.ToolResult)
 	if got.Len() != 4 || !ok || !r.IsError || r.ToolCallID != "c1" || r.Content != interrupted || openIDs(got) != "" {
-		t.Fatalf("stored %s, open calls %q", show(got.Turns()), openIDs(got))
+		t.Fatalf("stored %s, open calls %q", Show(got.Turns()), openIDs(got))
 	}
 }
 
@@ -116,10 +116,10 @@ var threeCalls = []artifact.Artifact{
 // harmless read ran, the two deletes wait for a person.
 func pauseRecords(t *testing.T, s ledger.Store, id string) *ledger.StoredThread {
 	t.Helper()
-	st := create(t, s, ledger.WithID(id))
-	appendOK(t, st, ledger.RoleUser, Text("tidy up"))
-	appendOK(t, st, ledger.RoleAssistant, threeCalls...)
-	appendOK(t, st, ledger.RoleTool,
+	st := Create(t, s, ledger.WithID(id))
+	Append(t, st, ledger.RoleUser, Text("tidy up"))
+	Append(t, st, ledger.RoleAssistant, threeCalls...)
+	Append(t, st, ledger.RoleTool,
 		artifact.ToolResult{ToolCallID: "c2", Name: "read", Content: "read b: done"},
 		artifact.Pending{ToolCallID: "c1", Name: "delete_file", Arguments: `{"path":"a"}`, Reason: "delete_file is destructive"},
 		artifact.Pending{ToolCallID: "c3", Name: "delete_file", Arguments: `{"path":"c"}`},
@@ -149,7 +149,7 @@ func pendingOf(st ledger.State) []artifact.Pending {
 func testApprovalRecords(t *testing.T, open Opener) {
 	ctx := context.Background()
 	paused := pauseRecords(t, open(t), "paused")
-	st := load(t, open(t), "paused")
+	st := Load(t, open(t), "paused")
 	EqualTurns(t, st.Turns(), paused.Turns())
 	wantPending := []artifact.Pending{
 		{ToolCallID: "c1", Name: "delete_file", Arguments: `{"path":"a"}`, Reason: "delete_file is destructive"},
@@ -174,19 +174,19 @@ func testApprovalRecords(t *testing.T, open Opener) {
 		t.Fatalf("claim at the version read: %v", err)
 	}
 	// The claim is durable before the approved call runs.
-	claimed := load(t, open(t), "paused")
+	claimed := Load(t, open(t), "paused")
 	EqualTurns(t, claimed.Turns(), st.Turns())
 	if got := openIDs(claimed); got != "c1" {
 		t.Fatalf("open calls once claimed %q, want c1 (approved, not yet run)", got)
 	}
-	appendOK(t, st, ledger.RoleTool, artifact.ToolResult{ToolCallID: "c1", Name: "delete_file", Content: "delete_file a.bak: done"})
-	appendOK(t, st, ledger.RoleAssistant, Text("tidied"))
+	Append(t, st, ledger.RoleTool, artifact.ToolResult{ToolCallID: "c1", Name: "delete_file", Content: "delete_file a.bak: done"})
+	Append(t, st, ledger.RoleAssistant, Text("tidied"))
 	if err := st.ReleaseLease(ctx, "resumer"); err != nil {
 		t.Fatal(err)
 	}
-	got := load(t, open(t), "paused")
+	got := Load(t, open(t), "paused")
 	EqualTurns(t, got.Turns(), st.Turns())
-	if r := roles(got.Turns()); r != "user assistant tool tool tool assistant" || openIDs(got) != "" {
+	if r := Roles(got.Turns()); r != "user assistant tool tool tool assistant" || openIDs(got) != "" {
 		t.Fatalf("stored roles %q, open calls %q", r, openIDs(got))
 	}
 	if d, ok := got.Turns()[3].Artifacts[0].(artifact.Decision); !ok || d != decisions[0] {
@@ -205,51 +205,28 @@ func testConcurrentResumers(t *testing.T, open Opener) {
 		pauseRecords(t, open(t), id)
 		threads := make([]*ledger.StoredThread, resumers)
 		for i := range threads {
-			threads[i] = load(t, open(t), id) // each as its own process would
+			threads[i] = Load(t, open(t), id) // each as its own process would
 		}
-		errs := make([]error, resumers)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i, st := range threads {
-			wg.Go(func() {
-				<-start
-				owner := fmt.Sprint("r", i)
-				if leased {
-					// As a loop resumes: lease first, then claim at the
-					// version the lease left.
-					if _, err := st.AcquireLease(context.Background(), owner, t0, leaseTTL); err != nil {
-						errs[i] = err
-						return
-					}
+		winner := race(t, fmt.Sprint("leased=", leased), threads, func(i int, st *ledger.StoredThread) error {
+			owner := fmt.Sprint("r", i)
+			if leased {
+				// As a loop resumes: lease first, then claim at the
+				// version the lease left.
+				if _, err := st.AcquireLease(context.Background(), owner, t0, leaseTTL); err != nil {
+					return err
 				}
-				errs[i] = st.AppendAt(st.Version(), ledger.RoleTool,
-					artifact.Decision{ToolCallID: "c1", Name: "delete_file", Approved: true, By: owner},
-					artifact.Decision{ToolCallID: "c3", Name: "delete_file", Approved: true, By: owner})
-			})
-		}
-		close(start)
-		wg.Wait()
-		winner := -1
-		for i, err := range errs {
-			switch {
-			case err == nil && winner < 0:
-				winner = i
-			case err == nil:
-				t.Fatalf("leased=%v: r%d and r%d both claimed", leased, winner, i)
-			case !errors.Is(err, ledger.ErrConflict):
-				t.Fatalf("leased=%v: r%d: %v, want ledger.ErrConflict", leased, i, err)
 			}
-		}
-		if winner < 0 {
-			t.Fatalf("leased=%v: nobody claimed: %v", leased, errs)
-		}
-		got := load(t, open(t), id)
+			return st.AppendAt(st.Version(), ledger.RoleTool,
+				artifact.Decision{ToolCallID: "c1", Name: "delete_file", Approved: true, By: owner},
+				artifact.Decision{ToolCallID: "c3", Name: "delete_file", Approved: true, By: owner})
+		})
+		got := Load(t, open(t), id)
 		if got.Len() != 4 {
-			t.Fatalf("leased=%v: %d turns stored, want 4 (one claim): %s", leased, got.Len(), roles(got.Turns()))
+			t.Fatalf("leased=%v: %d turns stored, want 4 (one claim): %s", leased, got.Len(), Roles(got.Turns()))
 		}
 		for _, a := range got.Turns()[3].Artifacts {
 			if d, ok := a.(artifact.Decision); !ok || d.By != fmt.Sprint("r", winner) {
-				t.Fatalf("leased=%v: stored claim %s, want r%d's", leased, show(got.Turns()[3:]), winner)
+				t.Fatalf("leased=%v: stored claim %s, want r%d's", leased, Show(got.Turns()[3:]), winner)
 			}
 		}
 		for i, st := range threads {
@@ -266,8 +243,8 @@ func testConcurrentResumers(t *testing.T, open Opener) {
 func testClaimUnderLease(t *testing.T, open Opener) {
 	ctx := context.Background()
 	pauseRecords(t, open(t), "claim")
-	a := load(t, open(t), "claim")
-	b := load(t, open(t), "claim")
+	a := Load(t, open(t), "claim")
+	b := Load(t, open(t), "claim")
 	read := a.Version()
 	acquireOK(t, b, "b", t0)
 	claim := artifact.Decision{ToolCallID: "c1", Name: "delete_file", Approved: true}
@@ -284,13 +261,47 @@ func testClaimUnderLease(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	wantErr(t, "claim at the version before its own renewal", b.AppendAt(read, ledger.RoleTool, claim), ledger.ErrConflict)
-	if got := load(t, open(t), "claim"); got.Len() != 3 {
-		t.Fatalf("a refused claim was stored: %s", roles(got.Turns()))
+	if got := Load(t, open(t), "claim"); got.Len() != 3 {
+		t.Fatalf("a refused claim was stored: %s", Roles(got.Turns()))
 	}
 	if err := b.AppendAt(b.Version(), ledger.RoleTool, claim); err != nil {
 		t.Fatalf("claim at the current version: %v", err)
 	}
-	if got := load(t, open(t), "claim"); got.Len() != 4 || got.Version() != b.Version() {
+	if got := Load(t, open(t), "claim"); got.Len() != 4 || got.Version() != b.Version() {
 		t.Fatalf("stored %d turns at version %d, want 4 at %d", got.Len(), got.Version(), b.Version())
 	}
+}
+
+// race runs try on every thread at once, as rival processes would, and
+// returns the index of the one that succeeded. The test fails unless
+// exactly one did and every other met ledger.ErrConflict; what names the
+// round in the failure. Rival i is named ri.
+func race(t *testing.T, what string, threads []*ledger.StoredThread, try func(i int, st *ledger.StoredThread) error) int {
+	t.Helper()
+	errs := make([]error, len(threads))
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i, st := range threads {
+		wg.Go(func() {
+			<-start
+			errs[i] = try(i, st)
+		})
+	}
+	close(start)
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner < 0:
+			winner = i
+		case err == nil:
+			t.Fatalf("%s: r%d and r%d both succeeded", what, winner, i)
+		case !errors.Is(err, ledger.ErrConflict):
+			t.Fatalf("%s: r%d: %v, want ledger.ErrConflict", what, i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("%s: nobody succeeded: %v", what, errs)
+	}
+	return winner
 }

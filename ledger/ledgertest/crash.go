@@ -1,14 +1,9 @@
 package ledgertest
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,10 +13,9 @@ import (
 )
 
 const (
-	crashEnv    = "LODE_LEDGERTEST_CRASH"
-	crashDirEnv = "LODE_LEDGERTEST_CRASH_DIR"
-	crashID     = "crash"
-	crashMax    = 100_000 // a child left running stops by itself
+	crashEnv = "LODE_LEDGERTEST_CRASH"
+	crashID  = "crash"
+	crashMax = 100_000 // a child left running stops by itself
 )
 
 // crashTurn is the content of turn i in the crash test. Sizes vary up to
@@ -41,11 +35,11 @@ func crashTurn(i int) string {
 // test that calls Crash must call it first thing, since in the child Crash
 // never returns.
 func Crash(t *testing.T, testName string, open func(dir string) (ledger.Store, error), kills ...int) {
-	if os.Getenv(crashEnv) == testName {
-		crashChild(open, os.Getenv(crashDirEnv))
-		return
+	var dir string
+	if ChildConfig(crashEnv, testName, &dir) {
+		RunChild("crash child", func(say func(string)) error { return crashChild(open, dir, say) })
 	}
-	dir := t.TempDir()
+	dir = t.TempDir()
 	for round, after := range kills {
 		last := runAndKill(t, testName, dir, after)
 		s, err := open(dir)
@@ -78,46 +72,21 @@ func Crash(t *testing.T, testName string, open func(dir string) (ledger.Store, e
 // runAndKill runs one child, kills it after it reported `after` appends,
 // and returns the number of the last turn it reported persisted.
 func runAndKill(t *testing.T, testName, dir string, after int) int {
-	cmd := exec.Command(os.Args[0], "-test.run=^"+testName+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashEnv+"="+testName, crashDirEnv+"="+dir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdin, err := cmd.StdinPipe() // closed when the parent dies: the child then stops
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	c := StartChild(t, testName, crashEnv, dir)
 	last, read := -1, 0
-	sc := bufio.NewScanner(out)
-	for read < after && sc.Scan() {
-		if n, ok := progress(sc.Text()); ok {
-			last, read = n, read+1
-		}
-	}
-	if read < after {
-		cmd.Wait()
-		t.Fatalf("child stopped after %d progress lines: %s", read, stderr.String())
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
+	if after > 0 {
+		c.Await(t, func(line string) bool {
+			if n, ok := progress(line); ok {
+				last, read = n, read+1
+			}
+			return read == after
+		})
 	}
 	// Lines already in the pipe were printed before the kill: they count.
-	for sc.Scan() {
-		if n, ok := progress(sc.Text()); ok {
+	for _, line := range c.Kill(t) {
+		if n, ok := progress(line); ok {
 			last = n
 		}
-	}
-	err = cmd.Wait()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != -1 {
-		t.Fatalf("child was not killed (%v): %s", err, stderr.String())
 	}
 	return last
 }
@@ -131,18 +100,10 @@ func progress(line string) (int, bool) {
 	return n, err == nil
 }
 
-func crashChild(open func(dir string) (ledger.Store, error), dir string) {
-	fail := func(err error) {
-		fmt.Fprintln(os.Stderr, "crash child:", err)
-		os.Exit(3)
-	}
-	go func() {
-		io.Copy(io.Discard, os.Stdin)
-		os.Exit(4) // the parent is gone
-	}()
+func crashChild(open func(dir string) (ledger.Store, error), dir string, say func(string)) error {
 	s, err := open(dir)
 	if err != nil {
-		fail(err)
+		return err
 	}
 	ctx := context.Background()
 	st, err := s.Load(ctx, crashID)
@@ -150,16 +111,13 @@ func crashChild(open func(dir string) (ledger.Store, error), dir string) {
 		st, err = s.Create(ctx, ledger.WithID(crashID))
 	}
 	if err != nil {
-		fail(err)
+		return err
 	}
 	for i := st.Len(); i < crashMax; i++ {
 		if err := st.Append(ledger.RoleUser, artifact.Text{Content: crashTurn(i)}); err != nil {
-			fail(err)
+			return err
 		}
-		// Unbuffered: the line leaves the process before the next append.
-		if _, err := fmt.Fprintf(os.Stdout, "persisted %d\n", i); err != nil {
-			fail(err)
-		}
+		say(fmt.Sprintf("persisted %d", i))
 	}
-	os.Exit(0)
+	return nil
 }

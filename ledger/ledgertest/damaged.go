@@ -23,9 +23,9 @@ func RunDamaged(t *testing.T, newStorage func(t testing.TB) (Opener, Damage)) {
 	ctx := context.Background()
 	s := open(t)
 	for i, id := range []string{"a", "b", "c"} {
-		st := create(t, s, ledger.WithID(id))
+		st := Create(t, s, ledger.WithID(id))
 		for range i + 1 {
-			appendOK(t, st, ledger.RoleUser, Text(id))
+			Append(t, st, ledger.RoleUser, Text(id))
 		}
 	}
 	damage(t, "b")
@@ -34,7 +34,7 @@ func RunDamaged(t *testing.T, newStorage func(t testing.TB) (Opener, Damage)) {
 	_, err := fresh.Load(ctx, "b")
 	wantErr(t, "load b", err, ledger.ErrCorrupt, "b")
 	for _, id := range []string{"a", "c"} {
-		load(t, fresh, id)
+		Load(t, fresh, id)
 	}
 	var listed []string
 	for info, err := range fresh.List(ctx) {

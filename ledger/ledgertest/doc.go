@@ -29,4 +29,12 @@
 // LeaseCrash re-run the test binary as a child, so the test that calls
 // them must call them first thing. Bench, or BenchAppend, BenchLoad and
 // BenchLease one by one, measure a store.
+//
+// The pieces these tests are built from are exported for a store's own
+// tests: StartChild, ChildConfig and RunChild run a child process that
+// reports its progress line by line, Child.Kill SIGKILLs it, AfterLeases
+// is a clock past the dead child's lease, so that taking over needs no
+// waiting, Load, Create, Append, EqualTurns, Roles and Show read, write
+// and compare threads, failing the test on error, and RunChecks runs a
+// store's own named Checks the way Run runs the contract.
 package ledgertest

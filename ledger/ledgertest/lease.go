@@ -3,8 +3,8 @@ package ledgertest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
@@ -57,8 +57,8 @@ func sameLease(a, b ledger.Lease) bool {
 
 func testLeaseAcquire(t *testing.T, open Opener) {
 	s := open(t)
-	st := create(t, s, ledger.WithID("lease"))
-	appendOK(t, st, ledger.RoleUser, Text("hi"))
+	st := Create(t, s, ledger.WithID("lease"))
+	Append(t, st, ledger.RoleUser, Text("hi"))
 	if l := leaseOf(t, st); l != (ledger.Lease{}) || l.Live(t0) {
 		t.Fatalf("a new thread has lease %+v", l)
 	}
@@ -74,7 +74,7 @@ func testLeaseAcquire(t *testing.T, open Opener) {
 		t.Fatal("Live is wrong at the edges")
 	}
 	// Durable, and in the metadata every store lists; it is not a turn.
-	other := load(t, open(t), "lease")
+	other := Load(t, open(t), "lease")
 	if got := leaseOf(t, other); !sameLease(got, want) || other.Version() != v+1 || other.Len() != 1 {
 		t.Fatalf("reloaded: lease %+v, version %d, %d turns", got, other.Version(), other.Len())
 	}
@@ -95,23 +95,23 @@ func testLeaseAcquire(t *testing.T, open Opener) {
 		t.Fatalf("refreshed lease %+v", got)
 	}
 	// Appends go on at the versions the lease records moved to.
-	appendOK(t, st, ledger.RoleAssistant, Text("hello"))
-	if got := load(t, open(t), "lease"); got.Len() != 2 || got.Version() != st.Version() {
+	Append(t, st, ledger.RoleAssistant, Text("hello"))
+	if got := Load(t, open(t), "lease"); got.Len() != 2 || got.Version() != st.Version() {
 		t.Fatalf("after lease and append: %d turns at version %d, want 2 at %d", got.Len(), got.Version(), st.Version())
 	}
 }
 
 func testLeaseLive(t *testing.T, open Opener) {
 	s := open(t)
-	a := create(t, s, ledger.WithID("live"))
+	a := Create(t, s, ledger.WithID("live"))
 	acquireOK(t, a, "a", t0)
-	b := load(t, open(t), "live")
+	b := Load(t, open(t), "live")
 	v := b.Version()
 	holder := ledger.Lease{Owner: "a", Acquired: t0, Expires: t0.Add(leaseTTL)}
 	_, err := b.AcquireLease(context.Background(), "b", t0.Add(leaseTTL-time.Nanosecond), leaseTTL)
 	wantLeaseError(t, "acquire under a live lease", err, ledger.LeaseError{Thread: "live", Owner: "b", Holder: holder},
 		"ledger: thread live is leased to a since 2026-03-01T12:00:00Z, until 2026-03-01T12:00:10Z; wait for it to finish or for the lease to expire")
-	if b.Version() != v || !sameLease(leaseOf(t, load(t, open(t), "live")), holder) {
+	if b.Version() != v || !sameLease(leaseOf(t, Load(t, open(t), "live")), holder) {
 		t.Fatal("a refused acquire changed the thread")
 	}
 	// A renewal or release by someone who never held it is refused too.
@@ -127,10 +127,10 @@ func testLeaseLive(t *testing.T, open Opener) {
 func testLeaseTakeover(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := open(t)
-	a := create(t, s, ledger.WithID("takeover"))
+	a := Create(t, s, ledger.WithID("takeover"))
 	acquireOK(t, a, "a", t0)
 	old := leaseOf(t, a)
-	b := load(t, open(t), "takeover")
+	b := Load(t, open(t), "takeover")
 	expired := t0.Add(leaseTTL) // expiry itself: no longer live
 	if prev := acquireOK(t, b, "b", expired); !sameLease(prev, old) {
 		t.Fatalf("takeover replaced %+v, want %+v", prev, old)
@@ -150,7 +150,7 @@ func testLeaseTakeover(t *testing.T, open Opener) {
 	// Nor can a take it back while b's lease is live.
 	_, err = a.AcquireLease(ctx, "a", expired.Add(time.Second), leaseTTL)
 	wantLeaseError(t, "take back", err, ledger.LeaseError{Thread: "takeover", Owner: "a", Holder: holder}, "")
-	if got := leaseOf(t, load(t, open(t), "takeover")); !sameLease(got, holder) {
+	if got := leaseOf(t, Load(t, open(t), "takeover")); !sameLease(got, holder) {
 		t.Fatalf("stored lease %+v, want %+v", got, holder)
 	}
 }
@@ -159,39 +159,18 @@ func testLeaseRace(t *testing.T, open Opener) {
 	const racers = 4
 	for round := range 3 {
 		id := "race" + string(rune('a'+round))
-		create(t, open(t), ledger.WithID(id))
+		Create(t, open(t), ledger.WithID(id))
 		threads := make([]*ledger.StoredThread, racers)
 		for i := range threads {
-			threads[i] = load(t, open(t), id) // each as its own process would
+			threads[i] = Load(t, open(t), id) // each as its own process would
 		}
-		errs := make([]error, racers)
 		owners := []string{"r0", "r1", "r2", "r3"}
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range threads {
-			wg.Go(func() {
-				<-start
-				_, errs[i] = threads[i].AcquireLease(context.Background(), owners[i], t0, leaseTTL)
-			})
-		}
-		close(start)
-		wg.Wait()
-		winner := -1
-		for i, err := range errs {
-			switch {
-			case err == nil && winner < 0:
-				winner = i
-			case err == nil:
-				t.Fatalf("round %d: %s and %s both acquired", round, owners[winner], owners[i])
-			case !errors.Is(err, ledger.ErrConflict):
-				t.Fatalf("round %d: %s: %v, want ledger.ErrConflict", round, owners[i], err)
-			}
-		}
-		if winner < 0 {
-			t.Fatalf("round %d: nobody acquired: %v", round, errs)
-		}
+		winner := race(t, fmt.Sprint("round ", round), threads, func(i int, st *ledger.StoredThread) error {
+			_, err := st.AcquireLease(context.Background(), owners[i], t0, leaseTTL)
+			return err
+		})
 		want := ledger.Lease{Owner: owners[winner], Acquired: t0, Expires: t0.Add(leaseTTL)}
-		if got := leaseOf(t, load(t, open(t), id)); !sameLease(got, want) {
+		if got := leaseOf(t, Load(t, open(t), id)); !sameLease(got, want) {
 			t.Fatalf("round %d: stored %+v, want %+v", round, got, want)
 		}
 		// A loser that reloads sees the winner and is refused with its name.
@@ -206,7 +185,7 @@ func testLeaseRace(t *testing.T, open Opener) {
 
 func testLeaseRenewRelease(t *testing.T, open Opener) {
 	ctx := context.Background()
-	st := create(t, open(t), ledger.WithID("renew"))
+	st := Create(t, open(t), ledger.WithID("renew"))
 	acquireOK(t, st, "a", t0)
 	v := st.Version()
 	if err := st.RenewLease(ctx, "a", t0.Add(3*time.Second), leaseTTL); err != nil {
@@ -222,7 +201,7 @@ func testLeaseRenewRelease(t *testing.T, open Opener) {
 	if err := st.RenewLease(ctx, "a", late, leaseTTL); err != nil {
 		t.Fatalf("renew an expired lease nobody took: %v", err)
 	}
-	if got := leaseOf(t, load(t, open(t), "renew")); !sameLease(got, ledger.Lease{Owner: "a", Acquired: t0, Expires: late.Add(leaseTTL)}) {
+	if got := leaseOf(t, Load(t, open(t), "renew")); !sameLease(got, ledger.Lease{Owner: "a", Acquired: t0, Expires: late.Add(leaseTTL)}) {
 		t.Fatalf("stored %+v", got)
 	}
 	if err := st.ReleaseLease(ctx, "a"); err != nil {
@@ -239,7 +218,7 @@ func testLeaseRenewRelease(t *testing.T, open Opener) {
 	wantLeaseError(t, "renew after release", err, ledger.LeaseError{Thread: "renew", Owner: "a", Lost: true},
 		"ledger: lease on thread renew by a was lost: the thread has no lease now")
 	// After a release anyone acquires at once, with nothing to take over.
-	other := load(t, open(t), "renew")
+	other := Load(t, open(t), "renew")
 	if prev := acquireOK(t, other, "b", late); prev != (ledger.Lease{}) {
 		t.Fatalf("acquire after release replaced %+v", prev)
 	}
@@ -248,7 +227,7 @@ func testLeaseRenewRelease(t *testing.T, open Opener) {
 func testLeaseBadInput(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := open(t)
-	st := create(t, s, ledger.WithID("bad"))
+	st := Create(t, s, ledger.WithID("bad"))
 	v := st.Version()
 	cases := []struct {
 		name string
@@ -278,7 +257,7 @@ func testLeaseBadInput(t *testing.T, open Opener) {
 	}
 
 	// A value under the key that is no lease is damage, never taken over.
-	dam := create(t, s, ledger.WithID("damaged"), ledger.WithMetadata(map[string]string{ledger.LeaseKey: "not json"}))
+	dam := Create(t, s, ledger.WithID("damaged"), ledger.WithMetadata(map[string]string{ledger.LeaseKey: "not json"}))
 	_, err := dam.Lease()
 	if !errors.Is(err, ledger.ErrCorrupt) || err.Error() != `ledger: thread damaged: metadata "lode.lease" holds "not json", not a lease: corrupt` {
 		t.Fatalf("read a damaged lease: %v", err)
@@ -287,7 +266,7 @@ func testLeaseBadInput(t *testing.T, open Opener) {
 	if !errors.Is(err, ledger.ErrCorrupt) || errors.Is(err, ledger.ErrLeased) {
 		t.Fatalf("acquire over a damaged lease: %v", err)
 	}
-	if got := load(t, open(t), "damaged").AllMetadata(); !reflect.DeepEqual(got, map[string]string{ledger.LeaseKey: "not json"}) {
+	if got := Load(t, open(t), "damaged").AllMetadata(); !reflect.DeepEqual(got, map[string]string{ledger.LeaseKey: "not json"}) {
 		t.Fatalf("a damaged lease was overwritten: %v", got)
 	}
 

@@ -1,18 +1,11 @@
 package ledgertest
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,9 +18,8 @@ const (
 	leaseChildOwner = "ledgertest-child"
 )
 
-// leaseChild is what one child is told, as JSON in leaseCrashEnv.
+// leaseChild is what one child is told, through StartChild.
 type leaseChild struct {
-	Test   string        // the test that runs the child
 	Where  string        // the storage
 	Thread string        // the paused thread to claim
 	Claim  bool          // claim both pending calls once leased
@@ -53,12 +45,9 @@ type leaseChild struct {
 // child. The test that calls LeaseCrash must call it first thing, since
 // in the child LeaseCrash never returns.
 func LeaseCrash(t *testing.T, testName string, newStorage func(t testing.TB) string, open func(where string) (ledger.Store, error)) {
-	if v := os.Getenv(leaseCrashEnv); v != "" {
-		var c leaseChild
-		if err := json.Unmarshal([]byte(v), &c); err == nil && c.Test == testName {
-			leaseCrashChild(open, c)
-		}
-		return
+	var c leaseChild
+	if ChildConfig(leaseCrashEnv, testName, &c) {
+		RunChild("lease crash child", func(say func(string)) error { return leaseCrashChild(open, c, say) })
 	}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("random kill points from seed %d", seed)
@@ -79,27 +68,20 @@ func LeaseCrash(t *testing.T, testName string, newStorage func(t testing.TB) str
 		{"killed while renewing again", leaseChild{TTL: 15 * time.Millisecond, Skew: time.Hour, Claim: true, Renew: true}, ""},
 	}
 	where := newStorage(t)
-	opener := func(t testing.TB) ledger.Store {
-		s, err := open(where)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	opener := OpenerOf(where, open)
 	for i, r := range rounds {
 		t.Run(r.name, func(t *testing.T) {
 			id := fmt.Sprintf("lease-crash-%d", i)
 			pauseRecords(t, opener(t), id)
-			stale := load(t, opener(t), id) // read before the child began
+			stale := Load(t, opener(t), id) // read before the child began
 			c := r.child
-			c.Test, c.Where, c.Thread = testName, where, id
-			p := startChild(t, leaseCrashEnv, c)
+			c.Where, c.Thread = where, id
+			p := StartChild(t, testName, leaseCrashEnv, c)
 			if r.kill != "" {
-				p.await(t, func(line string) bool { return line == r.kill })
+				p.Await(t, func(line string) bool { return line == r.kill })
 			} else {
 				n, got := 1+rng.IntN(20), 0
-				p.await(t, func(line string) bool {
+				p.Await(t, func(line string) bool {
 					if strings.HasPrefix(line, "renewed ") {
 						got++
 					}
@@ -107,7 +89,7 @@ func LeaseCrash(t *testing.T, testName string, newStorage func(t testing.TB) str
 				})
 				t.Logf("killed after %d renewals", got)
 			}
-			p.kill(t)
+			p.Kill(t)
 			afterLeaseCrash(t, opener, id, stale, c.Claim)
 		})
 	}
@@ -117,7 +99,7 @@ func LeaseCrash(t *testing.T, testName string, newStorage func(t testing.TB) str
 // over and finishes it.
 func afterLeaseCrash(t *testing.T, open Opener, id string, stale *ledger.StoredThread, claimed bool) {
 	ctx := context.Background()
-	st := load(t, open(t), id)
+	st := Load(t, open(t), id)
 	holder, err := st.Lease()
 	if err != nil || holder.Owner != leaseChildOwner || !holder.Live(time.Now()) {
 		t.Fatalf("the dead child's lease reads %+v, %v; want it live", holder, err)
@@ -131,7 +113,7 @@ func afterLeaseCrash(t *testing.T, open Opener, id string, stale *ledger.StoredT
 		}
 		EqualTurns(t, st.Turns()[3:], []ledger.Turn{{Role: ledger.RoleTool, Time: st.Turns()[3].Time, Artifacts: want}})
 	default:
-		t.Fatalf("after the kill the thread holds %s (claimed: %v)", roles(st.Turns()), claimed)
+		t.Fatalf("after the kill the thread holds %s (claimed: %v)", Roles(st.Turns()), claimed)
 	}
 
 	// The dead owner's lease holds until it expires.
@@ -141,7 +123,7 @@ func afterLeaseCrash(t *testing.T, open Opener, id string, stale *ledger.StoredT
 	if !errors.As(err, &le) || !errors.Is(err, ledger.ErrLeased) || le.Holder.Owner != leaseChildOwner || !le.Holder.Acquired.Equal(holder.Acquired) {
 		t.Fatalf("acquire under the dead child's live lease: %v", err)
 	}
-	if st.Version() != v || load(t, open(t), id).Version() != v {
+	if st.Version() != v || Load(t, open(t), id).Version() != v {
 		t.Fatal("a refused acquire wrote something")
 	}
 	// A State read before the child leased the thread meets the store's
@@ -150,14 +132,13 @@ func afterLeaseCrash(t *testing.T, open Opener, id string, stale *ledger.StoredT
 		artifact.Decision{ToolCallID: "c1", Name: "delete_file"}), ledger.ErrConflict)
 
 	// Past the expiry: take over and settle the calls.
-	later := time.Now().Add(3 * time.Hour)
-	prev, err := st.AcquireLease(ctx, "parent", later, leaseTTL)
+	prev, err := st.AcquireLease(ctx, "parent", AfterLeases(), leaseTTL)
 	if err != nil || prev.Owner != leaseChildOwner || !prev.Acquired.Equal(holder.Acquired) {
 		t.Fatalf("take over from the dead child: replaced %+v, %v", prev, err)
 	}
 	if claimed {
 		// Approved and claimed, never answered: not run again.
-		appendOK(t, st, ledger.RoleTool,
+		Append(t, st, ledger.RoleTool,
 			artifact.ToolResult{ToolCallID: "c1", Name: "delete_file", IsError: true, Content: interrupted},
 			artifact.ToolResult{ToolCallID: "c3", Name: "delete_file", IsError: true, Content: interrupted})
 	} else {
@@ -169,132 +150,45 @@ func afterLeaseCrash(t *testing.T, open Opener, id string, stale *ledger.StoredT
 			t.Fatal(err)
 		}
 	}
-	appendOK(t, st, ledger.RoleAssistant, Text("done"))
+	Append(t, st, ledger.RoleAssistant, Text("done"))
 	if err := st.ReleaseLease(ctx, "parent"); err != nil {
 		t.Fatal(err)
 	}
-	final := load(t, open(t), id)
+	final := Load(t, open(t), id)
 	EqualTurns(t, final.Turns(), st.Turns())
 	if openIDs(final) != "" || leaseOf(t, final) != (ledger.Lease{}) {
 		t.Fatalf("the finished thread: open calls %q, lease %+v", openIDs(final), leaseOf(t, final))
 	}
 }
 
-func leaseCrashChild(open func(string) (ledger.Store, error), c leaseChild) {
-	fail := func(err error) {
-		fmt.Fprintln(os.Stderr, "lease crash child:", err)
-		os.Exit(3)
-	}
-	go func() {
-		io.Copy(io.Discard, os.Stdin)
-		os.Exit(4) // the parent is gone
-	}()
-	say := func(line string) {
-		// Unbuffered: the line leaves the process before the next step.
-		if _, err := fmt.Fprintln(os.Stdout, line); err != nil {
-			fail(err)
-		}
-	}
+func leaseCrashChild(open func(string) (ledger.Store, error), c leaseChild, say func(string)) error {
 	ctx := context.Background()
 	now := func() time.Time { return time.Now().Add(c.Skew) }
 	s, err := open(c.Where)
 	if err != nil {
-		fail(err)
+		return err
 	}
 	st, err := s.Load(ctx, c.Thread)
 	if err != nil {
-		fail(err)
+		return err
 	}
 	if _, err := st.AcquireLease(ctx, leaseChildOwner, now(), c.TTL); err != nil {
-		fail(err)
+		return err
 	}
 	say("leased")
 	if c.Claim {
 		if err := st.AppendAt(st.Version(), ledger.RoleTool,
 			artifact.Decision{ToolCallID: "c1", Name: "delete_file", Approved: true, By: leaseChildOwner},
 			artifact.Decision{ToolCallID: "c3", Name: "delete_file", Approved: true, By: leaseChildOwner}); err != nil {
-			fail(err)
+			return err
 		}
 		say("claimed")
 	}
 	for i := 0; c.Renew; i++ {
 		if err := st.RenewLease(ctx, leaseChildOwner, now(), c.TTL); err != nil {
-			fail(err)
+			return err
 		}
 		say(fmt.Sprint("renewed ", i))
 	}
 	select {} // the parent kills us here
-}
-
-// child is a running copy of the test binary.
-type child struct {
-	cmd    *exec.Cmd
-	stdin  io.Closer
-	lines  chan string
-	read   sync.WaitGroup
-	stderr bytes.Buffer
-}
-
-// startChild re-runs the test named in c, with c as JSON in the
-// environment variable env.
-func startChild(t *testing.T, env string, c leaseChild) *child {
-	t.Helper()
-	b, err := json.Marshal(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &child{lines: make(chan string, 64)}
-	p.cmd = exec.Command(os.Args[0], "-test.run=^"+c.Test+"$", "-test.count=1")
-	p.cmd.Env = append(os.Environ(), env+"="+string(b))
-	p.cmd.Stderr = &p.stderr
-	if p.stdin, err = p.cmd.StdinPipe(); err != nil { // closed when the parent dies: the child then stops
-		t.Fatal(err)
-	}
-	out, err := p.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p.read.Go(func() {
-		defer close(p.lines)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			select {
-			case p.lines <- sc.Text():
-			default: // nobody waits for more lines: drop them
-			}
-		}
-	})
-	return p
-}
-
-// await reads progress lines until done says so; a child that stops first
-// fails the test with what it printed.
-func (p *child) await(t *testing.T, done func(line string) bool) {
-	t.Helper()
-	for line := range p.lines {
-		if done(line) {
-			return
-		}
-	}
-	p.read.Wait()
-	err := p.cmd.Wait()
-	t.Fatalf("the child stopped (%v) before it got there: %s", err, p.stderr.String())
-}
-
-// kill kills the child and checks that it was the kill that ended it.
-func (p *child) kill(t *testing.T) {
-	t.Helper()
-	if err := p.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	p.read.Wait()
-	err := p.cmd.Wait()
-	p.stdin.Close()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != -1 {
-		t.Fatalf("child was not killed (%v): %s", err, p.stderr.String())
-	}
 }

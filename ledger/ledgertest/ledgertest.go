@@ -24,15 +24,25 @@ type Opener func(t testing.TB) ledger.Store
 // newStorage returns an Opener over fresh, empty storage; it is called once
 // per subtest.
 func Run(t *testing.T, newStorage func(t testing.TB) Opener) {
-	for _, c := range contract {
-		t.Run(c.name, func(t *testing.T) { c.fn(t, newStorage(t)) })
+	RunChecks(t, newStorage, contract...)
+}
+
+// Check is one named check of a store, run on fresh storage.
+type Check struct {
+	Name string
+	Fn   func(t *testing.T, open Opener)
+}
+
+// RunChecks runs each check as a subtest of t, over an Opener that
+// newStorage returns for it; a store's own checks run the way Run runs
+// the contract.
+func RunChecks(t *testing.T, newStorage func(t testing.TB) Opener, checks ...Check) {
+	for _, c := range checks {
+		t.Run(c.Name, func(t *testing.T) { c.Fn(t, newStorage(t)) })
 	}
 }
 
-var contract = []struct {
-	name string
-	fn   func(t *testing.T, open Opener)
-}{
+var contract = []Check{
 	{"CreateAndLoad", testCreateAndLoad},
 	{"CreateWithTurns", testCreateWithTurns},
 	{"AppendIsDurableOnReturn", testAppendDurable},
@@ -86,12 +96,12 @@ func EveryKind() []artifact.Artifact {
 func EqualTurns(t testing.TB, got, want []ledger.Turn) {
 	t.Helper()
 	if len(got) != len(want) {
-		t.Fatalf("%d turns, want %d:\n got %s\nwant %s", len(got), len(want), show(got), show(want))
+		t.Fatalf("%d turns, want %d:\n got %s\nwant %s", len(got), len(want), Show(got), Show(want))
 	}
 	for i := range got {
 		g, w := got[i], want[i]
 		if g.Role != w.Role || !g.Time.Equal(w.Time) || !reflect.DeepEqual(normal(g.Artifacts), normal(w.Artifacts)) {
-			t.Fatalf("turn %d differs:\n got %s\nwant %s", i, show(got[i:i+1]), show(want[i:i+1]))
+			t.Fatalf("turn %d differs:\n got %s\nwant %s", i, Show(got[i:i+1]), Show(want[i:i+1]))
 		}
 	}
 }
@@ -104,7 +114,8 @@ func normal(a []artifact.Artifact) []artifact.Artifact {
 	return a
 }
 
-func show(ts []ledger.Turn) string {
+// Show is the turns as JSON, for a test's failure message.
+func Show(ts []ledger.Turn) string {
 	b, err := json.Marshal(ts)
 	if err != nil {
 		return err.Error()
@@ -112,7 +123,9 @@ func show(ts []ledger.Turn) string {
 	return string(b)
 }
 
-func load(t testing.TB, s ledger.Store, id string) *ledger.StoredThread {
+// Load loads thread id from s, failing t otherwise; the thread is closed
+// when the test ends.
+func Load(t testing.TB, s ledger.Store, id string) *ledger.StoredThread {
 	t.Helper()
 	st, err := s.Load(context.Background(), id)
 	if err != nil {
@@ -122,7 +135,9 @@ func load(t testing.TB, s ledger.Store, id string) *ledger.StoredThread {
 	return st
 }
 
-func create(t testing.TB, s ledger.Store, opts ...ledger.ThreadOption) *ledger.StoredThread {
+// Create creates a thread in s, failing t otherwise; the thread is closed
+// when the test ends.
+func Create(t testing.TB, s ledger.Store, opts ...ledger.ThreadOption) *ledger.StoredThread {
 	t.Helper()
 	st, err := s.Create(context.Background(), opts...)
 	if err != nil {
@@ -132,7 +147,8 @@ func create(t testing.TB, s ledger.Store, opts ...ledger.ThreadOption) *ledger.S
 	return st
 }
 
-func appendOK(t testing.TB, st ledger.State, role ledger.Role, arts ...artifact.Artifact) {
+// Append appends one turn to st, failing t otherwise.
+func Append(t testing.TB, st ledger.State, role ledger.Role, arts ...artifact.Artifact) {
 	t.Helper()
 	if err := st.Append(role, arts...); err != nil {
 		t.Fatalf("append: %v", err)
@@ -153,22 +169,22 @@ func wantErr(t testing.TB, what string, err, target error, inMsg ...string) {
 
 func testCreateAndLoad(t *testing.T, open Opener) {
 	s := open(t)
-	st := create(t, s, ledger.WithID("alpha"), ledger.WithMetadata(map[string]string{"user": "ann", "": "empty key"}))
+	st := Create(t, s, ledger.WithID("alpha"), ledger.WithMetadata(map[string]string{"user": "ann", "": "empty key"}))
 	if st.ID() != "alpha" || st.Len() != 0 {
 		t.Fatalf("created %q with %d turns", st.ID(), st.Len())
 	}
 	if v, _ := st.Metadata("user"); v != "ann" {
 		t.Fatalf("metadata user = %q", v)
 	}
-	other := load(t, open(t), "alpha")
+	other := Load(t, open(t), "alpha")
 	if other.Len() != 0 || !reflect.DeepEqual(other.AllMetadata(), map[string]string{"user": "ann", "": "empty key"}) {
 		t.Fatalf("loaded %d turns, metadata %v", other.Len(), other.AllMetadata())
 	}
-	random := create(t, s)
+	random := Create(t, s)
 	if err := ledger.CheckID(random.ID()); err != nil {
 		t.Fatalf("random id: %v", err)
 	}
-	if got := load(t, s, random.ID()); got.ID() != random.ID() {
+	if got := Load(t, s, random.ID()); got.ID() != random.ID() {
 		t.Fatalf("loaded %q", got.ID())
 	}
 }
@@ -179,10 +195,10 @@ func testCreateWithTurns(t *testing.T, open Opener) {
 		{Role: ledger.RoleSystem, Artifacts: []artifact.Artifact{Text("be brief")}},
 		{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{Text("hi")}},
 	}
-	st := create(t, s, ledger.WithID("seeded"), ledger.WithTurns(seed...))
+	st := Create(t, s, ledger.WithID("seeded"), ledger.WithTurns(seed...))
 	EqualTurns(t, st.Turns(), seed)
-	appendOK(t, st, ledger.RoleAssistant, Text("hello"))
-	got := load(t, open(t), "seeded").Turns()
+	Append(t, st, ledger.RoleAssistant, Text("hello"))
+	got := Load(t, open(t), "seeded").Turns()
 	if len(got) != 3 {
 		t.Fatalf("%d turns", len(got))
 	}
@@ -191,27 +207,27 @@ func testCreateWithTurns(t *testing.T, open Opener) {
 
 func testAppendDurable(t *testing.T, open Opener) {
 	s := open(t)
-	st := create(t, s, ledger.WithID("durable"))
+	st := Create(t, s, ledger.WithID("durable"))
 	other := open(t)
 	for i := range 3 {
-		appendOK(t, st, ledger.RoleUser, Text(fmt.Sprint("turn ", i)))
+		Append(t, st, ledger.RoleUser, Text(fmt.Sprint("turn ", i)))
 		// Nothing is closed or flushed: the other instance sees it at once.
-		got := load(t, other, "durable")
+		got := Load(t, other, "durable")
 		EqualTurns(t, got.Turns(), st.Turns())
 	}
 }
 
 func testRoundTrip(t *testing.T, open Opener) {
 	s := open(t)
-	st := create(t, s, ledger.WithID("kinds"))
+	st := Create(t, s, ledger.WithID("kinds"))
 	arts := EveryKind()
 	before := st.Turns()
-	appendOK(t, st, ledger.RoleAssistant, arts...)
-	appendOK(t, st, ledger.RoleTool)
+	Append(t, st, ledger.RoleAssistant, arts...)
+	Append(t, st, ledger.RoleTool)
 	if len(before) != 0 {
 		t.Fatal("a snapshot taken before Append changed")
 	}
-	got := load(t, open(t), "kinds")
+	got := Load(t, open(t), "kinds")
 	EqualTurns(t, got.Turns(), st.Turns())
 	if u, ok := got.Turns()[0].Artifacts[8].(artifact.Unknown); !ok || string(u.Raw) != string(arts[8].(artifact.Unknown).Raw) {
 		t.Fatalf("unknown artifact came back as %#v", got.Turns()[0].Artifacts[8])
@@ -223,7 +239,7 @@ func testRoundTrip(t *testing.T, open Opener) {
 
 func testMetadata(t *testing.T, open Opener) {
 	s := open(t)
-	st := create(t, s, ledger.WithID("meta"), ledger.WithMetadata(map[string]string{"role": "admin"}))
+	st := Create(t, s, ledger.WithID("meta"), ledger.WithMetadata(map[string]string{"role": "admin"}))
 	for _, kv := range [][2]string{{"tenant", "ü-42"}, {"role", "viewer"}, {"blank", ""}, {"tenant", "43"}} {
 		if err := st.SetMetadata(kv[0], kv[1]); err != nil {
 			t.Fatalf("set %q: %v", kv[0], err)
@@ -233,7 +249,7 @@ func testMetadata(t *testing.T, open Opener) {
 	if got := st.AllMetadata(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("in memory %v, want %v", got, want)
 	}
-	if got := load(t, open(t), "meta").AllMetadata(); !reflect.DeepEqual(got, want) {
+	if got := Load(t, open(t), "meta").AllMetadata(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("loaded %v, want %v", got, want)
 	}
 }
@@ -242,9 +258,9 @@ func testList(t *testing.T, open Opener) {
 	s := open(t)
 	ctx := context.Background()
 	for i, id := range []string{"c", "a", "b"} {
-		st := create(t, s, ledger.WithID(id), ledger.WithMetadata(map[string]string{"n": id}))
+		st := Create(t, s, ledger.WithID(id), ledger.WithMetadata(map[string]string{"n": id}))
 		for range i {
-			appendOK(t, st, ledger.RoleUser, Text("x"))
+			Append(t, st, ledger.RoleUser, Text("x"))
 		}
 		if err := st.SetMetadata("set", "later"); err != nil {
 			t.Fatal(err)
@@ -293,9 +309,9 @@ func testList(t *testing.T, open Opener) {
 func testDelete(t *testing.T, open Opener) {
 	s := open(t)
 	ctx := context.Background()
-	st := create(t, s, ledger.WithID("gone"))
-	appendOK(t, st, ledger.RoleUser, Text("x"))
-	stale := load(t, open(t), "gone")
+	st := Create(t, s, ledger.WithID("gone"))
+	Append(t, st, ledger.RoleUser, Text("x"))
+	stale := Load(t, open(t), "gone")
 	if err := s.Delete(ctx, "gone"); err != nil {
 		t.Fatal(err)
 	}
@@ -308,12 +324,12 @@ func testDelete(t *testing.T, open Opener) {
 	if st.Len() != 1 {
 		t.Fatal("failed append changed the state")
 	}
-	fresh := create(t, s, ledger.WithID("gone"))
+	fresh := Create(t, s, ledger.WithID("gone"))
 	if fresh.Len() != 0 {
 		t.Fatalf("recreated thread has %d turns", fresh.Len())
 	}
 	wantErr(t, "append to deleted after recreate", st.Append(ledger.RoleUser, Text("y")), ledger.ErrNotFound)
-	if got := load(t, s, "gone"); got.Len() != 0 {
+	if got := Load(t, s, "gone"); got.Len() != 0 {
 		t.Fatalf("a stale state wrote into the recreated thread: %d turns", got.Len())
 	}
 }
@@ -342,23 +358,23 @@ func testInvalidID(t *testing.T, open Opener) {
 
 func testCreateTaken(t *testing.T, open Opener) {
 	s := open(t)
-	st := create(t, s, ledger.WithID("dup"))
-	appendOK(t, st, ledger.RoleUser, Text("first"))
+	st := Create(t, s, ledger.WithID("dup"))
+	Append(t, st, ledger.RoleUser, Text("first"))
 	_, err := open(t).Create(context.Background(), ledger.WithID("dup"), ledger.WithMetadata(map[string]string{"k": "v"}))
 	wantErr(t, "create taken", err, ledger.ErrConflict, `"dup" already exists`)
-	got := load(t, s, "dup")
+	got := Load(t, s, "dup")
 	if got.Len() != 1 || len(got.AllMetadata()) != 0 {
 		t.Fatalf("the existing thread changed: %d turns, metadata %v", got.Len(), got.AllMetadata())
 	}
-	appendOK(t, st, ledger.RoleUser, Text("still writable"))
+	Append(t, st, ledger.RoleUser, Text("still writable"))
 }
 
 func testConflict(t *testing.T, open Opener) {
 	ctx := context.Background()
-	create(t, open(t), ledger.WithID("shared"))
-	a := load(t, open(t), "shared")
-	b := load(t, open(t), "shared")
-	appendOK(t, a, ledger.RoleUser, Text("a1"))
+	Create(t, open(t), ledger.WithID("shared"))
+	a := Load(t, open(t), "shared")
+	b := Load(t, open(t), "shared")
+	Append(t, a, ledger.RoleUser, Text("a1"))
 	before := b.Turns()
 	wantErr(t, "stale append", b.Append(ledger.RoleUser, Text("b1")), ledger.ErrConflict)
 	wantErr(t, "stale metadata", b.SetMetadata("k", "v"), ledger.ErrConflict)
@@ -369,22 +385,22 @@ func testConflict(t *testing.T, open Opener) {
 	if err := b.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	appendOK(t, b, ledger.RoleUser, Text("b1"))
+	Append(t, b, ledger.RoleUser, Text("b1"))
 	wantErr(t, "now a is stale", a.Append(ledger.RoleUser, Text("a2")), ledger.ErrConflict)
-	got := load(t, open(t), "shared").Turns()
+	got := Load(t, open(t), "shared").Turns()
 	if len(got) != 2 || got[0].Artifacts[0] != Text("a1") || got[1].Artifacts[0] != Text("b1") {
-		t.Fatalf("stored %s", show(got))
+		t.Fatalf("stored %s", Show(got))
 	}
 }
 
 func testConcurrentWriters(t *testing.T, open Opener) {
 	const writers, each = 2, 15
 	ctx := context.Background()
-	create(t, open(t), ledger.WithID("race"))
+	Create(t, open(t), ledger.WithID("race"))
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
 	for w := range writers {
-		st := load(t, open(t), "race")
+		st := Load(t, open(t), "race")
 		wg.Go(func() {
 			for i := 0; i < each; {
 				err := st.Append(ledger.RoleUser, Text(fmt.Sprintf("w%d-%d", w, i)))
@@ -408,7 +424,7 @@ func testConcurrentWriters(t *testing.T, open Opener) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	turns := load(t, open(t), "race").Turns()
+	turns := Load(t, open(t), "race").Turns()
 	if len(turns) != writers*each {
 		t.Fatalf("%d turns, want %d", len(turns), writers*each)
 	}
@@ -427,8 +443,8 @@ func testConcurrentWriters(t *testing.T, open Opener) {
 
 func testBadTurns(t *testing.T, open Opener) {
 	s := open(t)
-	st := create(t, s, ledger.WithID("bad"))
-	appendOK(t, st, ledger.RoleUser, Text("good"))
+	st := Create(t, s, ledger.WithID("bad"))
+	Append(t, st, ledger.RoleUser, Text("good"))
 	cases := []struct {
 		role ledger.Role
 		arts []artifact.Artifact
@@ -448,53 +464,60 @@ func testBadTurns(t *testing.T, open Opener) {
 	if st.Len() != 1 {
 		t.Fatalf("in memory %d turns, want 1", st.Len())
 	}
-	appendOK(t, st, ledger.RoleUser, &artifact.Text{Content: "after"})
+	Append(t, st, ledger.RoleUser, &artifact.Text{Content: "after"})
 	if a := st.Turns()[1].Artifacts[0]; a != Text("after") {
 		t.Fatalf("in memory %#v, want the value a pointer pointed to", a)
 	}
-	got := load(t, open(t), "bad").Turns()
+	got := Load(t, open(t), "bad").Turns()
 	if len(got) != 2 || got[1].Artifacts[0] != Text("after") {
-		t.Fatalf("stored %s", show(got))
+		t.Fatalf("stored %s", Show(got))
 	}
 }
 
 func testClosedStore(t *testing.T, open Opener) {
 	s := open(t)
 	ctx := context.Background()
-	st := create(t, s, ledger.WithID("closing"))
-	appendOK(t, st, ledger.RoleUser, Text("kept"))
+	st := Create(t, s, ledger.WithID("closing"))
+	Append(t, st, ledger.RoleUser, Text("kept"))
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatalf("second close: %v", err)
 	}
-	_, err := s.Create(ctx)
-	wantErr(t, "create", err, ledger.ErrClosed)
-	_, err = s.Load(ctx, "closing")
-	wantErr(t, "load", err, ledger.ErrClosed)
-	wantErr(t, "delete", s.Delete(ctx, "closing"), ledger.ErrClosed)
-	for _, err := range s.List(ctx) {
-		wantErr(t, "list", err, ledger.ErrClosed)
-	}
+	refusesAll(t, ctx, s, "closing", ledger.ErrClosed)
 	wantErr(t, "append", st.Append(ledger.RoleUser, Text("x")), ledger.ErrClosed)
 	wantErr(t, "metadata", st.SetMetadata("k", "v"), ledger.ErrClosed)
 	if st.Len() != 1 {
 		t.Fatal("history of a closed thread is gone")
 	}
-	EqualTurns(t, load(t, open(t), "closing").Turns(), st.Turns())
+	EqualTurns(t, Load(t, open(t), "closing").Turns(), st.Turns())
+}
+
+// refusesAll checks that every Store method fails with target: Create
+// with opts, Load and Delete of thread id, and List.
+func refusesAll(t *testing.T, ctx context.Context, s ledger.Store, id string, target error, opts ...ledger.ThreadOption) {
+	t.Helper()
+	_, err := s.Create(ctx, opts...)
+	wantErr(t, "create", err, target)
+	_, err = s.Load(ctx, id)
+	wantErr(t, "load", err, target)
+	wantErr(t, "delete", s.Delete(ctx, id), target)
+	for _, err := range s.List(ctx) {
+		wantErr(t, "list", err, target)
+	}
 }
 
 func testClosedThread(t *testing.T, open Opener) {
 	s := open(t)
-	st := create(t, s, ledger.WithID("t"))
-	appendOK(t, st, ledger.RoleUser, Text("x"))
+	st := Create(t, s, ledger.WithID("t"))
+	Append(t, st, ledger.RoleUser, Text("x"))
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
 	wantErr(t, "append", st.Append(ledger.RoleUser, Text("y")), ledger.ErrClosed)
-	again := load(t, s, "t")
-	appendOK(t, again, ledger.RoleUser, Text("y"))
+	again := Load(t, s, "t")
+	Append(t, again, ledger.RoleUser, Text("y"))
 	if again.Len() != 2 || st.Len() != 1 {
 		t.Fatalf("lens %d %d", again.Len(), st.Len())
 	}
@@ -502,19 +525,12 @@ func testClosedThread(t *testing.T, open Opener) {
 
 func testCancelled(t *testing.T, open Opener) {
 	s := open(t)
-	create(t, s, ledger.WithID("c"))
+	Create(t, s, ledger.WithID("c"))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := s.Create(ctx, ledger.WithID("d"))
-	wantErr(t, "create", err, context.Canceled)
-	_, err = s.Load(ctx, "c")
-	wantErr(t, "load", err, context.Canceled)
-	wantErr(t, "delete", s.Delete(ctx, "c"), context.Canceled)
-	for _, err := range s.List(ctx) {
-		wantErr(t, "list", err, context.Canceled)
-	}
+	refusesAll(t, ctx, s, "c", context.Canceled, ledger.WithID("d"))
 	if _, err := s.Load(context.Background(), "d"); !errors.Is(err, ledger.ErrNotFound) {
 		t.Fatalf("a cancelled create left a thread: %v", err)
 	}
-	load(t, s, "c")
+	Load(t, s, "c")
 }

@@ -1,23 +1,18 @@
 package storetest
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/ledger/ledgertest"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/tool"
 	"github.com/lodeworks/lode/x/provider/script"
@@ -28,21 +23,16 @@ import (
 // is resumed through another Store instance over the same storage, as
 // another process would, and each approved call runs exactly once.
 func RunApproval(t *testing.T, newStorage func(t testing.TB) Opener) {
-	for _, c := range approvalContract {
-		t.Run(c.name, func(t *testing.T) { c.fn(t, newStorage(t)) })
-	}
+	ledgertest.RunChecks(t, newStorage, approvalContract...)
 }
 
-var approvalContract = []struct {
-	name string
-	fn   func(t *testing.T, open Opener)
-}{
-	{"PauseReloadApprove", testApprove},
-	{"Deny", testDeny},
-	{"EditArguments", testEditArguments},
-	{"BadEditRecordsNothing", testBadEdit},
-	{"MixedDecisions", testMixed},
-	{"ConcurrentResumers", testConcurrentResumers},
+var approvalContract = []ledgertest.Check{
+	{Name: "PauseReloadApprove", Fn: testApprove},
+	{Name: "Deny", Fn: testDeny},
+	{Name: "EditArguments", Fn: testEditArguments},
+	{Name: "BadEditRecordsNothing", Fn: testBadEdit},
+	{Name: "MixedDecisions", Fn: testMixed},
+	{Name: "ConcurrentResumers", Fn: testConcurrentResumers},
 }
 
 // tools is an agent with a destructive delete_file, an idempotent
@@ -104,7 +94,7 @@ func pause(t *testing.T, open Opener, f *tools, answer script.Step, want ...stri
 	t.Helper()
 	ctx := context.Background()
 	s := open(t)
-	st, err := s.Create(ctx, ledger.WithTurns(ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{Text("tidy up")}}))
+	st, err := s.Create(ctx, ledger.WithTurns(ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{ledgertest.Text("tidy up")}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,11 +123,7 @@ func pendingIDs(ps []artifact.Pending) string {
 // reload opens the thread through a new Store instance.
 func reload(t testing.TB, open Opener, id string) *ledger.StoredThread {
 	t.Helper()
-	st, err := open(t).Load(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
+	return ledgertest.Load(t, open(t), id)
 }
 
 // results returns the thread's tool results by call ID.
@@ -199,8 +185,8 @@ func testApprove(t *testing.T, open Opener) {
 		t.Fatalf("the model was shown %v, want %v", shown, want)
 	}
 	again := reload(t, open, id)
-	if !reflect.DeepEqual(roles(again.Turns()), "user assistant tool tool tool assistant") || loop.Pending(again) != nil {
-		t.Fatalf("stored: %s, pending %v", roles(again.Turns()), loop.Pending(again))
+	if !reflect.DeepEqual(ledgertest.Roles(again.Turns()), "user assistant tool tool tool assistant") || loop.Pending(again) != nil {
+		t.Fatalf("stored: %s, pending %v", ledgertest.Roles(again.Turns()), loop.Pending(again))
 	}
 	// Approving again after the run went on finds nothing to approve.
 	_, err := f.step(t).Resume(context.Background(), again, script.Play(), []artifact.Decision{loop.Approve("c1")})
@@ -211,14 +197,6 @@ func testApprove(t *testing.T, open Opener) {
 	if f.count("delete_file", "a") != 1 {
 		t.Fatalf("a second approval ran the call again: %v", f.runs)
 	}
-}
-
-func roles(turns []ledger.Turn) string {
-	var rs []string
-	for _, tu := range turns {
-		rs = append(rs, string(tu.Role))
-	}
-	return strings.Join(rs, " ")
 }
 
 func testDeny(t *testing.T, open Opener) {
@@ -383,7 +361,6 @@ func testConcurrentResumers(t *testing.T, open Opener) {
 
 const (
 	approvalCrashEnv = "LODE_LOOPSTORETEST_APPROVAL_CRASH"
-	approvalWhereEnv = "LODE_LOOPSTORETEST_APPROVAL_WHERE"
 	approvalCrashID  = "approval-crash"
 )
 
@@ -399,23 +376,16 @@ const (
 // in the parent only. open opens the store there, in parent and child. The
 // calling test must call ApprovalCrash first thing.
 func ApprovalCrash(t *testing.T, testName string, newStorage func(t testing.TB) string, open func(where string) (ledger.Store, error)) {
-	if os.Getenv(approvalCrashEnv) == testName {
-		approvalCrashChild(open, os.Getenv(approvalWhereEnv))
-		return
+	var where string
+	if ledgertest.ChildConfig(approvalCrashEnv, testName, &where) {
+		ledgertest.RunChild("approval crash child", func(say func(string)) error { return approvalCrashChild(open, where, say) })
 	}
-	where := newStorage(t)
-	opener := func(t testing.TB) ledger.Store {
-		s, err := open(where)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	where = newStorage(t)
+	opener := ledgertest.OpenerOf(where, open)
 	f := &tools{}
 	ctx := context.Background()
 	s := opener(t)
-	st, err := s.Create(ctx, ledger.WithID(approvalCrashID), ledger.WithTurns(ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{Text("tidy up")}}))
+	st, err := s.Create(ctx, ledger.WithID(approvalCrashID), ledger.WithTurns(ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{ledgertest.Text("tidy up")}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,38 +398,9 @@ func ApprovalCrash(t *testing.T, testName string, newStorage func(t testing.TB) 
 	}
 	s.Close()
 
-	cmd := exec.Command(os.Args[0], "-test.run=^"+testName+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), approvalCrashEnv+"="+testName, approvalWhereEnv+"="+where)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(out)
-	started := false
-	for !started && sc.Scan() {
-		started = sc.Text() == "started delete_file a"
-	}
-	if !started {
-		cmd.Wait()
-		t.Fatalf("the child never started the delete: %s", stderr.String())
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	var exit *exec.ExitError
-	if err := cmd.Wait(); !errors.As(err, &exit) || exit.ExitCode() != -1 {
-		t.Fatalf("child was not killed (%v): %s", err, stderr.String())
-	}
+	child := ledgertest.StartChild(t, testName, approvalCrashEnv, where)
+	child.Await(t, func(line string) bool { return line == "started delete_file a" })
+	child.Kill(t)
 
 	st = reload(t, opener, approvalCrashID)
 	if loop.Pending(st) != nil {
@@ -473,7 +414,7 @@ func ApprovalCrash(t *testing.T, testName string, newStorage func(t testing.TB) 
 	}
 	// A clock past its expiry takes the lease over.
 	prov := script.Play(script.Text("done"))
-	if _, err := f.step(t, loop.WithClock(afterExpiry)).Resume(ctx, st, prov, nil); err != nil {
+	if _, err := f.step(t, loop.WithClock(ledgertest.AfterLeases)).Resume(ctx, st, prov, nil); err != nil {
 		t.Fatal(err)
 	}
 	if f.count("delete_file", "a") != 0 || f.count("touch", "b") != 1 {
@@ -489,31 +430,19 @@ func ApprovalCrash(t *testing.T, testName string, newStorage func(t testing.TB) 
 	}
 }
 
-// afterExpiry is a clock past any lease a child took: a resumer that
-// reads it takes a dead owner's lease over without waiting.
-func afterExpiry() time.Time { return time.Now().Add(time.Hour) }
-
-func approvalCrashChild(open func(string) (ledger.Store, error), where string) {
-	fail := func(err error) {
-		fmt.Fprintln(os.Stderr, "approval crash child:", err)
-		os.Exit(3)
-	}
-	go func() {
-		io.Copy(io.Discard, os.Stdin)
-		os.Exit(4) // the parent is gone
-	}()
+func approvalCrashChild(open func(string) (ledger.Store, error), where string, say func(string)) error {
 	s, err := open(where)
 	if err != nil {
-		fail(err)
+		return err
 	}
 	st, err := s.Load(context.Background(), approvalCrashID)
 	if err != nil {
-		fail(err)
+		return err
 	}
 	f := &tools{started: func(name, path string) {
-		fmt.Fprintf(os.Stdout, "started %s %s\n", name, path)
+		say("started " + name + " " + path)
 		select {} // the parent kills us here
 	}}
 	_, err = f.step(nil).Resume(context.Background(), st, script.Play(), []artifact.Decision{loop.Approve("d"), loop.Approve("t")})
-	fail(fmt.Errorf("resume returned: %v", err))
+	return fmt.Errorf("resume returned: %v", err)
 }

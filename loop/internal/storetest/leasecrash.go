@@ -1,34 +1,29 @@
 package storetest
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/ledger/ledgertest"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/x/provider/script"
 )
 
 const leaseCrashEnv = "LODE_LOOPSTORETEST_LEASE_CRASH"
 
-// leaseChild is what one resumer child is told, as JSON in leaseCrashEnv.
+// leaseChild is what one resumer child is told, through
+// ledgertest.StartChild.
 type leaseChild struct {
-	Test   string        // the test that runs the child
 	Where  string        // the storage
 	Thread string        // the thread to resume
 	Marker string        // the file where each tool run is written down
@@ -61,12 +56,9 @@ type leaseRound struct {
 // newStorage returns where fresh storage is; open opens a store there, in
 // parent and child. The calling test must call LeaseCrash first thing.
 func LeaseCrash(t *testing.T, testName string, newStorage func(t testing.TB) string, open func(where string) (ledger.Store, error)) {
-	if v := os.Getenv(leaseCrashEnv); v != "" {
-		var c leaseChild
-		if err := json.Unmarshal([]byte(v), &c); err == nil && c.Test == testName {
-			leaseCrashChild(open, c)
-		}
-		return
+	var c leaseChild
+	if ledgertest.ChildConfig(leaseCrashEnv, testName, &c) {
+		ledgertest.RunChild("lease crash child", func(say func(string)) error { return leaseCrashChild(open, c, say) })
 	}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("random kill points from seed %d", seed)
@@ -85,10 +77,7 @@ func LeaseCrash(t *testing.T, testName string, newStorage func(t testing.TB) str
 	where := newStorage(t)
 	for i, r := range rounds {
 		t.Run(r.name, func(t *testing.T) {
-			for j := range r.children {
-				r.children[j].Test, r.children[j].Where = testName, where
-			}
-			leaseCrashRound(t, open, fmt.Sprintf("lease-crash-%d", i), r, rng)
+			leaseCrashRound(t, testName, where, open, fmt.Sprintf("lease-crash-%d", i), r, rng)
 		})
 	}
 }
@@ -127,16 +116,8 @@ func mark(path, line string) error {
 	return f.Close()
 }
 
-func leaseCrashRound(t *testing.T, open func(string) (ledger.Store, error), id string, r leaseRound, rng *rand.Rand) {
-	where := r.children[0].Where
-	opener := func(t testing.TB) ledger.Store {
-		s, err := open(where)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+func leaseCrashRound(t *testing.T, testName, where string, open func(string) (ledger.Store, error), id string, r leaseRound, rng *rand.Rand) {
+	opener := ledgertest.OpenerOf(where, open)
 	marker := filepath.Join(t.TempDir(), "runs")
 	ctx := context.Background()
 	parent := &tools{started: func(name, path string) {
@@ -144,7 +125,7 @@ func leaseCrashRound(t *testing.T, open func(string) (ledger.Store, error), id s
 			t.Error(err)
 		}
 	}}
-	st, err := opener(t).Create(ctx, ledger.WithID(id), ledger.WithTurns(ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{Text("tidy up")}}))
+	st, err := opener(t).Create(ctx, ledger.WithID(id), ledger.WithTurns(ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{ledgertest.Text("tidy up")}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,21 +140,21 @@ func leaseCrashRound(t *testing.T, open func(string) (ledger.Store, error), id s
 	stale := reload(t, opener, id) // read before any resumer began
 
 	for k, c := range r.children {
-		c.Thread, c.Marker = id, marker
-		child := startLeaseChild(t, c)
+		c.Where, c.Thread, c.Marker = where, id, marker
+		child := ledgertest.StartChild(t, testName, leaseCrashEnv, c)
 		if c.Block != "" {
 			want := "started " + c.Block
-			child.await(t, func(line string) bool { return line == want })
+			child.Await(t, func(line string) bool { return line == want })
 			if m := marks(t, marker); m["child "+c.Block] < 1 || m["child delete_file a"] > 1 {
 				t.Fatalf("child %d is inside %s; runs so far %v", k, c.Block, m)
 			}
 			refusedWhileLive(t, opener, id, parent, marker, stale)
 		} else {
 			n, got := 1+rng.IntN(3), 0
-			child.await(t, func(string) bool { got++; return got == n })
+			child.Await(t, func(string) bool { got++; return got == n })
 			t.Logf("child %d killed after %d progress lines", k, got)
 		}
-		child.kill(t)
+		child.Kill(t)
 		wellFormed(t, reload(t, opener, id), false)
 		if c.Block != "" {
 			// The dead owner's lease holds until it expires.
@@ -194,13 +175,12 @@ func leaseCrashRound(t *testing.T, open func(string) (ledger.Store, error), id s
 	// Past every lease the children took: take over and finish.
 	st = reload(t, opener, id)
 	prov := script.Play(script.Text("done"))
-	later := func() time.Time { return time.Now().Add(3 * time.Hour) }
-	if _, err := parent.step(t, loop.WithClock(later)).Resume(ctx, st, prov, []artifact.Decision{loop.Deny("x", "keep c")}); err != nil {
+	if _, err := parent.step(t, loop.WithClock(ledgertest.AfterLeases)).Resume(ctx, st, prov, []artifact.Decision{loop.Deny("x", "keep c")}); err != nil {
 		t.Fatal(err)
 	}
 	final := reload(t, opener, id)
 	wellFormed(t, final, true)
-	if last := final.Turns()[final.Len()-1]; last.Role != ledger.RoleAssistant || !reflect.DeepEqual(last.Artifacts, []artifact.Artifact{Text("done")}) {
+	if last := final.Turns()[final.Len()-1]; last.Role != ledger.RoleAssistant || !reflect.DeepEqual(last.Artifacts, []artifact.Artifact{ledgertest.Text("done")}) {
 		t.Fatalf("the last turn is %s %v, want the final answer", last.Role, last.Artifacts)
 	}
 	shown := lastRequestResults(t, prov)
@@ -304,7 +284,7 @@ func refusedWhileLive(t *testing.T, opener Opener, id string, f *tools, marker s
 	}
 	after := reload(t, opener, id)
 	if !reflect.DeepEqual(after.Turns(), before.Turns()) || !reflect.DeepEqual(marks(t, marker), runsBefore) {
-		t.Fatalf("refused resumers changed the thread (%s, was %s) or ran %v", roles(after.Turns()), roles(before.Turns()), marks(t, marker))
+		t.Fatalf("refused resumers changed the thread (%s, was %s) or ran %v", ledgertest.Roles(after.Turns()), ledgertest.Roles(before.Turns()), marks(t, marker))
 	}
 	if got := pendingIDs(loop.Pending(after)); got != "x" {
 		t.Fatalf("pending %q, want x", got)
@@ -331,7 +311,7 @@ func wellFormed(t testing.TB, st ledger.State, final bool) {
 	}
 	for id, n := range answered {
 		if n > 1 {
-			t.Fatalf("call %s has %d results: %s", id, n, roles(st.Turns()))
+			t.Fatalf("call %s has %d results: %s", id, n, ledgertest.Roles(st.Turns()))
 		}
 	}
 	if !approved["d"] || !approved["t"] {
@@ -342,106 +322,20 @@ func wellFormed(t testing.TB, st ledger.State, final bool) {
 	}
 }
 
-// leaseProc is a running resumer child.
-type leaseProc struct {
-	cmd    *exec.Cmd
-	stdin  io.Closer
-	lines  chan string
-	read   sync.WaitGroup
-	stderr bytes.Buffer
-}
-
-// startLeaseChild starts a resumer child.
-func startLeaseChild(t *testing.T, c leaseChild) *leaseProc {
-	t.Helper()
-	env, err := json.Marshal(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &leaseProc{lines: make(chan string, 64)}
-	p.cmd = exec.Command(os.Args[0], "-test.run=^"+c.Test+"$", "-test.count=1")
-	p.cmd.Env = append(os.Environ(), leaseCrashEnv+"="+string(env))
-	p.cmd.Stderr = &p.stderr
-	if p.stdin, err = p.cmd.StdinPipe(); err != nil { // closed when the parent dies: the child then stops
-		t.Fatal(err)
-	}
-	out, err := p.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p.read.Go(func() {
-		defer close(p.lines)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			select {
-			case p.lines <- sc.Text():
-			default: // nobody waits for more lines: drop them
-			}
-		}
-	})
-	return p
-}
-
-// await reads progress lines until done says so; a child that stops first
-// fails the test with what it printed.
-func (p *leaseProc) await(t *testing.T, done func(line string) bool) {
-	t.Helper()
-	for line := range p.lines {
-		if done(line) {
-			return
-		}
-	}
-	p.read.Wait()
-	err := p.cmd.Wait()
-	t.Fatalf("the child stopped (%v) before it got there: %s", err, p.stderr.String())
-}
-
-// kill kills the child and checks that it was the kill that ended it.
-func (p *leaseProc) kill(t *testing.T) {
-	t.Helper()
-	if err := p.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	p.read.Wait()
-	err := p.cmd.Wait()
-	p.stdin.Close()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != -1 {
-		t.Fatalf("child was not killed (%v): %s", err, p.stderr.String())
-	}
-}
-
-func leaseCrashChild(open func(string) (ledger.Store, error), c leaseChild) {
-	fail := func(err error) {
-		fmt.Fprintln(os.Stderr, "lease crash child:", err)
-		os.Exit(3)
-	}
-	go func() {
-		io.Copy(io.Discard, os.Stdin)
-		os.Exit(4) // the parent is gone
-	}()
-	var out sync.Mutex
-	say := func(line string) {
-		out.Lock()
-		defer out.Unlock()
-		if _, err := fmt.Fprintln(os.Stdout, line); err != nil {
-			fail(err)
-		}
-	}
+func leaseCrashChild(open func(string) (ledger.Store, error), c leaseChild, say func(string)) error {
 	s, err := open(c.Where)
 	if err != nil {
-		fail(err)
+		return err
 	}
 	st, err := s.Load(context.Background(), c.Thread)
 	if err != nil {
-		fail(err)
+		return err
 	}
 	f := &tools{started: func(name, path string) {
 		if err := mark(c.Marker, "child "+name+" "+path); err != nil {
-			fail(err)
+			// Unwritten, the run would go uncounted: stop before it.
+			fmt.Fprintln(os.Stderr, "lease crash child:", err)
+			os.Exit(3)
 		}
 		say("started " + name + " " + path)
 		if name+" "+path == c.Block {
@@ -461,7 +355,7 @@ func leaseCrashChild(open func(string) (ledger.Store, error), c leaseChild) {
 		loop.WithClock(func() time.Time { return time.Now().Add(c.Skew) }))
 	_, err = step.Resume(context.Background(), st, script.Play(), decisions)
 	if err := step.Flush(context.Background()); err != nil {
-		fail(err)
+		return err
 	}
 	say(fmt.Sprintf("resumed: %v", err))
 	select {} // the parent kills us here

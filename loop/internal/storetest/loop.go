@@ -15,8 +15,8 @@ import (
 func testLoop(t *testing.T, open Opener) {
 	s := open(t)
 	watcher := open(t)
-	st := create(t, s, ledger.WithID("run"))
-	appendOK(t, st, ledger.RoleUser, Text("what is 1+1?"))
+	st := ledgertest.Create(t, s, ledger.WithID("run"))
+	ledgertest.Append(t, st, ledger.RoleUser, ledgertest.Text("what is 1+1?"))
 	var seen int
 	// The handler runs after the assistant turn and before the run ends:
 	// another instance must already find that turn stored.
@@ -43,7 +43,7 @@ func testLoop(t *testing.T, open Opener) {
 	if seen != 2 {
 		t.Fatalf("during the run the stored thread had %d turns, want 2 (user, assistant)", seen)
 	}
-	got := load(t, watcher, "run")
+	got := ledgertest.Load(t, watcher, "run")
 	ledgertest.EqualTurns(t, got.Turns(), st.Turns())
 	roles := make([]string, 0, got.Len())
 	for _, tu := range got.Turns() {
@@ -56,20 +56,20 @@ func testLoop(t *testing.T, open Opener) {
 
 func testLoopRepair(t *testing.T, open Opener) {
 	// A run that crashed between the tool call and its result.
-	create(t, open(t), ledger.WithID("crashed"), ledger.WithTurns(
-		ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{Text("go")}},
+	ledgertest.Create(t, open(t), ledger.WithID("crashed"), ledger.WithTurns(
+		ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{ledgertest.Text("go")}},
 		ledger.Turn{Role: ledger.RoleAssistant, Artifacts: []artifact.Artifact{artifact.ToolCall{ID: "c1", Name: "slow", Arguments: "{}"}}},
 	))
-	st := load(t, open(t), "crashed")
+	st := ledgertest.Load(t, open(t), "crashed")
 	if _, err := loop.New().Run(context.Background(), st, script.Play(script.Text("ok"))); err != nil {
 		t.Fatal(err)
 	}
-	got := load(t, open(t), "crashed").Turns()
+	got := ledgertest.Load(t, open(t), "crashed").Turns()
 	if len(got) != 4 {
-		t.Fatalf("stored %s", show(got))
+		t.Fatalf("stored %s", ledgertest.Show(got))
 	}
 	r, ok := got[2].Artifacts[0].(artifact.ToolResult)
 	if got[2].Role != ledger.RoleTool || !ok || !r.IsError || r.ToolCallID != "c1" || r.Content != loop.InterruptedMessage {
-		t.Fatalf("repair turn %s", show(got[2:3]))
+		t.Fatalf("repair turn %s", ledgertest.Show(got[2:3]))
 	}
 }

@@ -9,66 +9,18 @@
 package storetest
 
 import (
-	"context"
-	"encoding/json"
 	"testing"
 
-	"github.com/lodeworks/lode/artifact"
-	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/ledger/ledgertest"
 )
 
 // Opener opens a new Store over one storage; see ledgertest.Opener.
 type Opener = ledgertest.Opener
 
-// Text returns a Text artifact; a shorthand for tests.
-func Text(s string) artifact.Artifact { return artifact.Text{Content: s} }
-
 // Run runs the loop's run and repair checks. newStorage returns an Opener
 // over fresh, empty storage; it is called once per subtest.
 func Run(t *testing.T, newStorage func(t testing.TB) Opener) {
-	for _, c := range []struct {
-		name string
-		fn   func(t *testing.T, open Opener)
-	}{
-		{"LoopPersistsEachTurn", testLoop},
-		{"LoopRepairsAfterCrash", testLoopRepair},
-	} {
-		t.Run(c.name, func(t *testing.T) { c.fn(t, newStorage(t)) })
-	}
-}
-
-func show(ts []ledger.Turn) string {
-	b, err := json.Marshal(ts)
-	if err != nil {
-		return err.Error()
-	}
-	return string(b)
-}
-
-func load(t testing.TB, s ledger.Store, id string) *ledger.StoredThread {
-	t.Helper()
-	st, err := s.Load(context.Background(), id)
-	if err != nil {
-		t.Fatalf("load %s: %v", id, err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
-func create(t testing.TB, s ledger.Store, opts ...ledger.ThreadOption) *ledger.StoredThread {
-	t.Helper()
-	st, err := s.Create(context.Background(), opts...)
-	if err != nil {
-		t.Fatalf("create: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
-func appendOK(t testing.TB, st ledger.State, role ledger.Role, arts ...artifact.Artifact) {
-	t.Helper()
-	if err := st.Append(role, arts...); err != nil {
-		t.Fatalf("append: %v", err)
-	}
+	ledgertest.RunChecks(t, newStorage,
+		ledgertest.Check{Name: "LoopPersistsEachTurn", Fn: testLoop},
+		ledgertest.Check{Name: "LoopRepairsAfterCrash", Fn: testLoopRepair})
 }
