@@ -1,8 +1,13 @@
 package main
 
 import (
+	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -81,4 +86,63 @@ func TestCostConfigRefused(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "--max-cost -2: must be a number of US dollars, not negative") {
 		t.Errorf("--max-cost -2: exit %d, %q", r.code, r.stderr)
 	}
+}
+
+// lode chat ends each answer with what it took.
+func TestChatPrintsTokensAndCost(t *testing.T) {
+	_, url := costServer(t)
+	dir := writeConfig(t, pricedTiny)
+	r := lode(t, dir, map[string]string{"OPENAI_BASE_URL": url}, "what is 1+1?\n", "chat", "--model", "tiny")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "(used: 20 tokens in, 5 out, $0.0300)") {
+		t.Errorf("stderr lacks the cost line:\n%s", r.stderr)
+	}
+}
+
+// lode web keeps max_cost: the run stops after the turn that reached it,
+// and the page's stream says why.
+func TestWebKeepsTheCostLimit(t *testing.T) {
+	fake, url := costServer(t)
+	dir := writeConfig(t, pricedTiny+"max_cost: 0.01\n")
+	lines := make(chan string, 100)
+	e := env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: lineWriter{lines}, getenv: func(string) string { return "" }, interrupts: make(chan os.Signal)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	t.Chdir(dir)
+	go func() {
+		done <- run(ctx, e, []string{"web", "--addr", "127.0.0.1:0", "--base-url", url, "--model", "tiny", "--threads", filepath.Join(dir, "threads")})
+	}()
+	var page string
+	select {
+	case l := <-lines:
+		m := regexp.MustCompile(`chat at (http://\S+/)`).FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("lode web said %q", l)
+		}
+		page = m[1]
+	case code := <-done:
+		t.Fatalf("lode web exited with %d", code)
+	}
+	req, _ := http.NewRequest(http.MethodPost, page+"api/chat", strings.NewReader(`{"messages":[{"role":"user","parts":[{"type":"text","text":"what is 1+1?"}]}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "cost limit") {
+		t.Errorf("the stream does not say the cost limit stopped it:\n%s", body)
+	}
+	fake.mu.Lock()
+	n := len(fake.requests)
+	fake.mu.Unlock()
+	if n != 1 {
+		t.Errorf("%d model requests, want 1: the limit was passed after the first", n)
+	}
+	cancel()
+	<-done
 }
