@@ -2,7 +2,13 @@
 // invoke options with (ctx, State), stream the provider's answer, append the
 // assistant turn, hand each artifact to every handler, append what the
 // handlers emit — and Run repeats turns until the model answers without tool
-// calls or a limit (turns, tokens, time) stops it with a *LimitError.
+// calls or a limit (turns, tokens, cost, time) stops it with a *LimitError.
+//
+// With a Pricer (WithPricer; x/catalog's Catalog is one) each turn's
+// artifact.Usage is stored with its model and cost; WithMaxCost bounds a
+// run's dollars, its child runs' included, and refuses to start when a model
+// it may use has no price (ErrUnpriced). WithMeter records tokens and
+// dollars as OpenTelemetry metrics.
 //
 // Handlers run concurrently across the artifacts of one answer (bounded by
 // WithConcurrency); what they emit is appended in the order of the artifacts
