@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/lodeworks/lode/x/provider/anthropic"
@@ -16,25 +15,15 @@ import (
 // Messages API's wire format, and keeps what it was sent.
 type fakeMessages struct {
 	answer string
-	mu     sync.Mutex
-	bodies []map[string]any
-	keys   []string
-	paths  []string
+	requestLog
 }
 
 func (f *fakeMessages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	b, _ := io.ReadAll(r.Body)
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	f.mu.Lock()
-	f.bodies = append(f.bodies, m)
 	key := r.Header.Get("X-Api-Key")
 	if key == "" { // the SDK may send the key as a bearer token
 		key = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 	}
-	f.keys = append(f.keys, key)
-	f.paths = append(f.paths, r.URL.Path)
-	f.mu.Unlock()
+	f.record(r, key, r.URL.Path)
 	text, _ := json.Marshal(f.answer)
 	events := []struct{ typ, data string }{
 		{"message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":12,"output_tokens":1}}}`},

@@ -146,3 +146,46 @@ func TestWebKeepsTheCostLimit(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// The policy's usd_ limits at lode run: a day's limit needs the ledger
+// folder for its counters, and a used-up limit says which.
+func TestRunKeepsThePolicySpendLimits(t *testing.T) {
+	policy := "policy:\n  roles:\n    viewer:\n      allow: {packs: [calculator]}\n      limits: {usd_per_day: %s}\n"
+	cases := []struct {
+		name, limit string
+		store       bool
+		want        string
+		requests    int
+	}{
+		{"no store for the day's counters", "1", false,
+			"a usd_per_day limit counts the day's spending in the ledger folder; give one with --store or store: in lode.yaml", 0},
+		// At $1000 per million tokens the request alone costs more than
+		// the day allows: refused before it is sent.
+		{"a day that cannot pay for the request", "0.04", true,
+			"the run was stopped by the policy: role viewer has spent $0.0000 of its $0.0400 per day", 0},
+		{"inside the day's limit", "5", true, "", 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fake, url := costServer(t)
+			dir := writeConfig(t, pricedTiny+strings.ReplaceAll(policy, "%s", c.limit))
+			args := []string{"run", "--model", "tiny", "--role", "viewer"}
+			if c.store {
+				args = append(args, "--store", filepath.Join(dir, "threads"))
+			}
+			r := lode(t, dir, map[string]string{"OPENAI_BASE_URL": url}, "", append(args, "what is 1+1?")...)
+			if c.want == "" {
+				if r.code != 0 {
+					t.Fatalf("exit %d: %s", r.code, r.stderr)
+				}
+			} else if r.code != 1 || !strings.Contains(r.stderr, c.want) {
+				t.Fatalf("exit %d, stderr %q, want %q", r.code, r.stderr, c.want)
+			}
+			fake.mu.Lock()
+			defer fake.mu.Unlock()
+			if len(fake.requests) != c.requests {
+				t.Errorf("%d requests, want %d", len(fake.requests), c.requests)
+			}
+		})
+	}
+}

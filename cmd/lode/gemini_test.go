@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -14,21 +13,11 @@ import (
 // Gemini API's wire format (alt=sse), and keeps what it was sent.
 type fakeGemini struct {
 	answer string
-	mu     sync.Mutex
-	bodies []map[string]any
-	keys   []string
-	paths  []string
+	requestLog
 }
 
 func (f *fakeGemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	b, _ := io.ReadAll(r.Body)
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	f.mu.Lock()
-	f.bodies = append(f.bodies, m)
-	f.keys = append(f.keys, r.Header.Get("X-Goog-Api-Key"))
-	f.paths = append(f.paths, r.URL.Path+"?"+r.URL.RawQuery)
-	f.mu.Unlock()
+	f.record(r, r.Header.Get("X-Goog-Api-Key"), r.URL.Path+"?"+r.URL.RawQuery)
 	text, _ := json.Marshal(f.answer)
 	w.Header().Set("Content-Type", "text/event-stream")
 	io.WriteString(w, `data: {"candidates": [{"content": {"parts": [{"text": `+string(text)+`}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 9,"totalTokenCount": 9},"modelVersion": "gemini-test"}`+"\r\n\r\n")

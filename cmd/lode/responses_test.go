@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -14,21 +13,11 @@ import (
 // Responses API's wire format, and keeps what it was sent.
 type fakeResponses struct {
 	answer string
-	mu     sync.Mutex
-	bodies []map[string]any
-	keys   []string
-	paths  []string
+	requestLog
 }
 
 func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	b, _ := io.ReadAll(r.Body)
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	f.mu.Lock()
-	f.bodies = append(f.bodies, m)
-	f.keys = append(f.keys, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
-	f.paths = append(f.paths, r.URL.Path)
-	f.mu.Unlock()
+	f.record(r, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), r.URL.Path)
 	text, _ := json.Marshal(f.answer)
 	w.Header().Set("Content-Type", "text/event-stream")
 	for _, data := range []string{

@@ -106,10 +106,12 @@ type TimeoutError struct {
 
 func (e *TimeoutError) Error() string { return apierr.TimeoutText("gemini", e.Idle, e.Limit) }
 
+// Is matches ErrTimeout, and ErrIdleTimeout for the idle limit.
 func (e *TimeoutError) Is(target error) bool {
 	return target == ErrTimeout || (e.Idle && target == ErrIdleTimeout)
 }
 
+// Unwrap returns context.DeadlineExceeded.
 func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
 
 func ctxError(ctx context.Context) error { return apierr.FromContext[*TimeoutError](ctx, "gemini") }
