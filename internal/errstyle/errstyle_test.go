@@ -132,7 +132,8 @@ func literalError(e ast.Expr) (string, bool) {
 
 // problem says what is wrong with s's message, or "".
 func problem(s sentinel) string {
-	if s.pkg == "main" {
+	// The command prints its errors after "lode: " itself.
+	if s.pkg == "main" || s.dir == "x/cli" {
 		return ""
 	}
 	name := s.pkg
@@ -181,6 +182,7 @@ func TestProblem(t *testing.T) {
 		{"loop", "loop", "loop: Limit reached", "goes on with a capital letter"},
 		{"loop", "loop", "loop: ", "says nothing after the prefix"},
 		{"cmd/lode", "main", "whatever", ""},
+		{"x/cli", "cli", "whatever", ""},
 	}
 	for _, c := range cases {
 		got := problem(sentinel{dir: c.dir, pkg: c.pkg, message: c.msg})

@@ -1,0 +1,71 @@
+// Package cli is the lode command: it runs an agent on any OpenAI-compatible endpoint, serves packs
+// over MCP, lists the tools a configuration mounts, and plays an offline
+// demo that needs no model and no key.
+//
+//	lode demo                      a complete multi-turn run, offline
+//	lode run [flags] "prompt"      one agent run, streamed ("-": the prompt from stdin)
+//	lode run --record FILE "..."   the same, its HTTP traffic recorded in a cassette (secrets scrubbed by value)
+//	lode run --replay FILE "..."   the recorded run again, with no network
+//	lode chat [flags]              an interactive conversation
+//	lode resume [flags] THREAD ... decide on calls waiting for approval, then go on
+//	lode recover --store DIR       finish the runs whose process died (once)
+//	lode worker --store DIR        the same, every --every, until a signal
+//	lode tools [flags]             the tools a configuration mounts
+//	lode serve [--http ADDR]       the configured packs over MCP (stdio by default)
+//	lode policy check|explain      the role policy against the mounted tools
+//	lode mcp login NAME            log in to the MCP server NAME (OAuth; the token kept for run and chat)
+//	lode --version                 the version, commit and Go release it was built with
+//
+// Flags may come before or after a command's other arguments; "--" ends
+// them, for a prompt that starts with "-". A command that takes no
+// arguments refuses them rather than ignoring them.
+//
+// lode serve --http listens on loopback only unless --allow-host names the
+// Host clients use; the MCP server refuses requests for any other host.
+//
+// One function (openDoor) builds what every door needs from lode.yaml: the
+// approval rule — destructive tools, approve:, the policy's per-role
+// approve: rules — the policy's filter and execution check, the history
+// policy and the store. A call that needs approval never runs without a
+// person's yes: lode chat asks in the terminal; lode run pauses with exit
+// code 3 and prints one lode resume command per choice, quoted for a shell;
+// lode resume without decisions lists what waits and writes nothing; lode
+// web pauses and the page shows an approval card; lode serve asks the MCP
+// client through elicitation (mcp.AskClient) and, when the client cannot
+// elicit, answers with an error result that says how to get the approval.
+// lode web keeps threads where --threads says, else where store: says,
+// else in .lode/threads.
+//
+// Configuration comes from lode.yaml (or --config), then the environment
+// (OPENAI_API_KEY, OPENAI_BASE_URL, LODE_MODEL; ANTHROPIC_API_KEY and
+// ANTHROPIC_BASE_URL with model.provider or --provider anthropic), then
+// flags. A flag at its
+// zero value (--max-turns 0, --timeout 0) leaves the file's value; a
+// negative one is refused, as it is in the file. Every error is one line
+// on stderr, and a mistake in lode.yaml names its line.
+//
+// Two limits keep a run from waiting forever on a model server that
+// accepts the connection and never answers: --timeout (model.timeout) for
+// a whole run, none by default, and --idle-timeout (model.idle_timeout) for
+// the server's silence before and between the chunks of an answer,
+// openai.DefaultIdleTimeout by default. Each MCP server's timeout: bounds
+// its calls.
+//
+// A policy: section in lode.yaml (or a file that policy_file: names) says
+// which roles may use which tools (see x/policy); lode run, chat, web and
+// serve enforce it, with the caller's roles from --role, or over HTTP from
+// the bearer token each caller presents (tokens:, each token read from an
+// environment variable or a file, never written in lode.yaml). A changed
+// policy takes effect on the next turn or request; one that no longer
+// parses, or names what is not mounted, is refused and logged. lode policy
+// check and lode policy explain --role R [TOOL] read it offline.
+//
+// Exit codes: 0 success (and lode serve stopped by Ctrl-C or SIGTERM);
+// 1 an error, reported on one line; 2 a mistake in the command line;
+// 3 lode run or lode resume paused with tool calls waiting for approval;
+// 130 lode run stopped by Ctrl-C; 143 lode run or chat stopped by SIGTERM.
+//
+// cmd/lode is this package's Main; a build that adds what the root module
+// must not depend on (x/temporal's lode, with the Temporal SDK) calls Main
+// with its own options.
+package cli

@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/provider"
+	toolpkg "github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/catalog"
+	"github.com/lodeworks/lode/x/conduit/web"
+	"github.com/lodeworks/lode/x/history"
+	"github.com/lodeworks/lode/x/policy"
+	xtool "github.com/lodeworks/lode/x/tool"
+	"github.com/lodeworks/lode/x/tool/mcp"
+)
+
+// doorKind names a door into the tools. Every door gets the same rule
+// book from openDoor; the kind decides only how a call that needs approval
+// is asked about.
+type doorKind int
+
+const (
+	// doorLoop: lode run, chat and resume. A call that needs approval
+	// pauses the run (xtool.PauseForDecision); chat then asks in the terminal, run
+	// prints the lode resume commands.
+	doorLoop doorKind = iota
+	// doorWeb: lode web pauses as run does; the page shows the pending
+	// call as an approval card and posts the decision.
+	doorWeb
+	// doorServe: lode serve asks the MCP client's person through
+	// elicitation, and fails closed when the client cannot ask.
+	doorServe
+	// doorList: lode tools, which runs nothing and only says what would
+	// need approval.
+	doorList
+)
+
+// serveHint is what lode serve tells a caller whose client cannot ask a
+// person about a call that needs approval.
+const serveHint = "use an MCP client that supports elicitation, run it through lode run or lode chat, or change approve: (or the policy's approve: rules) in lode.yaml"
+
+// doorSpec is what a command knows beyond the configuration.
+type doorSpec struct {
+	kind doorKind
+	// roles is --role: the caller's roles, or over HTTP those of callers
+	// whose request carries no token when tokens: grant none.
+	roles string
+	// http says the door is served over HTTP, where tokens: apply.
+	http bool
+	// prov, when set, is the model the door's loop talks to: openDoor
+	// wraps it in lode.yaml's history: policy.
+	prov provider.Provider
+	// store is --store (or lode web's --threads) when given; def is the
+	// folder used when neither it nor store: in lode.yaml names one.
+	store, def string
+}
+
+// door is what one door into the tools takes from the configuration: the
+// approval rule, the policy's filter and execution check, the history
+// policy and the store. Every command builds it with openDoor, so every
+// door keeps the same rules.
+type door struct {
+	// needs says whether a call needs a person's approval, and why:
+	// destructive tools, what approve: in lode.yaml names, and the
+	// policy's approve: rules for the caller's roles.
+	needs xtool.ApprovalRule
+	// filter offers each turn (or tools/list) what the caller's roles
+	// allow; nil without a policy, which offers everything.
+	filter xtool.ToolFilter
+	// handler configures the Handler: the approval rule with the door's
+	// approver, and the policy's Gate.
+	handler []xtool.HandlerOption
+	// roles, with a policy, are what the door's loop threads hold.
+	roles *string
+	// history is lode.yaml's history: policy (nil without one); prov is
+	// spec.prov wrapped to retry a request the server finds too long.
+	history *history.Policy
+	prov    provider.Provider
+	// store is the ledger folder: the command's flag, else store: in
+	// lode.yaml, else spec.def ("" keeps threads in memory).
+	store string
+	// server and web are the options of lode serve's MCP server and lode
+	// web's handler: who the caller is, and for serve the filter.
+	server []mcp.ServerOption
+	web    []web.Option
+	enf    *policy.Enforcer
+	// catalog is lode's model catalog with lode.yaml's catalog: over it;
+	// loop prices the door's turns with it and keeps max_cost.
+	catalog *catalog.Catalog
+	loop    []loop.Option
+}
+
+// openDoor builds what a door needs from cfg and the mounted tools.
+func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
+	d := &door{store: spec.store, catalog: catalogOf(cfg)}
+	d.loop = costOptions(cfg, d.catalog)
+	if d.store == "" {
+		d.store = cfg.Store
+	}
+	if d.store == "" {
+		d.store = spec.def
+	}
+	src, err := policySource(e, cfg, checkAgainst(cfg, tb))
+	if err != nil {
+		return nil, err
+	}
+	if src == nil && spec.roles != "" {
+		return nil, usageError{"--role needs a policy: in lode.yaml (or policy_file:)"}
+	}
+	if src != nil {
+		d.enf = policy.NewEnforcer(tb.reg, src, policy.WithOwners(ownersOf(tb)),
+			policy.WithSpend(counterOf(d.store), d.catalog, cfg.Model.Name))
+		d.loop = append(d.loop, loop.WithInvokeOptions(d.enf.SpendLimit()), loop.WithHandlers(d.enf.SpendRecorder()))
+		d.filter = d.enf.Filter()
+		roles := spec.roles
+		d.roles = &roles
+		if err := d.identities(e, cfg, spec); err != nil {
+			return nil, err
+		}
+	}
+	d.needs = approvalRule(cfg, tb, d.enf)
+	var approver xtool.Approver = xtool.PauseForDecision
+	if spec.kind == doorServe {
+		approver = mcp.AskClient(mcp.WithAskReason(d.needs), mcp.WithAskHint(serveHint))
+	}
+	d.handler = []xtool.HandlerOption{xtool.WithApprover(approver), xtool.WithApprovalRule(d.needs)}
+	if d.enf != nil {
+		d.handler = append(d.handler, xtool.WithGate(d.enf.Gate))
+	}
+	if spec.prov != nil {
+		if d.history, d.prov, err = historyPolicy(cfg, spec.prov, d.catalog); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// identities says who the caller of a served door is: over HTTP the roles
+// of the bearer token each caller presents when tokens: are given, else
+// the roles of --role.
+func (d *door) identities(e env, cfg *Config, spec doorSpec) error {
+	var tokens *policy.Tokens
+	if spec.http || spec.kind == doorWeb {
+		var err error
+		if tokens, err = tokensOf(e, cfg); err != nil {
+			return err
+		}
+	}
+	switch spec.kind {
+	case doorServe:
+		d.server = []mcp.ServerOption{mcp.WithFilter(d.filter)}
+		if tokens != nil {
+			d.server = append(d.server, mcp.WithIdentify(tokens.Identify))
+		} else {
+			d.server = append(d.server, mcp.WithState(ledger.NewThread(ledger.WithMetadata(map[string]string{policy.RolesKey: spec.roles}))))
+		}
+	case doorWeb:
+		identify := func(*http.Request) (web.Identity, error) { return web.Identity{Role: spec.roles}, nil }
+		if tokens != nil {
+			identify = func(r *http.Request) (web.Identity, error) {
+				caller, rs, err := tokens.Lookup(r)
+				return web.Identity{Caller: caller, Role: strings.Join(rs, ",")}, err
+			}
+		}
+		d.web = []web.Option{web.WithIdentify(identify)}
+	}
+	return nil
+}
+
+// approvalRule is the one rule that says which calls wait for a person:
+// calls to destructive tools, to the tools, packs and MCP servers that
+// approve: in lode.yaml names, and those the policy's approve: rules name
+// for the caller's roles (read from the call's state, xtool.Caller).
+func approvalRule(cfg *Config, tb *toolbox, enf *policy.Enforcer) xtool.ApprovalRule {
+	names := slices.Clone(cfg.Approve)
+	return func(ctx context.Context, t toolpkg.Tool, _ artifact.ToolCall) (string, bool) {
+		if t.Hints.Destructive {
+			return "the tool is marked destructive", true
+		}
+		source := ""
+		if b, ok := tb.reg.Lookup(t.Name); ok && b.Source != toolpkg.LocalOwner {
+			source = b.Source
+		}
+		if tb.router != nil {
+			if p, ok := tb.router.Owner(t.Name); ok {
+				source = p
+			}
+		}
+		for _, n := range names {
+			// lode mounts a pack's and a server's tools as NAME__tool.
+			if t.Name == n || n == source || strings.HasPrefix(t.Name, n+toolpkg.Separator) {
+				return fmt.Sprintf("approve: in lode.yaml names %s", n), true
+			}
+		}
+		if enf != nil {
+			st, _ := xtool.Caller(ctx)
+			if dec := enf.Decide(policy.Roles(st), t.Name); dec.NeedsApproval {
+				return "policy: " + dec.ApprovalRule, true
+			}
+		}
+		return "", false
+	}
+}
+
+// needsFor says whether a call to t needs approval for a caller holding
+// roles, as the door's Handler would decide it (lode tools).
+func (d *door) needsFor(roles string, t toolpkg.Tool) (string, bool) {
+	ctx := xtool.WithCaller(context.Background(), ledger.NewThread(ledger.WithMetadata(map[string]string{policy.RolesKey: roles})))
+	return d.needs(ctx, t, artifact.ToolCall{Name: t.Name})
+}
+
+// invoke is the door's per-turn options for a loop: the history policy,
+// the offered tools, the system prompt.
+func (d *door) invoke(cfg *Config, tb *toolbox) []provider.InvokeOption {
+	var opts []provider.InvokeOption
+	if d.history != nil {
+		opts = append(opts, d.history)
+	}
+	opts = append(opts, xtool.WithFilteredTools(tb.reg, d.filter))
+	opts = append(opts, responsesInvoke(cfg)...)
+	if cfg.System != "" {
+		opts = append(opts, provider.WithSystemPrompt(cfg.System))
+	}
+	return opts
+}

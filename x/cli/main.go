@@ -1,0 +1,249 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.opentelemetry.io/otel"
+
+	"github.com/lodeworks/lode/x/cassette"
+	"github.com/lodeworks/lode/x/tool/mcp"
+)
+
+const usage = `lode — an LLM agent loop with tools, packs and MCP
+
+usage:
+  lode demo                      a complete multi-turn run with a scripted model, offline
+  lode run [flags] "prompt"      run an agent once on an OpenAI-compatible endpoint
+  lode run [flags] -             the same, the prompt read from standard input
+  lode run --record FILE "..."   record the run's traffic with the model and MCP servers
+  lode run --replay FILE "..."   replay a recorded run, with no network
+  lode chat [flags]              talk to the agent; Ctrl-C stops a turn, Ctrl-D quits
+  lode resume [flags] THREAD [approve:ID | deny:ID=REASON | edit:ID=JSON ...]
+                                 decide on calls waiting for approval (--store), then go on
+  lode recover [flags] --store DIR
+                                 finish the runs whose process died (kill -9, a crash)
+  lode worker [flags] --store DIR [--every 10s]
+                                 recover stopped runs until Ctrl-C or SIGTERM
+  lode tools [flags]             list the tools the configuration mounts
+  lode serve [flags]             serve the configured packs over MCP (stdio, or --http ADDR)
+  lode web [flags]               a chat page for the configured agent (--addr, loopback only)
+  lode policy check|explain|schema
+                                 the role policy: check it against the mounted tools,
+                                 explain --role R [TOOL], print its JSON Schema
+  lode mcp login NAME            log in to the url: MCP server NAME (OAuth, a browser link)
+  lode --version                 the version, commit and Go release of this build
+
+Flags go before or after the prompt; -- ends them. Configuration comes from
+./lode.yaml (or --config), then the environment (OPENAI_BASE_URL, LODE_MODEL;
+the key from OPENAI_API_KEY, or the variable model.api_key_env names), then
+flags. --timeout (model.timeout) bounds a whole run; --idle-timeout
+(model.idle_timeout) bounds the model server's silence. --trace prints spans
+to stderr; OTEL_EXPORTER_OTLP_ENDPOINT sends them to an OTLP/HTTP collector.
+
+lode serve --http takes a loopback address (127.0.0.1:8080, localhost:8080,
+[::1]:8080) and answers only requests that name a loopback host. The tools run
+for anyone who can reach the server, unauthenticated, so another address is
+refused unless --allow-host NAME says which Host the clients use ("*": any).
+
+` + doorsHelp + `
+
+` + exitCodes + `
+
+Run "lode <command> -h" for a command's flags.
+`
+
+// doorsHelp says what each command does with a call that needs approval.
+const doorsHelp = `Approvals: calls to destructive tools, to what approve: in lode.yaml names, and
+to what the policy's approve: rules name for the caller's roles wait for a
+person at every door. chat asks in the terminal; run stops (exit 3) and prints
+the lode resume commands that decide; web shows an approval card; serve asks
+the MCP client through elicitation, and refuses the call when it cannot ask.`
+
+// exitCodes is the part of the help that says how lode ends.
+const exitCodes = `Exit codes: 0 success (lode serve also when Ctrl-C or SIGTERM stops it; lode
+resume also when nothing waits); 1 an error, reported on one line of stderr;
+2 a mistake in the command line; 3 lode run or resume paused: tool calls wait
+for approval (the lode resume commands that decide are printed);
+130 lode run stopped by Ctrl-C; 143 lode run or chat stopped by SIGTERM.`
+
+// env is what a command reads and writes, so tests can run it in-process.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	// interrupts delivers Ctrl-C; nil means the process's own signals.
+	interrupts <-chan os.Signal
+	// flushWait bounds the wait for spans to reach a collector at exit;
+	// zero means defaultFlushWait.
+	flushWait time.Duration
+	// cassette, when set, carries the model's and remote MCP servers'
+	// HTTP traffic (lode run --record, --replay).
+	cassette *cassette.Recorder
+	// elicit asks the person what MCP servers elicit (lode chat).
+	elicit mcp.Elicitor
+}
+
+// Main runs the lode command with the process's arguments, streams and
+// signals, and exits with the command's exit code.
+func Main() {
+	e := env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	// OpenTelemetry reports a failed export here; one line, like every
+	// other complaint of the command.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		fmt.Fprintln(os.Stderr, "lode: tracing: "+oneLine(err.Error()))
+	}))
+	// SIGTERM ends the command's context: run and chat stop and exit 143,
+	// serve stops serving and exits 0.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	code := run(ctx, e, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// Exit codes, as the usage text documents them.
+const (
+	exitError       = 1
+	exitUsage       = 2
+	exitPaused      = 3   // run or resume stopped with calls waiting for approval
+	exitInterrupted = 130 // Ctrl-C (SIGINT) stopped run
+	exitTerminated  = 143 // SIGTERM stopped run or chat
+)
+
+// versionText describes the build: the module's version ("(devel)" for a
+// build from a clone), the commit it was built from when Go recorded it,
+// and the Go release.
+func versionText(bi *debug.BuildInfo, ok bool) string {
+	if !ok {
+		return "lode (unknown version: built without module information)\n" + runtime.Version() + "\n"
+	}
+	version := bi.Main.Version
+	if version == "" {
+		version = "(devel)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "lode %s\n", version)
+	if bi.Main.Path != "" {
+		fmt.Fprintf(&b, "module %s\n", bi.Main.Path)
+	}
+	settings := map[string]string{}
+	for _, s := range bi.Settings {
+		settings[s.Key] = s.Value
+	}
+	if rev := settings["vcs.revision"]; rev != "" {
+		fmt.Fprintf(&b, "commit %s", rev)
+		if t := settings["vcs.time"]; t != "" {
+			fmt.Fprintf(&b, " (%s)", t)
+		}
+		if settings["vcs.modified"] == "true" {
+			b.WriteString(" with uncommitted changes")
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "%s\n", bi.GoVersion)
+	return b.String()
+}
+
+// usageError is a mistake in the command line: exit code 2.
+type usageError struct{ msg string }
+
+func (u usageError) Error() string { return u.msg }
+
+func run(ctx context.Context, e env, args []string) int {
+	// The answer, tool lines, span lines and the prompt come from several
+	// goroutines; each write goes out whole.
+	e.stdout, e.stderr = &lockedWriter{w: e.stdout}, &lockedWriter{w: e.stderr}
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, usage)
+		return exitUsage
+	}
+	var err error
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "demo":
+		err = cmdDemo(ctx, e, rest)
+	case "run":
+		err = cmdRun(ctx, e, rest)
+	case "chat":
+		err = cmdChat(ctx, e, rest)
+	case "resume":
+		err = cmdResume(ctx, e, rest)
+	case "recover":
+		err = cmdRecover(ctx, e, rest)
+	case "worker":
+		err = cmdWorker(ctx, e, rest)
+	case "tools":
+		err = cmdTools(ctx, e, rest)
+	case "serve":
+		err = cmdServe(ctx, e, rest)
+	case "web":
+		err = cmdWeb(ctx, e, rest)
+	case "policy":
+		err = cmdPolicy(ctx, e, rest)
+	case "mcp":
+		err = cmdMCP(ctx, e, rest)
+	case "help", "-h", "--help":
+		fmt.Fprint(e.stdout, usage)
+		return 0
+	case "version", "--version":
+		if err = noArgs("lode "+cmd, rest); err == nil {
+			fmt.Fprint(e.stdout, versionText(debug.ReadBuildInfo()))
+		}
+	default:
+		err = usageError{fmt.Sprintf("unknown command %q (try lode demo, run, chat, tools, serve, web or --version)", cmd)}
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case ctx.Err() != nil:
+		// Only SIGTERM (or whoever embeds run) ends ctx itself.
+		fmt.Fprintln(e.stderr, "lode: terminated")
+		return exitTerminated
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(e.stderr, "lode: interrupted")
+		return exitInterrupted
+	}
+	fmt.Fprintln(e.stderr, "lode: "+oneLine(err.Error()))
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	var pe pausedErr
+	if errors.As(err, &pe) {
+		return exitPaused
+	}
+	return exitError
+}
+
+// oneLine keeps an error to one line, as a terminal user reads it.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	return s
+}
+
+// lockedWriter serialises the writes of several goroutines to one writer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

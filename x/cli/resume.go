@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/lodeworks/lode/ledger/file"
+	"github.com/lodeworks/lode/loop"
+)
+
+// resumeNotes is the part of lode resume's help that says what it does.
+const resumeNotes = `Each decision names a call: approve:ID runs it once, deny:ID=REASON refuses it
+(the model reads the reason), edit:ID=JSON runs it with other arguments. Calls
+left undecided keep waiting. Without decisions it lists the calls that wait,
+with the command that decides each, and changes nothing; a thread with nothing
+waiting is said so, and no model is asked.
+
+`
+
+// cmdResume records decisions on a paused thread and continues its run.
+func cmdResume(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("lode resume", flag.ContinueOnError)
+	var o options
+	o.register(fs)
+	describe(fs, "lode resume [flags] THREAD [approve:ID | deny:ID=REASON | edit:ID=JSON ...]", resumeNotes+exitCodes)
+	rest, err := parseFlags(fs, e, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) == 0 {
+		return usageError{"lode resume needs a thread ID: lode resume --store DIR THREAD approve:ID"}
+	}
+	ds, err := parseDecisions(rest[1:])
+	if err != nil {
+		return err
+	}
+	cfg, err := o.load(e)
+	if err != nil {
+		return err
+	}
+	dir := o.store
+	if dir == "" {
+		dir = cfg.Store
+	}
+	if dir == "" {
+		return usageError{"lode resume needs the ledger the run used: --store DIR, or store: in lode.yaml"}
+	}
+	s, err := file.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	st, err := s.Load(ctx, rest[0])
+	if err != nil {
+		return err
+	}
+	// Listing reads the thread only: no tools are mounted, no model asked.
+	if len(ds) == 0 {
+		calls := loop.Pending(st)
+		if len(calls) == 0 {
+			fmt.Fprintf(e.stderr, "thread %s has no tool calls waiting for approval; nothing to do\n", st.ID())
+			return nil
+		}
+		listPending(e.stderr, st.ID(), calls, o.resumeCmd(dir))
+		return pausedErr{fmt.Sprintf("thread %s waits for the decisions above", st.ID())}
+	}
+	a, err := newAgent(ctx, e, &o)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	ctx, stop := interruptible(ctx, e)
+	defer stop()
+	_, err = a.step.Resume(ctx, st, a.prov, ds)
+	_ = a.step.Flush(context.WithoutCancel(ctx))
+	a.printer.endLine()
+	var pe *loop.PendingError
+	if errors.As(err, &pe) {
+		return pausedError(e.stderr, pe, o.resumeCmd(dir))
+	}
+	if err != nil {
+		return fmt.Errorf("%w", explain(err, a.cfg, a.baseURL))
+	}
+	return nil
+}

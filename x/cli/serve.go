@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lodeworks/lode/tool"
+	xtool "github.com/lodeworks/lode/x/tool"
+	"github.com/lodeworks/lode/x/tool/mcp"
+)
+
+// mountMCP connects the configured MCP servers and mounts each under its
+// name ("<name>__<tool>").
+func mountMCP(ctx context.Context, tb *toolbox, cfg *Config) error {
+	for _, s := range cfg.MCP {
+		opts := append([]mcp.Option{mcp.WithName(s.Name)}, mcpFeatures(cfg, s)...)
+		if s.Timeout > 0 {
+			opts = append(opts, mcp.WithCallTimeout(time.Duration(s.Timeout)))
+		}
+		if s.URL != "" {
+			opts = append(opts, mcp.WithHTTP(s.URL))
+			keys := make([]string, 0, len(s.Headers))
+			for k := range s.Headers {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				opts = append(opts, mcp.WithHeader(k, s.Headers[k]))
+			}
+			if s.httpc != nil {
+				opts = append(opts, mcp.WithHTTPClient(s.httpc))
+			}
+		} else {
+			opts = append(opts, mcp.WithStdio(s.Command[0], s.Command[1:]...))
+			env := make([]string, 0, len(s.Env))
+			for k, v := range s.Env {
+				env = append(env, k+"="+v)
+			}
+			sort.Strings(env)
+			if len(env) > 0 {
+				opts = append(opts, mcp.WithEnv(env...))
+			}
+			if s.InheritEnv {
+				opts = append(opts, mcp.WithParentEnv())
+			}
+		}
+		c, err := mcp.NewClient(opts...)
+		if err != nil {
+			return fmt.Errorf("mcp server %q: %w", s.Name, err)
+		}
+		tb.closers = append(tb.closers, c.Close)
+		if err := tb.reg.Mount(ctx, c); err != nil {
+			return fmt.Errorf("mcp server %q: %w", s.Name, err)
+		}
+	}
+	return nil
+}
+
+func cmdServe(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("lode serve", flag.ContinueOnError)
+	var o options
+	o.registerTools(fs)
+	o.registerTrace(fs)
+	addr := fs.String("http", "", "serve streamable HTTP at POST /mcp on this loopback address (e.g. 127.0.0.1:8080) instead of stdio")
+	roles := fs.String("role", "", "with a policy in lode.yaml: the roles (comma-separated) of the caller over stdio, or over HTTP when tokens: grant none")
+	var allowHosts []string
+	allowHostFlag(fs, &allowHosts, "accept requests for this Host name besides loopback ones (repeatable; \"*\" for any); needed to serve --http on an address other than loopback, which opens the tools to the network with no authentication")
+	describe(fs, "lode serve [flags]", `A call that needs approval (a destructive tool, approve: in lode.yaml, the
+policy's approve: rules for the caller's roles) is put to the MCP client's
+person through elicitation and runs only on an accepted yes, once. A client
+that declared no elicitation gets an error result (isError) saying the call
+needs approval, why, and how to get it; the call never runs.
+
+`+exitCodes)
+	rest, err := parseFlags(fs, e, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs("lode serve", rest); err != nil {
+		return err
+	}
+	var remote bool
+	if *addr != "" {
+		var err error
+		if remote, err = checkServeAddr(*addr, allowHosts); err != nil {
+			return err
+		}
+	} else if len(allowHosts) > 0 {
+		return usageError{"--allow-host needs --http"}
+	}
+	cfg, err := o.load(e)
+	if err != nil {
+		return err
+	}
+	tracer, shutdown, err := setupTracing(ctx, e, o.trace)
+	if err != nil {
+		return err
+	}
+	defer shutdown(context.Background())
+	notes, err := prepareMCP(ctx, e, cfg)
+	if err != nil {
+		return err
+	}
+	// stdout may carry the protocol: the mounted servers' notes go to stderr.
+	notes.to(noteLines(e.stderr))
+	tb, err := mountTools(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer tb.Close()
+	d, err := openDoor(e, cfg, tb, doorSpec{kind: doorServe, roles: *roles, http: *addr != ""})
+	if err != nil {
+		return err
+	}
+	hopts, popts := d.handler, d.server
+	if tracer != nil {
+		hopts = append(hopts, xtool.WithTracer(tracer))
+	}
+	sopts := append([]mcp.ServerOption{mcp.WithHandler(xtool.NewHandler(tb.reg, hopts...)), mcp.WithImplementation("lode", "dev")}, popts...)
+	if len(allowHosts) > 0 {
+		sopts = append(sopts, mcp.WithAllowedHosts(allowHosts...))
+	}
+	srv, err := mcp.NewServer(tb.reg, sopts...)
+	if err != nil {
+		return err
+	}
+	ctx, stop := interruptible(ctx, e)
+	defer stop()
+	if *addr == "" {
+		err = srv.ServeStdio(ctx)
+	} else {
+		var ln net.Listener
+		if ln, err = net.Listen("tcp", *addr); err != nil {
+			return err
+		}
+		if remote {
+			fmt.Fprintf(e.stderr, "lode serve: warning: %s is not a loopback address: anyone who can reach it can run these tools, unauthenticated\n", *addr)
+		}
+		fmt.Fprintf(e.stderr, "lode serve: %d tools at http://%s/mcp\n", len(tb.reg.Tools()), ln.Addr())
+		err = srv.Serve(ctx, ln)
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// checkServeAddr accepts a loopback HOST:PORT, and another only when
+// allowHosts is not empty; remote reports that it is not loopback. A host
+// name other than localhost counts as not loopback: it is not resolved.
+func checkServeAddr(addr string, allowHosts []string) (remote bool, err error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, usageError{fmt.Sprintf("--http %q: want HOST:PORT, e.g. 127.0.0.1:8080", addr)}
+	}
+	if strings.EqualFold(host, "localhost") {
+		return false, nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return false, nil
+	}
+	if len(allowHosts) == 0 {
+		return true, usageError{fmt.Sprintf("--http %s is not a loopback address: anyone who could reach it could run the tools, with no authentication; serve on 127.0.0.1:PORT, or add --allow-host NAME (the host name clients use, \"*\" for any) to serve there anyway", addr)}
+	}
+	return true, nil
+}
+
+var _ tool.RemoteSource = (*mcp.Client)(nil)
+
+// allowHostFlag adds the repeatable --allow-host flag of serve and web,
+// collecting its trimmed values into hosts.
+func allowHostFlag(fs *flag.FlagSet, hosts *[]string, usage string) {
+	fs.Func("allow-host", usage, func(v string) error {
+		if strings.TrimSpace(v) == "" {
+			return errors.New("empty host name")
+		}
+		*hosts = append(*hosts, strings.TrimSpace(v))
+		return nil
+	})
+}

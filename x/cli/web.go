@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/lodeworks/lode/ledger/file"
+	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/x/conduit/web"
+	xtool "github.com/lodeworks/lode/x/tool"
+)
+
+// defaultWebAddr is where `lode web` listens without --addr.
+const defaultWebAddr = "127.0.0.1:7480"
+
+// defaultThreadsDir is where `lode web` keeps threads without --threads.
+const defaultThreadsDir = ".lode/threads"
+
+// cmdWeb serves the chat page and the UI message stream for the configured
+// model and packs, threads kept in a file store.
+func cmdWeb(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("lode web", flag.ContinueOnError)
+	var o options
+	o.register(fs)
+	addr := fs.String("addr", defaultWebAddr, "listen on this loopback HOST:PORT")
+	threads := fs.String("threads", defaultThreadsDir, "keep the chat threads in this folder (a ledger file store); given, it wins over store: in lode.yaml, which wins over the default")
+	var allowHosts []string
+	allowHostFlag(fs, &allowHosts, "accept requests for this Host name besides loopback ones (repeatable; \"*\" for any); needed to listen on an address other than loopback, which lets anyone who reaches it chat and run the tools, unauthenticated")
+	describe(fs, "lode web [flags]", `A call that needs approval pauses the chat; the page shows it as an approval
+card (after a reload, and in another browser, too) and posts the decision.
+Callers' roles, for the policy and its approve: rules, come from their tokens:
+or from --role. history: in lode.yaml applies to every request.
+
+`+exitCodes)
+	rest, err := parseFlags(fs, e, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs("lode web", rest); err != nil {
+		return err
+	}
+	remote, err := checkServeAddr(*addr, allowHosts)
+	if err != nil {
+		return usageError{strings.Replace(err.Error(), "--http", "--addr", 1)}
+	}
+	cfg, err := o.load(e)
+	if err != nil {
+		return err
+	}
+	tracer, shutdown, err := setupTracing(ctx, e, o.trace)
+	if err != nil {
+		return err
+	}
+	defer shutdown(context.Background())
+	prov, err := newModel(cfg, e, tracer)
+	if err != nil {
+		return err
+	}
+	// Logins only: x/conduit/web has no part for a mounted server's
+	// progress or logs, so they are dropped.
+	if _, err := prepareMCP(ctx, e, cfg); err != nil {
+		return err
+	}
+	tb, err := mountTools(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer tb.Close()
+	// --threads given wins over store: in lode.yaml, which wins over the
+	// default folder.
+	explicit := ""
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "threads" {
+			explicit = *threads
+		}
+	})
+	d, err := openDoor(e, cfg, tb, doorSpec{kind: doorWeb, roles: o.role, prov: prov, store: explicit, def: defaultThreadsDir})
+	if err != nil {
+		return err
+	}
+	store, err := file.Open(d.store)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	hopts := d.handler
+	loopOpts := []loop.Option{loop.WithMaxTurns(cfg.MaxTurns), loop.WithTimeLimit(time.Duration(cfg.Model.Timeout))}
+	loopOpts = append(loopOpts, d.loop...)
+	if tracer != nil {
+		hopts = append(hopts, xtool.WithTracer(tracer))
+		loopOpts = append(loopOpts, loop.WithTracer(tracer))
+	}
+	loopOpts = append(loopOpts, loop.WithHandlers(xtool.NewHandler(tb.reg, hopts...)), loop.WithInvokeOptions(d.invoke(cfg, tb)...))
+	wopts := append(d.web, web.WithLoopOptions(loopOpts...))
+	if len(allowHosts) > 0 {
+		wopts = append(wopts, web.WithAllowedHosts(allowHosts...))
+	}
+	var sendTo provider.Provider = prov
+	if d.prov != nil {
+		sendTo = d.prov
+	}
+	h, err := web.New(sendTo, store, wopts...)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	if remote {
+		fmt.Fprintf(e.stderr, "lode web: warning: %s is not a loopback address: anyone who can reach it can chat and run these tools, unauthenticated\n", *addr)
+	}
+	fmt.Fprintf(e.stderr, "lode web: %d tools, threads in %s, chat at http://%s/\n", len(tb.reg.Tools()), d.store, ln.Addr())
+	ctx, stop := interruptible(ctx, e)
+	defer stop()
+	err = h.Serve(ctx, ln)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// lineWriter passes each write to lines, for a test waiting for one.
+type lineWriter struct{ lines chan string }
+
+func (w lineWriter) Write(p []byte) (int, error) {
+	w.lines <- string(p)
+	return len(p), nil
+}
+
+func TestWebServesThePage(t *testing.T) {
+	dir := t.TempDir()
+	lines := make(chan string, 10)
+	var out strings.Builder
+	e := env{stdin: strings.NewReader(""), stdout: &out, stderr: lineWriter{lines}, getenv: func(string) string { return "" }, interrupts: make(chan os.Signal)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	threads := filepath.Join(dir, "threads")
+	go func() {
+		done <- run(ctx, e, []string{"web", "--addr", "127.0.0.1:0", "--threads", threads, "--base-url", "http://127.0.0.1:1/v1", "--model", "m"})
+	}()
+	var url string
+	select {
+	case l := <-lines:
+		m := regexp.MustCompile(`chat at (http://\S+/)`).FindStringSubmatch(l)
+		if m == nil {
+			cancel()
+			t.Fatalf("lode web said %q", l)
+		}
+		url = m[1]
+	case code := <-done:
+		cancel()
+		t.Fatalf("lode web exited with %d", code)
+	}
+	resp, err := http.Get(url)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "<title>lode chat</title>") {
+		t.Errorf("GET %s: %d %.80q", url, resp.StatusCode, b)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("lode web ended with %d after its context", code)
+	}
+	if _, err := os.Stat(threads); err != nil {
+		t.Errorf("threads folder: %v", err)
+	}
+}
+
+func TestWebRefusesARemoteAddress(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"web", "--addr", "0.0.0.0:8080"}, "lode: --addr 0.0.0.0:8080 is not a loopback address"},
+		{[]string{"web", "--addr", "nope"}, "lode: --addr \"nope\": want HOST:PORT, e.g. 127.0.0.1:8080\n"},
+		{[]string{"web", "extra"}, "lode: lode web takes no arguments; got \"extra\"\n"},
+	} {
+		r := lode(t, t.TempDir(), nil, "", c.args...)
+		if r.code != exitUsage || !strings.HasPrefix(r.stderr, c.want) {
+			t.Errorf("%v: %d %q, want exit %d and %q", c.args, r.code, r.stderr, exitUsage, c.want)
+		}
+	}
+}
