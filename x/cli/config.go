@@ -118,7 +118,7 @@ type ModelConfig struct {
 	IdleTimeout Duration `yaml:"idle_timeout"`
 	// Fallback lists the models to try, in order, when this one fails
 	// before it starts answering; each entry has the keys above but
-	// timeout (see cmd/lode/fallback.go).
+	// timeout (see fallback.go).
 	Fallback []ModelConfig `yaml:"fallback"`
 	// Hedge, when set, also asks the next model when this one has not
 	// started answering after it; 0 means no hedging.
