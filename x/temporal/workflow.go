@@ -86,17 +86,10 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		RetryPolicy:         &sdk.RetryPolicy{MaximumAttempts: 3},
 	})
 	callCtx := func(c CallRef) workflow.Context {
-		attempts := int32(1)
-		if c.Idempotent {
-			attempts = in.CallAttempts
-			if attempts <= 0 {
-				attempts = DefaultCallAttempts
-			}
-		}
 		return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			StartToCloseTimeout: or(in.CallTimeout, DefaultCallTimeout),
+			StartToCloseTimeout: or(c.Timeout, or(in.CallTimeout, DefaultCallTimeout)),
 			HeartbeatTimeout:    3 * DefaultHeartbeat,
-			RetryPolicy:         &sdk.RetryPolicy{MaximumAttempts: attempts},
+			RetryPolicy:         callRetry(c, in.CallAttempts),
 		})
 	}
 	// call runs one call, and gives it the interrupted result when its
@@ -113,6 +106,33 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 			return r, ierr
 		}
 		return r, nil
+	}
+	// parallel runs the calls of one answer at once, each keeping its
+	// result aside, then appends the results in the calls' order, as a
+	// loop turn does; a call whose attempts fail for good is interrupted.
+	parallel := func(calls []CallRef, at int) ([]artifact.Pending, error) {
+		futures := make([]workflow.Future, len(calls))
+		for i, c := range calls {
+			futures[i] = workflow.ExecuteActivity(callCtx(c), CallName, CallInput{Thread: in.Thread, At: at, ID: c.ID, Stage: true})
+		}
+		commit := CommitInput{Thread: in.Thread, At: at}
+		var pending []artifact.Pending
+		for i, f := range futures {
+			commit.IDs = append(commit.IDs, calls[i].ID)
+			var r CallResult
+			if err := f.Get(ctx, &r); err != nil {
+				commit.Failed = append(commit.Failed, calls[i].ID)
+				continue
+			}
+			if r.Pending != nil {
+				pending = append(pending, *r.Pending)
+			}
+		}
+		var r CallResult
+		if err := workflow.ExecuteActivity(short, CommitName, commit).Get(ctx, &r); err != nil {
+			return nil, err
+		}
+		return pending, nil
 	}
 
 	var n int
@@ -137,7 +157,15 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		refs := map[string]CallRef{}
 		for _, c := range tr.Calls {
 			refs[c.ID] = c
-			r, err := call(c, tr.At, nil)
+		}
+		if len(tr.Calls) > 1 {
+			p, err := parallel(tr.Calls, tr.At)
+			if err != nil {
+				return out, err
+			}
+			waiting = append(waiting, p...)
+		} else {
+			r, err := call(tr.Calls[0], tr.At, nil)
 			if err != nil {
 				return out, err
 			}
@@ -163,6 +191,26 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 			}
 		}
 	}
+}
+
+// callRetry is the retry policy of c: attempts attempts (0 means
+// DefaultCallAttempts), or c's own policy, when c is idempotent; a single
+// attempt otherwise.
+func callRetry(c CallRef, attempts int32) *sdk.RetryPolicy {
+	if !c.Idempotent {
+		return &sdk.RetryPolicy{MaximumAttempts: 1}
+	}
+	if attempts <= 0 {
+		attempts = DefaultCallAttempts
+	}
+	rp := sdk.RetryPolicy{MaximumAttempts: attempts}
+	if c.Retry != nil {
+		rp = *c.Retry
+		if rp.MaximumAttempts == 0 {
+			rp.MaximumAttempts = attempts
+		}
+	}
+	return &rp
 }
 
 func indexOf(ps []artifact.Pending, id string) int {
