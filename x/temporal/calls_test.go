@@ -136,7 +136,7 @@ func TestCallRetryPolicies(t *testing.T) {
 // the calls' order.
 type ordered struct {
 	tools
-	once       sync.Once
+	once         sync.Once
 	done2, done3 chan struct{}
 }
 
