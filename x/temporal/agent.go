@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -17,6 +18,7 @@ import (
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 	toolpkg "github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/agent"
 	xtool "github.com/lodeworks/lode/x/tool"
 )
 
@@ -82,6 +84,18 @@ type Agent struct {
 	invoke  []provider.InvokeOption
 	owner   string
 	policy  map[string]CallPolicy
+
+	// path names the agent in the tree of children: "" for the root,
+	// then the child agents' names, "/" between them.
+	path     string
+	parent   *Agent
+	children map[string]*Agent
+	// child is the x/agent Agent this one runs, and callerReg the
+	// registry it was registered in; nil at the root.
+	child     *agent.Agent
+	callerReg toolpkg.Registry
+	own       toolpkg.Registry
+	spec      agent.Spec
 }
 
 // Option configures an Agent.
@@ -93,6 +107,12 @@ type config struct {
 	invoke   []provider.InvokeOption
 	owner    string
 	policy   map[string]CallPolicy
+	children []children
+}
+
+type children struct {
+	reg    toolpkg.Registry
+	agents []*agent.Agent
 }
 
 // WithHandler sets the handler that runs tool calls (x/tool's Handler);
@@ -130,6 +150,16 @@ func WithCallPolicy(name string, p CallPolicy) Option {
 	}
 }
 
+// WithChildAgents runs the calls to agents, x/agent Agents registered in
+// reg with agent.Register, as child workflows: the child's loop on a
+// thread of its own, each of its turns and calls an activity, its answer
+// the call's result (see the package doc). reg is the registry the
+// parent's handler runs, which tells, as in x/agent, which tools a child
+// may not use: those of reg that the parent's turn did not offer.
+func WithChildAgents(reg toolpkg.Registry, agents ...*agent.Agent) Option {
+	return func(c *config) { c.children = append(c.children, children{reg: reg, agents: agents}) }
+}
+
 // New returns an Agent over store and prov.
 func New(store ledger.Store, prov provider.Provider, opts ...Option) (*Agent, error) {
 	var c config
@@ -150,12 +180,62 @@ func New(store ledger.Store, prov provider.Provider, opts ...Option) (*Agent, er
 		c.owner = "temporal"
 	}
 	stepOpts := append(append([]loop.Option{}, c.loopOpts...), loop.WithLeaseOwner(c.owner))
-	return &Agent{store: store, prov: prov, handler: c.handler, turn: loop.New(stepOpts...), invoke: c.invoke, owner: c.owner, policy: c.policy}, nil
+	a := &Agent{store: store, prov: prov, handler: c.handler, turn: loop.New(stepOpts...), invoke: c.invoke, owner: c.owner, policy: c.policy}
+	for _, ch := range c.children {
+		for _, x := range ch.agents {
+			if x == nil || ch.reg == nil {
+				errs = append(errs, errors.New("temporal: WithChildAgents needs a registry and agents"))
+				continue
+			}
+			a.adopt(ch.reg, x, c)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// adopt makes x a child of a: calls to it run as child workflows. The
+// child's own children run inside its calls, as x/agent runs them.
+func (a *Agent) adopt(reg toolpkg.Registry, x *agent.Agent, c config) {
+	spec := x.Spec()
+	stepOpts := append(append([]loop.Option{}, spec.LoopOptions...), loop.WithLeaseOwner(c.owner))
+	if a.children == nil {
+		a.children = map[string]*Agent{}
+	}
+	path := spec.Name
+	if a.path != "" {
+		path = a.path + "/" + spec.Name
+	}
+	a.children[spec.Name] = &Agent{
+		store: a.store, prov: spec.Provider, handler: spec.Handler, turn: loop.New(stepOpts...),
+		invoke: spec.InvokeOptions, owner: a.owner, policy: a.policy,
+		path: path, parent: a, child: x, callerReg: reg, own: spec.Registry, spec: spec,
+	}
+}
+
+// at finds the agent path names.
+func (a *Agent) at(path string) (*Agent, error) {
+	cur := a
+	for name := range strings.SplitSeq(path, "/") {
+		if name == "" {
+			continue
+		}
+		next, ok := cur.children[name]
+		if !ok {
+			return nil, fmt.Errorf("temporal: no child agent %q on this worker", path)
+		}
+		cur = next
+	}
+	return cur, nil
 }
 
 // TurnInput asks for the model turn that follows turn After.
 type TurnInput struct {
 	Thread string
+	// Agent names the child agent whose turn it is; "" is the root.
+	Agent string `json:",omitempty"`
 	// After is the index of the last turn the workflow knows of; an
 	// assistant turn stored after it means the turn already landed (the
 	// activity is being retried) and the model is not asked again.
@@ -172,6 +252,8 @@ type CallRef struct {
 	// Retry is the retry policy of an idempotent call (WithCallPolicy);
 	// nil means RunInput.CallAttempts attempts.
 	Retry *sdk.RetryPolicy `json:",omitempty"`
+	// Child says the call starts a child agent (WithChildAgents).
+	Child bool `json:",omitempty"`
 }
 
 // TurnResult is a model turn as the workflow keeps it: where it is in the
@@ -187,6 +269,7 @@ type TurnResult struct {
 // decision on it when it waited for approval.
 type CallInput struct {
 	Thread   string
+	Agent    string `json:",omitempty"`
 	At       int
 	ID       string
 	Decision *artifact.Decision
@@ -200,6 +283,7 @@ type CallInput struct {
 // for good and that has no result, gets loop.InterruptedMessage.
 type CommitInput struct {
 	Thread string
+	Agent  string `json:",omitempty"`
 	At     int
 	IDs    []string
 	Failed []string `json:",omitempty"`
@@ -263,6 +347,10 @@ func (a *Agent) Length(ctx context.Context, thread string) (int, error) {
 // model is asked, the names of the tools the turn offers are kept under
 // MetaOffered, for the calls the answer makes.
 func (a *Agent) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
+	a, err := a.at(in.Agent)
+	if err != nil {
+		return TurnResult{}, err
+	}
 	st, err := a.load(ctx, in.Thread)
 	if err != nil {
 		return TurnResult{}, err
@@ -353,6 +441,9 @@ func (a *Agent) idempotent(c artifact.ToolCall) bool {
 // ref is what the workflow needs to schedule c: whether it may be retried,
 // and how, and how long an attempt may take.
 func (a *Agent) ref(c artifact.ToolCall) CallRef {
+	if _, ok := a.children[c.Name]; ok {
+		return CallRef{ID: c.ID, Name: c.Name, Child: true}
+	}
 	r := CallRef{ID: c.ID, Name: c.Name, Idempotent: a.idempotent(c)}
 	p := a.policy[c.Name]
 	switch ct, ok := a.handler.(CallTimer); {
@@ -455,6 +546,10 @@ func (a *Agent) find(st *ledger.StoredThread, at int, id string) (callState, err
 // reads. The call runs with the tools the turn offered (MetaOffered), so
 // x/tool's Handler refuses any other exactly as in a loop turn.
 func (a *Agent) Call(ctx context.Context, in CallInput) (CallResult, error) {
+	a, err := a.at(in.Agent)
+	if err != nil {
+		return CallResult{}, err
+	}
 	st, err := a.load(ctx, in.Thread)
 	if err != nil {
 		return CallResult{}, err
@@ -515,6 +610,8 @@ func (a *Agent) Call(ctx context.Context, in CallInput) (CallResult, error) {
 			run.Arguments = d.Arguments
 		}
 		cctx = loop.WithApproval(cctx, d)
+	} else if arts, stop := a.gateAbove(ctx, cs.call); stop {
+		return a.ended(ctx, st, in, arts)
 	}
 
 	var arts []artifact.Artifact
@@ -624,6 +721,10 @@ func interrupted(c artifact.ToolCall) artifact.ToolResult {
 // the staging keys and releases the turn's lease. Run again, it appends
 // nothing twice.
 func (a *Agent) Commit(ctx context.Context, in CommitInput) (CallResult, error) {
+	a, err := a.at(in.Agent)
+	if err != nil {
+		return CallResult{}, err
+	}
 	st, err := a.load(ctx, in.Thread)
 	if err != nil {
 		return CallResult{}, err
