@@ -87,6 +87,8 @@
 //
 // Not done here: an approval rule above a child is asked without the
 // caller's turn in its context (a rule reading loop.CurrentTurn reads
-// nothing), and a child's calls are not counted to the caller's
-// calls_per_run as x/policy counts them in process.
+// nothing); a child's calls are not counted to the caller's calls_per_run
+// as x/policy counts them in process; and a child workflow is bounded by
+// its agent's WithMaxTurns (DefaultMaxTurns when it has none), not by its
+// WithMaxTokens or WithTimeLimit.
 package temporal
