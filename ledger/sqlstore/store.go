@@ -132,6 +132,15 @@ type querier interface {
 // taking the write lock up front: a deferred one that reads first can fail
 // with SQLITE_BUSY when it upgrades, whatever the busy timeout.
 func (s *Store) write(ctx context.Context, fn func(q querier) error) error {
+	return s.writeSync(ctx, true, fn)
+}
+
+// writeSync is write; with durable false, SQLite commits the transaction
+// without waiting for the disk (synchronous=NORMAL, in WAL mode): it stays
+// atomic and in order with every other commit, and is durable as soon as
+// any later commit is, but a power cut or an OS crash may lose it. Lease
+// records are written so (see leaseRecord). Other dialects ignore it.
+func (s *Store) writeSync(ctx context.Context, durable bool, fn func(q querier) error) error {
 	if s.dialect != SQLite {
 		tx, err := s.db.BeginTx(ctx, nil)
 		if err != nil {
@@ -148,6 +157,19 @@ func (s *Store) write(ctx context.Context, fn func(q querier) error) error {
 		return err
 	}
 	defer conn.Close()
+	if !durable {
+		if _, err := conn.ExecContext(ctx, "PRAGMA synchronous=NORMAL"); err != nil {
+			s.dropConn(conn)
+			return err
+		}
+		defer func() {
+			// Every other write waits for the disk: a connection that
+			// cannot be set back is not handed out again.
+			if _, err := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA synchronous=FULL"); err != nil {
+				s.dropConn(conn)
+			}
+		}()
+	}
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return err
 	}
@@ -161,6 +183,9 @@ func (s *Store) write(ctx context.Context, fn func(q querier) error) error {
 	}
 	return nil
 }
+
+// dropConn removes conn from the pool once it is closed.
+func (s *Store) dropConn(conn *sql.Conn) { conn.Raw(func(any) error { return errBadConn }) }
 
 // rollback ends a transaction begun by hand; a connection that cannot roll
 // back is dropped from the pool rather than handed out mid-transaction.
@@ -439,6 +464,17 @@ type journal struct {
 	closed atomic.Bool
 }
 
+// leaseRecord reports whether r changes only a thread's lease. On SQLite
+// such a record need not wait for the disk: WAL mode requires every
+// process that opens the file to run on its host, so whatever loses the
+// record unsynced (a power cut, an OS crash) also ended every owner that
+// could hold the lease, and the thread reads as if the lease had lapsed;
+// and the next turn appended, synced, makes the record durable with it.
+// Each lease record is still a compare-and-swap commit, so of owners
+// racing for the lease exactly one wins as before. On PostgreSQL, whose
+// server outlives its clients' hosts, every record waits for the disk.
+func leaseRecord(r ledger.Record) bool { return r.Turn == nil && r.Key == ledger.LeaseKey }
+
 func (j *journal) Commit(ctx context.Context, r ledger.Record) error {
 	if j.closed.Load() || j.s.closed.Load() {
 		return fmt.Errorf("sqlstore: thread %s: %w", j.id, ledger.ErrClosed)
@@ -453,7 +489,7 @@ func (j *journal) Commit(ctx context.Context, r ledger.Record) error {
 	ctx, cancel := context.WithTimeout(ctx, j.s.timeout)
 	defer cancel()
 	q := &j.s.q
-	return j.s.write(ctx, func(tx querier) error {
+	return j.s.writeSync(ctx, !leaseRecord(r), func(tx querier) error {
 		added := 0
 		if r.Turn != nil {
 			added = 1

@@ -41,9 +41,10 @@ const (
 // exactly these.
 const MetaAwaiting = "lode.agent.awaiting"
 
-// metaDenied keeps, on a child thread, the JSON list of tool names denied
-// to it, so that a resume, whose turn carries no offer, denies them again.
-const metaDenied = "lode.agent.denied"
+// MetaDenied keeps, on a child thread, the JSON list of tool names denied
+// to it, so that a resume, whose turn carries no offer, denies them again
+// (and an engine that runs the child apart, see Spec).
+const MetaDenied = "lode.agent.denied"
 
 // MetaChildPrefix, followed by a tool call ID, is the parent thread's
 // metadata key naming the child thread that call started, so a reader of
@@ -220,7 +221,7 @@ func (a *Agent) call(ctx context.Context, parent tool.Registry, args map[string]
 	deny := a.deniedBelow(ctx, parent)
 	if len(deny) > 0 {
 		names, _ := json.Marshal(slices.Sorted(maps.Keys(deny)))
-		meta[metaDenied] = string(names)
+		meta[MetaDenied] = string(names)
 	}
 	st, closeFn, err := a.open(ctx, meta)
 	if err != nil {
@@ -395,7 +396,7 @@ func (a *Agent) resume(ctx context.Context, parent tool.Registry, out *Outcome, 
 // whose turn carries no offer, cannot tell again.
 func (a *Agent) deniedOn(ctx context.Context, parent tool.Registry, st ledger.State) map[string]struct{} {
 	deny := a.deniedBelow(ctx, parent)
-	v, ok := st.Metadata(metaDenied)
+	v, ok := st.Metadata(MetaDenied)
 	if !ok {
 		return deny
 	}

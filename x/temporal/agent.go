@@ -2,16 +2,24 @@ package temporal
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	sdk "go.temporal.io/sdk/temporal"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
+	toolpkg "github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/agent"
+	xtool "github.com/lodeworks/lode/x/tool"
 )
 
 // Names under which a worker registers the workflow and its activities.
@@ -21,7 +29,45 @@ const (
 	TurnName      = "lode.Turn"
 	CallName      = "lode.Call"
 	InterruptName = "lode.Interrupt"
+	CommitName    = "lode.Commit"
 )
+
+// MetaOffered is the thread's metadata key under which the turn activity
+// keeps the names of the tools the current turn offered (a JSON list),
+// written before the model is asked and only when the set changed: the
+// call activities read it to refuse a call to a tool the turn did not
+// offer, so Temporal's history carries no tool list.
+const MetaOffered = "lode.temporal.offered"
+
+// metaStaged, followed by a call ID, keeps the result of one of a turn's
+// parallel calls until CommitName appends them all in the calls' order.
+const metaStaged = "lode.temporal.staged."
+
+// CallGrace is added to a handler's CallTimeout to make a call's activity
+// timeout, so that the handler stops the call with its own timeout result
+// before Temporal abandons the attempt.
+const CallGrace = 10 * time.Second
+
+// CallTimer is a handler that says how long it lets a call run; x/tool's
+// Handler does (the tool's Timeout, else its own). The workflow bounds
+// each attempt at a call by it, plus CallGrace.
+type CallTimer interface {
+	CallTimeout(call artifact.ToolCall) time.Duration
+}
+
+// CallPolicy is how the workflow runs the calls to one tool (see
+// WithCallPolicy).
+type CallPolicy struct {
+	// Timeout bounds one attempt (the activity's StartToCloseTimeout); 0
+	// means the handler's CallTimeout plus CallGrace, else
+	// RunInput.CallTimeout.
+	Timeout time.Duration
+	// Retry is the retry policy of the calls of an idempotent tool; nil,
+	// or a MaximumAttempts of 0, means RunInput.CallAttempts attempts. A
+	// tool that is not idempotent is attempted once whatever Retry says:
+	// a second attempt could do its effect twice.
+	Retry *sdk.RetryPolicy
+}
 
 // DefaultHeartbeat is how often a running activity heartbeats.
 const DefaultHeartbeat = 5 * time.Second
@@ -37,6 +83,19 @@ type Agent struct {
 	turn    *loop.Step // takes model turns: no handlers
 	invoke  []provider.InvokeOption
 	owner   string
+	policy  map[string]CallPolicy
+
+	// path names the agent in the tree of children: "" for the root,
+	// then the child agents' names, "/" between them.
+	path     string
+	parent   *Agent
+	children map[string]*Agent
+	// child is the x/agent Agent this one runs, and callerReg the
+	// registry it was registered in; nil at the root.
+	child     *agent.Agent
+	callerReg toolpkg.Registry
+	own       toolpkg.Registry
+	spec      agent.Spec
 }
 
 // Option configures an Agent.
@@ -47,6 +106,13 @@ type config struct {
 	loopOpts []loop.Option
 	invoke   []provider.InvokeOption
 	owner    string
+	policy   map[string]CallPolicy
+	children []children
+}
+
+type children struct {
+	reg    toolpkg.Registry
+	agents []*agent.Agent
 }
 
 // WithHandler sets the handler that runs tool calls (x/tool's Handler);
@@ -72,6 +138,28 @@ func WithInvokeOptions(o ...provider.InvokeOption) Option {
 // loop.WithLeaseOwner does. Empty means "temporal".
 func WithLeaseOwner(prefix string) Option { return func(c *config) { c.owner = prefix } }
 
+// WithCallPolicy sets how the calls to the tool name are run: their
+// timeout and, when the tool is idempotent, their retry policy. A later
+// policy for the same name replaces an earlier one.
+func WithCallPolicy(name string, p CallPolicy) Option {
+	return func(c *config) {
+		if c.policy == nil {
+			c.policy = map[string]CallPolicy{}
+		}
+		c.policy[name] = p
+	}
+}
+
+// WithChildAgents runs the calls to agents, x/agent Agents registered in
+// reg with agent.Register, as child workflows: the child's loop on a
+// thread of its own, each of its turns and calls an activity, its answer
+// the call's result (see the package doc). reg is the registry the
+// parent's handler runs, which tells, as in x/agent, which tools a child
+// may not use: those of reg that the parent's turn did not offer.
+func WithChildAgents(reg toolpkg.Registry, agents ...*agent.Agent) Option {
+	return func(c *config) { c.children = append(c.children, children{reg: reg, agents: agents}) }
+}
+
 // New returns an Agent over store and prov.
 func New(store ledger.Store, prov provider.Provider, opts ...Option) (*Agent, error) {
 	var c config
@@ -92,12 +180,62 @@ func New(store ledger.Store, prov provider.Provider, opts ...Option) (*Agent, er
 		c.owner = "temporal"
 	}
 	stepOpts := append(append([]loop.Option{}, c.loopOpts...), loop.WithLeaseOwner(c.owner))
-	return &Agent{store: store, prov: prov, handler: c.handler, turn: loop.New(stepOpts...), invoke: c.invoke, owner: c.owner}, nil
+	a := &Agent{store: store, prov: prov, handler: c.handler, turn: loop.New(stepOpts...), invoke: c.invoke, owner: c.owner, policy: c.policy}
+	for _, ch := range c.children {
+		for _, x := range ch.agents {
+			if x == nil || ch.reg == nil {
+				errs = append(errs, errors.New("temporal: WithChildAgents needs a registry and agents"))
+				continue
+			}
+			a.adopt(ch.reg, x, c)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// adopt makes x a child of a: calls to it run as child workflows. The
+// child's own children run inside its calls, as x/agent runs them.
+func (a *Agent) adopt(reg toolpkg.Registry, x *agent.Agent, c config) {
+	spec := x.Spec()
+	stepOpts := append(append([]loop.Option{}, spec.LoopOptions...), loop.WithLeaseOwner(c.owner))
+	if a.children == nil {
+		a.children = map[string]*Agent{}
+	}
+	path := spec.Name
+	if a.path != "" {
+		path = a.path + "/" + spec.Name
+	}
+	a.children[spec.Name] = &Agent{
+		store: a.store, prov: spec.Provider, handler: spec.Handler, turn: loop.New(stepOpts...),
+		invoke: spec.InvokeOptions, owner: a.owner, policy: a.policy,
+		path: path, parent: a, child: x, callerReg: reg, own: spec.Registry, spec: spec,
+	}
+}
+
+// at finds the agent path names.
+func (a *Agent) at(path string) (*Agent, error) {
+	cur := a
+	for name := range strings.SplitSeq(path, "/") {
+		if name == "" {
+			continue
+		}
+		next, ok := cur.children[name]
+		if !ok {
+			return nil, fmt.Errorf("temporal: no child agent %q on this worker", path)
+		}
+		cur = next
+	}
+	return cur, nil
 }
 
 // TurnInput asks for the model turn that follows turn After.
 type TurnInput struct {
 	Thread string
+	// Agent names the child agent whose turn it is; "" is the root.
+	Agent string `json:",omitempty"`
 	// After is the index of the last turn the workflow knows of; an
 	// assistant turn stored after it means the turn already landed (the
 	// activity is being retried) and the model is not asked again.
@@ -108,6 +246,14 @@ type TurnInput struct {
 type CallRef struct {
 	ID, Name   string
 	Idempotent bool
+	// Timeout bounds one attempt at the call; 0 means
+	// RunInput.CallTimeout.
+	Timeout time.Duration `json:",omitempty"`
+	// Retry is the retry policy of an idempotent call (WithCallPolicy);
+	// nil means RunInput.CallAttempts attempts.
+	Retry *sdk.RetryPolicy `json:",omitempty"`
+	// Child says the call starts a child agent (WithChildAgents).
+	Child bool `json:",omitempty"`
 }
 
 // TurnResult is a model turn as the workflow keeps it: where it is in the
@@ -123,9 +269,24 @@ type TurnResult struct {
 // decision on it when it waited for approval.
 type CallInput struct {
 	Thread   string
+	Agent    string `json:",omitempty"`
 	At       int
 	ID       string
 	Decision *artifact.Decision
+	// Stage keeps the call's result aside, for CommitName to append in
+	// the calls' order: the turn's calls run in parallel.
+	Stage bool `json:",omitempty"`
+}
+
+// CommitInput appends the staged results of the parallel calls IDs of the
+// answer at turn At, in that order; each of Failed, whose attempts failed
+// for good and that has no result, gets loop.InterruptedMessage.
+type CommitInput struct {
+	Thread string
+	Agent  string `json:",omitempty"`
+	At     int
+	IDs    []string
+	Failed []string `json:",omitempty"`
 }
 
 // CallResult is what became of a call.
@@ -182,8 +343,14 @@ func (a *Agent) Length(ctx context.Context, thread string) (int, error) {
 
 // Turn is the activity that takes one model turn on the thread: the model
 // streams (to the Step's observers), and the answer is appended. A retry
-// finds the answer stored and returns it without asking again.
+// finds the answer stored and returns it without asking again. Before the
+// model is asked, the names of the tools the turn offers are kept under
+// MetaOffered, for the calls the answer makes.
 func (a *Agent) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
+	a, err := a.at(in.Agent)
+	if err != nil {
+		return TurnResult{}, err
+	}
 	st, err := a.load(ctx, in.Thread)
 	if err != nil {
 		return TurnResult{}, err
@@ -192,8 +359,10 @@ func (a *Agent) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 	if r, ok := a.landed(st.Turns(), in.After); ok {
 		return r, nil
 	}
+	// Last, so that it sees what every other option offered.
+	opts := append(a.invoke[:len(a.invoke):len(a.invoke)], provider.OptionFunc(noteOffered))
 	stop := heartbeat(ctx)
-	_, err = a.turn.Turn(ctx, st, a.prov, a.invoke...)
+	_, err = a.turn.Turn(ctx, st, a.prov, opts...)
 	stop()
 	if err != nil {
 		return TurnResult{}, fmt.Errorf("temporal: turn on thread %s: %w", in.Thread, err)
@@ -203,6 +372,40 @@ func (a *Agent) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 		return TurnResult{}, fmt.Errorf("temporal: turn on thread %s: no answer was stored", in.Thread)
 	}
 	return r, nil
+}
+
+// noteOffered keeps the names of the tools req offers under MetaOffered;
+// setting the value the key holds writes nothing, so a run whose turns
+// offer the same tools writes it once.
+func noteOffered(_ context.Context, st ledger.State, req *provider.Request) error {
+	names := make([]string, 0, len(req.Tools))
+	for _, t := range req.Tools {
+		names = append(names, t.Name)
+	}
+	b, _ := json.Marshal(names) // strings always encode
+	if err := st.SetMetadata(MetaOffered, string(b)); err != nil {
+		return fmt.Errorf("temporal: keep the offered tools: %w", err)
+	}
+	return nil
+}
+
+// offeredTools reads MetaOffered: the tools the current turn offered, by
+// name, and false when the thread has no record of them (a turn taken
+// before this package kept them).
+func offeredTools(st *ledger.StoredThread) ([]toolpkg.Tool, bool, error) {
+	v, ok := st.Metadata(MetaOffered)
+	if !ok || v == "" {
+		return nil, false, nil
+	}
+	var names []string
+	if err := json.Unmarshal([]byte(v), &names); err != nil {
+		return nil, false, fmt.Errorf("temporal: thread %s: metadata %q holds %q, not a list of tool names: %w", st.ID(), MetaOffered, v, err)
+	}
+	tools := make([]toolpkg.Tool, len(names))
+	for i, n := range names {
+		tools[i].Name = n
+	}
+	return tools, true, nil
 }
 
 // landed finds the first assistant turn after index after.
@@ -220,7 +423,7 @@ func (a *Agent) landed(turns []ledger.Turn, after int) (TurnResult, bool) {
 					continue
 				}
 				seen[x.ID] = true
-				r.Calls = append(r.Calls, CallRef{ID: x.ID, Name: x.Name, Idempotent: a.idempotent(x)})
+				r.Calls = append(r.Calls, a.ref(x))
 			case artifact.Text:
 				r.Answer += x.Content
 			}
@@ -235,6 +438,29 @@ func (a *Agent) idempotent(c artifact.ToolCall) bool {
 	return ok && cc.Idempotent(c)
 }
 
+// ref is what the workflow needs to schedule c: whether it may be retried,
+// and how, and how long an attempt may take.
+func (a *Agent) ref(c artifact.ToolCall) CallRef {
+	if _, ok := a.children[c.Name]; ok {
+		return CallRef{ID: c.ID, Name: c.Name, Child: true}
+	}
+	r := CallRef{ID: c.ID, Name: c.Name, Idempotent: a.idempotent(c)}
+	p := a.policy[c.Name]
+	switch ct, ok := a.handler.(CallTimer); {
+	case p.Timeout > 0:
+		r.Timeout = p.Timeout
+	case ok:
+		if d := ct.CallTimeout(c); d > 0 {
+			r.Timeout = d + CallGrace
+		}
+	}
+	if r.Idempotent && p.Retry != nil {
+		rp := *p.Retry
+		r.Retry = &rp
+	}
+	return r
+}
+
 // callState is what the thread says of one call after its answer.
 type callState struct {
 	call    artifact.ToolCall
@@ -242,13 +468,16 @@ type callState struct {
 	result  *artifact.ToolResult
 	decided *artifact.Decision
 	pending *artifact.Pending
-	length  int
+	// staged is what a parallel call left for CommitName to append.
+	staged []artifact.Artifact
+	length int
 }
 
-func readCall(turns []ledger.Turn, at int, id string) callState {
+func readCall(st *ledger.StoredThread, at int, id string) (callState, error) {
+	turns := st.Turns()
 	cs := callState{length: len(turns)}
 	if at < 0 || at >= len(turns) || turns[at].Role != ledger.RoleAssistant {
-		return cs
+		return cs, nil
 	}
 	for _, art := range turns[at].Artifacts {
 		if c, ok := art.(artifact.ToolCall); ok && c.ID == id {
@@ -277,35 +506,83 @@ func readCall(turns []ledger.Turn, at int, id string) callState {
 			}
 		}
 	}
-	return cs
+	if cs.result != nil || cs.pending != nil {
+		return cs, nil
+	}
+	if v, ok := st.Metadata(metaStaged + id); ok && v != "" {
+		var l artifact.List
+		if err := json.Unmarshal([]byte(v), &l); err != nil {
+			return cs, fmt.Errorf("temporal: thread %s: the staged result of %s: %w", st.ID(), id, err)
+		}
+		cs.staged = l
+		for _, art := range l {
+			switch x := art.(type) {
+			case artifact.ToolResult:
+				if cs.result == nil {
+					cs.result = &x
+				}
+			case artifact.Pending:
+				cs.pending = &x
+			}
+		}
+	}
+	return cs, nil
+}
+
+// find reads call id of turn at, refusing a call the turn does not hold.
+func (a *Agent) find(st *ledger.StoredThread, at int, id string) (callState, error) {
+	cs, err := readCall(st, at, id)
+	if err == nil && !cs.found {
+		err = fmt.Errorf("temporal: thread %s: turn %d has no tool call %s", st.ID(), at, id)
+	}
+	return cs, err
 }
 
 // Call is the activity that runs one tool call through the handler and
-// appends what it emits. A call that already has a result is not run
-// again: a retry after the worker died past the append returns that
-// result. With a Decision, the decision is recorded first (once), and a
-// denied call gets the denial the model reads.
+// appends what it emits (or, with Stage, keeps it for CommitName). A call
+// that already has a result is not run again: a retry after the worker
+// died past the append returns that result. With a Decision, the decision
+// is recorded first (once), and a denied call gets the denial the model
+// reads. The call runs with the tools the turn offered (MetaOffered), so
+// x/tool's Handler refuses any other exactly as in a loop turn.
 func (a *Agent) Call(ctx context.Context, in CallInput) (CallResult, error) {
+	a, err := a.at(in.Agent)
+	if err != nil {
+		return CallResult{}, err
+	}
 	st, err := a.load(ctx, in.Thread)
 	if err != nil {
 		return CallResult{}, err
 	}
 	defer st.Close()
-	cs := readCall(st.Turns(), in.At, in.ID)
-	if !cs.found {
-		return CallResult{}, fmt.Errorf("temporal: thread %s: turn %d has no tool call %s", in.Thread, in.At, in.ID)
+	cs, err := a.find(st, in.At, in.ID)
+	if err != nil {
+		return CallResult{}, err
 	}
 	if cs.result != nil {
 		return CallResult{IsError: cs.result.IsError, Len: cs.length}, nil
 	}
-	owner, err := a.lease(ctx, st)
+	if cs.pending != nil && in.Decision == nil {
+		return CallResult{Pending: cs.pending, Len: cs.length}, nil
+	}
+	tools, restricted, err := offeredTools(st)
 	if err != nil {
 		return CallResult{}, err
 	}
-	defer func() { _ = st.ReleaseLease(context.WithoutCancel(ctx), owner) }()
+	owner, err := a.lease(ctx, st, in.At)
+	if err != nil {
+		return CallResult{}, err
+	}
+	if !in.Stage {
+		// Parallel calls share the turn's lease; CommitName releases it.
+		defer func() { _ = st.ReleaseLease(context.WithoutCancel(ctx), owner) }()
+	}
 
 	run := cs.call
 	cctx := ctx
+	if restricted {
+		cctx = xtool.WithOffered(cctx, tools)
+	}
 	if in.Decision != nil {
 		d := *in.Decision
 		d.ToolCallID, d.Name = cs.call.ID, cs.call.Name
@@ -332,9 +609,9 @@ func (a *Agent) Call(ctx context.Context, in CallInput) (CallResult, error) {
 		if d.Arguments != "" {
 			run.Arguments = d.Arguments
 		}
-		cctx = loop.WithApproval(ctx, d)
-	} else if cs.pending != nil {
-		return CallResult{Pending: cs.pending, Len: cs.length}, nil
+		cctx = loop.WithApproval(cctx, d)
+	} else if arts, stop := a.gateAbove(ctx, cs.call); stop {
+		return a.ended(ctx, st, in, arts)
 	}
 
 	var arts []artifact.Artifact
@@ -362,13 +639,54 @@ func (a *Agent) Call(ctx context.Context, in CallInput) (CallResult, error) {
 			out.Pending = &p
 		}
 	}
-	if len(arts) > 0 {
-		if err := st.Append(ledger.RoleTool, arts...); err != nil {
-			return CallResult{}, fmt.Errorf("temporal: thread %s: call %s: %w", in.Thread, in.ID, err)
-		}
+	if err := a.keep(ctx, st, in, arts); err != nil {
+		return CallResult{}, err
 	}
 	out.Len = st.Len()
 	return out, nil
+}
+
+// keep appends what a call emitted, or with in.Stage keeps it under the
+// call's staging key; the turn's other calls write to the thread at the
+// same time, so a change made since st was read is read and tried again.
+func (a *Agent) keep(ctx context.Context, st *ledger.StoredThread, in CallInput, arts []artifact.Artifact) error {
+	if len(arts) == 0 {
+		return nil
+	}
+	var err error
+	if in.Stage {
+		b, merr := json.Marshal(artifact.List(arts))
+		if merr != nil {
+			return fmt.Errorf("temporal: thread %s: call %s: %w", in.Thread, in.ID, merr)
+		}
+		err = again(ctx, st, func() error { return st.SetMetadata(metaStaged+in.ID, string(b)) })
+	} else {
+		err = st.Append(ledger.RoleTool, arts...)
+	}
+	if err != nil {
+		return fmt.Errorf("temporal: thread %s: call %s: %w", in.Thread, in.ID, err)
+	}
+	return nil
+}
+
+// conflictRetries bounds how often one write is tried again after the
+// turn's other calls changed the thread.
+const conflictRetries = 16
+
+// again runs write, and while it fails because the stored thread changed
+// since st read it, reloads st and runs it again. A lease another owner
+// holds is not such a change.
+func again(ctx context.Context, st *ledger.StoredThread, write func() error) error {
+	for i := 0; ; i++ {
+		err := write()
+		var le *ledger.LeaseError
+		if err == nil || !errors.Is(err, ledger.ErrConflict) || errors.As(err, &le) || i == conflictRetries {
+			return err
+		}
+		if rerr := st.Reload(ctx); rerr != nil {
+			return rerr
+		}
+	}
 }
 
 // Interrupt is the activity that gives a call that failed for good (its
@@ -380,34 +698,103 @@ func (a *Agent) Interrupt(ctx context.Context, in CallInput) (CallResult, error)
 		return CallResult{}, err
 	}
 	defer st.Close()
-	cs := readCall(st.Turns(), in.At, in.ID)
-	if !cs.found {
-		return CallResult{}, fmt.Errorf("temporal: thread %s: turn %d has no tool call %s", in.Thread, in.At, in.ID)
+	cs, err := a.find(st, in.At, in.ID)
+	if err != nil {
+		return CallResult{}, err
 	}
 	if cs.result != nil {
 		return CallResult{IsError: cs.result.IsError, Len: cs.length}, nil
 	}
-	if err := st.Append(ledger.RoleTool, artifact.ToolResult{ToolCallID: in.ID, Name: cs.call.Name, IsError: true, Content: loop.InterruptedMessage}); err != nil {
+	if err := st.Append(ledger.RoleTool, interrupted(cs.call)); err != nil {
 		return CallResult{}, fmt.Errorf("temporal: thread %s: interrupt %s: %w", in.Thread, in.ID, err)
 	}
 	return CallResult{IsError: true, Len: st.Len()}, nil
 }
 
-// lease takes the thread's lease for one call, so that lode recover and
-// loop runs keep off the thread while a tool runs. Every attempt at one
-// activity is the same owner, so a retry after a worker died inside the
-// call takes the lease over at once instead of waiting for it to expire.
-func (a *Agent) lease(ctx context.Context, st *ledger.StoredThread) (string, error) {
-	owner := a.owner + "/" + ledger.NewID()[:12]
+func interrupted(c artifact.ToolCall) artifact.ToolResult {
+	return artifact.ToolResult{ToolCallID: c.ID, Name: c.Name, IsError: true, Content: loop.InterruptedMessage}
+}
+
+// Commit is the activity that ends a turn's parallel calls: it appends
+// their staged results in the calls' order, as a loop turn does, gives
+// each call of in.Failed without a result loop.InterruptedMessage, clears
+// the staging keys and releases the turn's lease. Run again, it appends
+// nothing twice.
+func (a *Agent) Commit(ctx context.Context, in CommitInput) (CallResult, error) {
+	a, err := a.at(in.Agent)
+	if err != nil {
+		return CallResult{}, err
+	}
+	st, err := a.load(ctx, in.Thread)
+	if err != nil {
+		return CallResult{}, err
+	}
+	defer st.Close()
+	for _, id := range in.IDs {
+		cs, err := a.find(st, in.At, id)
+		if err != nil {
+			return CallResult{}, err
+		}
+		var arts []artifact.Artifact
+		switch {
+		case cs.staged != nil:
+			arts = cs.staged
+		case cs.result != nil || cs.pending != nil:
+			continue // appended by an earlier attempt
+		case slices.Contains(in.Failed, id):
+			arts = []artifact.Artifact{interrupted(cs.call)}
+		default:
+			continue // the handler emitted nothing
+		}
+		if err := st.Append(ledger.RoleTool, arts...); err != nil {
+			return CallResult{}, fmt.Errorf("temporal: thread %s: commit %s: %w", in.Thread, id, err)
+		}
+	}
+	for _, id := range in.IDs {
+		if v, ok := st.Metadata(metaStaged + id); ok && v != "" {
+			if err := st.SetMetadata(metaStaged+id, ""); err != nil {
+				return CallResult{}, fmt.Errorf("temporal: thread %s: clear the staged result of %s: %w", in.Thread, id, err)
+			}
+		}
+	}
+	if l, err := st.Lease(); err == nil && l.Owner == a.turnOwner(ctx, in.At) {
+		_ = st.ReleaseLease(ctx, l.Owner)
+	}
+	return CallResult{Len: st.Len()}, nil
+}
+
+// turnOwner is the owner of the lease the calls of turn at take: every
+// call of the turn, and every attempt at each, is the same owner, so that
+// parallel calls share the lease and a retry after a worker died inside
+// a call takes it over at once instead of waiting for it to expire.
+func (a *Agent) turnOwner(ctx context.Context, at int) string {
+	if !activity.IsActivity(ctx) {
+		return a.owner + "/" + ledger.NewID()[:12]
+	}
+	info := activity.GetInfo(ctx)
+	return a.owner + "/" + info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID + "/turn-" + strconv.Itoa(at)
+}
+
+// lease takes the thread's lease for a call of turn at, so that lode
+// recover and loop runs keep off the thread while a tool runs. A lease the
+// turn's owner holds for long enough already is not written again.
+func (a *Agent) lease(ctx context.Context, st *ledger.StoredThread, at int) (string, error) {
+	owner := a.turnOwner(ctx, at)
 	ttl := loop.DefaultLeaseTTL
 	if activity.IsActivity(ctx) {
-		info := activity.GetInfo(ctx)
-		owner = a.owner + "/" + info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID + "/" + info.ActivityID
-		if d := info.StartToCloseTimeout; d > ttl {
+		if d := activity.GetInfo(ctx).StartToCloseTimeout; d > ttl {
 			ttl = d
 		}
 	}
-	if _, err := st.AcquireLease(ctx, owner, time.Now(), ttl); err != nil {
+	err := again(ctx, st, func() error {
+		now := time.Now()
+		if l, err := st.Lease(); err == nil && l.Owner == owner && !l.Expires.Before(now.Add(ttl)) {
+			return nil
+		}
+		_, err := st.AcquireLease(ctx, owner, now, ttl)
+		return err
+	})
+	if err != nil {
 		return "", fmt.Errorf("temporal: thread %s: %w", st.ID(), err)
 	}
 	return owner, nil

@@ -15,26 +15,80 @@
 //
 // Exactly once, as loop.Step.Recover does it: an activity that is retried
 // first reads the thread, so a model turn that landed is not asked again
-// and a call that has a result is not run again. An idempotent call
-// (a loop.CallChecker handler says so, as x/tool's does from
-// tool.Hints.Idempotent) is retried up to RunInput.CallAttempts times; any
-// other is attempted once, and a call whose worker died inside it gets
-// loop.InterruptedMessage (InterruptName). A call that waits for approval
-// pauses the run; PendingQuery lists what waits and DecideSignal (Decide)
-// decides one call. The call activity takes the thread's lease while the
-// tool runs, every attempt at one activity as the same owner, so lode
-// recover keeps off while a retry takes over at once. Between activities
-// a thread has no lease: point lode recover (loop.Step.Recover) at the
-// stores that loop runs use, not at one this workflow runs on, where
-// Temporal already continues every run.
+// and a call that has a result is not run again. A call whose worker died
+// inside it, or whose attempts ran out, gets loop.InterruptedMessage
+// (InterruptName). A call that waits for approval pauses the run;
+// PendingQuery lists what waits and DecideSignal (Decide) decides one
+// call.
+//
+// # Timeouts and retries
+//
+// Each attempt at a call is bounded by its tool's timeout: a CallTimer
+// handler (x/tool's, from tool.Tool.Timeout or its own default) says it,
+// and CallGrace is added so that the handler's own timeout result is what
+// the model reads; RunInput.CallTimeout is the bound of calls whose
+// handler says none. An idempotent call (a loop.CallChecker handler says
+// so, as x/tool's does from tool.Hints.Idempotent) is retried, up to
+// RunInput.CallAttempts times or by the retry policy WithCallPolicy sets
+// for its tool (which may also set its timeout); any other call is
+// attempted once, whatever its policy says.
+//
+// # Parallel calls
+//
+// The calls of one answer run as parallel activities. Each keeps its
+// result aside, in the thread's metadata, and CommitName then appends
+// them in the calls' order, exactly as a loop turn does, whatever order
+// they finished in; the commit, run again, appends nothing twice. The
+// workflow schedules them together and reads them in order, so a replay
+// gives the same commands.
+//
+// # The turn's tools at execution
+//
+// Before the model is asked, the turn activity keeps the names of the
+// tools the turn offers under MetaOffered (written only when the set
+// changed). The call activities run each call with that set
+// (xtool.WithOffered), so x/tool's Handler refuses a call to a tool the
+// turn did not offer in the very words a loop turn uses. Temporal's
+// history carries no tool list. Only x/tool's Handler reads the set; a
+// thread without the record (taken before) restricts nothing.
+//
+// # Child agents
+//
+// WithChildAgents names x/agent Agents (registered in the parent's
+// registry with agent.Register): a call to one runs as a child workflow.
+// The Child activity gates the call by the caller's approval rules,
+// checks its arguments (agent.Agent.Task), and creates the child thread
+// (ChildThreadID, with x/agent's metadata: agent, depth, parent thread
+// and call, and the tools denied to it: those of the parent's registry
+// its turn did not offer); the child workflow runs the child's loop, each
+// of its turns and calls an activity of the child's provider, tools and
+// filter; ChildEndName words its end as x/agent does (agent.Agent.Answer)
+// and appends it as the call's result. Approvals are inherited: each call
+// the child makes is asked of every caller's x/tool Handler above it
+// (xtool.Handler.GateBelow), nearest first, and one that needs a person
+// waits in the child; the child tells its parent (ChildPendingSignal), so
+// the parent's PendingQuery lists it, and a DecideSignal sent to the
+// parent goes down to the child. A turn with a call to a child agent runs
+// its calls one by one. The child's own children run inside its calls, as
+// x/agent runs them.
+//
+// # Leases
+//
+// The call activity takes the thread's lease while the tool runs; every
+// call of one turn, and every attempt at each, is the same owner, so
+// parallel calls share it and lode recover keeps off while a retry takes
+// over at once. Between activities a thread has no lease: point lode
+// recover (loop.Step.Recover) at the stores that loop runs use, not at
+// one this workflow runs on, where Temporal already continues every run.
 //
 // An application builds one Agent (New: store, provider, handler) and a
 // worker with NewWorker, and starts runs with Start on threads whose
 // prompt it has appended.
 //
-// Not done here: a child agent as a child workflow (x/agent's child runs
-// inside the call activity), per-tool timeouts and retry policies beyond
-// idempotent or not (RunInput.CallTimeout bounds every call), and the
-// per-turn tool filter at execution (the handler's policy gate still
-// applies; the offered set of the turn is not known to the call activity).
+// Not done here: an approval rule above a child is asked without the
+// caller's turn in its context (a rule reading loop.CurrentTurn reads
+// nothing); a child's calls are not counted to the caller's calls_per_run
+// as x/policy counts them in process; and a child workflow is bounded by
+// its agent's WithMaxTurns (DefaultMaxTurns when it has none), not by its
+// WithMaxTokens or WithTimeLimit.
 package temporal

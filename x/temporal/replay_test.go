@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -153,5 +154,124 @@ func TestReplayAfterAWorkerDied(t *testing.T) {
 	h.events = h.events[:len(h.events)-1]
 	if err := replay(t, h); err != nil {
 		t.Fatalf("replaying a run cut short: %v", err)
+	}
+}
+
+// parallel records activities scheduled in one workflow task, all of
+// which completed before the next.
+func (h *history) parallel(name string, ins, results []any) {
+	var sched []int64
+	for i := range ins {
+		id := h.add(enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, nil)
+		h.events[id-1].Attributes = &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{
+			ActivityId:   strconv.FormatInt(id, 10),
+			ActivityType: &commonpb.ActivityType{Name: name},
+			TaskQueue:    &taskqueuepb.TaskQueue{Name: "lode"},
+			Input:        h.payloads(ins[i]),
+		}}
+		sched = append(sched, id)
+	}
+	// They complete in reverse order: the workflow's results do not depend
+	// on it.
+	for i := len(sched) - 1; i >= 0; i-- {
+		started := h.add(enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED, func(e *historypb.HistoryEvent) {
+			e.Attributes = &historypb.HistoryEvent_ActivityTaskStartedEventAttributes{ActivityTaskStartedEventAttributes: &historypb.ActivityTaskStartedEventAttributes{ScheduledEventId: sched[i], Attempt: 1}}
+		})
+		h.add(enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, func(e *historypb.HistoryEvent) {
+			e.Attributes = &historypb.HistoryEvent_ActivityTaskCompletedEventAttributes{ActivityTaskCompletedEventAttributes: &historypb.ActivityTaskCompletedEventAttributes{
+				ScheduledEventId: sched[i], StartedEventId: started, Result: h.payloads(results[i]),
+			}}
+		})
+	}
+	h.task()
+}
+
+// TestReplayParallelCalls replays a run whose answer made three calls:
+// they are scheduled together, and the commit follows, whatever order they
+// completed in; a history that ran them one by one is not what Run writes.
+func TestReplayParallelCalls(t *testing.T) {
+	calls := []lt.CallRef{{ID: "c1", Name: "read", Idempotent: true, Timeout: time.Minute}, {ID: "c2", Name: "rm"}, {ID: "c3", Name: "read", Idempotent: true}}
+	build := func(together bool) *history {
+		h := &history{t: t}
+		h.start(lt.RunInput{Thread: "t1"})
+		h.activity(lt.LengthName, "t1", 1)
+		h.activity(lt.TurnName, lt.TurnInput{Thread: "t1", After: 0}, lt.TurnResult{At: 1, Calls: calls})
+		var ins, res []any
+		for _, c := range calls {
+			ins = append(ins, lt.CallInput{Thread: "t1", At: 1, ID: c.ID, Stage: true})
+			res = append(res, lt.CallResult{Len: 2})
+		}
+		if together {
+			h.parallel(lt.CallName, ins, res)
+		} else {
+			for i := range ins {
+				h.activity(lt.CallName, ins[i], res[i])
+			}
+		}
+		h.activity(lt.CommitName, lt.CommitInput{Thread: "t1", At: 1, IDs: []string{"c1", "c2", "c3"}}, lt.CallResult{Len: 5})
+		h.activity(lt.TurnName, lt.TurnInput{Thread: "t1", After: 1}, lt.TurnResult{At: 5, Answer: "done"})
+		h.complete(lt.RunOutput{Thread: "t1", Turns: 2, Answer: "done"})
+		return h
+	}
+	if err := replay(t, build(true)); err != nil {
+		t.Fatalf("replaying parallel calls: %v", err)
+	}
+	if err := replay(t, build(false)); err == nil || !strings.Contains(err.Error(), "TMPRL1100") {
+		t.Fatalf("replaying calls run one by one: %v", err)
+	}
+}
+
+// child records a child workflow started, then completed with out.
+func (h *history) child(id string, in lt.RunInput, out lt.RunOutput) {
+	last := h.events[len(h.events)-1].EventId
+	initiated := h.add(enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED, func(e *historypb.HistoryEvent) {
+		e.Attributes = &historypb.HistoryEvent_StartChildWorkflowExecutionInitiatedEventAttributes{StartChildWorkflowExecutionInitiatedEventAttributes: &historypb.StartChildWorkflowExecutionInitiatedEventAttributes{
+			WorkflowId: id, WorkflowType: &commonpb.WorkflowType{Name: lt.WorkflowName},
+			TaskQueue: &taskqueuepb.TaskQueue{Name: "lode"}, Input: h.payloads(in), WorkflowTaskCompletedEventId: last,
+		}}
+	})
+	exec := &commonpb.WorkflowExecution{WorkflowId: id, RunId: "child-run"}
+	started := h.add(enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED, func(e *historypb.HistoryEvent) {
+		e.Attributes = &historypb.HistoryEvent_ChildWorkflowExecutionStartedEventAttributes{ChildWorkflowExecutionStartedEventAttributes: &historypb.ChildWorkflowExecutionStartedEventAttributes{
+			InitiatedEventId: initiated, WorkflowExecution: exec, WorkflowType: &commonpb.WorkflowType{Name: lt.WorkflowName},
+		}}
+	})
+	h.task()
+	h.add(enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED, func(e *historypb.HistoryEvent) {
+		e.Attributes = &historypb.HistoryEvent_ChildWorkflowExecutionCompletedEventAttributes{ChildWorkflowExecutionCompletedEventAttributes: &historypb.ChildWorkflowExecutionCompletedEventAttributes{
+			InitiatedEventId: initiated, StartedEventId: started, WorkflowExecution: exec,
+			WorkflowType: &commonpb.WorkflowType{Name: lt.WorkflowName}, Result: h.payloads(out),
+		}}
+	})
+	h.task()
+}
+
+// TestReplayChildAgent replays a run whose model called a child agent:
+// the child's start, its workflow and its end come in that order; a
+// history in which the call ran as a plain activity is not what Run
+// writes.
+func TestReplayChildAgent(t *testing.T) {
+	build := func(asChild bool) *history {
+		h := &history{t: t}
+		h.start(lt.RunInput{Thread: "t1"})
+		h.activity(lt.LengthName, "t1", 1)
+		h.activity(lt.TurnName, lt.TurnInput{Thread: "t1", After: 0}, lt.TurnResult{At: 1, Calls: []lt.CallRef{{ID: "c1", Name: "helper", Child: asChild}}})
+		if asChild {
+			id := lt.ChildThreadID("t1", "c1")
+			h.activity(lt.ChildName, lt.ChildInput{Thread: "t1", At: 1, ID: "c1"}, lt.ChildStart{Child: id, Agent: "helper", MaxTurns: 10})
+			h.child(lt.WorkflowID(id), lt.RunInput{Thread: id, Agent: "helper", MaxTurns: 10}, lt.RunOutput{Thread: id, Turns: 1, Answer: "found it"})
+			h.activity(lt.ChildEndName, lt.ChildEndInput{Thread: "t1", At: 1, ID: "c1", Child: id}, lt.CallResult{Len: 3})
+		} else {
+			h.activity(lt.ChildName, lt.ChildInput{Thread: "t1", At: 1, ID: "c1"}, lt.ChildStart{})
+		}
+		h.activity(lt.TurnName, lt.TurnInput{Thread: "t1", After: 1}, lt.TurnResult{At: 3, Answer: "done"})
+		h.complete(lt.RunOutput{Thread: "t1", Turns: 2, Answer: "done"})
+		return h
+	}
+	if err := replay(t, build(true)); err != nil {
+		t.Fatalf("replaying a child agent's run: %v", err)
+	}
+	if err := replay(t, build(false)); err == nil || !strings.Contains(err.Error(), "TMPRL1100") {
+		t.Fatalf("replaying a child agent's call as a plain call: %v", err)
 	}
 }

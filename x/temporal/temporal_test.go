@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -397,7 +398,7 @@ func TestRetryAfterAWorkerDiedInsideTheCall(t *testing.T) {
 				return lt.CallResult{}, err
 			}
 			defer st.Close()
-			owner := "temporal/" + info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID + "/" + info.ActivityID
+			owner := "temporal/" + info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID + "/turn-" + strconv.Itoa(in.At)
 			if _, err := st.AcquireLease(ctx, owner, time.Now(), time.Hour); err != nil {
 				return lt.CallResult{}, err
 			}

@@ -13,13 +13,17 @@ import (
 )
 
 // Register adds the workflow and a's activities to r under their names
-// (WorkflowName, LengthName, TurnName, CallName, InterruptName).
+// (WorkflowName, LengthName, TurnName, CallName, InterruptName,
+// CommitName, ChildName, ChildEndName).
 func (a *Agent) Register(r worker.Registry) {
 	r.RegisterWorkflowWithOptions(Run, workflow.RegisterOptions{Name: WorkflowName})
 	r.RegisterActivityWithOptions(a.Length, activity.RegisterOptions{Name: LengthName})
 	r.RegisterActivityWithOptions(a.Turn, activity.RegisterOptions{Name: TurnName})
 	r.RegisterActivityWithOptions(a.Call, activity.RegisterOptions{Name: CallName})
 	r.RegisterActivityWithOptions(a.Interrupt, activity.RegisterOptions{Name: InterruptName})
+	r.RegisterActivityWithOptions(a.Commit, activity.RegisterOptions{Name: CommitName})
+	r.RegisterActivityWithOptions(a.Child, activity.RegisterOptions{Name: ChildName})
+	r.RegisterActivityWithOptions(a.ChildEnd, activity.RegisterOptions{Name: ChildEndName})
 }
 
 // NewWorker returns a worker on taskQueue that runs lode's workflow with

@@ -1,7 +1,10 @@
 package temporal
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	sdk "go.temporal.io/sdk/temporal"
@@ -30,6 +33,9 @@ const (
 // appended.
 type RunInput struct {
 	Thread string
+	// Agent names the child agent (WithChildAgents) whose run it is; ""
+	// is the root. A child workflow is started with it set.
+	Agent string `json:",omitempty"`
 	// MaxTurns bounds the model turns; 0 means DefaultMaxTurns.
 	MaxTurns int
 	// TurnTimeout bounds one model turn's activity, and CallTimeout one
@@ -69,12 +75,33 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		maxTurns = DefaultMaxTurns
 	}
 	var waiting []artifact.Pending
+	// below holds what waits in the child runs, by child thread.
+	below := map[string][]artifact.Pending{}
+	all := func() []artifact.Pending {
+		ps := append([]artifact.Pending(nil), waiting...)
+		for _, th := range slices.Sorted(maps.Keys(below)) {
+			ps = append(ps, below[th]...)
+		}
+		return ps
+	}
 	if err := workflow.SetQueryHandler(ctx, PendingQuery, func() ([]artifact.Pending, error) {
-		return waiting, nil
+		return all(), nil
 	}); err != nil {
 		return out, err
 	}
 	decisions := workflow.GetSignalChannel(ctx, DecideSignal)
+	fromChildren := workflow.GetSignalChannel(ctx, ChildPendingSignal)
+	// report tells the parent, when this run is a child, what waits here.
+	var reported []artifact.Pending
+	report := func() {
+		parent := workflow.GetInfo(ctx).ParentWorkflowExecution
+		now := all()
+		if parent == nil || slices.EqualFunc(now, reported, func(a, b artifact.Pending) bool { return a.ToolCallID == b.ToolCallID }) {
+			return
+		}
+		reported = now
+		_ = workflow.SignalExternalWorkflow(ctx, parent.ID, parent.RunID, ChildPendingSignal, ChildPending{Thread: in.Thread, Pending: now}).Get(ctx, nil)
+	}
 
 	short := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
@@ -86,24 +113,80 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		RetryPolicy:         &sdk.RetryPolicy{MaximumAttempts: 3},
 	})
 	callCtx := func(c CallRef) workflow.Context {
-		attempts := int32(1)
-		if c.Idempotent {
-			attempts = in.CallAttempts
-			if attempts <= 0 {
-				attempts = DefaultCallAttempts
+		return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			StartToCloseTimeout: or(c.Timeout, or(in.CallTimeout, DefaultCallTimeout)),
+			HeartbeatTimeout:    3 * DefaultHeartbeat,
+			RetryPolicy:         callRetry(c, in.CallAttempts),
+		})
+	}
+	// early keeps the decisions on calls that wait here which came while
+	// a child ran, for the loop that takes decisions.
+	var early []artifact.Decision
+	// child runs the call c to a child agent as a child workflow, passing
+	// decisions down and what waits below up, and gives the call the
+	// child's answer.
+	child := func(c CallRef, at int, d *artifact.Decision) (CallResult, error) {
+		var cs ChildStart
+		if err := workflow.ExecuteActivity(short, ChildName, ChildInput{Thread: in.Thread, Agent: in.Agent, At: at, ID: c.ID, Decision: d}).Get(ctx, &cs); err != nil {
+			return CallResult{}, err
+		}
+		if cs.Child == "" {
+			return cs.Result, nil
+		}
+		maxTurns := cs.MaxTurns
+		if maxTurns <= 0 {
+			maxTurns = DefaultMaxTurns
+		}
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: WorkflowID(cs.Child)})
+		fut := workflow.ExecuteChildWorkflow(cctx, WorkflowName, RunInput{Thread: cs.Child, Agent: cs.Agent, MaxTurns: maxTurns,
+			TurnTimeout: in.TurnTimeout, CallTimeout: in.CallTimeout, CallAttempts: in.CallAttempts})
+		var co RunOutput
+		var cerr error
+		for done := false; !done; {
+			sel := workflow.NewSelector(ctx)
+			sel.AddFuture(fut, func(f workflow.Future) { cerr, done = f.Get(ctx, &co), true })
+			sel.AddReceive(fromChildren, func(ch workflow.ReceiveChannel, _ bool) {
+				var m ChildPending
+				ch.Receive(ctx, &m)
+				if len(m.Pending) == 0 {
+					delete(below, m.Thread)
+				} else {
+					below[m.Thread] = m.Pending
+				}
+				report()
+			})
+			sel.AddReceive(decisions, func(ch workflow.ReceiveChannel, _ bool) {
+				var d artifact.Decision
+				ch.Receive(ctx, &d)
+				if indexOf(waiting, d.ToolCallID) >= 0 {
+					early = append(early, d)
+					return
+				}
+				_ = fut.SignalChildWorkflow(ctx, DecideSignal, d).Get(ctx, nil)
+			})
+			sel.Select(ctx)
+		}
+		delete(below, cs.Child)
+		report()
+		end := ChildEndInput{Thread: in.Thread, Agent: in.Agent, At: at, ID: c.ID, Child: cs.Child}
+		if cerr != nil {
+			end.Failure = cerr.Error()
+			if ae := (*sdk.ApplicationError)(nil); errors.As(cerr, &ae) && ae.Type() == "MaxTurns" {
+				end.MaxTurns = maxTurns
 			}
 		}
-		return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			StartToCloseTimeout: or(in.CallTimeout, DefaultCallTimeout),
-			HeartbeatTimeout:    3 * DefaultHeartbeat,
-			RetryPolicy:         &sdk.RetryPolicy{MaximumAttempts: attempts},
-		})
+		var r CallResult
+		err := workflow.ExecuteActivity(short, ChildEndName, end).Get(ctx, &r)
+		return r, err
 	}
 	// call runs one call, and gives it the interrupted result when its
 	// attempts fail for good.
 	call := func(c CallRef, at int, d *artifact.Decision) (CallResult, error) {
 		var r CallResult
-		in := CallInput{Thread: in.Thread, At: at, ID: c.ID, Decision: d}
+		if c.Child {
+			return child(c, at, d)
+		}
+		in := CallInput{Thread: in.Thread, Agent: in.Agent, At: at, ID: c.ID, Decision: d}
 		err := workflow.ExecuteActivity(callCtx(c), CallName, in).Get(ctx, &r)
 		if err == nil {
 			return r, nil
@@ -113,6 +196,33 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 			return r, ierr
 		}
 		return r, nil
+	}
+	// parallel runs the calls of one answer at once, each keeping its
+	// result aside, then appends the results in the calls' order, as a
+	// loop turn does; a call whose attempts fail for good is interrupted.
+	parallel := func(calls []CallRef, at int) ([]artifact.Pending, error) {
+		futures := make([]workflow.Future, len(calls))
+		for i, c := range calls {
+			futures[i] = workflow.ExecuteActivity(callCtx(c), CallName, CallInput{Thread: in.Thread, Agent: in.Agent, At: at, ID: c.ID, Stage: true})
+		}
+		commit := CommitInput{Thread: in.Thread, Agent: in.Agent, At: at}
+		var pending []artifact.Pending
+		for i, f := range futures {
+			commit.IDs = append(commit.IDs, calls[i].ID)
+			var r CallResult
+			if err := f.Get(ctx, &r); err != nil {
+				commit.Failed = append(commit.Failed, calls[i].ID)
+				continue
+			}
+			if r.Pending != nil {
+				pending = append(pending, *r.Pending)
+			}
+		}
+		var r CallResult
+		if err := workflow.ExecuteActivity(short, CommitName, commit).Get(ctx, &r); err != nil {
+			return nil, err
+		}
+		return pending, nil
 	}
 
 	var n int
@@ -125,7 +235,7 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 			return out, sdk.NewNonRetryableApplicationError(fmt.Sprintf("temporal: thread %s: the model still calls tools after %d turns", in.Thread, maxTurns), "MaxTurns", nil)
 		}
 		var tr TurnResult
-		if err := workflow.ExecuteActivity(turnCtx, TurnName, TurnInput{Thread: in.Thread, After: after}).Get(ctx, &tr); err != nil {
+		if err := workflow.ExecuteActivity(turnCtx, TurnName, TurnInput{Thread: in.Thread, Agent: in.Agent, After: after}).Get(ctx, &tr); err != nil {
 			return out, err
 		}
 		out.Turns++
@@ -137,17 +247,33 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		refs := map[string]CallRef{}
 		for _, c := range tr.Calls {
 			refs[c.ID] = c
-			r, err := call(c, tr.At, nil)
+		}
+		// A turn with a child agent's call runs its calls one by one.
+		if len(tr.Calls) > 1 && !slices.ContainsFunc(tr.Calls, func(c CallRef) bool { return c.Child }) {
+			p, err := parallel(tr.Calls, tr.At)
 			if err != nil {
 				return out, err
 			}
-			if r.Pending != nil {
-				waiting = append(waiting, *r.Pending)
+			waiting = append(waiting, p...)
+		} else {
+			for _, c := range tr.Calls {
+				r, err := call(c, tr.At, nil)
+				if err != nil {
+					return out, err
+				}
+				if r.Pending != nil {
+					waiting = append(waiting, *r.Pending)
+				}
 			}
 		}
+		report()
 		for len(waiting) > 0 {
 			var d artifact.Decision
-			decisions.Receive(ctx, &d)
+			if len(early) > 0 {
+				d, early = early[0], early[1:]
+			} else {
+				decisions.Receive(ctx, &d)
+			}
 			i := indexOf(waiting, d.ToolCallID)
 			if i < 0 {
 				workflow.GetLogger(ctx).Warn("lode: a decision names no call that waits; ignored", "call", d.ToolCallID)
@@ -161,8 +287,29 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 			if r.Pending != nil {
 				waiting = append(waiting, *r.Pending)
 			}
+			report()
 		}
 	}
+}
+
+// callRetry is the retry policy of c: attempts attempts (0 means
+// DefaultCallAttempts), or c's own policy, when c is idempotent; a single
+// attempt otherwise.
+func callRetry(c CallRef, attempts int32) *sdk.RetryPolicy {
+	if !c.Idempotent {
+		return &sdk.RetryPolicy{MaximumAttempts: 1}
+	}
+	if attempts <= 0 {
+		attempts = DefaultCallAttempts
+	}
+	rp := sdk.RetryPolicy{MaximumAttempts: attempts}
+	if c.Retry != nil {
+		rp = *c.Retry
+		if rp.MaximumAttempts == 0 {
+			rp.MaximumAttempts = attempts
+		}
+	}
+	return &rp
 }
 
 func indexOf(ps []artifact.Pending, id string) int {
