@@ -73,6 +73,7 @@ func runCase(ctx context.Context, s *Suite, c *Case) (o *Outcome, skip bool) {
 		lopts = append(lopts, loop.WithPricer(s.Pricer))
 	}
 	step := loop.New(lopts...)
+	from := len(st.Turns())
 	var runErr error
 	if c.Output != nil {
 		o.Answer, runErr = c.Output.Answer(ctx, step, st, prov)
@@ -85,7 +86,7 @@ func runCase(ctx context.Context, s *Suite, c *Case) (o *Outcome, skip bool) {
 		}
 	}
 	o.Err = runErr
-	collect(o, st, refusals)
+	collect(o, st.Turns()[from:], refusals)
 	return o, false
 }
 
@@ -116,10 +117,10 @@ func startThread(c *Case) (ledger.State, error) {
 }
 
 // collect reads the calls, the last answer's text and the usage from the
-// thread after the run.
-func collect(o *Outcome, st ledger.State, refusals *refusalLog) {
+// turns the run added (a starting thread's turns are not the run's).
+func collect(o *Outcome, turns []ledger.Turn, refusals *refusalLog) {
 	index := map[string]int{}
-	for _, t := range st.Turns() {
+	for _, t := range turns {
 		switch t.Role {
 		case ledger.RoleAssistant:
 			o.Turns++
