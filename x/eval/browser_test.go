@@ -1,0 +1,63 @@
+package eval_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/lodeworks/lode/internal/browsertest"
+)
+
+// TestHTMLReportInChromium loads the HTML report in headless chromium:
+// it renders, it has one section per case with the case's calls and
+// transcript, and the hostile case's script and image never run — the
+// title stays, no script or img element exists, and the payload reads as
+// text.
+func TestHTMLReportInChromium(t *testing.T) {
+	bin := browsertest.Require(t, "the eval HTML report")
+	r := sampleReport()
+	var page strings.Builder
+	if err := r.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(page.String()))
+	}))
+	defer srv.Close()
+	ctx := browsertest.Context(t, bin)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL), chromedp.WaitVisible(chromedp.CSS("#case-3"))); err != nil {
+		t.Fatalf("loading the report: %v", err)
+	}
+	eval := func(expr string) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		return v
+	}
+	checks := []struct{ expr, want string }{
+		{`document.title`, "sample — lode eval"},
+		{`String(document.querySelectorAll("section.case").length)`, "3"},
+		{`Array.from(document.querySelectorAll("section.case")).map(s => s.id + ":" + s.dataset.status).join(",")`,
+			"case-1:pass,case-2:fail,case-3:skip"},
+		{`Array.from(document.querySelectorAll("section.case h2")).map(h => h.textContent).join("|")`,
+			"adds pass|hostile <b>name</b> fail|live skip"},
+		{`String(document.querySelectorAll("script, img, b").length)`, "0"},
+		{`String(document.querySelectorAll("#summary tr").length)`, "4"},
+		{`String(document.querySelector("#case-1 .calls").innerText.includes("calculator__eval"))`, "true"},
+		{`String(document.querySelector("#case-2 .transcript").textContent.includes('<script>document.title="pwned"</script>'))`, "true"},
+		{`document.querySelector("#case-2 .answer").textContent`, `{"html":"</pre><script>alert(1)</script>"}`},
+		{`String(document.querySelector("#case-2 .failures li").textContent.startsWith('text "<script>'))`, "true"},
+		{`document.querySelector("#case-3 p.skip").textContent`, "skipped: eval: case skipped: a live model runs only with LODE_EVAL_LIVE=1"},
+	}
+	for _, c := range checks {
+		if got := eval(c.expr); got != c.want {
+			t.Errorf("%s = %q, want %q", c.expr, got, c.want)
+		}
+	}
+}
