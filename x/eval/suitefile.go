@@ -36,7 +36,7 @@ type caseFile struct {
 	System string                    `yaml:"system"`
 	Prompt string                    `yaml:"prompt"`
 	Tools  map[string]map[string]any `yaml:"tools"`
-	Policy *yaml.Node                `yaml:"policy"`
+	Policy yaml.Node                 `yaml:"policy"`
 	Roles  []string                  `yaml:"roles"`
 	Model  modelFile                 `yaml:"model"`
 	Expect expectFile                `yaml:"expect"`
@@ -135,8 +135,8 @@ func (cf caseFile) build(dir string) (Case, error) {
 		return c, err
 	}
 	c.Model = m
-	if cf.Policy != nil {
-		p, err := policy.ParseNode(cf.Policy)
+	if cf.Policy.Kind != 0 {
+		p, err := policy.ParseNode(&cf.Policy)
 		if err != nil {
 			return c, err
 		}
