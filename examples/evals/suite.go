@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"path/filepath"
-	"time"
 
 	"github.com/lodeworks/lode/tool"
 	"github.com/lodeworks/lode/x/cassette"
@@ -134,7 +133,7 @@ func Suite(root string, cs Cassettes) eval.Suite {
 				cs.Model("judged-explanation.judge"))}},
 		c("budget-one-call", "What is 12 + 30?", calc,
 			eval.CallsInOrder(calcEval(`{"expression":"12+30"}`)),
-			eval.MaxTurns(2), eval.MaxTokens(600), eval.MaxCost(0.001), eval.MaxTime(time.Minute)),
+			eval.MaxTurns(2), eval.MaxTokens(600), eval.MaxCost(0.001)),
 	}
 	return eval.Suite{Name: "builtin-packs", Cases: cases, Pricer: catalog.Default()}
 }
