@@ -94,7 +94,7 @@ func recordedSuite(dir, folder, model string) eval.Suite {
 		}
 		cases = append(cases,
 			eval.Case{Name: "simple" + suffix, System: "You are a helpful assistant", Prompt: "Say hi in Portuguese",
-				Model: m("simple"+suffix, stream),
+				Model:  m("simple"+suffix, stream),
 				Expect: []eval.Expectation{eval.TextMatches(`(?i)^(ol[áa]|oi)!?$`), eval.MaxTurns(1), eval.CallsInOrder()}},
 			eval.Case{Name: "weather" + suffix, System: "You are a helpful assistant", Prompt: "What's the weather in Florence,Italy?",
 				Model: m("tool"+suffix, stream), Tools: recordedTools,

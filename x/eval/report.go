@@ -34,7 +34,7 @@ type CaseReport struct {
 	Status Status `json:"status"`
 	// Score is the mean of the scorers' values, or 1 for a pass and 0 for
 	// a failure when the case has no scorer.
-	Score    float64 `json:"score"`
+	Score    float64  `json:"score"`
 	Failures []string `json:"failures,omitempty"`
 	// Skip says why a skipped case did not run.
 	Skip         string          `json:"skip,omitempty"`

@@ -12,8 +12,8 @@ import (
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 	toolpkg "github.com/lodeworks/lode/tool"
-	xtool "github.com/lodeworks/lode/x/tool"
 	"github.com/lodeworks/lode/x/policy"
+	xtool "github.com/lodeworks/lode/x/tool"
 )
 
 // runCase runs c once. skip is set, with the reason in o.Err, when the
