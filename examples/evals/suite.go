@@ -49,16 +49,22 @@ const readerPolicy = `roles:
 `
 
 // Cassettes says where each case's cassettes are and how they are opened:
-// replayed, or recorded through opts (the tests record against the
+// replayed, or recorded through Opts (the tests record against the
 // scripted server).
 type Cassettes struct {
 	Dir  string
 	Opts []cassette.Option
 }
 
-// Model replays (or records) the cassette of one case.
+// Model replays (or records) the cassette of one case. Without Opts it
+// replays even under LODE_RECORD=1, which would otherwise record these
+// cassettes again against an address nothing answers.
 func (c Cassettes) Model(name string) eval.Model {
-	return eval.Cassette(filepath.Join(c.Dir, name+".yaml"), eval.OpenAI(Model, openai.WithBaseURL(BaseURL)), c.Opts...)
+	opts := c.Opts
+	if len(opts) == 0 {
+		opts = []cassette.Option{cassette.WithMode(cassette.Replay)}
+	}
+	return eval.Cassette(filepath.Join(c.Dir, name+".yaml"), eval.OpenAI(Model, openai.WithBaseURL(BaseURL)), opts...)
 }
 
 // Suite is the suite over the built-in packs: the calculator, and the
