@@ -90,7 +90,11 @@ func WriteDiff(w io.Writer, changes []Change) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%d better, %d worse, %d cases\n", better, worse, len(changes))
+	cases := "cases"
+	if len(changes) == 1 {
+		cases = "case"
+	}
+	_, err := fmt.Fprintf(w, "%d better, %d worse, %d %s\n", better, worse, len(changes), cases)
 	return err
 }
 
