@@ -95,7 +95,8 @@ func Cassette(path string, connect Connect, opts ...cassette.Option) Model {
 // recordings made by another client (the public recordings of other
 // libraries), whose requests lode would never send byte for byte; the
 // answers are still a real model's. A request past the last recorded
-// response fails.
+// response fails, and so does a run that leaves responses unused: either
+// way the agent took another path than the recorded session.
 func Recorded(path string, connect Connect) Model {
 	return ModelFunc(func(context.Context) (provider.Provider, func() error, error) {
 		rt, err := loadInOrder(path)
@@ -106,7 +107,7 @@ func Recorded(path string, connect Connect) Model {
 		if err != nil {
 			return nil, nil, fmt.Errorf("eval: recording %s: %w", path, err)
 		}
-		return p, nil, nil
+		return p, rt.unused, nil
 	})
 }
 
@@ -154,6 +155,16 @@ func loadInOrder(path string) (*inOrder, error) {
 		return nil, fmt.Errorf("eval: recording %s holds no interaction", path)
 	}
 	return rt, nil
+}
+
+// unused reports the responses no request asked for.
+func (r *inOrder) unused() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n := len(r.file.Interactions); r.next < n {
+		return fmt.Errorf("eval: recording %s holds %d responses; the run asked for %d", r.path, n, r.next)
+	}
+	return nil
 }
 
 func (r *inOrder) RoundTrip(req *http.Request) (*http.Response, error) {

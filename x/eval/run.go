@@ -82,7 +82,7 @@ func runCase(ctx context.Context, s *Suite, c *Case) (o *Outcome, skip bool) {
 	}
 	if closeModel != nil {
 		if err := closeModel(); err != nil && runErr == nil {
-			runErr = fmt.Errorf("eval: model: %w", err)
+			runErr = err
 		}
 	}
 	o.Err = runErr

@@ -143,6 +143,14 @@ interactions:
       headers: {Content-Type: [application/json]}
       body: '{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"calculator__eval","arguments":"{\"expression\":\"1+1\"}"}}]},"finish_reason":"tool_calls"}]}'
 `)
+	twoAnswers := write("two.yaml", `version: 2
+interactions:
+  - response:
+      code: 200
+      headers: {Content-Type: [application/json]}
+      body: '{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"2"},"finish_reason":"stop"}]}'
+  - response: {code: 200, body: '{}'}
+`)
 	empty := write("empty.yaml", "version: 2\ninteractions: []\n")
 	notYAML := write("bad.yaml", "interactions: [\n")
 	connect := eval.OpenAI("m")
@@ -153,6 +161,8 @@ interactions:
 	}{
 		{"recorded: past the last answer", eval.Recorded(oneAnswer, eval.OpenAI("m", openaiNoStream())),
 			"run failed: loop: provider: openai: cannot reach the server at https://api.openai.com/v1: Post \"https://api.openai.com/v1/chat/completions\": eval: recording " + oneAnswer + " holds 1 responses; request 2 has none"},
+		{"recorded: a response left", eval.Recorded(twoAnswers, eval.OpenAI("m", openaiNoStream())),
+			"run failed: eval: recording " + twoAnswers + " holds 2 responses; the run asked for 1"},
 		{"recorded: no file", eval.Recorded(filepath.Join(dir, "none.yaml"), connect),
 			"run failed: eval: recording: open " + filepath.Join(dir, "none.yaml") + ": no such file or directory"},
 		{"recorded: no interaction", eval.Recorded(empty, connect),
