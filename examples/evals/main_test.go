@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -141,4 +142,18 @@ func exchanges(t *testing.T, path string) []string {
 		out = append(out, in.Request.Method+" "+in.Request.URL+" "+in.Request.Body+" -> "+in.Response.Body)
 	}
 	return out
+}
+
+// TestJudgeReplaysOnlyItsTranscript: the judge's verdict replays for the
+// transcript it was recorded on; another answer misses the cassette
+// instead of getting a stale verdict.
+func TestJudgeReplaysOnlyItsTranscript(t *testing.T) {
+	judge := eval.Judge("clarity", ClarityRubric, Cassettes{Dir: filepath.Join("testdata", "cassettes")}.Model("judged-explanation.judge"))
+	_, err := judge.Score(t.Context(), &eval.Outcome{Text: "It is 0.30000000000000004."})
+	if !errors.Is(err, cassette.ErrNoInteraction) {
+		t.Fatalf("a changed answer got %v, want a cassette miss", err)
+	}
+	if !strings.Contains(err.Error(), "0.30000000000000004") {
+		t.Errorf("the miss does not show what differed: %v", err)
+	}
 }

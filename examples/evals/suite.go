@@ -34,6 +34,9 @@ type Todo struct {
 	Items []string `json:"items"`
 }
 
+// ClarityRubric is what the judge of judged-explanation grades.
+const ClarityRubric = "The answer says the result is exactly 3/10 and explains that the calculator works with exact fractions."
+
 // readerPolicy lets a reader use the calculator and read files, no more;
 // a counter may make one calculator call per answer.
 const readerPolicy = `roles:
@@ -134,9 +137,7 @@ func Suite(root string, cs Cassettes) eval.Suite {
 		{Name: "judged-explanation", System: System, Prompt: "Explain briefly why 0.1 + 0.2 is exactly 3/10 here.",
 			Model: cs.Model("judged-explanation"), Tools: calc,
 			Expect: []eval.Expectation{eval.Called(calcEval(`{"expression":"0.1+0.2"}`).WithResult("3/10"))},
-			Scorers: []eval.Scorer{eval.Judge("clarity",
-				"The answer says the result is exactly 3/10 and explains that the calculator works with exact fractions.",
-				cs.Model("judged-explanation.judge"))}},
+			Scorers: []eval.Scorer{eval.Judge("clarity", ClarityRubric, cs.Model("judged-explanation.judge"))}},
 		c("budget-one-call", "What is 12 + 30?", calc,
 			eval.CallsInOrder(calcEval(`{"expression":"12+30"}`)),
 			eval.MaxTurns(2), eval.MaxTokens(600), eval.MaxCost(0.001)),
