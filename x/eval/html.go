@@ -41,6 +41,7 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f6f6f6;padding:.5em;m
 <h2>{{$c.Name}} <span class="{{$c.Status}}">{{$c.Status}}</span></h2>
 {{if $c.Skip}}<p class="skip">skipped: {{$c.Skip}}</p>{{end}}
 {{if $c.Failures}}<h3>Failures</h3><ul class="failures">{{range $c.Failures}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if $c.Expectations}}<h3>Expectations</h3><ul class="expectations">{{range $c.Expectations}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if $c.Scores}}<h3>Scores</h3><table class="scores"><tr><th>scorer</th><th>score</th><th>pass</th><th>reason</th></tr>
 {{range $c.Scores}}<tr><td>{{.Name}}</td><td>{{score .Value}}</td><td>{{.Pass}}</td><td>{{.Reason}}</td></tr>{{end}}</table>{{end}}
 {{if $c.Calls}}<h3>Tool calls</h3><table class="calls"><tr><th>#</th><th>tool</th><th>arguments</th><th>result</th></tr>

@@ -36,6 +36,8 @@ type CaseReport struct {
 	// a failure when the case has no scorer.
 	Score    float64  `json:"score"`
 	Failures []string `json:"failures,omitempty"`
+	// Expectations describe what the case checks.
+	Expectations []string `json:"expectations,omitempty"`
 	// Skip says why a skipped case did not run.
 	Skip         string          `json:"skip,omitempty"`
 	Scores       []Score         `json:"scores,omitempty"`
@@ -79,6 +81,9 @@ func evaluate(ctx context.Context, s *Suite, c *Case) CaseReport {
 	if skip {
 		cr.Status, cr.Skip = Skipped, cr.Error
 		return cr
+	}
+	for _, e := range c.Expect {
+		cr.Expectations = append(cr.Expectations, e.String())
 	}
 	cr.Failures = check(o, c.Expect)
 	var scoreFails []string
