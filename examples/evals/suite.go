@@ -136,7 +136,7 @@ func Suite(root string, cs Cassettes) eval.Suite {
 				eval.Field("items.2", "review the HTML report"))}},
 		{Name: "judged-explanation", System: System, Prompt: "Explain briefly why 0.1 + 0.2 is exactly 3/10 here.",
 			Model: cs.Model("judged-explanation"), Tools: calc,
-			Expect: []eval.Expectation{eval.Called(calcEval(`{"expression":"0.1+0.2"}`).WithResult("3/10"))},
+			Expect:  []eval.Expectation{eval.Called(calcEval(`{"expression":"0.1+0.2"}`).WithResult("3/10"))},
 			Scorers: []eval.Scorer{eval.Judge("clarity", ClarityRubric, cs.Model("judged-explanation.judge"))}},
 		c("budget-one-call", "What is 12 + 30?", calc,
 			eval.CallsInOrder(calcEval(`{"expression":"12+30"}`)),
