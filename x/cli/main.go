@@ -43,6 +43,7 @@ usage:
                                  the role policy: check it against the mounted tools,
                                  explain --role R [TOOL], print its JSON Schema
   lode mcp login NAME            log in to the url: MCP server NAME (OAuth, a browser link)
+  lode eval SUITE.yaml|diff A B  run eval cases offline; diff compares two reports
   lode --version                 the version, commit and Go release of this build
 
 Flags go before or after the prompt; -- ends them. Configuration comes from
@@ -192,6 +193,8 @@ func run(ctx context.Context, e env, args []string) int {
 		err = cmdPolicy(ctx, e, rest)
 	case "mcp":
 		err = cmdMCP(ctx, e, rest)
+	case "eval":
+		err = cmdEval(ctx, e, rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(e.stdout, usage)
 		return 0

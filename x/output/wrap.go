@@ -127,3 +127,18 @@ func (p *answerProvider) Invoke(ctx context.Context, req *provider.Request) iter
 		})
 	}
 }
+
+// Models names the models the inner provider may answer with, so that a
+// loop with a Pricer prices a typed run (and a cost limit can be kept) as
+// it would the plain provider.
+func (p *answerProvider) Models() []string {
+	switch in := p.inner.(type) {
+	case interface{ Models() []string }:
+		return in.Models()
+	case interface{ Model() string }:
+		if m := in.Model(); m != "" {
+			return []string{m}
+		}
+	}
+	return nil
+}
