@@ -11,9 +11,11 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
@@ -51,7 +53,13 @@ const (
 	// message, set before the turn runs so a ToolFilter can read it with
 	// st.Metadata(RoleKey).
 	RoleKey = "role"
+	// TitleKey holds the thread's title, its first user message trimmed
+	// (see GET /api/threads), so that listing threads reads no history.
+	TitleKey = "lode.title"
 )
+
+// maxTitle bounds a thread's title, in runes.
+const maxTitle = 80
 
 // Errors New reports, joined when several options are wrong.
 var (
@@ -284,6 +292,7 @@ func New(prov provider.Provider, store ledger.Store, opts ...Option) (*Handler, 
 	h.mux.Handle("GET /app.css", files)
 	h.mux.HandleFunc("POST /api/chat", h.chat)
 	h.mux.HandleFunc("POST /api/threads", h.create)
+	h.mux.HandleFunc("GET /api/threads", h.list)
 	h.mux.HandleFunc("GET /api/threads/{id}", h.replay)
 	h.mux.HandleFunc("POST /api/threads/{id}/cancel", h.cancel)
 	h.mux.HandleFunc("POST /api/threads/{id}/decide", h.decide)
@@ -455,6 +464,57 @@ func (h *Handler) load(w http.ResponseWriter, r *http.Request, id string, who Id
 	return st, true
 }
 
+// open loads the caller's thread id, or creates it for the caller when
+// no thread has that ID: a client such as the AI SDK's Chat names its
+// chat itself, and its first message starts the thread. An empty id
+// creates a thread with a new ID. A thread of another caller is 404, as
+// in load.
+func (h *Handler) open(w http.ResponseWriter, r *http.Request, id string, who Identity) (*ledger.StoredThread, bool) {
+	meta := map[string]string{OwnerKey: who.Caller, RoleKey: who.Role}
+	if id == "" {
+		st, err := h.store.Create(r.Context(), ledger.WithMetadata(meta))
+		if err != nil {
+			h.cfg.logger.ErrorContext(r.Context(), "lode: web could not create a thread", "err", err)
+			httpError(w, http.StatusInternalServerError, "web: the thread could not be created")
+			return nil, false
+		}
+		return st, true
+	}
+	if ledger.CheckID(id) != nil {
+		httpError(w, http.StatusNotFound, fmt.Sprintf("web: thread %q not found", id))
+		return nil, false
+	}
+	for range 2 {
+		st, err := h.store.Create(r.Context(), ledger.WithID(id), ledger.WithMetadata(meta))
+		if err == nil {
+			return st, true
+		}
+		if !errors.Is(err, ledger.ErrConflict) {
+			h.cfg.logger.ErrorContext(r.Context(), "lode: web could not create a thread", "thread", id, "err", err)
+			httpError(w, http.StatusInternalServerError, "web: the thread could not be created")
+			return nil, false
+		}
+		// It exists: it is the caller's, or 404. Between the two calls it
+		// may have been deleted, so creating is tried once more.
+		st, err = h.store.Load(r.Context(), id)
+		if errors.Is(err, ledger.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			h.cfg.logger.ErrorContext(r.Context(), "lode: web could not load a thread", "thread", id, "err", err)
+			httpError(w, http.StatusInternalServerError, "web: the thread could not be loaded")
+			return nil, false
+		}
+		if owner, _ := st.Metadata(OwnerKey); owner != who.Caller {
+			st.Close()
+			break
+		}
+		return st, true
+	}
+	httpError(w, http.StatusNotFound, fmt.Sprintf("web: thread %q not found", id))
+	return nil, false
+}
+
 // claim reserves the thread for one turn.
 func (h *Handler) claim(w http.ResponseWriter, id string, run *running) bool {
 	h.mu.Lock()
@@ -505,18 +565,9 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	var st *ledger.StoredThread
-	if req.ID != "" {
-		if st, ok = h.load(w, r, req.ID, who); !ok {
-			return
-		}
-	} else {
-		st, err = h.store.Create(r.Context(), ledger.WithMetadata(map[string]string{OwnerKey: who.Caller, RoleKey: who.Role}))
-		if err != nil {
-			h.cfg.logger.ErrorContext(r.Context(), "lode: web could not create a thread", "err", err)
-			httpError(w, http.StatusInternalServerError, "web: the thread could not be created")
-			return
-		}
+	st, ok := h.open(w, r, req.ID, who)
+	if !ok {
+		return
 	}
 	runCtx, cancel := context.WithCancelCause(h.base)
 	run := &running{owner: who.Caller, cancel: cancel}
@@ -542,6 +593,12 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	if calls := loop.Pending(st); len(calls) > 0 {
 		httpError(w, http.StatusConflict, fmt.Sprintf("web: thread %q has %d tool call(s) waiting for approval (%s): decide them before sending a message", st.ID(), len(calls), pendingNames(calls)))
 		return
+	}
+	if _, ok := st.Metadata(TitleKey); !ok {
+		if err := st.SetMetadata(TitleKey, title(text)); err != nil {
+			h.storeError(w, r, st.ID(), err)
+			return
+		}
 	}
 	if err := st.Append(ledger.RoleUser, artifact.Text{Content: text}); err != nil {
 		h.storeError(w, r, st.ID(), err)
@@ -743,6 +800,91 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusCreated)
 	_ = json.NewEncoder(w).Encode(map[string]string{"id": st.ID()})
+}
+
+// threadSummary is one entry of GET /api/threads.
+type threadSummary struct {
+	ID      string    `json:"id"`
+	Title   string    `json:"title"`
+	Updated time.Time `json:"updated"`
+	Running bool      `json:"running"`
+}
+
+// list answers the caller's threads, newest first:
+//
+//	{"threads": [{"id": "…", "title": "…", "updated": "2026-12-02T03:40:00Z", "running": false}, …]}
+//
+// title is the thread's first user message on one line, cut at 80
+// characters with "…" ("" for a thread with no message yet); updated is
+// when the thread last changed (RFC 3339); running says a turn runs on it
+// now. Only threads whose OwnerKey is the caller's are listed; a thread
+// the store cannot read is left out and logged.
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
+	who, ok := h.identify(w, r)
+	if !ok {
+		return
+	}
+	out := []threadSummary{}
+	for info, err := range h.store.List(r.Context()) {
+		if err != nil {
+			if r.Context().Err() != nil {
+				return
+			}
+			h.cfg.logger.WarnContext(r.Context(), "lode: web could not list a thread", "thread", info.ID, "err", err)
+			continue
+		}
+		if owner, ok := info.Metadata[OwnerKey]; !ok || owner != who.Caller {
+			continue
+		}
+		title, ok := info.Metadata[TitleKey]
+		if !ok && info.Turns > 0 {
+			title = h.storedTitle(r.Context(), info.ID)
+		}
+		out = append(out, threadSummary{ID: info.ID, Title: title, Updated: info.Updated.UTC()})
+	}
+	h.mu.Lock()
+	for i := range out {
+		out[i].Running = h.turns[out[i].ID] != nil
+	}
+	h.mu.Unlock()
+	slices.SortStableFunc(out, func(a, b threadSummary) int {
+		if c := b.Updated.Compare(a.Updated); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"threads": out})
+}
+
+// storedTitle is the title of a thread stored before TitleKey was: its
+// first user message.
+func (h *Handler) storedTitle(ctx context.Context, id string) string {
+	st, err := h.store.Load(ctx, id)
+	if err != nil {
+		return ""
+	}
+	defer st.Close()
+	for _, t := range st.Turns() {
+		if t.Role == ledger.RoleUser {
+			for _, a := range t.Artifacts {
+				if x, ok := a.(artifact.Text); ok && strings.TrimSpace(x.Content) != "" {
+					return title(x.Content)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// title is text on one line, cut at maxTitle runes.
+func title(text string) string {
+	t := oneLine(text)
+	if utf8.RuneCountInString(t) <= maxTitle {
+		return t
+	}
+	r := []rune(t)
+	return strings.TrimSpace(string(r[:maxTitle-1])) + "…"
 }
 
 // threadView is what replay answers: the thread as UI messages.
