@@ -465,7 +465,7 @@ func TestSecondTurnOnAThreadConflicts(t *testing.T) {
 		t.Errorf("second turn: %d %q, want 409 %q", second.StatusCode, b, want)
 	}
 	// Cancel the first: its stream ends with abort, and the thread keeps
-	// only the user's message.
+	// the user's message and the text streamed before the cancel.
 	resp := f.post(t, "/api/threads/"+id+"/cancel", "")
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNoContent {
@@ -475,8 +475,9 @@ func TestSecondTurnOnAThreadConflicts(t *testing.T) {
 	if last := ps[len(ps)-1]; last["type"] != "abort" || last["reason"] != "the turn was cancelled by the caller" {
 		t.Errorf("last part %v, want abort", last)
 	}
-	if got := turns(t, f.store, id); len(got) != 1 || got[0].Role != ledger.RoleUser {
-		t.Errorf("turns after cancel: %v", got)
+	if got := turns(t, f.store, id); len(got) != 2 || got[0].Role != ledger.RoleUser || got[1].Role != ledger.RoleAssistant ||
+		!slices.Equal(got[1].Artifacts, []artifact.Artifact{artifact.Text{Content: "working"}}) {
+		t.Errorf("turns after cancel: %v, want the user's and the stopped answer's text", got)
 	}
 }
 
@@ -545,7 +546,7 @@ func TestDisconnectPolicy(t *testing.T) {
 		turns  int
 	}{
 		{"finish", web.FinishOnDisconnect, 2},
-		{"cancel", web.CancelOnDisconnect, 1},
+		{"cancel", web.CancelOnDisconnect, 2}, // the text streamed before the cancel
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g := newGate()
