@@ -26,12 +26,11 @@ import (
 )
 
 // reply is one model answer of a replies provider. With a gate, the
-// answer streams its first text delta, says so on shown, and waits for
-// the gate (or for its turn to be cancelled) before the rest.
+// answer streams its first word and waits for the gate (or for its turn
+// to be cancelled) before the rest.
 type reply struct {
-	arts  []artifact.Artifact
-	gate  chan struct{}
-	shown chan struct{}
+	arts []artifact.Artifact
+	gate chan struct{}
 }
 
 // replies answers each invocation with the next reply and keeps the
@@ -63,7 +62,6 @@ func (p *replies) Invoke(ctx context.Context, req *provider.Request) iter.Seq2[a
 			if !yield(artifact.TextDelta{Content: first}, nil) {
 				return
 			}
-			close(r.shown)
 			select {
 			case <-r.gate:
 			case <-ctx.Done():
@@ -89,7 +87,7 @@ func (p *replies) requests() []*provider.Request {
 }
 
 func gated(text string) *reply {
-	return &reply{arts: []artifact.Artifact{artifact.Text{Content: text}}, gate: make(chan struct{}), shown: make(chan struct{})}
+	return &reply{arts: []artifact.Artifact{artifact.Text{Content: text}}, gate: make(chan struct{})}
 }
 
 func answer(arts ...artifact.Artifact) *reply { return &reply{arts: arts} }

@@ -240,7 +240,7 @@ type Handler struct {
 type running struct {
 	owner  string
 	cancel context.CancelCauseFunc
-	s      *stream // set once the turn's stream exists, under Handler.mu
+	s      *stream       // set once the turn's stream exists, under Handler.mu
 	ended  chan struct{} // closed once the turn is stored and the thread free
 }
 
@@ -712,9 +712,11 @@ func (h *Handler) runTurn(runCtx context.Context, cancel context.CancelCauseFunc
 	// A stopped answer keeps the text streamed so far, as the browser
 	// showed it: the stored thread and the client's message agree, and
 	// the model reads what the person read.
-	if text := s.partial(); cause != nil && text != "" {
-		if err := st.Append(ledger.RoleAssistant, artifact.Text{Content: text}); err != nil {
-			h.cfg.logger.WarnContext(runCtx, "lode: web could not store a stopped answer's text", "thread", st.ID(), "err", err)
+	if cause != nil {
+		if text := s.partial(); text != "" {
+			if err := st.Append(ledger.RoleAssistant, artifact.Text{Content: text}); err != nil {
+				h.cfg.logger.WarnContext(runCtx, "lode: web could not store a stopped answer's text", "thread", st.ID(), "err", err)
+			}
 		}
 	}
 	cancel(nil)
