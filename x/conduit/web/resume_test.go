@@ -250,3 +250,29 @@ func TestResumeOfALongTurn(t *testing.T) {
 		t.Errorf("replay after the turn: %v", replayed)
 	}
 }
+
+// TestResumeOfAContinuedMessage: a client that reattaches while a decided
+// turn runs gets the whole paused message first, then the rest: the SDK's
+// client rebuilds the message from the resumed stream alone.
+func TestResumeOfAContinuedMessage(t *testing.T) {
+	told := gated("It is 5.")
+	prov := &replies{next: []*reply{answer(artifact.ToolCall{ID: "c1", Name: "add", Arguments: `{"a":2,"b":3}`}), told}}
+	f := serveTools(t, prov, askForAdd, quiet())
+	resp := f.post(t, "/api/chat", chatBody("k1", "add 2 and 3"))
+	parts(t, resp)
+	<-f.returned
+	live := f.post(t, "/api/threads/k1/decide", decideBody(map[string]any{"id": "c1", "approve": true}))
+	// The decided call has run once the model streams again; its text
+	// waits for the gate, so the turn is running when the client comes back.
+	resumed := f.get(t, "/api/chat/k1/stream")
+	close(told.gate)
+	want := []string{"start", "start-step", "tool-input-available", "tool-approval-request", "finish-step",
+		"tool-output-available", "start-step", "text-start", "text-delta", "text-delta", "text-end", "finish-step", "finish"}
+	ps := parts(t, resumed)
+	if got := types(ps); !slices.Equal(got, want) || ps[0]["messageId"] != "turn-1" {
+		t.Fatalf("resumed parts %v (start %v)\nwant %v continuing turn-1", got, ps[0], want)
+	}
+	if got := types(parts(t, live)); !slices.Equal(got, append([]string{"start"}, want[5:]...)) {
+		t.Errorf("the decide stream %v, want %v", got, append([]string{"start"}, want[5:]...))
+	}
+}
