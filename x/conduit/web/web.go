@@ -634,6 +634,29 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 			h.release(st.ID())
 		}
 	}()
+	if req.MessageID != "" {
+		// An edited message (the SDK's sendMessage with a messageId)
+		// replaces that message and drops what followed it.
+		cut, err := editCut(st.Turns(), &req)
+		if err != nil {
+			httpError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		if cut < st.Len() {
+			nst, err := h.rewrite(r.Context(), st, st.Turns()[:cut])
+			if err != nil {
+				h.storeError(w, r, req.ID, err)
+				return
+			}
+			st = nst
+		}
+		if firstUser(st.Turns()) < 0 {
+			if err := st.SetMetadata(TitleKey, title(text)); err != nil {
+				h.storeError(w, r, st.ID(), err)
+				return
+			}
+		}
+	}
 	if err := st.SetMetadata(RoleKey, who.Role); err != nil {
 		h.storeError(w, r, st.ID(), err)
 		return
@@ -656,6 +679,33 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	started = true
 	h.start(w, r, st, run, runCtx, cancel, nil)
+}
+
+// editCut is where the thread is cut for an edited user message: the
+// turn of the stored message at the edited one's place in the client's
+// list, which must be a user message. The client's list is the stored
+// thread's (its own IDs for the messages it sent).
+func editCut(turns []ledger.Turn, req *chatRequest) (int, error) {
+	k := len(req.Messages) - 1
+	if req.Messages[k].ID != req.MessageID {
+		return 0, fmt.Errorf("web: edit: the last message is %q, not the edited message %q", req.Messages[k].ID, req.MessageID)
+	}
+	msgs := toUIMessages(turns)
+	if k >= len(msgs) || msgs[k].Role != "user" {
+		return 0, fmt.Errorf("web: edit: thread %q has no user message at %d, where message %q is", req.ID, k, req.MessageID)
+	}
+	n, _ := strconv.Atoi(strings.TrimPrefix(msgs[k].ID, "turn-"))
+	return n, nil
+}
+
+// firstUser is the index of the first user turn, or -1.
+func firstUser(turns []ledger.Turn) int {
+	for i, t := range turns {
+		if t.Role == ledger.RoleUser {
+			return i
+		}
+	}
+	return -1
 }
 
 // start streams a new answer on the claimed thread st: a message whose
