@@ -480,31 +480,31 @@ func (h *Handler) load(w http.ResponseWriter, r *http.Request, id string, who Id
 // no thread has that ID: a client such as the AI SDK's Chat names its
 // chat itself, and its first message starts the thread. An empty id
 // creates a thread with a new ID. A thread of another caller is 404, as
-// in load.
-func (h *Handler) open(w http.ResponseWriter, r *http.Request, id string, who Identity) (*ledger.StoredThread, bool) {
+// in load. created says the thread is new.
+func (h *Handler) open(w http.ResponseWriter, r *http.Request, id string, who Identity) (st *ledger.StoredThread, created, ok bool) {
 	meta := map[string]string{OwnerKey: who.Caller, RoleKey: who.Role}
 	if id == "" {
 		st, err := h.store.Create(r.Context(), ledger.WithMetadata(meta))
 		if err != nil {
 			h.cfg.logger.ErrorContext(r.Context(), "lode: web could not create a thread", "err", err)
 			httpError(w, http.StatusInternalServerError, "web: the thread could not be created")
-			return nil, false
+			return nil, false, false
 		}
-		return st, true
+		return st, true, true
 	}
 	if ledger.CheckID(id) != nil {
 		httpError(w, http.StatusNotFound, fmt.Sprintf("web: thread %q not found", id))
-		return nil, false
+		return nil, false, false
 	}
 	for range 2 {
 		st, err := h.store.Create(r.Context(), ledger.WithID(id), ledger.WithMetadata(meta))
 		if err == nil {
-			return st, true
+			return st, true, true
 		}
 		if !errors.Is(err, ledger.ErrConflict) {
 			h.cfg.logger.ErrorContext(r.Context(), "lode: web could not create a thread", "thread", id, "err", err)
 			httpError(w, http.StatusInternalServerError, "web: the thread could not be created")
-			return nil, false
+			return nil, false, false
 		}
 		// It exists: it is the caller's, or 404. Between the two calls it
 		// may have been deleted, so creating is tried once more.
@@ -515,16 +515,16 @@ func (h *Handler) open(w http.ResponseWriter, r *http.Request, id string, who Id
 		if err != nil {
 			h.cfg.logger.ErrorContext(r.Context(), "lode: web could not load a thread", "thread", id, "err", err)
 			httpError(w, http.StatusInternalServerError, "web: the thread could not be loaded")
-			return nil, false
+			return nil, false, false
 		}
 		if owner, _ := st.Metadata(OwnerKey); owner != who.Caller {
 			st.Close()
 			break
 		}
-		return st, true
+		return st, false, true
 	}
 	httpError(w, http.StatusNotFound, fmt.Sprintf("web: thread %q not found", id))
-	return nil, false
+	return nil, false, false
 }
 
 // claim reserves the thread for one turn.
@@ -615,7 +615,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	st, ok := h.open(w, r, req.ID, who)
+	st, created, ok := h.open(w, r, req.ID, who)
 	if !ok {
 		return
 	}
@@ -624,6 +624,16 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	if !h.claim(w, st.ID(), run) {
 		cancel(nil)
 		st.Close()
+		// A refused request leaves the store as it was, unless another
+		// request with the same ID runs on the thread now.
+		h.mu.Lock()
+		busy := h.turns[st.ID()] != nil
+		h.mu.Unlock()
+		if created && !busy {
+			if err := h.store.Delete(context.WithoutCancel(r.Context()), st.ID()); err != nil {
+				h.cfg.logger.WarnContext(r.Context(), "lode: web could not delete the thread a refused request made", "thread", st.ID(), "err", err)
+			}
+		}
 		return
 	}
 	started := false
