@@ -103,9 +103,11 @@ func TestChatPageInChromium(t *testing.T) {
 	for _, tn := range got {
 		roles = append(roles, string(tn.Role))
 	}
-	want := []string{"user", "assistant", "tool", "assistant", "user"}
+	want := []string{"user", "assistant", "tool", "assistant", "user", "assistant"}
 	if strings.Join(roles, ",") != strings.Join(want, ",") {
-		t.Errorf("stored roles %v, want %v (the stopped turn stores nothing)", roles, want)
+		t.Errorf("stored roles %v, want %v (the stopped turn stores the text it showed)", roles, want)
+	} else if text, _ := got[5].Artifacts[0].(artifact.Text); !strings.Contains(text.Content, "thinking forever") {
+		t.Errorf("the stopped turn stored %v, want the text it showed", got[5].Artifacts)
 	}
 }
 

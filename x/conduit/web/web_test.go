@@ -353,10 +353,10 @@ func TestBadInput(t *testing.T) {
 		{"no messages", "POST", "/api/chat", `{"id":"` + ann + `"}`, []string{"X-User", "ann"}, false, 400, `web: no messages: send {"id": THREAD, "messages": [{"role": "user", "parts": [{"type": "text", "text": ...}]}]}`, [2]string{}},
 		{"assistant last", "POST", "/api/chat", `{"id":"` + ann + `","messages":[{"role":"assistant","parts":[{"type":"text","text":"x"}]}]}`, []string{"X-User", "ann"}, false, 400, `web: the last message has role "assistant": want "user"`, [2]string{}},
 		{"no text", "POST", "/api/chat", chatBody(ann, "  "), []string{"X-User", "ann"}, false, 400, "web: the last message has no text", [2]string{}},
-		{"unknown thread", "POST", "/api/chat", chatBody("nosuch", "hi"), []string{"X-User", "ann"}, false, 404, `web: thread "nosuch" not found`, [2]string{}},
 		{"invalid thread id", "POST", "/api/chat", chatBody("../x", "hi"), []string{"X-User", "ann"}, false, 404, `web: thread "../x" not found`, [2]string{}},
 		{"another caller's thread", "POST", "/api/chat", chatBody(ann, "hi"), []string{"X-User", "bob"}, false, 404, fmt.Sprintf("web: thread %q not found", ann), [2]string{}},
 		{"replay another caller's thread", "GET", "/api/threads/" + ann, "", []string{"X-User", "bob"}, false, 404, fmt.Sprintf("web: thread %q not found", ann), [2]string{}},
+		{"list with no identity", "GET", "/api/threads", "", nil, false, 401, "web: unauthorized: no X-User header", [2]string{"WWW-Authenticate", "Bearer"}},
 		{"replay unknown thread", "GET", "/api/threads/nosuch", "", []string{"X-User", "bob"}, false, 404, `web: thread "nosuch" not found`, [2]string{}},
 		{"cancel another caller's thread", "POST", "/api/threads/" + ann + "/cancel", "", []string{"X-User", "bob"}, false, 404, fmt.Sprintf("web: thread %q not found", ann), [2]string{}},
 	}
@@ -465,7 +465,7 @@ func TestSecondTurnOnAThreadConflicts(t *testing.T) {
 		t.Errorf("second turn: %d %q, want 409 %q", second.StatusCode, b, want)
 	}
 	// Cancel the first: its stream ends with abort, and the thread keeps
-	// only the user's message.
+	// the user's message and the text streamed before the cancel.
 	resp := f.post(t, "/api/threads/"+id+"/cancel", "")
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNoContent {
@@ -475,8 +475,9 @@ func TestSecondTurnOnAThreadConflicts(t *testing.T) {
 	if last := ps[len(ps)-1]; last["type"] != "abort" || last["reason"] != "the turn was cancelled by the caller" {
 		t.Errorf("last part %v, want abort", last)
 	}
-	if got := turns(t, f.store, id); len(got) != 1 || got[0].Role != ledger.RoleUser {
-		t.Errorf("turns after cancel: %v", got)
+	if got := turns(t, f.store, id); len(got) != 2 || got[0].Role != ledger.RoleUser || got[1].Role != ledger.RoleAssistant ||
+		!slices.Equal(got[1].Artifacts, []artifact.Artifact{artifact.Text{Content: "working"}}) {
+		t.Errorf("turns after cancel: %v, want the user's and the stopped answer's text", got)
 	}
 }
 
@@ -545,7 +546,7 @@ func TestDisconnectPolicy(t *testing.T) {
 		turns  int
 	}{
 		{"finish", web.FinishOnDisconnect, 2},
-		{"cancel", web.CancelOnDisconnect, 1},
+		{"cancel", web.CancelOnDisconnect, 2}, // the text streamed before the cancel
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g := newGate()
