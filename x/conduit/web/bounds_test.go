@@ -165,7 +165,9 @@ const streamEnded = "lode: web stream ended before its turn; the browser left or
 // TestClientThatNeverReads: a browser that posts and then reads nothing
 // has its stream's write time out and its handler return; the turn then
 // runs to its end and is stored whole (FinishOnDisconnect) or is cancelled
-// and stores nothing more (CancelOnDisconnect), and no goroutine is left.
+// and stores the answer as far as it streamed, stopped, and at most
+// web.MaxStoppedText of its text (CancelOnDisconnect); no goroutine is
+// left.
 func TestClientThatNeverReads(t *testing.T) {
 	const size = 4 << 20
 	cases := []struct {
@@ -174,7 +176,7 @@ func TestClientThatNeverReads(t *testing.T) {
 		turns  int
 	}{
 		{"finish", web.FinishOnDisconnect, 2},
-		{"cancel", web.CancelOnDisconnect, 1},
+		{"cancel", web.CancelOnDisconnect, 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -215,8 +217,17 @@ func TestClientThatNeverReads(t *testing.T) {
 			if len(got) != c.turns || got[0].Role != ledger.RoleUser {
 				t.Fatalf("stored %d turns, want %d", len(got), c.turns)
 			}
-			if c.turns == 2 && (got[1].Role != ledger.RoleAssistant || len(got[1].Artifacts) != 1 || got[1].Artifacts[0].(artifact.Text).Content != prov.text) {
+			if c.policy == web.FinishOnDisconnect && (got[1].Role != ledger.RoleAssistant || len(got[1].Artifacts) != 1 || got[1].Artifacts[0].(artifact.Text).Content != prov.text) {
 				t.Fatalf("the stored answer is not the whole %d-byte text", size)
+			}
+			if c.policy == web.CancelOnDisconnect {
+				arts := got[1].Artifacts
+				text, _ := arts[0].(artifact.Text)
+				kept, cut := strings.CutSuffix(text.Content, web.StoppedCut)
+				if len(arts) != 2 || arts[1] != (artifact.Finish{Reason: web.StoppedReason}) || kept == "" ||
+					!strings.HasPrefix(prov.text, kept) || len(kept) > web.MaxStoppedText || cut != (len(kept) == web.MaxStoppedText) {
+					t.Fatalf("the stopped answer is stored as %d artifacts, %d bytes of text (cut: %v), want a prefix of at most %d and the Finish", len(arts), len(text.Content), cut, web.MaxStoppedText)
+				}
 			}
 			conn.Close()
 			f.srv.Close()

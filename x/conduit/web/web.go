@@ -287,6 +287,7 @@ func New(prov provider.Provider, store ledger.Store, opts ...Option) (*Handler, 
 	h.mux.HandleFunc("GET /api/threads/{id}", h.replay)
 	h.mux.HandleFunc("POST /api/threads/{id}/cancel", h.cancel)
 	h.mux.HandleFunc("POST /api/threads/{id}/decide", h.decide)
+	h.mux.HandleFunc("GET /api/info", h.info)
 	return h, nil
 }
 
@@ -569,7 +570,8 @@ func pendingNames(calls []artifact.Pending) string {
 
 // step builds a request's loop.Step: the configured options and s.
 func (h *Handler) step(s *stream) *loop.Step {
-	return loop.New(append(h.cfg.loopOpts[:len(h.cfg.loopOpts):len(h.cfg.loopOpts)], loop.WithObserver(s))...)
+	s.partial = &partialText{}
+	return loop.New(append(h.cfg.loopOpts[:len(h.cfg.loopOpts):len(h.cfg.loopOpts)], loop.WithObserver(s), loop.WithObserver(s.partial))...)
 }
 
 // runTurn runs a claimed turn to its end and ends its stream; done, when
@@ -581,6 +583,10 @@ func (h *Handler) runTurn(runCtx context.Context, cancel context.CancelCauseFunc
 	// the write timeout, or on nothing once the browser has left.
 	_ = step.Flush(context.Background())
 	cause := context.Cause(runCtx)
+	// A stopped answer keeps what it showed, for a reload to show again.
+	if err != nil && cause != nil && !errors.Is(err, loop.ErrPending) {
+		h.keepStopped(context.WithoutCancel(runCtx), st, s.partial)
+	}
 	var refused *loop.DecisionError
 	if err != nil && cause == nil && !errors.Is(err, loop.ErrPending) && !errors.As(err, &refused) {
 		h.cfg.logger.WarnContext(runCtx, "lode: web turn failed", "thread", st.ID(), "err", err)
