@@ -14,13 +14,15 @@ import (
 
 type statusError int
 
-func (s statusError) Error() string    { return fmt.Sprintf("adapter: %d", int(s)) }
+func (s statusError) Error() string   { return fmt.Sprintf("adapter: %d", int(s)) }
 func (s statusError) HTTPStatus() int { return int(s) }
 
 // TestPlainError: each kind of failure a turn meets is one sentence.
 func TestPlainError(t *testing.T) {
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
-	provider := func(err error) error { return &loop.ProviderError{Err: fmt.Errorf("openai: cannot reach the server at http://x: %w", err)} }
+	provider := func(err error) error {
+		return &loop.ProviderError{Err: fmt.Errorf("openai: cannot reach the server at http://x: %w", err)}
+	}
 	cases := []struct {
 		err  error
 		want string
