@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -17,15 +18,22 @@ import (
 var askForAdd = []xtool.HandlerOption{xtool.WithApprover(xtool.PauseForDecision), xtool.WithApprovalFor("add")}
 
 // paused posts a message whose answer calls add, which waits for approval,
-// checks the stream's data-approval part, and returns the thread.
+// checks the stream's tool-approval-request and data-approval parts, and
+// returns the thread.
 func paused(t *testing.T, f *fixture) string {
 	t.Helper()
 	resp := f.post(t, "/api/chat", chatBody("", "add 2 and 3"))
 	id := resp.Header.Get("X-Lode-Thread")
 	ps := parts(t, resp)
-	want := []string{"start", "start-step", "tool-input-start", "tool-input-delta", "tool-input-available", "finish-step", "data-approval", "finish"}
+	want := []string{"start", "start-step", "tool-input-start", "tool-input-delta", "tool-input-available", "tool-approval-request", "finish-step", "data-approval", "finish"}
 	if got := types(ps); !slices.Equal(got, want) {
 		t.Fatalf("parts:\n got %v\nwant %v", got, want)
+	}
+	if p := find(ps, "tool-approval-request"); p["approvalId"] != "c1" || p["toolCallId"] != "c1" || !strings.Contains(stringOr(p["reason"]), "requires approval for add") {
+		t.Errorf("tool-approval-request = %v", p)
+	}
+	if ps[0]["messageId"] != "turn-1" {
+		t.Errorf("start = %v, want messageId turn-1, the replay's", ps[0])
 	}
 	ap := find(ps, "data-approval")
 	if _, transient := ap["transient"]; transient {
@@ -104,10 +112,14 @@ func TestPauseThenApprove(t *testing.T) {
 
 	resp := f.post(t, "/api/threads/"+id+"/decide", decideBody(map[string]any{"id": "c1", "approve": true}))
 	ps := parts(t, resp)
-	want := []string{"start", "start-step", "tool-input-available", "tool-output-available", "finish-step",
+	// The paused message goes on: same messageId, no step reopened.
+	want := []string{"start", "tool-output-available",
 		"start-step", "text-start", "text-delta", "text-end", "finish-step", "finish"}
 	if got := types(ps); !slices.Equal(got, want) {
 		t.Fatalf("parts:\n got %v\nwant %v", got, want)
+	}
+	if ps[0]["messageId"] != "turn-1" {
+		t.Errorf("start = %v, want the paused message's ID turn-1", ps[0])
 	}
 	if p := find(ps, "tool-output-available"); p["toolCallId"] != "c1" || p["output"] != "5" {
 		t.Errorf("tool-output-available = %v", p)
@@ -156,13 +168,18 @@ func TestDenyReachesTheModel(t *testing.T) {
 	f := serveTools(t, prov, askForAdd)
 	id := paused(t, f)
 	ps := parts(t, f.post(t, "/api/threads/"+id+"/decide", decideBody(map[string]any{"id": "c1", "approve": false, "reason": "not on a Monday"})))
-	want := []string{"start", "start-step", "tool-input-available", "tool-output-error", "finish-step",
+	want := []string{"start", "tool-output-denied",
 		"start-step", "text-start", "text-delta", "text-end", "finish-step", "finish"}
 	if got := types(ps); !slices.Equal(got, want) {
 		t.Fatalf("parts:\n got %v\nwant %v", got, want)
 	}
-	if p := find(ps, "tool-output-error"); !strings.Contains(stringOr(p["errorText"]), "not on a Monday") {
-		t.Errorf("tool-output-error = %v", p)
+	if p := find(ps, "tool-output-denied"); p["toolCallId"] != "c1" {
+		t.Errorf("tool-output-denied = %v", p)
+	}
+	rp := replayParts(t, f, id)
+	if p := rp[1]; p["type"] != "tool-add" || p["state"] != "output-denied" ||
+		!reflect.DeepEqual(p["approval"], map[string]any{"id": "c1", "approved": false, "reason": "not on a Monday"}) {
+		t.Errorf("replayed call = %v, want output-denied with the reason", p)
 	}
 	reqs := prov.Requests()
 	if len(reqs) != 2 {

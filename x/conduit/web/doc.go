@@ -14,6 +14,8 @@
 //	GET  /                         the chat page (embedded; no CDN, no build step)
 //	POST /api/chat                 {"id": THREAD, "messages": [...]}: run turns, stream them back
 //	POST /api/threads              make an empty thread: 201 {"id": THREAD}
+//	GET  /api/threads              the caller's threads, newest first:
+//	                               {"threads": [{"id", "title", "updated", "running"}]}
 //	GET  /api/threads/{id}         the thread as UI messages (useChat's initial messages)
 //	POST /api/threads/{id}/cancel  cancel the turn running on the thread: 204
 //	POST /api/threads/{id}/decide  {"decisions": [{"id": CALL, "approve": BOOL, "reason": ..., "arguments": ...}]}:
@@ -22,7 +24,14 @@
 // POST /api/chat reads only the last message, which must be the user's:
 // the ledger store, not the browser, holds the history. An empty id starts
 // a new thread, named in the X-Lode-Thread header and in the start part's
-// messageMetadata.threadId; an id the caller does not own is 404.
+// messageMetadata.threadId; an id no thread has starts a thread with that
+// ID, owned by the caller (the AI SDK's Chat names its chat itself); an id
+// another caller owns is 404.
+//
+// In GET /api/threads, title is the first user message on one line (at
+// most 80 characters, "" before the first message), updated the time of
+// the thread's last change (RFC 3339) and running whether a turn runs on
+// it now.
 //
 // # The stream
 //

@@ -24,14 +24,34 @@ type uiPart struct {
 	Input      any    `json:"input,omitempty"`
 	Output     any    `json:"output,omitempty"`
 	ErrorText  string `json:"errorText,omitempty"`
+	// Approval is a tool part's, from the approval-requested state on:
+	// the SDK's client sets Approved and Reason when a person answers
+	// (addToolApprovalResponse) and sends the message back.
+	Approval *uiApproval `json:"approval,omitempty"`
 	// ID and Data are a data part's ("data-approval").
 	ID   string `json:"id,omitempty"`
 	Data any    `json:"data,omitempty"`
 }
 
+// uiApproval is a tool part's approval. Its id is the tool call's ID:
+// lode names each approval request after the call it asks about.
+type uiApproval struct {
+	ID       string `json:"id"`
+	Approved *bool  `json:"approved,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// messageID is the ID of the UI message that starts at the thread's
+// turn i: replays and streams name messages alike, so that a stream that
+// continues a message (a decision, a resume) updates it in the client
+// instead of adding one.
+func messageID(i int) string { return "turn-" + strconv.Itoa(i) }
+
 // toUIMessages renders stored turns as the messages a browser shows: each
 // user turn is a message, and the assistant and tool turns between two
-// user turns make one assistant message, a step per model turn.
+// user turns make one assistant message, a step per model turn. A call
+// that waits is in state approval-requested, a decided one that has not
+// run approval-responded, a denied one output-denied.
 func toUIMessages(turns []ledger.Turn) []uiMessage {
 	msgs := []uiMessage{}
 	var cur *uiMessage
@@ -39,7 +59,7 @@ func toUIMessages(turns []ledger.Turn) []uiMessage {
 	for i, t := range turns {
 		switch t.Role {
 		case ledger.RoleUser:
-			m := uiMessage{ID: "turn-" + strconv.Itoa(i), Role: "user"}
+			m := uiMessage{ID: messageID(i), Role: "user"}
 			for _, a := range t.Artifacts {
 				if x, ok := a.(artifact.Text); ok {
 					m.Parts = append(m.Parts, uiPart{Type: "text", Text: x.Content, State: "done"})
@@ -49,7 +69,7 @@ func toUIMessages(turns []ledger.Turn) []uiMessage {
 			cur = nil
 		case ledger.RoleAssistant:
 			if cur == nil {
-				msgs = append(msgs, uiMessage{ID: "turn-" + strconv.Itoa(i), Role: "assistant"})
+				msgs = append(msgs, uiMessage{ID: messageID(i), Role: "assistant"})
 				cur = &msgs[len(msgs)-1]
 				clear(calls)
 			}
@@ -80,22 +100,105 @@ func toUIMessages(turns []ledger.Turn) []uiMessage {
 				continue
 			}
 			for _, a := range t.Artifacts {
-				r, ok := a.(artifact.ToolResult)
-				if !ok {
+				var id string
+				switch x := a.(type) {
+				case artifact.ToolResult:
+					id = x.ToolCallID
+				case artifact.Pending:
+					id = x.ToolCallID
+				case artifact.Decision:
+					id = x.ToolCallID
+				default:
 					continue
 				}
-				j, ok := calls[r.ToolCallID]
+				j, ok := calls[id]
 				if !ok {
 					continue
 				}
 				p := &cur.Parts[j]
-				if r.IsError {
-					p.State, p.ErrorText = "output-error", r.Content
-				} else if p.State == "input-available" {
-					p.State, p.Output = "output-available", r.Content
+				switch x := a.(type) {
+				case artifact.Pending:
+					if p.State == "input-available" || p.State == "approval-responded" {
+						p.State, p.Approval = "approval-requested", &uiApproval{ID: id}
+					}
+				case artifact.Decision:
+					if p.State == "approval-requested" {
+						approved := x.Approved
+						p.State, p.Approval = "approval-responded", &uiApproval{ID: id, Approved: &approved, Reason: x.Reason}
+					}
+				case artifact.ToolResult:
+					denied := p.Approval != nil && p.Approval.Approved != nil && !*p.Approval.Approved
+					switch {
+					case denied:
+						p.State = "output-denied"
+					case x.IsError:
+						p.State, p.ErrorText = "output-error", x.Content
+					case p.State == "input-available" || p.State == "approval-responded":
+						p.State, p.Output = "output-available", x.Content
+					}
 				}
 			}
 		}
 	}
 	return msgs
+}
+
+// messageChunks are the stream parts that build m's parts in the SDK's
+// client, for a stream that replays a stored message (a resume) or
+// reopens one (a continued message). They hold neither start nor finish.
+func messageChunks(m uiMessage) []any {
+	var out []any
+	inStep := false
+	for i, p := range m.Parts {
+		switch {
+		case p.Type == "step-start":
+			if inStep {
+				out = append(out, map[string]string{"type": "finish-step"})
+			}
+			out = append(out, map[string]string{"type": "start-step"})
+			inStep = true
+		case p.Type == "text" || p.Type == "reasoning":
+			id := "stored-" + strconv.Itoa(i)
+			out = append(out,
+				map[string]string{"type": p.Type + "-start", "id": id},
+				map[string]string{"type": p.Type + "-delta", "id": id, "delta": p.Text},
+				map[string]string{"type": p.Type + "-end", "id": id})
+		case len(p.Type) > 5 && p.Type[:5] == "tool-":
+			name := p.Type[5:]
+			if raw, bad := p.Input.(string); bad {
+				out = append(out, map[string]any{"type": "tool-input-error", "toolCallId": p.ToolCallID, "toolName": name, "input": raw,
+					"errorText": "the model's arguments are not valid JSON"})
+				if p.ErrorText != "the model's arguments are not valid JSON" {
+					out = append(out, map[string]string{"type": "tool-output-error", "toolCallId": p.ToolCallID, "errorText": p.ErrorText})
+				}
+				continue
+			}
+			out = append(out, map[string]any{"type": "tool-input-available", "toolCallId": p.ToolCallID, "toolName": name, "input": p.Input})
+			switch p.State {
+			case "output-available":
+				out = append(out, map[string]any{"type": "tool-output-available", "toolCallId": p.ToolCallID, "output": p.Output})
+			case "output-error":
+				out = append(out, map[string]string{"type": "tool-output-error", "toolCallId": p.ToolCallID, "errorText": p.ErrorText})
+			case "output-denied":
+				out = append(out, approvalRequest(p.ToolCallID, ""), map[string]string{"type": "tool-output-denied", "toolCallId": p.ToolCallID})
+			case "approval-requested", "approval-responded":
+				out = append(out, approvalRequest(p.ToolCallID, ""))
+			}
+		case len(p.Type) > 5 && p.Type[:5] == "data-":
+			out = append(out, map[string]any{"type": p.Type, "id": p.ID, "data": p.Data})
+		}
+	}
+	if inStep {
+		out = append(out, map[string]string{"type": "finish-step"})
+	}
+	return out
+}
+
+// approvalRequest is the SDK's tool-approval-request part for call id.
+func approvalRequest(id, reason string) map[string]string {
+	p := map[string]string{"type": "tool-approval-request", "approvalId": id, "toolCallId": id}
+	if reason != "" {
+		p["reason"] = reason
+	}
+	return p
 }

@@ -37,6 +37,18 @@ type stream struct {
 	ready    chan struct{}
 	maxParts int
 	maxBytes int
+
+	// log is every frame of the stream, from its start part (or, for a
+	// continued message, from the parts that rebuild the message so far),
+	// for a client that reattaches (GET /api/chat/{id}/stream). It holds
+	// at most logMax bytes; past that it is dropped (logLost) and the
+	// followers' streams end. logMore is closed and replaced at each
+	// change.
+	log      [][]byte
+	logBytes int
+	logMax   int
+	logLost  bool
+	logMore  chan struct{}
 	// onQueue and onWait, when set by a test, see what the queue holds
 	// after each part is queued, and each send that waits, under its lock.
 	onQueue func(parts, bytes int)
@@ -51,6 +63,8 @@ type stream struct {
 	started   map[string]bool // call IDs given a tool-input-start
 	pending   int             // tool calls of the step waiting for results
 	finish    string
+	turnFrom  int             // where in the log the model turn under way begins
+	denied    map[string]bool // calls denied by this stream's decisions
 
 	// asked are the calls a decide request answers, by ID, for the
 	// arguments the decisions do not repeat; decided is closed once the
@@ -58,42 +72,76 @@ type stream struct {
 	asked       map[string]artifact.Pending
 	decided     chan struct{}
 	decidedOnce sync.Once
-
-	// partial is the text the answer streamed, kept if it is stopped.
-	partial *partialText
 }
 
-func newStream(maxParts, maxBytes int, messageID, threadID string) *stream {
+// newStream starts the stream of message messageID. prior, when not nil,
+// is that message as stored before this stream continues it: the log, not
+// the response, begins with its parts, so that a client that reattaches
+// rebuilds the whole message.
+func newStream(maxParts, maxBytes, logMax int, messageID, threadID string, prior *uiMessage) *stream {
 	s := &stream{
 		ready:    make(chan struct{}, 1),
 		maxParts: maxParts,
 		maxBytes: maxBytes,
+		logMax:   logMax,
+		logMore:  make(chan struct{}),
 		calls:    map[int]string{},
 		started:  map[string]bool{},
+		denied:   map[string]bool{},
 		decided:  make(chan struct{}),
 	}
 	s.room.L = &s.mu
-	s.send(map[string]any{"type": "start", "messageId": messageID, "messageMetadata": map[string]string{"threadId": threadID}})
+	s.send(startPart(messageID, threadID))
+	if prior != nil {
+		for _, c := range messageChunks(*prior) {
+			s.mu.Lock()
+			s.appendLog(frame(c))
+			s.mu.Unlock()
+		}
+	}
 	return s
 }
 
-// send queues one part.
-func (s *stream) send(part any) {
+func startPart(messageID, threadID string) map[string]any {
+	return map[string]any{"type": "start", "messageId": messageID, "messageMetadata": map[string]string{"threadId": threadID}}
+}
+
+// frame encodes part as one Server-Sent Event.
+func frame(part any) []byte {
 	b, err := json.Marshal(part)
 	if err != nil {
 		b, _ = json.Marshal(map[string]string{"type": "error", "errorText": "web: a stream part could not be encoded: " + err.Error()})
 	}
 	// Sized exactly, so that the queue's count of bytes is what it holds.
-	frame := make([]byte, 0, len("data: ")+len(b)+2)
-	frame = append(append(append(frame, "data: "...), b...), '\n', '\n')
-	s.sendRaw(frame)
+	f := make([]byte, 0, len("data: ")+len(b)+2)
+	return append(append(append(f, "data: "...), b...), '\n', '\n')
 }
 
-// sendRaw queues frame, waiting while the queue is full; an empty queue
-// takes a frame of any size. Once the writer has left, frames are dropped.
+// appendLog adds f to the log; s.mu is held.
+func (s *stream) appendLog(f []byte) {
+	if s.logLost {
+		return
+	}
+	if s.logBytes+len(f) > s.logMax {
+		s.log, s.logBytes, s.logLost = nil, 0, true
+	} else {
+		s.log = append(s.log, f)
+		s.logBytes += len(f)
+	}
+	close(s.logMore)
+	s.logMore = make(chan struct{})
+}
+
+// send queues one part.
+func (s *stream) send(part any) { s.sendRaw(frame(part)) }
+
+// sendRaw logs frame and queues it, waiting while the queue is full; an
+// empty queue takes a frame of any size. Once the writer has left, frames
+// are only logged.
 func (s *stream) sendRaw(frame []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.appendLog(frame)
 	for !s.gone && s.parts > 0 && (s.parts >= s.maxParts || s.bytes+len(frame) > s.maxBytes) {
 		if s.onWait != nil {
 			s.onWait()
@@ -315,6 +363,9 @@ func (s *stream) answer(arts []artifact.Artifact) {
 		}
 	}
 	s.sawDelta = false
+	s.mu.Lock()
+	s.turnFrom = len(s.log)
+	s.mu.Unlock()
 	clear(s.calls)
 	clear(s.started)
 	if s.pending == 0 {
@@ -336,8 +387,13 @@ func toolInput(args string) (json.RawMessage, bool) {
 
 func (s *stream) results(arts []artifact.Artifact) {
 	for _, a := range arts {
+		if p, ok := a.(artifact.Pending); ok {
+			s.send(approvalRequest(p.ToolCallID, p.Reason))
+			continue
+		}
 		r, ok := a.(artifact.ToolResult)
-		if !ok {
+		if !ok || s.denied[r.ToolCallID] {
+			// A denied call's result was streamed as tool-output-denied.
 			continue
 		}
 		if r.IsError {
@@ -353,33 +409,26 @@ func (s *stream) results(arts []artifact.Artifact) {
 	}
 }
 
-// decisions opens a step with the decided calls, so that the stream of a
-// decide request is a whole message: each call's input, then its output as
-// the approved ones finish. A denied call's error output is sent at once.
+// decisions continues the paused message, whose step holds the decided
+// calls already: a denied call's tool-output-denied is sent at once, an
+// approved call's output when it has run, and an approval that edited the
+// arguments first sends the call's new input. No step is opened: the
+// SDK's client finds each call in the message wherever it is.
 func (s *stream) decisions(ds []artifact.Decision) {
-	s.startStep()
 	for _, d := range ds {
-		args := d.Arguments
-		if args == "" {
-			args = s.asked[d.ToolCallID].Arguments
-		}
-		input, ok := toolInput(args)
-		if !ok {
-			input, _ = json.Marshal(args)
-		}
-		s.send(map[string]any{"type": "tool-input-available", "toolCallId": d.ToolCallID, "toolName": d.Name, "input": input})
-		if d.Approved {
-			s.pending++
+		if !d.Approved {
+			s.denied[d.ToolCallID] = true
+			s.send(map[string]string{"type": "tool-output-denied", "toolCallId": d.ToolCallID})
 			continue
 		}
-		text := "denied"
-		if d.Reason != "" {
-			text += ": " + d.Reason
+		s.pending++
+		if d.Arguments != "" && d.Arguments != s.asked[d.ToolCallID].Arguments {
+			input, ok := toolInput(d.Arguments)
+			if !ok {
+				input, _ = json.Marshal(d.Arguments)
+			}
+			s.send(map[string]any{"type": "tool-input-available", "toolCallId": d.ToolCallID, "toolName": d.Name, "input": input})
 		}
-		s.send(map[string]string{"type": "tool-output-error", "toolCallId": d.ToolCallID, "errorText": text})
-	}
-	if s.pending == 0 {
-		s.endStep()
 	}
 }
 
@@ -435,11 +484,69 @@ func (s *stream) end(err, cause error) {
 		s.send(map[string]any{"type": "data-error", "transient": true, "data": map[string]string{"message": msg, "detail": oneLine(err.Error())}})
 		s.send(map[string]string{"type": "error", "errorText": msg})
 	}
-	s.sendRaw([]byte("data: [DONE]\n\n"))
+	s.sendRaw([]byte(doneFrame))
 	s.mu.Lock()
 	s.ended = true
 	s.signal()
 	s.mu.Unlock()
+}
+
+const doneFrame = "data: [DONE]\n\n"
+
+// errLogLost ends a follower's stream whose turn outgrew the log.
+var errLogLost = errors.New("web: the turn's stream outgrew what is kept for clients that reattach")
+
+// partial is the text the model turn under way has streamed, read back
+// from the log: "" when the log was dropped. Called once the observer is
+// flushed.
+func (s *stream) partial() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.logLost {
+		return ""
+	}
+	var b strings.Builder
+	for _, f := range s.log[min(s.turnFrom, len(s.log)):] {
+		var p struct{ Type, Delta string }
+		if json.Unmarshal(f[len("data: "):], &p) == nil && p.Type == "text-delta" {
+			b.WriteString(p.Delta)
+		}
+	}
+	return b.String()
+}
+
+// follow writes the log to w from its first frame, and then each frame as
+// it is logged, until the stream's last frame ([DONE]) is written, the
+// client leaves, or the log is dropped. Each write, flush included, must
+// finish within timeout. A follower does not slow the turn: it reads what
+// the log holds anyway.
+func (s *stream) follow(ctx context.Context, w http.ResponseWriter, timeout time.Duration) error {
+	rc := http.NewResponseController(w)
+	next := 0
+	for {
+		s.mu.Lock()
+		lost, more := s.logLost, s.logMore
+		var batch [][]byte
+		if !lost {
+			batch = s.log[next:len(s.log):len(s.log)]
+		}
+		s.mu.Unlock()
+		if lost {
+			return errLogLost
+		}
+		if err := writeBatch(rc, w, batch, timeout); err != nil {
+			return err
+		}
+		next += len(batch)
+		if len(batch) > 0 && string(batch[len(batch)-1]) == doneFrame {
+			return nil
+		}
+		select {
+		case <-more:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
 }
 
 func oneLine(s string) string {
@@ -474,13 +581,13 @@ func (s *stream) pump(ctx context.Context, w http.ResponseWriter, timeout time.D
 		}
 	}()
 	rc := http.NewResponseController(w)
-	if err := s.write(rc, w, nil, timeout); err != nil {
+	if err := writeBatch(rc, w, nil, timeout); err != nil {
 		return err
 	}
 	for {
 		batch, ended := s.take()
 		if len(batch) > 0 {
-			if err := s.write(rc, w, batch, timeout); err != nil {
+			if err := writeBatch(rc, w, batch, timeout); err != nil {
 				return err
 			}
 			s.done(batch)
@@ -497,7 +604,7 @@ func (s *stream) pump(ctx context.Context, w http.ResponseWriter, timeout time.D
 }
 
 // write writes batch and flushes it, within timeout.
-func (s *stream) write(rc *http.ResponseController, w http.ResponseWriter, batch [][]byte, timeout time.Duration) error {
+func writeBatch(rc *http.ResponseController, w http.ResponseWriter, batch [][]byte, timeout time.Duration) error {
 	// A writer that cannot take a deadline (one wrapped without Unwrap)
 	// is written to without one.
 	if err := rc.SetWriteDeadline(time.Now().Add(timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {

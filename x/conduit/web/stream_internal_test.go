@@ -52,7 +52,7 @@ func TestStreamQueueBound(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			const n = 200
-			s := newStream(c.maxParts, c.maxLen, "m1", "t1")
+			s := newStream(c.maxParts, c.maxLen, 1<<30, "m1", "t1", nil)
 			var mu sync.Mutex
 			maxParts, maxBytes, over := 0, 0, 0
 			full := make(chan struct{})
@@ -105,7 +105,7 @@ func TestStreamQueueBound(t *testing.T) {
 // sender waiting on the full queue goes on, its parts dropped.
 func TestStreamAbandoned(t *testing.T) {
 	broken := errors.New("broken pipe")
-	s := newStream(2, 1<<20, "m1", "t1")
+	s := newStream(2, 1<<20, 1<<30, "m1", "t1", nil)
 	sent := make(chan struct{})
 	go func() {
 		defer close(sent)
@@ -129,7 +129,7 @@ func TestStreamAbandoned(t *testing.T) {
 // TestStreamBrowserLeft: the request's context ends while nothing is
 // queued; pump returns its cause and abandons the stream.
 func TestStreamBrowserLeft(t *testing.T) {
-	s := newStream(2, 1<<20, "m1", "t1")
+	s := newStream(2, 1<<20, 1<<30, "m1", "t1", nil)
 	w := &slowWriter{tokens: make(chan struct{}), hdr: http.Header{}}
 	close(w.tokens)
 	ctx, cancel := context.WithCancelCause(context.Background())

@@ -11,9 +11,12 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
@@ -51,7 +54,13 @@ const (
 	// message, set before the turn runs so a ToolFilter can read it with
 	// st.Metadata(RoleKey).
 	RoleKey = "role"
+	// TitleKey holds the thread's title, its first user message trimmed
+	// (see GET /api/threads), so that listing threads reads no history.
+	TitleKey = "lode.title"
 )
+
+// maxTitle bounds a thread's title, in runes.
+const maxTitle = 80
 
 // Errors New reports, joined when several options are wrong.
 var (
@@ -231,6 +240,7 @@ type Handler struct {
 type running struct {
 	owner  string
 	cancel context.CancelCauseFunc
+	s      *stream // set once the turn's stream exists, under Handler.mu
 }
 
 // errCancelled is the cause of a turn cancelled by its caller.
@@ -283,7 +293,9 @@ func New(prov provider.Provider, store ledger.Store, opts ...Option) (*Handler, 
 	h.mux.Handle("GET /app.js", files)
 	h.mux.Handle("GET /app.css", files)
 	h.mux.HandleFunc("POST /api/chat", h.chat)
+	h.mux.HandleFunc("GET /api/chat/{id}/stream", h.resume)
 	h.mux.HandleFunc("POST /api/threads", h.create)
+	h.mux.HandleFunc("GET /api/threads", h.list)
 	h.mux.HandleFunc("GET /api/threads/{id}", h.replay)
 	h.mux.HandleFunc("POST /api/threads/{id}/cancel", h.cancel)
 	h.mux.HandleFunc("POST /api/threads/{id}/decide", h.decide)
@@ -383,6 +395,10 @@ func (h *Handler) identify(w http.ResponseWriter, r *http.Request) (id Identity,
 type chatRequest struct {
 	ID       string      `json:"id"`
 	Messages []uiMessage `json:"messages"`
+	// Trigger is "submit-message" or "regenerate-message"; MessageID, on
+	// a regenerate, names the message to answer again.
+	Trigger   string `json:"trigger"`
+	MessageID string `json:"messageId"`
 }
 
 func (h *Handler) decode(w http.ResponseWriter, r *http.Request, v any) bool {
@@ -456,6 +472,57 @@ func (h *Handler) load(w http.ResponseWriter, r *http.Request, id string, who Id
 	return st, true
 }
 
+// open loads the caller's thread id, or creates it for the caller when
+// no thread has that ID: a client such as the AI SDK's Chat names its
+// chat itself, and its first message starts the thread. An empty id
+// creates a thread with a new ID. A thread of another caller is 404, as
+// in load.
+func (h *Handler) open(w http.ResponseWriter, r *http.Request, id string, who Identity) (*ledger.StoredThread, bool) {
+	meta := map[string]string{OwnerKey: who.Caller, RoleKey: who.Role}
+	if id == "" {
+		st, err := h.store.Create(r.Context(), ledger.WithMetadata(meta))
+		if err != nil {
+			h.cfg.logger.ErrorContext(r.Context(), "lode: web could not create a thread", "err", err)
+			httpError(w, http.StatusInternalServerError, "web: the thread could not be created")
+			return nil, false
+		}
+		return st, true
+	}
+	if ledger.CheckID(id) != nil {
+		httpError(w, http.StatusNotFound, fmt.Sprintf("web: thread %q not found", id))
+		return nil, false
+	}
+	for range 2 {
+		st, err := h.store.Create(r.Context(), ledger.WithID(id), ledger.WithMetadata(meta))
+		if err == nil {
+			return st, true
+		}
+		if !errors.Is(err, ledger.ErrConflict) {
+			h.cfg.logger.ErrorContext(r.Context(), "lode: web could not create a thread", "thread", id, "err", err)
+			httpError(w, http.StatusInternalServerError, "web: the thread could not be created")
+			return nil, false
+		}
+		// It exists: it is the caller's, or 404. Between the two calls it
+		// may have been deleted, so creating is tried once more.
+		st, err = h.store.Load(r.Context(), id)
+		if errors.Is(err, ledger.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			h.cfg.logger.ErrorContext(r.Context(), "lode: web could not load a thread", "thread", id, "err", err)
+			httpError(w, http.StatusInternalServerError, "web: the thread could not be loaded")
+			return nil, false
+		}
+		if owner, _ := st.Metadata(OwnerKey); owner != who.Caller {
+			st.Close()
+			break
+		}
+		return st, true
+	}
+	httpError(w, http.StatusNotFound, fmt.Sprintf("web: thread %q not found", id))
+	return nil, false
+}
+
 // claim reserves the thread for one turn.
 func (h *Handler) claim(w http.ResponseWriter, id string, run *running) bool {
 	h.mu.Lock()
@@ -489,9 +556,12 @@ func (h *Handler) release(id string) {
 	h.wg.Done()
 }
 
-// chat runs a turn on a thread and streams it back. An empty id starts a
-// new thread; its ID is in the X-Lode-Thread header and the start part's
-// messageMetadata.
+// chat runs a turn on a thread and streams it back, as the AI SDK's
+// DefaultChatTransport asks: a new user message (trigger submit-message),
+// the answers to approval requests (the last message is the assistant's,
+// with tool parts in state approval-responded), or the last answer again
+// (trigger regenerate-message). An empty id starts a new thread; its ID is
+// in the X-Lode-Thread header and the start part's messageMetadata.
 func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	who, ok := h.identify(w, r)
 	if !ok {
@@ -501,23 +571,46 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	if !h.decode(w, r, &req) {
 		return
 	}
+	if req.Trigger == "regenerate-message" {
+		h.regenerate(w, r, who, &req)
+		return
+	}
+	if answers, ok, err := req.approvals(who.Caller); err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	} else if ok {
+		st, ok := h.load(w, r, req.ID, who)
+		if !ok {
+			return
+		}
+		// Only the calls that wait are decided: the client sends back
+		// every part it holds, decided ones included.
+		waiting := map[string]bool{}
+		for _, p := range loop.Pending(st) {
+			waiting[p.ToolCallID] = true
+		}
+		var decisions []artifact.Decision
+		for _, d := range answers {
+			if waiting[d.ToolCallID] {
+				decisions = append(decisions, d)
+			}
+		}
+		if len(decisions) == 0 {
+			st.Close()
+			httpError(w, http.StatusConflict, fmt.Sprintf("web: no tool call of thread %q waits for the approvals sent: they were decided already", req.ID))
+			return
+		}
+		h.continueTurn(w, r, who, st, decisions)
+		return
+	}
 	text, err := req.userText()
 	if err != nil {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	var st *ledger.StoredThread
-	if req.ID != "" {
-		if st, ok = h.load(w, r, req.ID, who); !ok {
-			return
-		}
-	} else {
-		st, err = h.store.Create(r.Context(), ledger.WithMetadata(map[string]string{OwnerKey: who.Caller, RoleKey: who.Role}))
-		if err != nil {
-			h.cfg.logger.ErrorContext(r.Context(), "lode: web could not create a thread", "err", err)
-			httpError(w, http.StatusInternalServerError, "web: the thread could not be created")
-			return
-		}
+	st, ok := h.open(w, r, req.ID, who)
+	if !ok {
+		return
 	}
 	runCtx, cancel := context.WithCancelCause(h.base)
 	run := &running{owner: who.Caller, cancel: cancel}
@@ -544,19 +637,42 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusConflict, fmt.Sprintf("web: thread %q has %d tool call(s) waiting for approval (%s): decide them before sending a message", st.ID(), len(calls), pendingNames(calls)))
 		return
 	}
+	if _, ok := st.Metadata(TitleKey); !ok {
+		if err := st.SetMetadata(TitleKey, title(text)); err != nil {
+			h.storeError(w, r, st.ID(), err)
+			return
+		}
+	}
 	if err := st.Append(ledger.RoleUser, artifact.Text{Content: text}); err != nil {
 		h.storeError(w, r, st.ID(), err)
 		return
 	}
-
-	s := newStream(h.cfg.buffer, h.cfg.bufBytes, ledger.NewID(), st.ID())
-	step := h.step(s)
 	started = true
-	go h.runTurn(runCtx, cancel, st, s, nil, func(ctx context.Context) error {
+	h.start(w, r, st, run, runCtx, cancel, nil)
+}
+
+// start streams a new answer on the claimed thread st: a message whose
+// first turn is the next one stored.
+func (h *Handler) start(w http.ResponseWriter, r *http.Request, st *ledger.StoredThread, run *running, runCtx context.Context, cancel context.CancelCauseFunc, done chan<- error) {
+	s := newStream(h.cfg.buffer, h.cfg.bufBytes, h.logMax(), messageID(st.Len()), st.ID(), nil)
+	h.attach(run, s)
+	step := h.step(s)
+	go h.runTurn(runCtx, cancel, st, s, done, func(ctx context.Context) error {
 		_, err := step.Run(ctx, st, h.prov)
 		return err
 	}, step)
 	h.respond(w, r, s, st.ID(), cancel)
+}
+
+// logMax bounds what a turn keeps for clients that reattach: as much as
+// its response may queue.
+func (h *Handler) logMax() int { return h.cfg.bufBytes }
+
+// attach makes s the stream a client reattaching to run's thread follows.
+func (h *Handler) attach(run *running, s *stream) {
+	h.mu.Lock()
+	run.s = s
+	h.mu.Unlock()
 }
 
 // pendingNames lists waiting calls as name (id), for an error message.
@@ -570,8 +686,7 @@ func pendingNames(calls []artifact.Pending) string {
 
 // step builds a request's loop.Step: the configured options and s.
 func (h *Handler) step(s *stream) *loop.Step {
-	s.partial = &partialText{}
-	return loop.New(append(h.cfg.loopOpts[:len(h.cfg.loopOpts):len(h.cfg.loopOpts)], loop.WithObserver(s), loop.WithObserver(s.partial))...)
+	return loop.New(append(h.cfg.loopOpts[:len(h.cfg.loopOpts):len(h.cfg.loopOpts)], loop.WithObserver(s))...)
 }
 
 // runTurn runs a claimed turn to its end and ends its stream; done, when
@@ -583,13 +698,16 @@ func (h *Handler) runTurn(runCtx context.Context, cancel context.CancelCauseFunc
 	// the write timeout, or on nothing once the browser has left.
 	_ = step.Flush(context.Background())
 	cause := context.Cause(runCtx)
-	// A stopped answer keeps what it showed, for a reload to show again.
-	if err != nil && cause != nil && !errors.Is(err, loop.ErrPending) {
-		h.keepStopped(context.WithoutCancel(runCtx), st, s.partial)
-	}
 	var refused *loop.DecisionError
 	if err != nil && cause == nil && !errors.Is(err, loop.ErrPending) && !errors.As(err, &refused) {
 		h.cfg.logger.WarnContext(runCtx, "lode: web turn failed", "thread", st.ID(), "err", err)
+	}
+	// A stopped answer keeps the text streamed so far, as the browser
+	// showed it, and says it stopped: the stored thread and the client's
+	// message agree, the model reads what the person read, and a reload
+	// shows "Stopped." again.
+	if err != nil && cause != nil && !errors.Is(err, loop.ErrPending) {
+		h.keepStopped(context.WithoutCancel(runCtx), st, s.partial())
 	}
 	cancel(nil)
 	st.Close()
@@ -602,8 +720,8 @@ func (h *Handler) runTurn(runCtx context.Context, cancel context.CancelCauseFunc
 	s.end(err, cause)
 }
 
-// respond streams s to the browser.
-func (h *Handler) respond(w http.ResponseWriter, r *http.Request, s *stream, id string, cancel context.CancelCauseFunc) {
+// streamHeaders starts a UI message stream response.
+func streamHeaders(w http.ResponseWriter, id string) {
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Cache-Control", "no-cache")
@@ -611,12 +729,47 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, s *stream, id 
 	hd.Set("x-vercel-ai-ui-message-stream", "v1")
 	hd.Set("X-Lode-Thread", id)
 	w.WriteHeader(http.StatusOK)
+}
+
+// respond streams s to the browser.
+func (h *Handler) respond(w http.ResponseWriter, r *http.Request, s *stream, id string, cancel context.CancelCauseFunc) {
+	streamHeaders(w, id)
 	if err := s.pump(r.Context(), w, h.cfg.timeout); err != nil {
 		h.cfg.logger.InfoContext(r.Context(), "lode: web stream ended before its turn; the browser left or stopped reading", "thread", id, "err", err)
 		if h.cfg.disconnect == CancelOnDisconnect {
 			cancel(errDisconnected)
 		}
 	}
+}
+
+// approvals returns the decisions of the SDK's client: when the last
+// message is the assistant's and has tool parts in state
+// approval-responded (the client's addToolApprovalResponse), one decision
+// per such part, by caller. ok is false for any other request.
+func (c *chatRequest) approvals(by string) (ds []artifact.Decision, ok bool, err error) {
+	if len(c.Messages) == 0 {
+		return nil, false, nil
+	}
+	m := c.Messages[len(c.Messages)-1]
+	if m.Role != "assistant" {
+		return nil, false, nil
+	}
+	for _, p := range m.Parts {
+		if p.State != "approval-responded" || !strings.HasPrefix(p.Type, "tool-") {
+			continue
+		}
+		if p.ToolCallID == "" || p.Approval == nil || p.Approval.Approved == nil {
+			return nil, false, fmt.Errorf("web: the approval-responded part of call %q has no approval.approved", p.ToolCallID)
+		}
+		ds = append(ds, artifact.Decision{ToolCallID: p.ToolCallID, Approved: *p.Approval.Approved, Reason: p.Approval.Reason, By: by})
+	}
+	if len(ds) == 0 {
+		return nil, false, nil
+	}
+	if c.ID == "" {
+		return nil, false, errors.New("web: approvals sent with no thread id")
+	}
+	return ds, true, nil
 }
 
 // decideRequest is the body of POST /api/threads/{id}/decide.
@@ -676,11 +829,19 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	id := r.PathValue("id")
-	st, ok := h.load(w, r, id, who)
+	st, ok := h.load(w, r, r.PathValue("id"), who)
 	if !ok {
 		return
 	}
+	h.continueTurn(w, r, who, st, decisions)
+}
+
+// continueTurn records decisions on st's pending calls with Resume and
+// streams the rest of the turn as the continuation of the paused message:
+// its start part has that message's ID, and the stream goes on from the
+// decided calls' outputs. st is closed when the turn ends.
+func (h *Handler) continueTurn(w http.ResponseWriter, r *http.Request, who Identity, st *ledger.StoredThread, decisions []artifact.Decision) {
+	id := st.ID()
 	runCtx, cancel := context.WithCancelCause(h.base)
 	run := &running{owner: who.Caller, cancel: cancel}
 	if !h.claim(w, id, run) {
@@ -695,11 +856,22 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		h.storeError(w, r, id, err)
 		return
 	}
-	s := newStream(h.cfg.buffer, h.cfg.bufBytes, ledger.NewID(), id)
+	msgs := h.messages(st)
+	msgID := messageID(st.Len())
+	var prior *uiMessage
+	if n := len(msgs); n > 0 && msgs[n-1].Role == "assistant" {
+		prior = &msgs[n-1]
+		msgID = prior.ID
+		// The data-approval part is the page's: the continued message
+		// drops it once the calls are decided.
+		prior.Parts = slices.DeleteFunc(prior.Parts, func(p uiPart) bool { return p.Type == "data-approval" })
+	}
+	s := newStream(h.cfg.buffer, h.cfg.bufBytes, h.logMax(), msgID, id, prior)
 	s.asked = make(map[string]artifact.Pending)
 	for _, p := range loop.Pending(st) {
 		s.asked[p.ToolCallID] = p
 	}
+	h.attach(run, s)
 	step := h.step(s)
 	done := make(chan error, 1)
 	go h.runTurn(runCtx, cancel, st, s, done, func(ctx context.Context) error {
@@ -722,6 +894,171 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.respond(w, r, s, id, cancel)
+}
+
+// regenerate answers the thread's last user message again (or, with
+// messageId, the user message before that assistant message, or that
+// user message): the turns after it are dropped from the stored thread,
+// and the user message is not stored twice.
+func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, who Identity, req *chatRequest) {
+	st, ok := h.load(w, r, req.ID, who)
+	if !ok {
+		return
+	}
+	turns := st.Turns()
+	cut := -1
+	if req.MessageID != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(req.MessageID, "turn-"))
+		switch {
+		case err != nil || !strings.HasPrefix(req.MessageID, "turn-") || n < 0 || n >= len(turns):
+		case turns[n].Role == ledger.RoleUser:
+			cut = n + 1
+		case turns[n].Role == ledger.RoleAssistant && n > 0 && turns[n-1].Role == ledger.RoleUser:
+			cut = n
+		}
+		if cut < 0 {
+			st.Close()
+			httpError(w, http.StatusBadRequest, fmt.Sprintf("web: regenerate: thread %q has no message %q that follows a user message", req.ID, req.MessageID))
+			return
+		}
+	} else {
+		for i := len(turns) - 1; i >= 0 && cut < 0; i-- {
+			if turns[i].Role == ledger.RoleUser {
+				cut = i + 1
+			}
+		}
+		if cut < 0 {
+			st.Close()
+			httpError(w, http.StatusBadRequest, fmt.Sprintf("web: regenerate: thread %q has no user message to answer", req.ID))
+			return
+		}
+	}
+	runCtx, cancel := context.WithCancelCause(h.base)
+	run := &running{owner: who.Caller, cancel: cancel}
+	if !h.claim(w, st.ID(), run) {
+		cancel(nil)
+		st.Close()
+		return
+	}
+	if cut < len(turns) {
+		nst, err := h.rewrite(r.Context(), st, turns[:cut])
+		if err != nil {
+			cancel(nil)
+			h.release(req.ID)
+			h.storeError(w, r, req.ID, err)
+			return
+		}
+		st = nst
+	}
+	if err := st.SetMetadata(RoleKey, who.Role); err != nil {
+		cancel(nil)
+		st.Close()
+		h.release(req.ID)
+		h.storeError(w, r, req.ID, err)
+		return
+	}
+	h.start(w, r, st, run, runCtx, cancel, nil)
+}
+
+// rewrite replaces the stored thread st with one holding only keep, and
+// closes st. The store has no way to drop turns, so the thread is
+// deleted and created again with the same ID and metadata; a copy of the
+// whole thread, named "regenerate-" plus a new ID and owned by the same
+// caller, is kept until the new thread is stored, so that a crash between
+// the two leaves the conversation in the caller's list.
+func (h *Handler) rewrite(ctx context.Context, st *ledger.StoredThread, keep []ledger.Turn) (*ledger.StoredThread, error) {
+	id, meta, all := st.ID(), st.AllMetadata(), st.Turns()
+	ctx = context.WithoutCancel(ctx)
+	backup, err := h.store.Create(ctx, ledger.WithID("regenerate-"+ledger.NewID()), ledger.WithMetadata(meta), ledger.WithTurns(all...))
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("web: regenerate: keep a copy of thread %s: %w", id, err)
+	}
+	backupID := backup.ID()
+	backup.Close()
+	st.Close()
+	if err := h.store.Delete(ctx, id); err != nil {
+		_ = h.store.Delete(ctx, backupID)
+		return nil, fmt.Errorf("web: regenerate: drop thread %s: %w", id, err)
+	}
+	nst, err := h.store.Create(ctx, ledger.WithID(id), ledger.WithMetadata(meta), ledger.WithTurns(keep...))
+	if err != nil {
+		if old, rerr := h.store.Create(ctx, ledger.WithID(id), ledger.WithMetadata(meta), ledger.WithTurns(all...)); rerr == nil {
+			old.Close()
+			_ = h.store.Delete(ctx, backupID)
+		}
+		return nil, fmt.Errorf("web: regenerate: store thread %s again: %w", id, err)
+	}
+	if err := h.store.Delete(ctx, backupID); err != nil {
+		h.cfg.logger.WarnContext(ctx, "lode: web could not delete the copy kept while regenerating", "thread", id, "copy", backupID, "err", err)
+	}
+	return nst, nil
+}
+
+// resume answers the SDK's reconnectToStream (GET /api/chat/{id}/stream):
+// the stream of the turn running on the caller's thread, from its start,
+// then live; or, with no turn running, the thread's last answer replayed
+// as one stream; or 204 when the thread ends with no answer (or the
+// running turn outgrew what is kept for reattaching).
+func (h *Handler) resume(w http.ResponseWriter, r *http.Request) {
+	who, ok := h.identify(w, r)
+	if !ok {
+		return
+	}
+	id := r.PathValue("id")
+	h.mu.Lock()
+	var s *stream
+	if run := h.turns[id]; run != nil && run.owner == who.Caller {
+		s = run.s
+	}
+	h.mu.Unlock()
+	if s != nil {
+		s.mu.Lock()
+		lost := s.logLost
+		s.mu.Unlock()
+		if lost {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		streamHeaders(w, id)
+		if err := s.follow(r.Context(), w, h.cfg.timeout); err != nil {
+			h.cfg.logger.InfoContext(r.Context(), "lode: web resumed stream ended before its turn", "thread", id, "err", err)
+		}
+		return
+	}
+	st, ok := h.load(w, r, id, who)
+	if !ok {
+		return
+	}
+	msgs := h.messages(st)
+	st.Close()
+	if len(msgs) == 0 || msgs[len(msgs)-1].Role != "assistant" {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	last := msgs[len(msgs)-1]
+	frames := [][]byte{frame(startPart(last.ID, id))}
+	for _, c := range messageChunks(last) {
+		frames = append(frames, frame(c))
+	}
+	frames = append(frames, frame(map[string]string{"type": "finish"}), []byte(doneFrame))
+	streamHeaders(w, id)
+	rc := http.NewResponseController(w)
+	if err := writeBatch(rc, w, frames, h.cfg.timeout); err != nil {
+		h.cfg.logger.InfoContext(r.Context(), "lode: web replayed stream ended early", "thread", id, "err", err)
+	}
+}
+
+// messages is st as UI messages; while calls wait, the last message ends
+// with the data-approval part the page shows.
+func (h *Handler) messages(st *ledger.StoredThread) []uiMessage {
+	msgs := toUIMessages(st.Turns())
+	if calls := loop.Pending(st); len(calls) > 0 && len(msgs) > 0 && msgs[len(msgs)-1].Role == "assistant" {
+		ap := approvalPart(st.ID(), calls)
+		last := &msgs[len(msgs)-1]
+		last.Parts = append(last.Parts, uiPart{Type: "data-approval", ID: ap["id"].(string), Data: ap["data"]})
+	}
+	return msgs
 }
 
 func (h *Handler) storeError(w http.ResponseWriter, r *http.Request, id string, err error) {
@@ -751,6 +1088,91 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"id": st.ID()})
 }
 
+// threadSummary is one entry of GET /api/threads.
+type threadSummary struct {
+	ID      string    `json:"id"`
+	Title   string    `json:"title"`
+	Updated time.Time `json:"updated"`
+	Running bool      `json:"running"`
+}
+
+// list answers the caller's threads, newest first:
+//
+//	{"threads": [{"id": "…", "title": "…", "updated": "2026-12-02T03:40:00Z", "running": false}, …]}
+//
+// title is the thread's first user message on one line, cut at 80
+// characters with "…" ("" for a thread with no message yet); updated is
+// when the thread last changed (RFC 3339); running says a turn runs on it
+// now. Only threads whose OwnerKey is the caller's are listed; a thread
+// the store cannot read is left out and logged.
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
+	who, ok := h.identify(w, r)
+	if !ok {
+		return
+	}
+	out := []threadSummary{}
+	for info, err := range h.store.List(r.Context()) {
+		if err != nil {
+			if r.Context().Err() != nil {
+				return
+			}
+			h.cfg.logger.WarnContext(r.Context(), "lode: web could not list a thread", "thread", info.ID, "err", err)
+			continue
+		}
+		if owner, ok := info.Metadata[OwnerKey]; !ok || owner != who.Caller {
+			continue
+		}
+		title, ok := info.Metadata[TitleKey]
+		if !ok && info.Turns > 0 {
+			title = h.storedTitle(r.Context(), info.ID)
+		}
+		out = append(out, threadSummary{ID: info.ID, Title: title, Updated: info.Updated.UTC()})
+	}
+	h.mu.Lock()
+	for i := range out {
+		out[i].Running = h.turns[out[i].ID] != nil
+	}
+	h.mu.Unlock()
+	slices.SortStableFunc(out, func(a, b threadSummary) int {
+		if c := b.Updated.Compare(a.Updated); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"threads": out})
+}
+
+// storedTitle is the title of a thread stored before TitleKey was: its
+// first user message.
+func (h *Handler) storedTitle(ctx context.Context, id string) string {
+	st, err := h.store.Load(ctx, id)
+	if err != nil {
+		return ""
+	}
+	defer st.Close()
+	for _, t := range st.Turns() {
+		if t.Role == ledger.RoleUser {
+			for _, a := range t.Artifacts {
+				if x, ok := a.(artifact.Text); ok && strings.TrimSpace(x.Content) != "" {
+					return title(x.Content)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// title is text on one line, cut at maxTitle runes.
+func title(text string) string {
+	t := oneLine(text)
+	if utf8.RuneCountInString(t) <= maxTitle {
+		return t
+	}
+	r := []rune(t)
+	return strings.TrimSpace(string(r[:maxTitle-1])) + "…"
+}
+
 // threadView is what replay answers: the thread as UI messages.
 type threadView struct {
 	ID       string      `json:"id"`
@@ -775,12 +1197,7 @@ func (h *Handler) replay(w http.ResponseWriter, r *http.Request) {
 	busy := h.turns[id] != nil
 	h.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
-	msgs := toUIMessages(st.Turns())
-	if calls := loop.Pending(st); len(calls) > 0 && len(msgs) > 0 && msgs[len(msgs)-1].Role == "assistant" {
-		ap := approvalPart(id, calls)
-		last := &msgs[len(msgs)-1]
-		last.Parts = append(last.Parts, uiPart{Type: "data-approval", ID: ap["id"].(string), Data: ap["data"]})
-	}
+	msgs := h.messages(st)
 	_ = json.NewEncoder(w).Encode(threadView{ID: id, Running: busy, Messages: msgs})
 }
 

@@ -360,10 +360,10 @@ func TestBadInput(t *testing.T) {
 		{"no messages", "POST", "/api/chat", `{"id":"` + ann + `"}`, []string{"X-User", "ann"}, false, 400, `web: no messages: send {"id": THREAD, "messages": [{"role": "user", "parts": [{"type": "text", "text": ...}]}]}`, [2]string{}},
 		{"assistant last", "POST", "/api/chat", `{"id":"` + ann + `","messages":[{"role":"assistant","parts":[{"type":"text","text":"x"}]}]}`, []string{"X-User", "ann"}, false, 400, `web: the last message has role "assistant": want "user"`, [2]string{}},
 		{"no text", "POST", "/api/chat", chatBody(ann, "  "), []string{"X-User", "ann"}, false, 400, "web: the last message has no text", [2]string{}},
-		{"unknown thread", "POST", "/api/chat", chatBody("nosuch", "hi"), []string{"X-User", "ann"}, false, 404, `web: thread "nosuch" not found`, [2]string{}},
 		{"invalid thread id", "POST", "/api/chat", chatBody("../x", "hi"), []string{"X-User", "ann"}, false, 404, `web: thread "../x" not found`, [2]string{}},
 		{"another caller's thread", "POST", "/api/chat", chatBody(ann, "hi"), []string{"X-User", "bob"}, false, 404, fmt.Sprintf("web: thread %q not found", ann), [2]string{}},
 		{"replay another caller's thread", "GET", "/api/threads/" + ann, "", []string{"X-User", "bob"}, false, 404, fmt.Sprintf("web: thread %q not found", ann), [2]string{}},
+		{"list with no identity", "GET", "/api/threads", "", nil, false, 401, "web: unauthorized: no X-User header", [2]string{"WWW-Authenticate", "Bearer"}},
 		{"replay unknown thread", "GET", "/api/threads/nosuch", "", []string{"X-User", "bob"}, false, 404, `web: thread "nosuch" not found`, [2]string{}},
 		{"cancel another caller's thread", "POST", "/api/threads/" + ann + "/cancel", "", []string{"X-User", "bob"}, false, 404, fmt.Sprintf("web: thread %q not found", ann), [2]string{}},
 	}
