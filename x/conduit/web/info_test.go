@@ -14,6 +14,7 @@ import (
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/tool"
 	"github.com/lodeworks/lode/x/conduit/web"
+	"github.com/lodeworks/lode/x/policy"
 	"github.com/lodeworks/lode/x/provider/openai"
 	"github.com/lodeworks/lode/x/provider/script"
 	xtool "github.com/lodeworks/lode/x/tool"
@@ -159,5 +160,40 @@ func TestUnreachableModelSaysOneSentence(t *testing.T) {
 	data, _ := find(ps, "data-error")["data"].(map[string]any)
 	if detail, _ := data["detail"].(string); !strings.Contains(detail, addr) || !strings.HasPrefix(detail, "loop: provider: openai: ") {
 		t.Errorf("detail %q: want the adapter's chain naming %s", detail, addr)
+	}
+}
+
+// TestInfoFollowsPolicy: with an x/policy enforcer as the filter, the
+// tools GET /api/info lists are those the caller's role is allowed.
+func TestInfoFollowsPolicy(t *testing.T) {
+	p, err := policy.Parse([]byte("roles:\n  viewer:\n    allow:\n      tools: [\"add\"]\n  admin:\n    allow:\n      tools: [\"*\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := registry(t)
+	enf := policy.NewEnforcer(reg, p)
+	store, err := file.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	h, err := web.New(script.Play(), store, web.WithIdentify(owner), quiet(), web.WithLoopOptions(
+		loop.WithHandlers(xtool.NewHandler(reg, enf.HandlerOptions()...)),
+		loop.WithInvokeOptions(xtool.WithFilteredTools(reg, enf.Filter())),
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	defer h.Close()
+	for _, c := range []struct{ role, want string }{
+		{"viewer", `{"model":"","tools":[{"name":"add","description":"adds a and b"}]}`},
+		{"admin", `{"model":"","tools":[{"name":"add","description":"adds a and b"},{"name":"boom","description":"fails"}]}`},
+		{"", `{"model":"","tools":[]}`},
+	} {
+		if code, body := get(t, srv.URL+"/api/info", "X-User", "ann", "X-Role", c.role); code != 200 || body != c.want+"\n" {
+			t.Errorf("role %q: %d %q, want %q", c.role, code, body, c.want)
+		}
 	}
 }
