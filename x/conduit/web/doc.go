@@ -12,22 +12,56 @@
 // # Routes
 //
 //	GET  /                         the chat page (embedded; no CDN, no build step)
-//	POST /api/chat                 {"id": THREAD, "messages": [...]}: run turns, stream them back
+//	POST /api/chat                 {"id": THREAD, "messages": [...], "trigger": ..., "messageId": ...}:
+//	                               run turns, stream them back (the AI SDK's DefaultChatTransport)
+//	GET  /api/chat/{id}/stream     resume: the running turn's stream from its start, or the last
+//	                               answer replayed; 204 when there is none (reconnectToStream)
 //	POST /api/threads              make an empty thread: 201 {"id": THREAD}
 //	GET  /api/threads              the caller's threads, newest first:
 //	                               {"threads": [{"id", "title", "updated", "running"}]}
 //	GET  /api/threads/{id}         the thread as UI messages (useChat's initial messages)
 //	GET  /api/info                 what the first screen shows: {"model": NAME, "tools": [{"name", "description"}]}
-//	POST /api/threads/{id}/cancel  cancel the turn running on the thread: 204
+//	POST /api/threads/{id}/cancel  cancel the turn running on the thread: 204 once it has ended
 //	POST /api/threads/{id}/decide  {"decisions": [{"id": CALL, "approve": BOOL, "reason": ..., "arguments": ...}]}:
 //	                               decide calls waiting for approval, stream the continued turn
 //
-// POST /api/chat reads only the last message, which must be the user's:
-// the ledger store, not the browser, holds the history. An empty id starts
+// POST /api/chat reads only the last message, which must be the user's
+// (or the assistant's, answering approval requests: see Approvals): the
+// ledger store, not the browser, holds the history. An empty id starts
 // a new thread, named in the X-Lode-Thread header and in the start part's
 // messageMetadata.threadId; an id no thread has starts a thread with that
 // ID, owned by the caller (the AI SDK's Chat names its chat itself); an id
 // another caller owns is 404.
+//
+// Messages have stable IDs: "turn-N" names the message that starts at the
+// thread's turn N, in replays and in each stream's start part alike. So a
+// stream that continues a message (after a decision) or replays it (a
+// resume) updates the client's message instead of adding one.
+//
+// With "trigger": "regenerate-message" (the SDK's regenerate()), the last
+// answer is dropped and the last user message, which is not stored again,
+// answered anew; a "messageId" naming an earlier assistant message (or a
+// user message) drops everything after the user message it answers. The
+// store cannot drop turns, so the thread is deleted and created again,
+// same ID and metadata; a copy of the whole thread, "regenerate-" plus a
+// new ID and listed for the same caller, is kept while that happens, and
+// is what a crash in between would leave.
+//
+// # Resuming and stopping
+//
+// A browser that reloads, or loses its connection, does not stop its turn
+// (FinishOnDisconnect). GET /api/chat/{id}/stream, the URL the SDK's
+// resumeStream() asks, answers with the running turn's stream from its
+// start part, the parts sent so far and then the rest as they come; with
+// no turn running it replays the thread's last answer as one stream,
+// which the SDK's client takes in place of its last message; a thread
+// that ends with a user message (or has none) is 204, as the SDK expects.
+// A turn keeps at most WithStreamBufferBytes of its stream for this; one
+// that streamed more is 204 until it ends, and is then replayed from the
+// store. The SDK's stop() only drops its request: an app stops the turn
+// with POST /api/threads/{id}/cancel, or serves with CancelOnDisconnect.
+// A stopped turn keeps the text its answer had streamed (within the same
+// bound), so the thread shows what the person saw.
 //
 // In GET /api/threads, title is the first user message on one line (at
 // most 80 characters, "" before the first message), updated the time of
@@ -43,7 +77,8 @@
 // reasoning-start/-delta/-end from the deltas; tool-input-start/-delta as
 // a call streams, then tool-input-available (or tool-input-error when the
 // model's arguments are not JSON); tool-output-available or
-// tool-output-error with the text the model was shown; data-usage with
+// tool-output-error with the text the model was shown;
+// tool-approval-request and tool-output-denied (see Approvals); data-usage with
 // token counts (transient: useChat hands it to onData and keeps it out of the message); and finally finish, abort (the turn was cancelled) or
 // error. Events carry no thread ID, so each request builds its own
 // loop.Step from the configured options plus an observer for its stream.
@@ -83,19 +118,37 @@
 //
 // # Approvals
 //
-// When a turn pauses because tool calls wait for a person (see
-// loop.PendingError), its stream ends with a data-approval part, then
-// finish. The part is not transient, so it stays in the message; GET
-// /api/threads/{id} ends the last message with it too while the calls
-// wait. Its data is {"threadId", "calls": [{"toolCallId", "toolName",
-// "input", "reason"}]}. POST .../decide records the decisions (By is the
-// caller) with loop.Step.Resume and streams the rest of the turn as POST
-// /api/chat does, starting with a step that holds the decided calls and
-// their outputs. Approval "arguments" (a JSON object, or a string holding
-// one) replace the model's. A decision Resume refuses (no such pending
+// Approvals are the AI SDK's own. When a tool call waits for a person
+// (see loop.PendingError), the stream sends tool-approval-request
+// {"approvalId", "toolCallId", "reason"} after the call's
+// tool-input-available (the approval's ID is the call's), so the SDK's
+// client puts the tool part in state approval-requested; the stream then
+// ends with a transient data-approval part for the page, then finish. The
+// client answers with addToolApprovalResponse and sends the message back
+// (by itself with sendAutomaticallyWhen:
+// lastAssistantMessageIsCompleteWithApprovalResponses): POST /api/chat
+// whose last message is the assistant's, its tool parts in state
+// approval-responded with approval.approved and approval.reason. Each such
+// part of a call that waits becomes a decision (By is the caller), and
+// the turn goes on as the continuation of the paused message: start with
+// its ID, tool-output-denied for a denied call, tool-output-available (or
+// -error) as an approved one finishes, then the next model turn's step.
+// Approvals for calls already decided are ignored, and if none is left the
+// answer is 409.
+//
+// Replays show the same states: approval-requested while a call waits
+// (and the last message ends with the data-approval part), approval-responded
+// once decided, output-denied for a denied call, each with its approval
+// {"id", "approved", "reason"}.
+//
+// POST .../decide, the page's way, takes the same decisions as
+// {"decisions": [...]} and streams the same continuation. Its data-approval
+// part's data is {"threadId", "calls": [{"toolCallId", "toolName",
+// "input", "reason"}]}. Approval "arguments" (a JSON object, or a string
+// holding one) replace the model's; the stream sends the call's new
+// tool-input-available then. A decision Resume refuses (no such pending
 // call, edited arguments the tool refuses) is answered 400, and a call
-// already decided by someone else 409; nothing is stored then. The page
-// shows each waiting call as a card with Approve and Deny buttons.
+// already decided by someone else 409; nothing is stored then.
 //
 // # Notifications
 //

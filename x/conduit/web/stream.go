@@ -433,8 +433,8 @@ func (s *stream) decisions(ds []artifact.Decision) {
 }
 
 // approvalPart is the data-approval part listing calls that wait for a
-// decision. It is not transient: it belongs to the message, as the pending
-// calls belong to the thread, so useChat keeps it and a replay repeats it.
+// decision, for the page: streamed as a transient part, and ending the
+// last message of a replay while the calls wait.
 func approvalPart(threadID string, calls []artifact.Pending) map[string]any {
 	type call struct {
 		ToolCallID string `json:"toolCallId"`
@@ -466,7 +466,11 @@ func (s *stream) end(err, cause error) {
 		// A pause is a normal end: the calls wait for a person.
 		s.pending = 0
 		s.endStep()
-		s.send(approvalPart(pe.Thread, pe.Calls))
+		// Transient: the SDK's client hands it to onData and keeps the
+		// tool parts' own approval-requested state in the message.
+		ap := approvalPart(pe.Thread, pe.Calls)
+		ap["transient"] = true
+		s.send(ap)
 		s.send(map[string]string{"type": "finish", "finishReason": finishReason(s.finish)})
 	case err == nil:
 		s.endStep()

@@ -240,7 +240,12 @@ type Handler struct {
 type running struct {
 	owner  string
 	cancel context.CancelCauseFunc
-	s      *stream // set once the turn's stream exists, under Handler.mu
+	s      *stream       // set once the turn's stream exists, under Handler.mu
+	ended  chan struct{} // closed once the turn is stored and the thread free
+}
+
+func newRunning(owner string, cancel context.CancelCauseFunc) *running {
+	return &running{owner: owner, cancel: cancel, ended: make(chan struct{})}
 }
 
 // errCancelled is the cause of a turn cancelled by its caller.
@@ -546,6 +551,9 @@ func (h *Handler) claim(w http.ResponseWriter, id string, run *running) bool {
 
 func (h *Handler) unclaim(id string) {
 	h.mu.Lock()
+	if run := h.turns[id]; run != nil {
+		close(run.ended)
+	}
 	delete(h.turns, id)
 	h.mu.Unlock()
 }
@@ -613,7 +621,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	runCtx, cancel := context.WithCancelCause(h.base)
-	run := &running{owner: who.Caller, cancel: cancel}
+	run := newRunning(who.Caller, cancel)
 	if !h.claim(w, st.ID(), run) {
 		cancel(nil)
 		st.Close()
@@ -843,7 +851,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) continueTurn(w http.ResponseWriter, r *http.Request, who Identity, st *ledger.StoredThread, decisions []artifact.Decision) {
 	id := st.ID()
 	runCtx, cancel := context.WithCancelCause(h.base)
-	run := &running{owner: who.Caller, cancel: cancel}
+	run := newRunning(who.Caller, cancel)
 	if !h.claim(w, id, run) {
 		cancel(nil)
 		st.Close()
@@ -934,7 +942,7 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, who Identit
 		}
 	}
 	runCtx, cancel := context.WithCancelCause(h.base)
-	run := &running{owner: who.Caller, cancel: cancel}
+	run := newRunning(who.Caller, cancel)
 	if !h.claim(w, st.ID(), run) {
 		cancel(nil)
 		st.Close()
@@ -1201,8 +1209,9 @@ func (h *Handler) replay(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(threadView{ID: id, Running: busy, Messages: msgs})
 }
 
-// cancel stops the turn running on the caller's thread and answers 204;
-// with no turn running it answers 204 too.
+// cancel stops the turn running on the caller's thread and answers 204
+// once the turn has ended (its stopped answer stored); with no turn
+// running it answers 204 too.
 func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
 	who, ok := h.identify(w, r)
 	if !ok {
@@ -1214,6 +1223,13 @@ func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
 	h.mu.Unlock()
 	if run != nil && run.owner == who.Caller {
 		run.cancel(errCancelled)
+		// The answer is 204 once the turn is stored and the thread free, so
+		// that what the caller reads or sends next sees the turn's end.
+		select {
+		case <-run.ended:
+		case <-r.Context().Done():
+			return
+		}
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}

@@ -1,0 +1,368 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"iter"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/ledger/file"
+	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/conduit/web"
+	xtool "github.com/lodeworks/lode/x/tool"
+)
+
+// reply is one model answer of a replies provider. With a gate, the
+// answer streams its first word and waits for the gate (or for its turn
+// to be cancelled) before the rest.
+type reply struct {
+	arts []artifact.Artifact
+	gate chan struct{}
+}
+
+// replies answers each invocation with the next reply and keeps the
+// requests.
+type replies struct {
+	mu   sync.Mutex
+	next []*reply
+	reqs []*provider.Request
+}
+
+func (p *replies) Invoke(ctx context.Context, req *provider.Request) iter.Seq2[artifact.Artifact, error] {
+	p.mu.Lock()
+	p.reqs = append(p.reqs, req)
+	var r *reply
+	if len(p.next) > 0 {
+		r, p.next = p.next[0], p.next[1:]
+	}
+	p.mu.Unlock()
+	return func(yield func(artifact.Artifact, error) bool) {
+		if r == nil {
+			yield(nil, errors.New("replies: no replies left"))
+			return
+		}
+		if r.gate != nil {
+			// Streamed as a model does: deltas that make the text, then
+			// the text.
+			text := r.arts[0].(artifact.Text).Content
+			first := strings.Fields(text)[0]
+			if !yield(artifact.TextDelta{Content: first}, nil) {
+				return
+			}
+			select {
+			case <-r.gate:
+			case <-ctx.Done():
+				yield(nil, ctx.Err())
+				return
+			}
+			if !yield(artifact.TextDelta{Content: text[len(first):]}, nil) {
+				return
+			}
+		}
+		for _, a := range r.arts {
+			if !yield(a, nil) {
+				return
+			}
+		}
+	}
+}
+
+func (p *replies) requests() []*provider.Request {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.reqs
+}
+
+func gated(text string) *reply {
+	return &reply{arts: []artifact.Artifact{artifact.Text{Content: text}}, gate: make(chan struct{})}
+}
+
+func answer(arts ...artifact.Artifact) *reply { return &reply{arts: arts} }
+
+// sdkChat is the AI SDK's Chat of one version, run by testdata/node/chat.mjs.
+type sdkChat struct {
+	t   *testing.T
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+type sdkState struct {
+	Status   string       `json:"status"`
+	Error    string       `json:"error"`
+	Errors   []string     `json:"errors"`
+	Messages []sdkMessage `json:"messages"`
+}
+
+type sdkMessage struct {
+	ID    string           `json:"id"`
+	Role  string           `json:"role"`
+	Parts []map[string]any `json:"parts"`
+}
+
+func startChat(t *testing.T, version, api, chatID string) *sdkChat {
+	t.Helper()
+	node, reader := requireAISDK(t)
+	cmd := exec.Command(node, filepath.Join(filepath.Dir(reader), "chat.mjs"), version, api, chatID)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		in.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("chat.mjs: %v\n%s", err, stderr.String())
+		}
+	})
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	return &sdkChat{t: t, in: in, out: sc}
+}
+
+// do runs one step and returns what the Chat holds after it; the SDK
+// must have reported no error.
+func (c *sdkChat) do(cmd map[string]any) sdkState {
+	c.t.Helper()
+	b, _ := json.Marshal(cmd)
+	if _, err := c.in.Write(append(b, '\n')); err != nil {
+		c.t.Fatal(err)
+	}
+	if !c.out.Scan() {
+		c.t.Fatalf("chat.mjs ended during %s: %v", b, c.out.Err())
+	}
+	var st sdkState
+	if err := json.Unmarshal(c.out.Bytes(), &st); err != nil {
+		c.t.Fatalf("chat.mjs printed %q: %v", c.out.Text(), err)
+	}
+	if len(st.Errors) > 0 || st.Error != "" || st.Status == "error" {
+		c.t.Fatalf("after %s the SDK reports %s %q %v", b, st.Status, st.Error, st.Errors)
+	}
+	return st
+}
+
+// sdkFixture serves a Handler whose "add" waits for approval and whose
+// "mul" does not.
+func sdkFixture(t *testing.T, prov provider.Provider) (*httptest.Server, ledger.Store) {
+	t.Helper()
+	store, err := file.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tool.NewRegistry()
+	type pair struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
+	if err := tool.RegisterFunc(reg, "add", "adds a and b", func(_ context.Context, p pair) (int, error) { return p.A + p.B, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := tool.RegisterFunc(reg, "mul", "multiplies a and b", func(_ context.Context, p pair) (int, error) { return p.A * p.B, nil }); err != nil {
+		t.Fatal(err)
+	}
+	h, err := web.New(prov, store, quiet(), web.WithLoopOptions(
+		loop.WithHandlers(xtool.NewHandler(reg, xtool.WithApprover(xtool.PauseForDecision), xtool.WithApprovalFor("add"))),
+		loop.WithInvokeOptions(xtool.WithFilteredTools(reg, nil)),
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		h.Close()
+		srv.Close()
+		store.Close()
+	})
+	return srv, store
+}
+
+// normal is a message as compared: its role, its ID when it is the
+// assistant's (the server names those), and per part what a person sees.
+func normal(role, id string, parts []map[string]any) map[string]any {
+	var ps []map[string]any
+	for _, p := range parts {
+		ty, _ := p["type"].(string)
+		if strings.HasPrefix(ty, "data-") {
+			continue // the page's approval card; not the SDK's
+		}
+		n := map[string]any{"type": ty}
+		for _, k := range []string{"text", "toolCallId", "input", "output", "errorText"} {
+			if v, ok := p[k]; ok && v != nil && v != "" {
+				n[k] = v
+			}
+		}
+		if strings.HasPrefix(ty, "tool-") {
+			n["state"] = p["state"]
+			if a, ok := p["approval"].(map[string]any); ok {
+				n["approved"] = a["approved"]
+			}
+		}
+		ps = append(ps, n)
+	}
+	m := map[string]any{"role": role, "parts": ps}
+	if role == "assistant" {
+		m["id"] = id
+	}
+	return m
+}
+
+// checkStored compares the Chat's messages with the stored thread, as
+// GET /api/threads/{id} replays it.
+func checkStored(t *testing.T, srv *httptest.Server, id, step string, got sdkState) {
+	t.Helper()
+	resp, err := srv.Client().Get(srv.URL + "/api/threads/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Running  bool         `json:"running"`
+		Messages []sdkMessage `json:"messages"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Running {
+		t.Fatalf("%s: a turn still runs on the thread", step)
+	}
+	var client, stored []map[string]any
+	for _, m := range got.Messages {
+		client = append(client, normal(m.Role, m.ID, m.Parts))
+	}
+	for _, m := range v.Messages {
+		stored = append(stored, normal(m.Role, m.ID, m.Parts))
+	}
+	if !reflect.DeepEqual(client, stored) {
+		c, _ := json.MarshalIndent(client, "", " ")
+		s, _ := json.MarshalIndent(stored, "", " ")
+		t.Fatalf("%s: the Chat holds\n%s\nthe stored thread is\n%s", step, c, s)
+	}
+}
+
+// lastParts is the part types and states of the last message.
+func lastParts(st sdkState) []string {
+	if len(st.Messages) == 0 {
+		return nil
+	}
+	return partTypes(st.Messages[len(st.Messages)-1].Parts)
+}
+
+// TestSDKChat drives the AI SDK's own Chat, of ai 6 and ai 7, through a
+// conversation: a tool, an approval approved and one denied, a
+// regenerate, a reload mid-stream and its resume, and a stop; after each
+// step the Chat's messages must be the stored thread's.
+func TestSDKChat(t *testing.T) {
+	for _, version := range []string{"6", "7"} {
+		t.Run("ai"+version, func(t *testing.T) {
+			story, again := gated("Once upon a time."), gated("Twice told.")
+			prov := &replies{next: []*reply{
+				answer(artifact.ToolCall{ID: "m1", Name: "mul", Arguments: `{"a":6,"b":7}`}),
+				answer(artifact.Text{Content: "42."}),
+				answer(artifact.ToolCall{ID: "a1", Name: "add", Arguments: `{"a":2,"b":3}`}),
+				answer(artifact.Text{Content: "It is 5."}),
+				answer(artifact.ToolCall{ID: "a2", Name: "add", Arguments: `{"a":1,"b":1}`}),
+				answer(artifact.Text{Content: "I will not add."}),
+				answer(artifact.Text{Content: "1 and 1 make 2, without a tool."}),
+				story,
+				again,
+				answer(artifact.Text{Content: "Done."}),
+			}}
+			srv, _ := sdkFixture(t, prov)
+			const id = "sdk-chat-1"
+			chat := startChat(t, version, srv.URL+"/api/chat", id)
+			check := func(step string, st sdkState, want []string) {
+				t.Helper()
+				if got := lastParts(st); !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s: the last message holds %v, want %v", step, got, want)
+				}
+				checkStored(t, srv, id, step, st)
+			}
+
+			st := chat.do(map[string]any{"op": "send", "text": "what is 6 times 7?"})
+			check("a tool", st, []string{"step-start/", "tool-mul/output-available", "step-start/", "text/done"})
+
+			st = chat.do(map[string]any{"op": "send", "text": "add 2 and 3"})
+			check("a call that waits", st, []string{"step-start/", "tool-add/approval-requested"})
+			if a, _ := st.Messages[len(st.Messages)-1].Parts[1]["approval"].(map[string]any); a["id"] != "a1" {
+				t.Errorf("a call that waits: approval %v, want id a1", a)
+			} else if version == "7" && !strings.Contains(stringOr(a["requestReason"]), "requires approval for add") {
+				t.Errorf("a call that waits: approval %v, want the reason (ai 7 keeps it)", a)
+			}
+			paused := st.Messages[len(st.Messages)-1].ID
+			st = chat.do(map[string]any{"op": "approve", "id": "a1", "approved": true})
+			check("approved", st, []string{"step-start/", "tool-add/output-available", "step-start/", "text/done"})
+			if n, last := len(st.Messages), st.Messages[len(st.Messages)-1]; n != 4 || last.ID != paused {
+				t.Fatalf("approved: %d messages, the last %s; want 4, the paused message %s continued", n, last.ID, paused)
+			}
+
+			chat.do(map[string]any{"op": "send", "text": "add 1 and 1"})
+			st = chat.do(map[string]any{"op": "approve", "id": "a2", "approved": false, "reason": "not now"})
+			check("denied", st, []string{"step-start/", "tool-add/output-denied", "step-start/", "text/done"})
+
+			st = chat.do(map[string]any{"op": "regenerate"})
+			check("regenerated", st, []string{"step-start/", "text/done"})
+			if n := len(st.Messages); n != 6 {
+				t.Fatalf("regenerated: %d messages, want 6", n)
+			}
+			reqs := prov.requests()
+			asked := 0
+			for _, tn := range reqs[len(reqs)-1].Turns {
+				if tn.Role == ledger.RoleUser && reflect.DeepEqual(tn.Artifacts, []artifact.Artifact{artifact.Text{Content: "add 1 and 1"}}) {
+					asked++
+				}
+			}
+			if last := reqs[len(reqs)-1].Turns; asked != 1 || last[len(last)-1].Role != ledger.RoleUser {
+				t.Fatalf("regenerated: the model read the message %d times, and last a %s turn; want once, last", asked, last[len(last)-1].Role)
+			}
+
+			// A reload while the answer streams: the new Chat, made from the
+			// stored thread, resumes the stream and gets the whole answer.
+			chat.do(map[string]any{"op": "send", "text": "tell me a story", "until": "text"})
+			chat.do(map[string]any{"op": "reload"})
+			st = chat.do(map[string]any{"op": "resume", "until": "text"})
+			if got := lastParts(st); !reflect.DeepEqual(got, []string{"step-start/", "text/streaming"}) {
+				t.Fatalf("resumed: the last message holds %v (%v), want the streaming text", got, st.Messages[len(st.Messages)-1].Parts)
+			}
+			close(story.gate)
+			st = chat.do(map[string]any{"op": "wait"})
+			check("resumed", st, []string{"step-start/", "text/done"})
+			if text := st.Messages[len(st.Messages)-1].Parts[1]["text"]; text != "Once upon a time." {
+				t.Fatalf("resumed: the answer reads %q", text)
+			}
+			// The finished answer replays: the Chat is the same after.
+			st = chat.do(map[string]any{"op": "resume"})
+			check("replayed", st, []string{"step-start/", "text/done"})
+
+			// A stop keeps what was shown, in the Chat and the thread.
+			chat.do(map[string]any{"op": "send", "text": "again", "until": "text"})
+			st = chat.do(map[string]any{"op": "stop"})
+			check("stopped", st, []string{"step-start/", "text/streaming"})
+			st = chat.do(map[string]any{"op": "send", "text": "go on"})
+			check("after the stop", st, []string{"step-start/", "text/done"})
+			if n := len(st.Messages); n != 12 {
+				t.Fatalf("after the stop: %d messages, want 12", n)
+			}
+		})
+	}
+}
