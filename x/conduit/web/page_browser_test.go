@@ -342,3 +342,27 @@ func TestModelDownInChromium(t *testing.T) {
 		t.Errorf("details: %q", got)
 	}
 }
+
+// TestReloadWhileRunningInChromium: a reload while an answer streams
+// follows the running turn again (its text so far, then live); Stop then
+// ends it, and the page and a later reload say "Stopped." once.
+func TestReloadWhileRunningInChromium(t *testing.T) {
+	b := newBrowser(t)
+	f := serve(t, script.Play(script.Hang(artifact.Text{Content: "still *thinking*"})))
+	tab := b.tab
+	b.do(tab, "send", chromedp.Navigate(f.srv.URL+"/"),
+		chromedp.SendKeys(chromedp.CSS("#input"), "think"),
+		chromedp.Click(chromedp.CSS("#send")),
+		waitFor(`!!document.querySelector(".msg.assistant .text em")`))
+	b.do(tab, "reload", chromedp.Reload(), waitFor(`!!document.querySelector(".msg.assistant .text em") && !document.getElementById("stop").disabled`))
+	b.shot(tab, "following")
+	if got := eval[string](b, tab, `document.querySelectorAll(".msg.assistant").length + " " + document.querySelector(".msg.assistant .text").textContent`); got != "1 still thinking" {
+		t.Errorf("after a reload: %q, want the running answer once", got)
+	}
+	b.do(tab, "stop", chromedp.Click(chromedp.CSS("#stop")), waitFor(`document.querySelector(".msg.assistant:last-of-type").dataset.done === "true" && !!document.querySelector(".msg.assistant .stopped")`))
+	b.do(tab, "reload after stop", chromedp.Reload(), waitFor(`!!document.querySelector(".msg.assistant .stopped")`))
+	b.shot(tab, "stopped")
+	if got := eval[string](b, tab, `document.querySelectorAll(".msg.assistant").length + " " + document.querySelector(".msg.assistant").innerText.trim().replace(/\n+/g, "\n")`); got != "1 still thinking\nStopped." {
+		t.Errorf("after stop and a reload: %q", got)
+	}
+}
