@@ -12,6 +12,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -365,4 +366,81 @@ func TestReloadWhileRunningInChromium(t *testing.T) {
 	if got := eval[string](b, tab, `document.querySelectorAll(".msg.assistant").length + " " + document.querySelector(".msg.assistant").innerText.trim().replace(/\n+/g, "\n")`); got != "1 still thinking\nStopped." {
 		t.Errorf("after stop and a reload: %q", got)
 	}
+}
+
+// TestMarkdownRendererInChromium runs the page's renderer on each input
+// and compares the HTML it built; then on many generated strings of
+// Markdown's punctuation, none of which may throw or make an element the
+// renderer does not make.
+func TestMarkdownRendererInChromium(t *testing.T) {
+	b := newBrowser(t)
+	f := serve(t, script.Play())
+	tab := b.tab
+	b.do(tab, "load", chromedp.Navigate(f.srv.URL+"/"), waitFor(`!!window.lodeMarkdown`))
+	cases := []struct{ in, want string }{
+		{"", ""},
+		{"a *b* c", "<p>a <em>b</em> c</p>"},
+		{"**bold** and __bold__", "<p><strong>bold</strong> and <strong>bold</strong></p>"},
+		{"**unclosed", "<p>**unclosed</p>"},
+		{"snake_case_name and 2*3*4", "<p>snake_case_name and 2<em>3</em>4</p>"},
+		{`\*not em\*`, "<p>*not em*</p>"},
+		{"<b>x</b> & <script>y</script>", "<p>&lt;b&gt;x&lt;/b&gt; &amp; &lt;script&gt;y&lt;/script&gt;</p>"},
+		{"line1\nline2", "<p>line1<br>line2</p>"},
+		{"one\n\ntwo", "<p>one</p><p>two</p>"},
+		{"# T", "<h3>T</h3>"},
+		{"###### deep", "<h6>deep</h6>"},
+		{"- a\n- b", "<ul><li>a</li><li>b</li></ul>"},
+		{"3. c\n4. d", `<ol start="3"><li>c</li><li>d</li></ol>`},
+		{"> q\n> r", "<blockquote><p>q<br>r</p></blockquote>"},
+		{"---", "<hr>"},
+		{"`a<b`", "<p><code>a&lt;b</code></p>"},
+		{"``a ` b``", "<p><code>a ` b</code></p>"},
+		{"```\nunterminated", `<pre class="code"><code>unterminated</code></pre>`},
+		{"```js\nlet x = `<i>`;\n```", `<pre class="code" data-lang="js"><code class="language-js">let x = ` + "`&lt;i&gt;`" + `;</code></pre>`},
+		{"```\"><img src=x>\nx\n```", `<pre class="code"><code>x</code></pre>`},
+		{"~~~\n```\n~~~", `<pre class="code"><code>` + "```" + `</code></pre>`},
+		{"[x](https://a.example/p?q=1)", `<p><a href="https://a.example/p?q=1" rel="noopener noreferrer" target="_blank">x</a></p>`},
+		{"[x](javascript:alert(1))", `<p><span class="link-refused">x</span></p>`},
+		{"[x](JaVaScRiPt:alert(1))", `<p><span class="link-refused">x</span></p>`},
+		{"[x](data:text/html,hi)", `<p><span class="link-refused">x</span></p>`},
+		{"[x](//evil.example)", `<p><span class="link-refused">x</span></p>`},
+		{"[**b**](http://a.example)", `<p><a href="http://a.example/" rel="noopener noreferrer" target="_blank"><strong>b</strong></a></p>`},
+		{"see https://a.example/x.", `<p>see <a href="https://a.example/x" rel="noopener noreferrer" target="_blank">https://a.example/x</a>.</p>`},
+		{`[a "q"](https://a.example/"onmouseover="x)`, `<p><a href="https://a.example/%22onmouseover=%22x" rel="noopener noreferrer" target="_blank">a "q"</a></p>`},
+	}
+	for _, c := range cases {
+		expr := fmt.Sprintf(`(() => { const d = document.createElement("div"); d.append(lodeMarkdown.render(%s)); return d.innerHTML; })()`, jsString(c.in))
+		if got := eval[string](b, tab, expr); got != c.want {
+			t.Errorf("render(%q)\n got %s\nwant %s", c.in, got, c.want)
+		}
+	}
+	// Generated input: a fixed linear congruential sequence, so a failure
+	// repeats.
+	bad := eval[string](b, tab, `(() => {
+		const chars = "*_~`+"`"+`[]()<>#-+.1 \n\\h:/ab\"";
+		const ok = new Set(["P","EM","STRONG","DEL","CODE","PRE","A","SPAN","BR","H3","H4","H5","H6","UL","OL","LI","BLOCKQUOTE","HR"]);
+		let seed = 1;
+		for (let n = 0; n < 3000; n++) {
+			let s = "";
+			const len = n % 60;
+			for (let i = 0; i < len; i++) { seed = (seed * 1103515245 + 12345) % 2147483648; s += chars[seed % chars.length]; }
+			let f;
+			try { f = lodeMarkdown.render(s); } catch (e) { return "throws on " + JSON.stringify(s) + ": " + e; }
+			const d = document.createElement("div"); d.append(f);
+			for (const e of d.querySelectorAll("*")) {
+				if (!ok.has(e.tagName)) return "makes <" + e.tagName + "> from " + JSON.stringify(s);
+				if (e.tagName === "A" && !/^https?:/.test(e.getAttribute("href"))) return "links to " + e.getAttribute("href") + " from " + JSON.stringify(s);
+			}
+		}
+		return "";
+	})()`)
+	if bad != "" {
+		t.Error(bad)
+	}
+}
+
+// jsString quotes s as a JavaScript string literal.
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

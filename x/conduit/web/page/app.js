@@ -122,7 +122,8 @@
       if ((m = FENCE.exec(line))) {
         endPara();
         const fence = m[1];
-        const lang = m[2].toLowerCase().replace(/[^a-z0-9_+-]/g, "");
+        // The info string names a language only when it is a plain word.
+        const lang = /^[A-Za-z0-9_+#.-]+$/.test(m[2]) ? m[2].toLowerCase().replace(/[^a-z0-9_+-]/g, "") : "";
         const body = [];
         i++;
         const closes = l => { const t = l.trim(); return t.length >= fence.length && t === fence[0].repeat(t.length); };
