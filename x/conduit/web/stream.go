@@ -468,9 +468,16 @@ func (s *stream) end(err, cause error) {
 		s.endStep()
 		// Transient: the SDK's client hands it to onData and keeps the
 		// tool parts' own approval-requested state in the message.
+		// Fields in the order a map would have had them before the part
+		// was transient, with transient last, for readers that match the
+		// text (x/cli's tests do).
 		ap := approvalPart(pe.Thread, pe.Calls)
-		ap["transient"] = true
-		s.send(ap)
+		s.send(struct {
+			Data      any    `json:"data"`
+			ID        string `json:"id"`
+			Type      string `json:"type"`
+			Transient bool   `json:"transient"`
+		}{ap["data"], ap["id"].(string), ap["type"].(string), true})
 		s.send(map[string]string{"type": "finish", "finishReason": finishReason(s.finish)})
 	case err == nil:
 		s.endStep()
