@@ -444,3 +444,35 @@ func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestDenyAndStaleCardInChromium: two tabs show the same waiting call;
+// one denies it, and its card says Denied before the model's answer; the
+// other tab's card, now stale, refuses in one sentence when clicked.
+func TestDenyAndStaleCardInChromium(t *testing.T) {
+	b := newBrowser(t)
+	f := serveTools(t, script.Play(script.Call("c1", "add", `{"a":2,"b":3}`), script.Text("Not adding, then.")), askForAdd)
+	tab := b.tab
+	b.do(tab, "pause", chromedp.Navigate(f.srv.URL+"/"),
+		chromedp.SendKeys(chromedp.CSS("#input"), "add 2 and 3"),
+		chromedp.Click(chromedp.CSS("#send")),
+		chromedp.WaitVisible(chromedp.CSS(`.approval[data-tool-call-id="c1"] button.deny`)))
+	other := b.newTab()
+	b.do(other, "other device", chromedp.Navigate(f.srv.URL+"/#"+onlyThread(t, f)), chromedp.WaitVisible(chromedp.CSS(`.approval button.approve`)))
+	b.do(tab, "deny", chromedp.Click(chromedp.CSS(`.approval button.deny`)),
+		waitFor(`document.querySelector(".msg.assistant:last-of-type").dataset.done === "true" && !!document.querySelector(".msg.assistant .text")`))
+	b.shot(tab, "denied")
+	if got := eval[string](b, tab, `[...document.querySelectorAll("details.tool .label")].map(e => e.textContent).join(",") + " " + document.querySelector(".msg.assistant .text").textContent + document.querySelector(".approval .approval-outcome").textContent`); got != "Input,Denied Not adding, then. Denied." {
+		t.Errorf("after Deny: %q", got)
+	}
+	b.do(other, "stale approve", chromedp.Click(chromedp.CSS(`.approval button.approve`)),
+		waitFor(`document.querySelector(".msg.assistant:last-of-type").dataset.done === "true" && !!document.querySelector(".msg.assistant .error")`))
+	b.shot(other, "stale-card")
+	b.do(other, "outcome", waitFor(`document.querySelector(".approval .approval-outcome").textContent === " Not decided here."`))
+	msg := eval[string](b, other, `document.querySelector(".msg.assistant .error .error-message").textContent`)
+	if strings.HasPrefix(msg, "web:") || !strings.HasSuffix(msg, ".") || strings.Contains(msg, "\n") {
+		t.Errorf("the stale card says %q, want one sentence", msg)
+	}
+	if n := results(t, f, onlyThread(t, f), "c1"); n != 1 {
+		t.Errorf("c1 has %d results, want the denial only", n)
+	}
+}

@@ -352,8 +352,14 @@
         if (abort) return;
         yes.disabled = no.disabled = true;
         d.classList.add(approve ? "approved" : "denied");
-        d.querySelector(".approval-question").append(" " + (approve ? "Approved." : "Denied."));
-        stream(threadPath(data.threadId || thread, "/decide"), { decisions: [{ id: c.toolCallId, approve: approve }] }, box);
+        const q = d.querySelector(".approval-question");
+        const mark = el("span", "approval-outcome", approve ? " Approving…" : " Denying…");
+        q.append(mark);
+        stream(threadPath(data.threadId || thread, "/decide"), { decisions: [{ id: c.toolCallId, approve: approve }] }, box).then((ok) => {
+          // A refused decision (another tab or device decided first) is
+          // not this card's: the error below says why.
+          mark.textContent = ok ? (approve ? " Approved." : " Denied.") : " Not decided here.";
+        });
       };
       yes.addEventListener("click", () => decide(true));
       no.addEventListener("click", () => decide(false));
@@ -541,7 +547,8 @@
   }
 
   // stream posts body to url (or GETs url when body is null) and renders
-  // the streamed answer into box, or a new assistant box.
+  // the streamed answer into box, or a new assistant box. It resolves to
+  // whether the server took the request.
   async function stream(url, body, box) {
     const own = new AbortController();
     abort = own;
@@ -556,8 +563,8 @@
         body: JSON.stringify(body),
         signal: own.signal,
       });
-      if (r.status === 204) return;
-      if (!r.ok) { await refusal(box, r); return; }
+      if (r.status === 204) return true;
+      if (!r.ok) { await refusal(box, r); return false; }
       const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
       let buf = "";
       for (;;) {
@@ -584,10 +591,12 @@
           }
         }
       }
+      return true;
     } catch (e) {
-      if (own.switched) return;
+      if (own.switched) return false;
       if (e.name === "AbortError") stoppedNote(box);
       else failure(box, "The connection to the server was lost.", String(e));
+      return false;
     } finally {
       if (abort === own) {
         abort = null;
