@@ -163,13 +163,29 @@ func TestAISDKReadsEveryPart(t *testing.T) {
 		}
 	})
 
+	t.Run("approval", func(t *testing.T) {
+		f := serveTools(t, script.Play(script.Call("c1", "add", `{"a":2,"b":3}`)), askForAdd)
+		_, wait := readWithSDK(t, f, "add 2 and 3")
+		r := wait()
+		seen(r)
+		got := partTypes(r.Message.Parts)
+		if len(r.Errors) > 0 || !slices.Equal(got, []string{"step-start/", "tool-add/approval-requested"}) {
+			t.Fatalf("types %v errors %v: the SDK built %v, want the call approval-requested", r.Types, r.Errors, got)
+		}
+		if a, _ := r.Message.Parts[1]["approval"].(map[string]any); a["id"] != "c1" {
+			t.Errorf("approval %v, want id c1", r.Message.Parts[1]["approval"])
+		}
+	})
+
+	// tool-output-denied comes only in a continued message: TestSDKChat
+	// has the SDK's Chat read it.
 	var got []string
 	for ty := range emitted {
 		got = append(got, ty)
 	}
 	sort.Strings(got)
-	want := []string{"abort", "data-error", "data-notification", "data-usage", "error", "finish", "finish-step", "reasoning-delta", "reasoning-end", "reasoning-start",
-		"start", "start-step", "text-delta", "text-end", "text-start", "tool-input-available", "tool-input-delta", "tool-input-error",
+	want := []string{"abort", "data-approval", "data-error", "data-notification", "data-usage", "error", "finish", "finish-step", "reasoning-delta", "reasoning-end", "reasoning-start",
+		"start", "start-step", "text-delta", "text-end", "text-start", "tool-approval-request", "tool-input-available", "tool-input-delta", "tool-input-error",
 		"tool-input-start", "tool-output-available", "tool-output-error"}
 	if !t.Failed() && !slices.Equal(got, want) {
 		t.Errorf("the SDK read part types\n %v\nwant every type lode sends\n %v", got, want)

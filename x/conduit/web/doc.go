@@ -47,6 +47,11 @@
 // new ID and listed for the same caller, is kept while that happens, and
 // is what a crash in between would leave.
 //
+// A user message sent with a "messageId" (the SDK's sendMessage in place
+// of an earlier message) replaces the stored user message at its place in
+// the client's list, which must be the stored thread's, and drops what
+// followed it, the same way.
+//
 // # Resuming and stopping
 //
 // A browser that reloads, or loses its connection, does not stop its turn

@@ -276,3 +276,36 @@ func TestResumeOfAContinuedMessage(t *testing.T) {
 		t.Errorf("the decide stream %v, want %v", got, append([]string{"start"}, want[5:]...))
 	}
 }
+
+func TestEditBadInput(t *testing.T) {
+	f := serve(t, script.Play(script.Text("first")), quiet())
+	parts(t, f.post(t, "/api/chat", chatBody("e1", "one")))
+	body := func(messageID string, ids ...string) string {
+		var ms []any
+		for i, id := range ids {
+			role := "user"
+			if i%2 == 1 {
+				role = "assistant"
+			}
+			ms = append(ms, map[string]any{"id": id, "role": role, "parts": []any{map[string]any{"type": "text", "text": "x"}}})
+		}
+		b, _ := json.Marshal(map[string]any{"id": "e1", "trigger": "submit-message", "messageId": messageID, "messages": ms})
+		return string(b)
+	}
+	for _, c := range []struct{ name, body, msg string }{
+		{"not the last message", body("u0", "u0", "turn-1", "u2"), `web: edit: the last message is "u2", not the edited message "u0"`},
+		{"past the thread", body("u2", "u0", "turn-1", "u2"), `web: edit: thread "e1" has no user message at 2, where message "u2" is`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resp := f.post(t, "/api/chat", c.body)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadRequest || string(b) != c.msg+"\n" {
+				t.Errorf("got %d %q, want 400 %q", resp.StatusCode, b, c.msg+"\n")
+			}
+			if n := len(turns(t, f.store, "e1")); n != 2 {
+				t.Errorf("%d turns, want 2: the refused edit changed the thread", n)
+			}
+		})
+	}
+}

@@ -270,7 +270,8 @@ func lastParts(st sdkState) []string {
 
 // TestSDKChat drives the AI SDK's own Chat, of ai 6 and ai 7, through a
 // conversation: a tool, an approval approved and one denied, a
-// regenerate, a reload mid-stream and its resume, and a stop; after each
+// regenerate, a reload mid-stream and its resume, a stop and an edited
+// message; after each
 // step the Chat's messages must be the stored thread's.
 func TestSDKChat(t *testing.T) {
 	for _, version := range []string{"6", "7"} {
@@ -287,6 +288,7 @@ func TestSDKChat(t *testing.T) {
 				story,
 				again,
 				answer(artifact.Text{Content: "Done."}),
+				answer(artifact.Text{Content: "Done, politely."}),
 			}}
 			srv, _ := sdkFixture(t, prov)
 			const id = "sdk-chat-1"
@@ -362,6 +364,13 @@ func TestSDKChat(t *testing.T) {
 			check("after the stop", st, []string{"step-start/", "text/done"})
 			if n := len(st.Messages); n != 12 {
 				t.Fatalf("after the stop: %d messages, want 12", n)
+			}
+
+			// An edited message replaces its original, and its answer goes.
+			st = chat.do(map[string]any{"op": "edit", "id": st.Messages[10].ID, "text": "go on, please"})
+			check("edited", st, []string{"step-start/", "text/done"})
+			if n, text := len(st.Messages), st.Messages[10].Parts[0]["text"]; n != 12 || text != "go on, please" {
+				t.Fatalf("edited: %d messages, the edited one reads %q; want 12, the new text", n, text)
 			}
 		})
 	}

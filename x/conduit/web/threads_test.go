@@ -148,3 +148,24 @@ func TestThreadListShowsRunning(t *testing.T) {
 		t.Errorf("list after the turn: %+v, want busy not running", l)
 	}
 }
+
+// TestRefusedFirstMessageMakesNoThread: a first message refused for want
+// of room (429) leaves no thread behind, by its own ID or a new one.
+func TestRefusedFirstMessageMakesNoThread(t *testing.T) {
+	g := newGate()
+	f := serve(t, g, web.WithMaxConcurrentTurns(1), quiet())
+	busy := f.post(t, "/api/chat", chatBody("busy", "wait"))
+	<-g.started
+	for _, id := range []string{"fresh", ""} {
+		resp := f.post(t, "/api/chat", chatBody(id, "me too"))
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests {
+			t.Errorf("id %q: %d, want 429", id, resp.StatusCode)
+		}
+	}
+	close(g.release)
+	parts(t, busy)
+	if id := onlyThread(t, f); id != "busy" {
+		t.Errorf("the stored thread is %q, want busy alone", id)
+	}
+}

@@ -481,31 +481,31 @@ func (h *Handler) load(w http.ResponseWriter, r *http.Request, id string, who Id
 // no thread has that ID: a client such as the AI SDK's Chat names its
 // chat itself, and its first message starts the thread. An empty id
 // creates a thread with a new ID. A thread of another caller is 404, as
-// in load.
-func (h *Handler) open(w http.ResponseWriter, r *http.Request, id string, who Identity) (*ledger.StoredThread, bool) {
+// in load. created says the thread is new.
+func (h *Handler) open(w http.ResponseWriter, r *http.Request, id string, who Identity) (st *ledger.StoredThread, created, ok bool) {
 	meta := map[string]string{OwnerKey: who.Caller, RoleKey: who.Role}
 	if id == "" {
 		st, err := h.store.Create(r.Context(), ledger.WithMetadata(meta))
 		if err != nil {
 			h.cfg.logger.ErrorContext(r.Context(), "lode: web could not create a thread", "err", err)
 			httpError(w, http.StatusInternalServerError, "web: the thread could not be created")
-			return nil, false
+			return nil, false, false
 		}
-		return st, true
+		return st, true, true
 	}
 	if ledger.CheckID(id) != nil {
 		httpError(w, http.StatusNotFound, fmt.Sprintf("web: thread %q not found", id))
-		return nil, false
+		return nil, false, false
 	}
 	for range 2 {
 		st, err := h.store.Create(r.Context(), ledger.WithID(id), ledger.WithMetadata(meta))
 		if err == nil {
-			return st, true
+			return st, true, true
 		}
 		if !errors.Is(err, ledger.ErrConflict) {
 			h.cfg.logger.ErrorContext(r.Context(), "lode: web could not create a thread", "thread", id, "err", err)
 			httpError(w, http.StatusInternalServerError, "web: the thread could not be created")
-			return nil, false
+			return nil, false, false
 		}
 		// It exists: it is the caller's, or 404. Between the two calls it
 		// may have been deleted, so creating is tried once more.
@@ -516,16 +516,16 @@ func (h *Handler) open(w http.ResponseWriter, r *http.Request, id string, who Id
 		if err != nil {
 			h.cfg.logger.ErrorContext(r.Context(), "lode: web could not load a thread", "thread", id, "err", err)
 			httpError(w, http.StatusInternalServerError, "web: the thread could not be loaded")
-			return nil, false
+			return nil, false, false
 		}
 		if owner, _ := st.Metadata(OwnerKey); owner != who.Caller {
 			st.Close()
 			break
 		}
-		return st, true
+		return st, false, true
 	}
 	httpError(w, http.StatusNotFound, fmt.Sprintf("web: thread %q not found", id))
-	return nil, false
+	return nil, false, false
 }
 
 // claim reserves the thread for one turn.
@@ -616,7 +616,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	st, ok := h.open(w, r, req.ID, who)
+	st, created, ok := h.open(w, r, req.ID, who)
 	if !ok {
 		return
 	}
@@ -625,6 +625,16 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	if !h.claim(w, st.ID(), run) {
 		cancel(nil)
 		st.Close()
+		// A refused request leaves the store as it was, unless another
+		// request with the same ID runs on the thread now.
+		h.mu.Lock()
+		busy := h.turns[st.ID()] != nil
+		h.mu.Unlock()
+		if created && !busy {
+			if err := h.store.Delete(context.WithoutCancel(r.Context()), st.ID()); err != nil {
+				h.cfg.logger.WarnContext(r.Context(), "lode: web could not delete the thread a refused request made", "thread", st.ID(), "err", err)
+			}
+		}
 		return
 	}
 	started := false
@@ -635,6 +645,29 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 			h.release(st.ID())
 		}
 	}()
+	if req.MessageID != "" {
+		// An edited message (the SDK's sendMessage with a messageId)
+		// replaces that message and drops what followed it.
+		cut, err := editCut(st.Turns(), &req)
+		if err != nil {
+			httpError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		if cut < st.Len() {
+			nst, err := h.rewrite(r.Context(), st, st.Turns()[:cut])
+			if err != nil {
+				h.storeError(w, r, req.ID, err)
+				return
+			}
+			st = nst
+		}
+		if firstUser(st.Turns()) < 0 {
+			if err := st.SetMetadata(TitleKey, title(text)); err != nil {
+				h.storeError(w, r, st.ID(), err)
+				return
+			}
+		}
+	}
 	if err := st.SetMetadata(RoleKey, who.Role); err != nil {
 		h.storeError(w, r, st.ID(), err)
 		return
@@ -657,6 +690,33 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	started = true
 	h.start(w, r, st, run, runCtx, cancel, nil)
+}
+
+// editCut is where the thread is cut for an edited user message: the
+// turn of the stored message at the edited one's place in the client's
+// list, which must be a user message. The client's list is the stored
+// thread's (its own IDs for the messages it sent).
+func editCut(turns []ledger.Turn, req *chatRequest) (int, error) {
+	k := len(req.Messages) - 1
+	if req.Messages[k].ID != req.MessageID {
+		return 0, fmt.Errorf("web: edit: the last message is %q, not the edited message %q", req.Messages[k].ID, req.MessageID)
+	}
+	msgs := toUIMessages(turns)
+	if k >= len(msgs) || msgs[k].Role != "user" {
+		return 0, fmt.Errorf("web: edit: thread %q has no user message at %d, where message %q is", req.ID, k, req.MessageID)
+	}
+	n, _ := strconv.Atoi(strings.TrimPrefix(msgs[k].ID, "turn-"))
+	return n, nil
+}
+
+// firstUser is the index of the first user turn, or -1.
+func firstUser(turns []ledger.Turn) int {
+	for i, t := range turns {
+		if t.Role == ledger.RoleUser {
+			return i
+		}
+	}
+	return -1
 }
 
 // start streams a new answer on the claimed thread st: a message whose

@@ -6,6 +6,7 @@
 //
 //	{"op": "send", "text": T}              sendMessage, until its answer ends
 //	{"op": "send", "text": T, "until": "text"}  until the answer shows text
+//	{"op": "edit", "id": ID, "text": T}   sendMessage in place of user message ID
 //	{"op": "approve", "id": ID, "approved": B, "reason": R}
 //	                                       addToolApprovalResponse; the
 //	                                       Chat sends it by itself
@@ -114,6 +115,8 @@ async function step(cmd) {
       running = chat.sendMessage({ text: cmd.text }).catch((e) => errors.push(String(e)));
       if (cmd.until === "text") return state.until(showsText, "text");
       return running;
+    case "edit":
+      return chat.sendMessage({ text: cmd.text, messageId: cmd.id });
     case "approve": {
       const done = settled();
       await chat.addToolApprovalResponse({ id: cmd.id, approved: cmd.approved, reason: cmd.reason });
