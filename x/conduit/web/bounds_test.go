@@ -165,9 +165,10 @@ const streamEnded = "lode: web stream ended before its turn; the browser left or
 // TestClientThatNeverReads: a browser that posts and then reads nothing
 // has its stream's write time out and its handler return; the turn then
 // runs to its end and is stored whole (FinishOnDisconnect) or is cancelled
-// (CancelOnDisconnect) and stores no more than the start of its text,
-// when the stream still kept it (how much the kernel's buffers took
-// decides), and no goroutine is left.
+// (CancelOnDisconnect) and stores its answer as stopped: no more than the
+// start of its text, when the stream still kept it (how much the kernel's
+// buffers took decides), and a Finish with web.StoppedReason; no
+// goroutine is left.
 func TestClientThatNeverReads(t *testing.T) {
 	const size = 4 << 20
 	cases := []struct {
@@ -217,18 +218,26 @@ func TestClientThatNeverReads(t *testing.T) {
 			if len(got) == 0 || got[0].Role != ledger.RoleUser {
 				t.Fatalf("stored %v, want the user's message first", got)
 			}
-			// Cancelled, the turn stores no text when its stream outgrew
-			// what it keeps.
-			if c.whole || len(got) != 1 {
-				if len(got) != 2 || got[1].Role != ledger.RoleAssistant || len(got[1].Artifacts) != 1 {
-					t.Fatalf("stored %d turns (%v), want the user's and an answer's text", len(got), got[1:])
+			if c.whole && (len(got) != 2 || got[1].Role != ledger.RoleAssistant || len(got[1].Artifacts) != 1 || got[1].Artifacts[0].(artifact.Text).Content != prov.text) {
+				t.Fatalf("the stored answer is not the whole %d-byte text", size)
+			}
+			// Cancelled, the turn stores the start of its text, if its
+			// stream kept it, and the Finish that says it stopped.
+			if !c.whole {
+				if len(got) != 2 || got[1].Role != ledger.RoleAssistant {
+					t.Fatalf("stored %d turns, want the user's and the stopped answer", len(got))
 				}
-				text := got[1].Artifacts[0].(artifact.Text).Content
-				if c.whole && text != prov.text {
-					t.Fatalf("the stored answer is not the whole %d-byte text", size)
+				arts := got[1].Artifacts
+				if arts[len(arts)-1] != (artifact.Finish{Reason: web.StoppedReason}) {
+					t.Fatalf("the stopped answer is stored as %v, want it to end with its Finish", arts)
 				}
-				if !c.whole && (text == "" || len(text) > web.DefaultStreamBufferBytes || !strings.HasPrefix(prov.text, text)) {
-					t.Fatalf("the stopped answer stored %d bytes, want a start of the answer, at most %d bytes", len(text), web.DefaultStreamBufferBytes)
+				if len(arts) == 2 {
+					text, _ := arts[0].(artifact.Text)
+					if text.Content == "" || len(text.Content) > web.DefaultStreamBufferBytes || !strings.HasPrefix(prov.text, text.Content) {
+						t.Fatalf("the stopped answer stored %d bytes, want a start of the answer, at most %d bytes", len(text.Content), web.DefaultStreamBufferBytes)
+					}
+				} else if len(arts) != 1 {
+					t.Fatalf("the stopped answer is stored as %d artifacts", len(arts))
 				}
 			}
 			conn.Close()

@@ -34,7 +34,8 @@ func requireBrowser(t *testing.T) string {
 
 // TestChatPageInChromium loads the embedded page in headless chromium,
 // sends a message, sees the streamed answer and its tool card, then sends
-// another whose turn never ends and presses stop.
+// another whose turn never ends and presses stop; after a reload the
+// stopped answer's text and "Stopped." are still shown.
 func TestChatPageInChromium(t *testing.T) {
 	bin := requireBrowser(t)
 	f := serve(t, script.Play(
@@ -105,9 +106,14 @@ func TestChatPageInChromium(t *testing.T) {
 	}
 	want := []string{"user", "assistant", "tool", "assistant", "user", "assistant"}
 	if strings.Join(roles, ",") != strings.Join(want, ",") {
-		t.Errorf("stored roles %v, want %v (the stopped turn stores the text it showed)", roles, want)
-	} else if text, _ := got[5].Artifacts[0].(artifact.Text); !strings.Contains(text.Content, "thinking forever") {
-		t.Errorf("the stopped turn stored %v, want the text it showed", got[5].Artifacts)
+		t.Errorf("stored roles %v, want %v (the stopped answer is stored)", roles, want)
+	}
+	// After a reload the stopped answer is still there, and says so.
+	if err := chromedp.Do(bctx, chromedp.Reload(), chromedp.WaitVisible(css(`.msg.assistant:last-of-type .stopped`))); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	if got, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector(".msg.assistant:last-of-type").innerText.trim().replace(/\n+/g, "\n")`)); err != nil || got != "thinking forever\nStopped." {
+		t.Errorf("after a reload the stopped answer reads %q (%v)", got, err)
 	}
 }
 

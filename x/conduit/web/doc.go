@@ -20,6 +20,7 @@
 //	GET  /api/threads              the caller's threads, newest first:
 //	                               {"threads": [{"id", "title", "updated", "running"}]}
 //	GET  /api/threads/{id}         the thread as UI messages (useChat's initial messages)
+//	GET  /api/info                 what the first screen shows: {"model": NAME, "tools": [{"name", "description"}]}
 //	POST /api/threads/{id}/cancel  cancel the turn running on the thread: 204 once it has ended
 //	POST /api/threads/{id}/decide  {"decisions": [{"id": CALL, "approve": BOOL, "reason": ..., "arguments": ...}]}:
 //	                               decide calls waiting for approval, stream the continued turn
@@ -171,6 +172,40 @@
 // cancel it; others get the same 404 as for a missing thread. The
 // caller's Role is stored under RoleKey before each turn, where a
 // ToolFilter reads it. ServeHTTP documents its checks and their statuses.
+//
+// GET /api/info resolves the configured invoke options (loop.Step.Request)
+// as a turn of the caller would, on an empty thread of the caller's or,
+// with ?thread=ID, on one of the caller's threads, with the caller's role
+// under RoleKey: its tools are those the caller's next turn is offered,
+// after every filter and policy. model is the provider's Model(), when it
+// has one. Nothing is stored; a filter that fails is 500.
+//
+// # Stopped answers and errors
+//
+// A turn cancelled while it streams (Stop, a browser that left under
+// CancelOnDisconnect, Close) stores its answer as an assistant turn of the
+// text streamed so far and an artifact.Finish with StoppedReason; a
+// replay ends that message with a data-stopped part, so a reload shows
+// the text and "Stopped." as before. A failed turn's stream ends with a
+// transient data-error part, {"message", "detail"}, then error: errorText
+// and message are one plain sentence ("The model server could not be
+// reached."), and detail the whole error on one line, which the page
+// keeps behind a Details toggle.
+//
+// # The page
+//
+// The embedded page (page/index.html, app.js, app.css; no library, no
+// build step) shows the model and the offered tools on its first screen,
+// the caller's threads (GET /api/threads) to switch between and a New
+// chat button, answers in Markdown with code blocks, tool cards labelled
+// with the tool's name, Input and Output (or Error, or Denied), approval
+// cards built from the thread's data-approval part, so that a reload or
+// another device shows them, and a running turn followed again after a
+// reload (GET /api/chat/{id}/stream). Its Markdown renderer builds DOM
+// nodes and sets only textContent: model, tool and user text can make
+// paragraphs, headings, lists, quotes, emphasis, code and links, nothing
+// else, and links only to http: and https: addresses, with
+// rel="noopener noreferrer".
 //
 // The Host and cross-origin checks are this package's own; x/tool/mcp has
 // equivalent ones, and the two could share one internal middleware.

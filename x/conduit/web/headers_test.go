@@ -48,6 +48,8 @@ func TestSecurityHeadersOnEveryRoute(t *testing.T) {
 		{"new thread", "POST", "/api/threads", "", nil, 201},
 		{"thread", "GET", "/api/threads/" + id, "", nil, 200},
 		{"missing thread", "GET", "/api/threads/nope", "", nil, 404},
+		{"info", "GET", "/api/info", "", nil, 200},
+		{"info on a missing thread", "GET", "/api/info?thread=nope", "", nil, 404},
 		{"cancel", "POST", "/api/threads/" + id + "/cancel", "", nil, 204},
 		{"chat stream", "POST", "/api/chat", chatBody(id, "hello"), nil, 200},
 		{"bad chat body", "POST", "/api/chat", "{", nil, 400},

@@ -80,6 +80,10 @@ func toUIMessages(turns []ledger.Turn) []uiMessage {
 					cur.Parts = append(cur.Parts, uiPart{Type: "text", Text: x.Content, State: "done"})
 				case artifact.Reasoning:
 					cur.Parts = append(cur.Parts, uiPart{Type: "reasoning", Text: x.Content, State: "done"})
+				case artifact.Finish:
+					if x.Reason == StoppedReason {
+						cur.Parts = append(cur.Parts, uiPart{Type: "data-stopped", ID: "stopped-" + strconv.Itoa(i), Data: map[string]string{"reason": x.Reason}})
+					}
 				case artifact.ToolCall:
 					p := uiPart{Type: "tool-" + x.Name, ToolCallID: x.ID, State: "input-available"}
 					if in, ok := toolInput(x.Arguments); ok {

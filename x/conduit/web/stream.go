@@ -489,7 +489,11 @@ func (s *stream) end(err, cause error) {
 		}
 		s.send(map[string]string{"type": "abort", "reason": reason})
 	default:
-		s.send(map[string]string{"type": "error", "errorText": oneLine(err.Error())})
+		// A person reads one sentence; the chain is the detail, for who
+		// asks (the page shows it behind a toggle).
+		msg := plainError(err)
+		s.send(map[string]any{"type": "data-error", "transient": true, "data": map[string]string{"message": msg, "detail": oneLine(err.Error())}})
+		s.send(map[string]string{"type": "error", "errorText": msg})
 	}
 	s.sendRaw([]byte(doneFrame))
 	s.mu.Lock()

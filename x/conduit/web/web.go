@@ -304,6 +304,7 @@ func New(prov provider.Provider, store ledger.Store, opts ...Option) (*Handler, 
 	h.mux.HandleFunc("GET /api/threads/{id}", h.replay)
 	h.mux.HandleFunc("POST /api/threads/{id}/cancel", h.cancel)
 	h.mux.HandleFunc("POST /api/threads/{id}/decide", h.decide)
+	h.mux.HandleFunc("GET /api/info", h.info)
 	return h, nil
 }
 
@@ -770,14 +771,11 @@ func (h *Handler) runTurn(runCtx context.Context, cancel context.CancelCauseFunc
 		h.cfg.logger.WarnContext(runCtx, "lode: web turn failed", "thread", st.ID(), "err", err)
 	}
 	// A stopped answer keeps the text streamed so far, as the browser
-	// showed it: the stored thread and the client's message agree, and
-	// the model reads what the person read.
-	if cause != nil {
-		if text := s.partial(); text != "" {
-			if err := st.Append(ledger.RoleAssistant, artifact.Text{Content: text}); err != nil {
-				h.cfg.logger.WarnContext(runCtx, "lode: web could not store a stopped answer's text", "thread", st.ID(), "err", err)
-			}
-		}
+	// showed it, and says it stopped: the stored thread and the client's
+	// message agree, the model reads what the person read, and a reload
+	// shows "Stopped." again.
+	if err != nil && cause != nil && !errors.Is(err, loop.ErrPending) {
+		h.keepStopped(context.WithoutCancel(runCtx), st, s.partial())
 	}
 	cancel(nil)
 	st.Close()

@@ -308,11 +308,18 @@ func TestProviderError(t *testing.T) {
 	f := serve(t, script.Play(script.FailAfter(2, errors.New("upstream\nfell over"), artifact.Text{Content: "partial answer here"})), quiet())
 	ps := parts(t, f.post(t, "/api/chat", chatBody("", "go")))
 	got := types(ps)
-	if got[len(got)-1] != "error" || got[len(got)-2] != "text-end" {
-		t.Fatalf("parts %v: want the open text ended, then error", got)
+	if got[len(got)-1] != "error" || got[len(got)-2] != "data-error" || got[len(got)-3] != "text-end" {
+		t.Fatalf("parts %v: want the open text ended, then data-error and error", got)
 	}
-	if msg := ps[len(ps)-1]["errorText"].(string); strings.Contains(msg, "\n") || !strings.Contains(msg, "upstream fell over") {
-		t.Errorf("errorText = %q: want one line with the cause", msg)
+	// The error part says one sentence; the detail, on one line, has the cause.
+	if msg := ps[len(ps)-1]["errorText"]; msg != "The model server's answer could not be read." {
+		t.Errorf("errorText = %q", msg)
+	}
+	d := ps[len(ps)-2]
+	data, _ := d["data"].(map[string]any)
+	if detail, _ := data["detail"].(string); d["transient"] != true || data["message"] != ps[len(ps)-1]["errorText"] ||
+		strings.Contains(detail, "\n") || !strings.Contains(detail, "upstream fell over") {
+		t.Errorf("data-error = %v: want it transient, with the message and the cause on one line", d)
 	}
 }
 
@@ -465,7 +472,7 @@ func TestSecondTurnOnAThreadConflicts(t *testing.T) {
 		t.Errorf("second turn: %d %q, want 409 %q", second.StatusCode, b, want)
 	}
 	// Cancel the first: its stream ends with abort, and the thread keeps
-	// the user's message and the text streamed before the cancel.
+	// the user's message and the answer as far as it streamed, stopped.
 	resp := f.post(t, "/api/threads/"+id+"/cancel", "")
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNoContent {
@@ -475,9 +482,18 @@ func TestSecondTurnOnAThreadConflicts(t *testing.T) {
 	if last := ps[len(ps)-1]; last["type"] != "abort" || last["reason"] != "the turn was cancelled by the caller" {
 		t.Errorf("last part %v, want abort", last)
 	}
-	if got := turns(t, f.store, id); len(got) != 2 || got[0].Role != ledger.RoleUser || got[1].Role != ledger.RoleAssistant ||
-		!slices.Equal(got[1].Artifacts, []artifact.Artifact{artifact.Text{Content: "working"}}) {
-		t.Errorf("turns after cancel: %v, want the user's and the stopped answer's text", got)
+	wantTurns := []ledger.Turn{
+		{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{artifact.Text{Content: "one"}}},
+		{Role: ledger.RoleAssistant, Artifacts: []artifact.Artifact{artifact.Text{Content: "working"}, artifact.Finish{Reason: web.StoppedReason}}},
+	}
+	got := turns(t, f.store, id)
+	if len(got) != len(wantTurns) {
+		t.Fatalf("turns after cancel: %v", got)
+	}
+	for i, w := range wantTurns {
+		if got[i].Role != w.Role || !slices.Equal(got[i].Artifacts, w.Artifacts) {
+			t.Errorf("turn %d after cancel: %v, want %v", i, got[i], w)
+		}
 	}
 }
 
@@ -546,7 +562,7 @@ func TestDisconnectPolicy(t *testing.T) {
 		turns  int
 	}{
 		{"finish", web.FinishOnDisconnect, 2},
-		{"cancel", web.CancelOnDisconnect, 2}, // the text streamed before the cancel
+		{"cancel", web.CancelOnDisconnect, 2}, // the user's, and the stopped answer
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g := newGate()
@@ -568,8 +584,14 @@ func TestDisconnectPolicy(t *testing.T) {
 			if err := f.h.Shutdown(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			if got := len(turns(t, f.store, id)); got != c.turns {
-				t.Errorf("stored %d turns, want %d", got, c.turns)
+			got := turns(t, f.store, id)
+			if len(got) != c.turns {
+				t.Fatalf("stored %d turns, want %d", len(got), c.turns)
+			}
+			arts := got[1].Artifacts
+			_, stopped := arts[len(arts)-1].(artifact.Finish)
+			if stopped != (c.policy == web.CancelOnDisconnect) {
+				t.Errorf("answer stored as %v", got[1].Artifacts)
 			}
 		})
 	}

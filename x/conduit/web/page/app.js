@@ -1,14 +1,230 @@
-// The chat page: it speaks the AI SDK's UI message stream that the
-// handler serves at api/chat, with no library and no build step.
+// The chat page of x/conduit/web: one script, no library, no build step.
+// First the Markdown renderer, then the page.
 "use strict";
+// Markdown for the chat page, written for it: no library, no build step.
+// It builds DOM nodes and sets only textContent and a checked href, never
+// inner HTML, so that text from a model, a tool or a person can make
+// elements of the kinds below and nothing else: no script, no handler, no
+// style, no image, and links only to http: and https: addresses.
+//
+// Blocks: fenced code (``` or ~~~, with a language), headings (#…######),
+// block quotes, lists (-, *, + and 1.), rules (---), paragraphs; a line
+// break inside a paragraph is kept. Inline: `code`, **strong**, *em*,
+// _em_, ~~del~~, [text](http://…) and bare http(s) addresses.
+(function (global) {
+  function el(tag, cls) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    return e;
+  }
+
+  // safeURL is the address a link may have: absolute http or https, else
+  // null (script and data addresses, relative paths and the rest are not links).
+  function safeURL(raw) {
+    let u;
+    try { u = new URL(raw); } catch (_) { return null; }
+    return u.protocol === "http:" || u.protocol === "https:" ? u.href : null;
+  }
+
+  function link(text, href) {
+    const a = el("a");
+    a.href = href;
+    a.rel = "noopener noreferrer";
+    a.target = "_blank";
+    a.append(...inline(text, true));
+    return a;
+  }
+
+  // One pattern per inline form; the earliest match wins, then the longest.
+  const INLINE = [
+    { re: /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/y, node: m => { const c = el("code"); c.textContent = m[2].replace(/^ (.*) $/s, "$1"); return c; } },
+    { re: /\*\*(?=\S)([\s\S]*?\S)\*\*/y, node: (m, l) => wrap("strong", m[1], l) },
+    { re: /__(?=\S)([\s\S]*?\S)__(?![A-Za-z0-9])/y, node: (m, l) => wrap("strong", m[1], l) },
+    { re: /~~(?=\S)([\s\S]*?\S)~~/y, node: (m, l) => wrap("del", m[1], l) },
+    { re: /\*(?=[^\s*])([\s\S]*?[^\s*])\*/y, node: (m, l) => wrap("em", m[1], l) },
+    { re: /(?<![A-Za-z0-9])_(?=[^\s_])([\s\S]*?[^\s_])_(?![A-Za-z0-9])/y, node: (m, l) => wrap("em", m[1], l) },
+    { re: /\[([^\]\n]*)\]\(\s*<?([^()\s<>]*(?:\([^()\s]*\)[^()\s<>]*)*)>?(?:\s+"[^"\n]*")?\s*\)/y, link: true,
+      node: (m, inLink) => {
+        const href = safeURL(m[2]);
+        if (!href || inLink) { const s = el("span", "link-refused"); s.append(...inline(m[1], true)); return s; }
+        return link(m[1], href);
+      } },
+    { re: /https?:\/\/[^\s<>()\[\]]*[^\s<>()\[\].,;:!?'"*_~]/y, link: true,
+      node: (m, inLink) => { const href = safeURL(m[0]); return href && !inLink ? link(m[0], href) : document.createTextNode(m[0]); } },
+  ];
+  function wrap(tag, text, inLink) {
+    const e = el(tag);
+    e.append(...inline(text, inLink));
+    return e;
+  }
+
+  // inline returns the nodes of one paragraph's text; a newline is a <br>.
+  function inline(text, inLink) {
+    const out = [];
+    let plain = "";
+    const flush = () => {
+      const lines = plain.split("\n");
+      lines.forEach((l, i) => {
+        if (i > 0) out.push(el("br"));
+        if (l) out.push(document.createTextNode(l));
+      });
+      plain = "";
+    };
+    let i = 0;
+    while (i < text.length) {
+      const c = text[i];
+      if (c === "\\" && i + 1 < text.length && /[\\`*_{}\[\]()#+\-.!~>|]/.test(text[i + 1])) {
+        plain += text[i + 1];
+        i += 2;
+        continue;
+      }
+      let done = false;
+      if ("`*_~[h".includes(c)) {
+        for (const f of INLINE) {
+          f.re.lastIndex = i;
+          const m = f.re.exec(text);
+          if (!m) continue;
+          flush();
+          out.push(f.node(m, inLink));
+          i += m[0].length;
+          done = true;
+          break;
+        }
+      }
+      if (!done) { plain += c; i++; }
+    }
+    flush();
+    return out;
+  }
+
+  const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)[^`]*$/;
+  const HEADING = /^ {0,3}(#{1,6})(?:\s+(.*?))?\s*#*\s*$/;
+  const RULE = /^ {0,3}([-*_])(?:\s*\1){2,}\s*$/;
+  const BULLET = /^( {0,3})([-*+])\s+(.*)$/;
+  const ORDERED = /^( {0,3})(\d{1,9})[.)]\s+(.*)$/;
+  const QUOTE = /^ {0,3}>\s?(.*)$/;
+
+  // blocks renders lines into parent.
+  function blocks(lines, parent) {
+    let i = 0;
+    let para = [];
+    const endPara = () => {
+      if (para.length) {
+        const p = el("p");
+        p.append(...inline(para.join("\n").trim()));
+        parent.append(p);
+        para = [];
+      }
+    };
+    while (i < lines.length) {
+      const line = lines[i];
+      let m;
+      if ((m = FENCE.exec(line))) {
+        endPara();
+        const fence = m[1];
+        // The info string names a language only when it is a plain word.
+        const lang = /^[A-Za-z0-9_+#.-]+$/.test(m[2]) ? m[2].toLowerCase().replace(/[^a-z0-9_+-]/g, "") : "";
+        const body = [];
+        i++;
+        const closes = l => { const t = l.trim(); return t.length >= fence.length && t === fence[0].repeat(t.length); };
+        while (i < lines.length && !closes(lines[i])) {
+          body.push(lines[i]);
+          i++;
+        }
+        i++; // the closing fence, or the end of an answer still streaming
+        const pre = el("pre", "code");
+        const code = el("code");
+        if (lang) { code.className = "language-" + lang; pre.dataset.lang = lang; }
+        code.textContent = body.join("\n");
+        pre.append(code);
+        parent.append(pre);
+        continue;
+      }
+      if (line.trim() === "") { endPara(); i++; continue; }
+      if ((m = HEADING.exec(line))) {
+        endPara();
+        const h = el("h" + Math.min(6, m[1].length + 2)); // inside a message, # is not the page's title
+        h.append(...inline(m[2] || ""));
+        parent.append(h);
+        i++;
+        continue;
+      }
+      if (RULE.test(line)) { endPara(); parent.append(el("hr")); i++; continue; }
+      if (QUOTE.test(line)) {
+        endPara();
+        const q = [];
+        while (i < lines.length && (m = QUOTE.exec(lines[i]))) { q.push(m[1]); i++; }
+        const bq = el("blockquote");
+        blocks(q, bq);
+        parent.append(bq);
+        continue;
+      }
+      const bullet = BULLET.exec(line), ordered = ORDERED.exec(line);
+      if (bullet || ordered) {
+        endPara();
+        const list = el(bullet ? "ul" : "ol");
+        if (ordered && ordered[2] !== "1") list.start = parseInt(ordered[2], 10);
+        const item = bullet ? BULLET : ORDERED;
+        let cur = null;
+        while (i < lines.length) {
+          const l = lines[i];
+          if ((m = item.exec(l))) {
+            cur = [m[3]];
+            const li = el("li");
+            li.lines = cur;
+            list.append(li);
+            i++;
+            continue;
+          }
+          // A line indented under an item, or a lazy continuation, stays in it.
+          if (cur && l.trim() !== "" && (/^\s{2,}/.test(l) || !(BULLET.test(l) || ORDERED.test(l) || FENCE.test(l) || HEADING.test(l) || QUOTE.test(l)))) {
+            cur.push(l.replace(/^\s{2,4}/, ""));
+            i++;
+            continue;
+          }
+          if (cur && l.trim() === "" && i + 1 < lines.length && /^\s{2,}\S/.test(lines[i + 1])) { cur.push(""); i++; continue; }
+          break;
+        }
+        for (const li of list.children) {
+          const inner = li.lines;
+          delete li.lines;
+          if (inner.length === 1) li.append(...inline(inner[0]));
+          else blocks(inner, li);
+        }
+        parent.append(list);
+        continue;
+      }
+      para.push(line);
+      i++;
+    }
+    endPara();
+  }
+
+  // render returns a fragment holding text as Markdown.
+  function render(text) {
+    const f = document.createDocumentFragment();
+    blocks(String(text).replace(/\r\n?/g, "\n").split("\n"), f);
+    return f;
+  }
+
+  global.lodeMarkdown = { render: render, safeURL: safeURL };
+})(window);
+
+// The chat page: it speaks the AI SDK's UI message stream that the
+// handler serves at api/chat, with no library and no build step. Model
+// text goes through lodeMarkdown, which builds nodes; everything else is
+// set with textContent.
 (function () {
   const log = document.getElementById("log");
   const form = document.getElementById("form");
   const input = document.getElementById("input");
   const sendBtn = document.getElementById("send");
   const stopBtn = document.getElementById("stop");
+  const list = document.getElementById("threads");
+  const modelLabel = document.getElementById("model");
   let thread = location.hash.slice(1);
-  let abort = null;
+  let abort = null; // the stream being read, if any
+  let info = null;  // GET api/info: the model and the tools offered
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -18,33 +234,91 @@
   }
   function scroll() { log.scrollTop = log.scrollHeight; }
   function show(v) { return typeof v === "string" ? v : JSON.stringify(v, null, 2); }
+  function api(path) { return "api/" + path; }
+  function threadPath(id, rest) { return api("threads/" + encodeURIComponent(id) + (rest || "")); }
 
-  // A tool card: the call and its input, then its result or error.
+  // failure shows one plain sentence, with the detail behind a toggle.
+  function failure(box, message, detail) {
+    const d = el("div", "error");
+    d.append(el("p", "error-message", message));
+    if (detail && detail !== message) {
+      const t = el("details", "error-detail");
+      t.append(el("summary", "", "Details"), el("pre", "", detail));
+      d.append(t);
+    }
+    box.append(d);
+    return d;
+  }
+  // refusal turns a refused request's one line ("web: …") into a sentence.
+  async function refusal(box, r) {
+    const text = (await r.text()).trim();
+    let msg = text.replace(/^web: /, "");
+    msg = msg.charAt(0).toUpperCase() + msg.slice(1);
+    if (!/[.!?]$/.test(msg)) msg += ".";
+    failure(box, msg, r.status + " " + r.statusText + ": " + text);
+  }
+
+  // --- Markdown text parts, rendered again as their text grows.
+  function textPart(box, cls) {
+    const e = box.appendChild(el("div", cls));
+    e.source = "";
+    return e;
+  }
+  function setText(e, text) {
+    e.source = text;
+    if (e.pending) return;
+    e.pending = true;
+    requestAnimationFrame(() => { e.pending = false; e.replaceChildren(lodeMarkdown.render(e.source)); });
+  }
+  function textNow(e, text) { e.source = text; e.replaceChildren(lodeMarkdown.render(text)); }
+
+  // --- Tool cards: the tool's name and state, its Input, then its
+  // Output or Error.
+  function findCard(box, id) {
+    for (const c of box.querySelectorAll("details.tool")) if (c.dataset.toolCallId === id) return c;
+    return null;
+  }
   function toolCard(box, name, id) {
+    const existing = id && findCard(box, id);
+    if (existing) return existing;
     const d = el("details", "tool");
-    d.dataset.toolCallId = id;
-    const s = el("summary", "", name + " …");
-    d.append(s, el("pre", "input"), el("pre", "output"));
+    d.dataset.toolCallId = id || "";
+    d.dataset.state = "running";
+    const s = el("summary");
+    s.append(el("span", "tool-name", name), el("span", "tool-state", " …"));
+    const inSec = el("div", "tool-input");
+    inSec.append(el("div", "label", "Input"), el("pre", "input"));
+    const outSec = el("div", "tool-output");
+    outSec.hidden = true;
+    outSec.append(el("div", "label", "Output"), el("pre", "output"));
+    d.append(s, inSec, outSec);
     box.append(d);
     return d;
   }
   function setInput(card, v) { card.querySelector(".input").textContent = show(v); }
-  function setOutput(card, v, failed) {
-    const name = card.querySelector("summary").textContent.replace(/ …$/, "");
-    card.querySelector("summary").textContent = name + (failed ? " ✗" : " ✓");
-    card.querySelector(".output").textContent = show(v);
-    if (failed) card.classList.add("failed");
+  function setState(card, state, mark) {
+    card.dataset.state = state;
+    card.querySelector(".tool-state").textContent = mark;
+  }
+  function setOutput(card, v, failed, label) {
+    setState(card, failed ? "failed" : "done", failed ? " ✗" : " ✓");
+    const sec = card.querySelector(".tool-output");
+    sec.hidden = false;
+    sec.querySelector(".label").textContent = label || (failed ? "Error" : "Output");
+    sec.querySelector(".output").textContent = show(v);
+    card.classList.toggle("failed", !!failed);
     if (card.notification) { card.notification.remove(); card.notification = null; }
   }
+  function waiting(card) { setState(card, "waiting", " (waiting for approval)"); }
   // setNotification shows the latest progress or log line of a running
   // call under its card; the call's result replaces it.
-  function setNotification(box, part, state) {
-    let card = part.id && state.tools[part.id];
+  function setNotification(box, part) {
+    let card = part.id && findCard(box, part.id);
     if (!card) {
-      const running = Object.values(state.tools).filter(c => / …$/.test(c.querySelector("summary").textContent));
+      const running = [...box.querySelectorAll("details.tool")].filter(c => c.dataset.state === "running");
       card = running[running.length - 1];
     }
-    if (!card || !/ …$/.test(card.querySelector("summary").textContent)) return;
+    if (!card || card.dataset.state !== "running") return;
     const d = part.data || {};
     let line = d.message || "";
     if (d.kind === "progress" && d.progress) {
@@ -57,52 +331,166 @@
     card.notification.textContent = line;
   }
 
-  // An approval card per call that waits for a person: Approve and Deny
-  // post the decision and stream the continued turn below.
+  // --- Approval cards, from the data-approval part the server keeps in
+  // the thread while calls wait: a reload, or another device, shows them
+  // again. Approve and Deny post the decision and stream the continued
+  // answer into the same message.
   function approvalCards(box, data) {
     for (const c of data.calls || []) {
+      const card = findCard(box, c.toolCallId);
+      if (card) waiting(card);
       const d = el("div", "approval");
       d.dataset.toolCallId = c.toolCallId;
-      d.append(el("div", "", "Run " + c.toolName + "?" + (c.reason ? " (" + c.reason + ")" : "")), el("pre", "input", show(c.input)));
+      const q = el("p", "approval-question");
+      q.append("Run ", el("code", "tool-name", c.toolName), "?");
+      d.append(q);
+      if (c.reason) d.append(el("p", "approval-reason", c.reason));
+      d.append(el("div", "label", "Input"), el("pre", "input", show(c.input)));
       const yes = el("button", "approve", "Approve"), no = el("button", "deny", "Deny");
       yes.type = no.type = "button";
       const decide = (approve) => {
         if (abort) return;
         yes.disabled = no.disabled = true;
         d.classList.add(approve ? "approved" : "denied");
-        stream("api/threads/" + encodeURIComponent(data.threadId || thread) + "/decide", { decisions: [{ id: c.toolCallId, approve: approve }] });
+        const q = d.querySelector(".approval-question");
+        const mark = el("span", "approval-outcome", approve ? " Approving…" : " Denying…");
+        q.append(mark);
+        stream(threadPath(data.threadId || thread, "/decide"), { decisions: [{ id: c.toolCallId, approve: approve }] }, box).then((ok) => {
+          // A refused decision (another tab or device decided first) is
+          // not this card's: the error below says why.
+          mark.textContent = ok ? (approve ? " Approved." : " Denied.") : " Not decided here.";
+        });
       };
       yes.addEventListener("click", () => decide(true));
       no.addEventListener("click", () => decide(false));
-      d.append(yes, no);
+      const row = el("div", "buttons");
+      row.append(yes, no);
+      d.append(row);
       box.append(d);
     }
   }
 
+  function stoppedNote(box) {
+    if (!box.querySelector(":scope > .stopped")) box.append(el("div", "note stopped", "Stopped."));
+  }
+
+  function messageBox(role, id) {
+    const box = el("div", "msg " + role);
+    if (id) box.dataset.messageId = id;
+    log.append(box);
+    return box;
+  }
+
   function renderMessage(m) {
-    const box = el("div", "msg " + m.role);
+    const box = messageBox(m.role, m.id);
     for (const p of m.parts || []) {
-      if (p.type === "text") box.append(el("span", "text", p.text));
-      else if (p.type === "reasoning") box.append(el("div", "reasoning", p.text));
+      if (p.type === "text") {
+        if (m.role === "user") box.append(el("div", "text plain", p.text));
+        else textNow(textPart(box, "text"), p.text);
+      } else if (p.type === "reasoning") textNow(textPart(box, "reasoning"), p.text);
       else if (p.type.startsWith("tool-")) {
         const c = toolCard(box, p.type.slice(5), p.toolCallId);
         setInput(c, p.input);
         if (p.state === "output-available") setOutput(c, p.output, false);
-        if (p.state === "output-error") setOutput(c, p.errorText, true);
+        else if (p.state === "output-error") setOutput(c, p.errorText, true);
+        else if (p.state === "output-denied") setOutput(c, "The call was denied.", true, "Denied");
+        else if (p.state === "approval-requested") waiting(c);
+        else if (p.state === "approval-responded") setState(c, "running", " …");
       } else if (p.type === "data-approval") approvalCards(box, p.data);
+      else if (p.type === "data-stopped") stoppedNote(box);
     }
-    log.append(box);
+    box.dataset.done = "true";
+    return box;
+  }
+
+  // --- The first screen: the model and the tools this caller is offered.
+  function welcome() {
+    const w = el("section", "welcome");
+    w.id = "welcome";
+    if (!info) { w.append(el("p", "", "Loading…")); return w; }
+    const m = el("p", "welcome-model");
+    m.append("Model: ", el("strong", "", info.model || "not named"));
+    w.append(m);
+    if (!info.tools || info.tools.length === 0) {
+      w.append(el("p", "welcome-tools-none", "No tools are offered to you."));
+    } else {
+      w.append(el("p", "", info.tools.length === 1 ? "One tool is offered to you:" : info.tools.length + " tools are offered to you:"));
+      const ul = el("ul", "welcome-tools");
+      for (const t of info.tools) {
+        const li = el("li");
+        li.append(el("code", "tool-name", t.name));
+        if (t.description) li.append(" — " + t.description);
+        ul.append(li);
+      }
+      w.append(ul);
+    }
+    return w;
+  }
+  function showWelcome() {
+    const old = document.getElementById("welcome");
+    if (old) old.remove();
+    if (!log.querySelector(".msg")) log.prepend(welcome());
+  }
+  async function loadInfo() {
+    try {
+      const r = await fetch(api("info"));
+      if (r.ok) info = await r.json();
+      else info = null;
+    } catch (_) { info = null; }
+    modelLabel.textContent = info && info.model ? info.model : "";
+    showWelcome();
+  }
+
+  // --- The thread list.
+  async function loadThreads() {
+    let r;
+    try { r = await fetch(api("threads")); } catch (_) { return; }
+    if (!r.ok) return;
+    const v = await r.json();
+    list.replaceChildren();
+    for (const t of v.threads || []) {
+      const li = el("li");
+      const b = el("button", "thread", t.title || "New conversation");
+      b.type = "button";
+      b.dataset.threadId = t.id;
+      if (t.updated) b.title = new Date(t.updated).toLocaleString();
+      if (t.id === thread) { b.classList.add("current"); b.setAttribute("aria-current", "true"); }
+      b.addEventListener("click", () => switchTo(t.id));
+      li.append(b);
+      list.append(li);
+    }
+  }
+  function markCurrent() {
+    for (const b of list.querySelectorAll("button.thread")) {
+      const cur = b.dataset.threadId === thread;
+      b.classList.toggle("current", cur);
+      if (cur) b.setAttribute("aria-current", "true"); else b.removeAttribute("aria-current");
+    }
+  }
+  function switchTo(id) {
+    if (abort) { abort.switched = true; abort.abort(); }
+    thread = id;
+    history.replaceState(null, "", id ? "#" + id : location.pathname);
+    markCurrent();
+    load();
   }
 
   async function load() {
-    log.textContent = "";
-    if (!thread) return;
-    const r = await fetch("api/threads/" + encodeURIComponent(thread));
-    if (!r.ok) { log.append(el("div", "msg error", (await r.text()).trim())); return; }
+    log.replaceChildren();
+    if (!thread) { showWelcome(); return; }
+    let r;
+    try { r = await fetch(threadPath(thread)); } catch (e) {
+      failure(messageBox("assistant"), "The server could not be reached.", String(e));
+      return;
+    }
+    if (!r.ok) { await refusal(messageBox("assistant"), r); return; }
     const t = await r.json();
+    if (t.id !== thread) return; // another thread was chosen meanwhile
     t.messages.forEach(renderMessage);
-    if (t.running) log.append(el("div", "note", "A turn is still running; reload to see it."));
+    showWelcome();
     scroll();
+    // A turn still running: follow it from its start.
+    if (t.running) stream(api("chat/" + encodeURIComponent(thread) + "/stream"), null, null);
   }
 
   // apply renders one stream part into the assistant box.
@@ -112,53 +500,71 @@
         if (part.messageMetadata && part.messageMetadata.threadId && !thread) {
           thread = part.messageMetadata.threadId;
           history.replaceState(null, "", "#" + thread);
+          state.newThread = true;
         }
+        if (part.messageId) box.dataset.messageId = part.messageId;
         break;
-      case "text-start": state.parts[part.id] = box.appendChild(el("span", "text", "")); break;
-      case "text-delta": state.parts[part.id].textContent += part.delta; break;
-      case "reasoning-start": state.parts[part.id] = box.appendChild(el("div", "reasoning", "")); break;
-      case "reasoning-delta": state.parts[part.id].textContent += part.delta; break;
-      case "tool-input-start": state.tools[part.toolCallId] = toolCard(box, part.toolName, part.toolCallId); break;
-      case "tool-input-delta":
-        state.tools[part.toolCallId].querySelector(".input").textContent += part.inputTextDelta; break;
+      case "text-start": state.parts[part.id] = textPart(box, "text"); break;
+      case "text-delta": { const e = state.parts[part.id]; if (e) setText(e, e.source + part.delta); break; }
+      case "text-end": { const e = state.parts[part.id]; if (e) textNow(e, e.source); break; }
+      case "reasoning-start": state.parts[part.id] = textPart(box, "reasoning"); break;
+      case "reasoning-delta": { const e = state.parts[part.id]; if (e) setText(e, e.source + part.delta); break; }
+      case "reasoning-end": { const e = state.parts[part.id]; if (e) textNow(e, e.source); break; }
+      case "tool-input-start": toolCard(box, part.toolName, part.toolCallId).querySelector(".input").textContent = ""; break;
+      case "tool-input-delta": {
+        const c = findCard(box, part.toolCallId);
+        if (c) c.querySelector(".input").textContent += part.inputTextDelta;
+        break;
+      }
       case "tool-input-available":
       case "tool-input-error": {
-        const c = state.tools[part.toolCallId] || (state.tools[part.toolCallId] = toolCard(box, part.toolName, part.toolCallId));
+        const c = toolCard(box, part.toolName, part.toolCallId);
         setInput(c, part.input);
         if (part.type === "tool-input-error") setOutput(c, part.errorText, true);
         break;
       }
-      case "tool-output-available": if (state.tools[part.toolCallId]) setOutput(state.tools[part.toolCallId], part.output, false); break;
-      case "tool-output-error": if (state.tools[part.toolCallId]) setOutput(state.tools[part.toolCallId], part.errorText, true); break;
+      case "tool-approval-request": { const c = findCard(box, part.toolCallId); if (c) waiting(c); break; }
+      case "tool-output-available": { const c = findCard(box, part.toolCallId); if (c) setOutput(c, part.output, false); break; }
+      case "tool-output-error": { const c = findCard(box, part.toolCallId); if (c) setOutput(c, part.errorText, true); break; }
+      case "tool-output-denied": { const c = findCard(box, part.toolCallId); if (c) setOutput(c, "The call was denied.", true, "Denied"); break; }
       case "data-approval": approvalCards(box, part.data); break;
-      case "data-notification": setNotification(box, part, state); break;
-      case "error": box.append(el("div", "error", part.errorText)); break;
-      case "abort": box.append(el("div", "note", "Stopped.")); break;
+      case "data-notification": setNotification(box, part); break;
+      case "data-error":
+        state.failed = failure(box, (part.data && part.data.message) || "The answer failed.", part.data && part.data.detail);
+        break;
+      case "error": if (!state.failed) state.failed = failure(box, part.errorText || "The answer failed."); break;
+      case "abort": stoppedNote(box); break;
     }
     scroll();
   }
 
   function send(text) {
-    renderMessage({ role: "user", parts: [{ type: "text", text: text }] });
-    return stream("api/chat", { id: thread, messages: [{ id: "m" + Date.now(), role: "user", parts: [{ type: "text", text: text }] }] });
+    const box = messageBox("user");
+    box.append(el("div", "text plain", text));
+    const w = document.getElementById("welcome");
+    if (w) w.remove();
+    return stream(api("chat"), { id: thread, messages: [{ id: "m" + Date.now(), role: "user", parts: [{ type: "text", text: text }] }] }, null);
   }
 
-  // stream posts body to url and renders the streamed answer in a new
-  // assistant box.
-  async function stream(url, body) {
-    const box = el("div", "msg assistant");
-    log.append(box);
-    const state = { parts: {}, tools: {} };
-    abort = new AbortController();
+  // stream posts body to url (or GETs url when body is null) and renders
+  // the streamed answer into box, or a new assistant box. It resolves to
+  // whether the server took the request.
+  async function stream(url, body, box) {
+    const own = new AbortController();
+    abort = own;
+    box = box || messageBox("assistant");
+    box.dataset.done = "false";
+    const state = { parts: {} };
     sendBtn.disabled = true; stopBtn.disabled = false;
     try {
-      const r = await fetch(url, {
+      const r = await fetch(url, body === null ? { signal: own.signal } : {
         method: "POST",
         headers: { "Content-Type": "application/json" },
         body: JSON.stringify(body),
-        signal: abort.signal,
+        signal: own.signal,
       });
-      if (!r.ok) { box.append(el("div", "error", (await r.text()).trim())); return; }
+      if (r.status === 204) return true;
+      if (!r.ok) { await refusal(box, r); return false; }
       const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
       let buf = "";
       for (;;) {
@@ -172,17 +578,33 @@
             if (!line.startsWith("data: ")) continue;
             const data = line.slice(6);
             if (data === "[DONE]") continue;
-            apply(box, JSON.parse(data), state);
+            let part;
+            try { part = JSON.parse(data); } catch (_) { continue; }
+            // A resumed stream rebuilds a message shown already: it
+            // takes that message's place.
+            if (part.type === "start" && part.messageId && body === null) {
+              for (const old of log.querySelectorAll(".msg.assistant")) {
+                if (old !== box && old.dataset.messageId === part.messageId) old.remove();
+              }
+            }
+            apply(box, part, state);
           }
         }
       }
+      return true;
     } catch (e) {
-      if (e.name !== "AbortError") box.append(el("div", "error", String(e)));
-      else box.append(el("div", "note", "Stopped."));
+      if (own.switched) return false;
+      if (e.name === "AbortError") stoppedNote(box);
+      else failure(box, "The connection to the server was lost.", String(e));
+      return false;
     } finally {
-      abort = null;
-      sendBtn.disabled = false; stopBtn.disabled = true;
+      if (abort === own) {
+        abort = null;
+        sendBtn.disabled = false; stopBtn.disabled = true;
+      }
+      for (const e of Object.values(state.parts)) textNow(e, e.source);
       box.dataset.done = "true";
+      if (!own.switched) loadThreads();
     }
   }
 
@@ -197,11 +619,12 @@
     if (ev.key === "Enter" && !ev.shiftKey) { ev.preventDefault(); form.requestSubmit(); }
   });
   stopBtn.addEventListener("click", () => {
-    if (thread) fetch("api/threads/" + encodeURIComponent(thread) + "/cancel", { method: "POST" });
+    if (thread) fetch(threadPath(thread, "/cancel"), { method: "POST" });
     else if (abort) abort.abort();
   });
-  document.getElementById("new").addEventListener("click", () => {
-    thread = ""; history.replaceState(null, "", location.pathname); log.textContent = "";
-  });
+  document.getElementById("new").addEventListener("click", () => switchTo(""));
+  window.addEventListener("hashchange", () => { if (location.hash.slice(1) !== thread) switchTo(location.hash.slice(1)); });
+  loadInfo();
+  loadThreads();
   load();
 })();

@@ -1,0 +1,74 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/loop"
+)
+
+// infoView is what GET /api/info answers: what the page shows before the
+// first message.
+type infoView struct {
+	// Model is the provider's Model(), when it has that method.
+	Model string     `json:"model"`
+	Tools []toolView `json:"tools"`
+}
+
+type toolView struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// asCaller is a thread as the caller of a request sees it: its role is
+// the caller's, as it will be once the caller posts to it.
+type asCaller struct {
+	ledger.State
+	role string
+}
+
+func (a asCaller) Metadata(key string) (string, bool) {
+	if key == RoleKey {
+		return a.role, true
+	}
+	return a.State.Metadata(key)
+}
+
+// info answers the model's name and the tools a turn of the caller would
+// offer: the configured invoke options, filters included, resolved on the
+// caller's thread (?thread=ID) or, without one, on an empty thread of the
+// caller's. Nothing is stored.
+func (h *Handler) info(w http.ResponseWriter, r *http.Request) {
+	who, ok := h.identify(w, r)
+	if !ok {
+		return
+	}
+	var st ledger.State
+	if id := r.URL.Query().Get("thread"); id != "" {
+		stored, ok := h.load(w, r, id, who)
+		if !ok {
+			return
+		}
+		defer stored.Close()
+		st = asCaller{State: stored, role: who.Role}
+	} else {
+		st = ledger.NewThread(ledger.WithMetadata(map[string]string{OwnerKey: who.Caller, RoleKey: who.Role}))
+	}
+	req, err := loop.New(h.cfg.loopOpts...).Request(r.Context(), st)
+	if err != nil {
+		h.cfg.logger.ErrorContext(r.Context(), "lode: web could not resolve the tools a turn offers", "err", err)
+		httpError(w, http.StatusInternalServerError, "web: the tools offered could not be listed")
+		return
+	}
+	v := infoView{Tools: make([]toolView, 0, len(req.Tools))}
+	if m, ok := h.prov.(interface{ Model() string }); ok {
+		v.Model = m.Model()
+	}
+	for _, t := range req.Tools {
+		v.Tools = append(v.Tools, toolView{Name: t.Name, Description: t.Description})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(v)
+}
