@@ -75,10 +75,10 @@
 // own search is the default, and wins where both could run: it works on
 // every model and adapter, a cassette replays it, and its activations are
 // exact (written when found, with the role's filter applied), where the
-// native record can only follow the calls. OpenAI's Responses API has
-// a tool_search of its own for hosted tool namespaces; lode's Responses
-// adapter does not speak it, and its chat-completions adapter has no
-// equivalent, so they use lode's search.
+// native record can only follow the calls. OpenAI's Responses API has a
+// tool_search of its own (functions sent with defer_loading, on gpt-5.4
+// and later); lode's Responses adapter does not send it yet, and chat
+// completions has none, so both use lode's search.
 //
 // # Doors
 //

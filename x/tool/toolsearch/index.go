@@ -42,6 +42,8 @@ type index struct {
 	tools    []toolpkg.Tool
 	deferred []bool
 	anyDefer bool
+	// core is the tools that are not deferred, in the snapshot's order.
+	core     []toolpkg.Tool
 	byName   map[string]int32
 	vocab    []string // sorted, for prefix matches
 	terms    map[string]int32
@@ -73,6 +75,9 @@ func buildIndex(tools []toolpkg.Tool, deferred func(toolpkg.Tool) bool, skip str
 		ix.byName[t.Name] = int32(i)
 		ix.deferred[i] = t.Name != skip && deferred(t)
 		ix.anyDefer = ix.anyDefer || ix.deferred[i]
+		if !ix.deferred[i] {
+			ix.core = append(ix.core, t)
+		}
 		if t.Name == skip {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/lodeworks/lode/artifact"
@@ -65,53 +66,82 @@ func encode(acts []Activation) (string, error) {
 
 // live returns the activations of acts still in force on a thread whose
 // history is turns: those not expired (after expiry model turns, when
-// expiry > 0) and, when dropCompacted, not covered by a compaction
-// summary stored after them. The scan reads only the turns since the
-// oldest activation, so its cost follows what was loaded, not how long
-// the thread is.
-func live(acts []Activation, turns []ledger.Turn, expiry int, dropCompacted bool) []Activation {
-	if len(acts) == 0 || (expiry <= 0 && !dropCompacted) {
-		return acts
-	}
-	from := len(turns)
-	for _, a := range acts {
-		from = min(from, max(a.At, 0))
-	}
-	// assistants[i] counts the assistant turns in turns[from:from+i].
-	var (
-		assistants = make([]int32, len(turns)-from+1)
-		covered    = -1 // the last turn any summary after from covers
-	)
-	for i := from; i < len(turns); i++ {
-		t := &turns[i]
-		n := assistants[i-from]
-		switch t.Role {
-		case ledger.RoleAssistant:
-			n++
-		case ledger.RoleSystem:
-			if dropCompacted {
-				for _, a := range t.Artifacts {
-					if s, ok := a.(artifact.Summary); ok && s.Last < i && s.Last > covered {
-						covered = s.Last
-					}
-				}
-			}
-		}
-		assistants[i-from+1] = n
-	}
+// expiry > 0) and not covered by a compaction summary (covered is the
+// last turn any summary of the thread covers, -1 for none; dropCompacted
+// false ignores it). Each expiry check reads at most the turns up to the
+// expiry-th model turn after the load.
+func live(acts []Activation, turns []ledger.Turn, expiry int, covered int) []Activation {
 	out := acts[:0:0]
-	total := assistants[len(assistants)-1]
 	for _, a := range acts {
-		at := min(max(a.At, from), len(turns))
-		if expiry > 0 && int(total-assistants[at-from]) >= expiry {
+		if covered >= a.At {
 			continue
 		}
-		if dropCompacted && covered >= a.At {
+		if expiry > 0 && answersSince(turns, a.At, expiry) >= expiry {
 			continue
 		}
 		out = append(out, a)
 	}
 	return out
+}
+
+// answersSince counts the assistant turns from turn at on, up to limit.
+func answersSince(turns []ledger.Turn, at, limit int) int {
+	n := 0
+	for i := max(at, 0); i < len(turns) && n < limit; i++ {
+		if turns[i].Role == ledger.RoleAssistant {
+			n++
+		}
+	}
+	return n
+}
+
+// summaries remembers, per thread, how far its history has been read for
+// compaction summaries and the last turn they cover, so that each turn
+// reads only the turns appended since the last. It holds at most
+// maxScans threads and starts again when full: a thread it forgot is
+// read once more from its start.
+type summaries struct {
+	mu    sync.Mutex
+	scans map[string]scan
+}
+
+const maxScans = 4096
+
+type scan struct {
+	first   *ledger.Turn // the history read: its first turn
+	n       int          // how many turns were read
+	covered int
+}
+
+// covered returns the last turn a summary in turns covers, -1 for none.
+func (m *summaries) covered(id string, turns []ledger.Turn) int {
+	if len(turns) == 0 {
+		return -1
+	}
+	m.mu.Lock()
+	sc, ok := m.scans[id]
+	m.mu.Unlock()
+	if !ok || sc.first != &turns[0] || sc.n > len(turns) {
+		sc = scan{first: &turns[0], covered: -1}
+	}
+	for i := sc.n; i < len(turns); i++ {
+		if turns[i].Role != ledger.RoleSystem {
+			continue
+		}
+		for _, a := range turns[i].Artifacts {
+			if s, ok := a.(artifact.Summary); ok && s.Last < i && s.Last > sc.covered {
+				sc.covered = s.Last
+			}
+		}
+	}
+	sc.n = len(turns)
+	m.mu.Lock()
+	if m.scans == nil || len(m.scans) >= maxScans {
+		m.scans = make(map[string]scan)
+	}
+	m.scans[id] = sc
+	m.mu.Unlock()
+	return sc.covered
 }
 
 // merge adds names activated at turn at to acts: a name already active

@@ -119,6 +119,7 @@ type Search struct {
 	ix   atomic.Pointer[index]
 	mu   sync.Mutex // builds the index; serialises writes of records
 	dec  decoder
+	sums summaries
 	tool toolpkg.Tool
 }
 
@@ -226,43 +227,83 @@ func (s *Search) active(st ledger.State) []Activation {
 	if len(acts) == 0 {
 		return nil
 	}
-	return live(acts, st.Turns(), s.cfg.expiry, !s.cfg.keep)
+	if s.cfg.expiry <= 0 && s.cfg.keep {
+		return acts
+	}
+	turns := st.Turns()
+	covered := -1
+	if !s.cfg.keep {
+		covered = s.sums.covered(st.ID(), turns)
+	}
+	return live(acts, turns, s.cfg.expiry, covered)
 }
 
-// Filter is the turn's tool filter: what WithBase keeps, less the
-// deferred tools st has not loaded. Loading never adds a tool the base
-// took away. Pass it to xtool.WithFilteredTools; the Handler then refuses
-// a call to a deferred tool not loaded exactly as one to a tool that does
-// not exist, since the turn did not offer it.
+// Filter is the turn's tool filter: the core tools and the deferred
+// tools st has loaded, passed through WithBase's filter, so that loading
+// never adds a tool the base takes away. The base sees only those
+// candidates, not every deferred tool, which keeps a turn's cost to what
+// it offers (a base that decides tool by tool, as a policy does, decides
+// the same). Pass it to xtool.WithFilteredTools (which hands it the
+// registry's tools); the Handler then refuses a call to a deferred tool
+// not loaded exactly as one to a tool that does not exist, since the
+// turn did not offer it. A tools list other than the registry's snapshot
+// is filtered as given.
 func (s *Search) Filter() xtool.ToolFilter {
 	return func(ctx context.Context, st ledger.State, tools []toolpkg.Tool) []toolpkg.Tool {
-		if s.cfg.base != nil {
-			tools = s.cfg.base(ctx, st, tools)
-		}
 		ix := s.index()
 		if !ix.anyDefer && !s.cfg.native {
-			return tools
+			return s.base(ctx, st, tools)
 		}
 		var acts []Activation
 		if st != nil && !s.cfg.native {
 			acts = s.active(st)
 		}
-		out := make([]toolpkg.Tool, 0, min(len(tools), 64))
-		for _, t := range tools {
-			i, known := ix.byName[t.Name]
-			switch {
-			case s.cfg.native && t.Name == s.cfg.name:
-				continue // the server's search stands in for ours
-			case !known || !ix.deferred[i]:
-			case s.cfg.native:
-				t.Deferred = true
-			case !loaded(acts, t.Name):
-				continue
+		var out []toolpkg.Tool
+		switch {
+		case s.cfg.native:
+			out = make([]toolpkg.Tool, 0, len(tools))
+			for _, t := range tools {
+				if i, ok := ix.byName[t.Name]; ok && ix.deferred[i] {
+					t.Deferred = true
+				}
+				out = append(out, t)
 			}
-			out = append(out, t)
+		case ix.builds(tools):
+			// The core tools and the loaded ones, in the snapshot's order.
+			out = make([]toolpkg.Tool, 0, len(ix.core)+len(acts))
+			out = append(out, ix.core...)
+			for _, a := range acts {
+				if i, ok := ix.byName[a.Tool]; ok && ix.deferred[i] {
+					out = append(out, ix.tools[i])
+				}
+			}
+			if len(out) > len(ix.core) {
+				slices.SortFunc(out, func(a, b toolpkg.Tool) int { return strings.Compare(a.Name, b.Name) })
+				out = slices.CompactFunc(out, func(a, b toolpkg.Tool) bool { return a.Name == b.Name })
+			}
+		default:
+			out = make([]toolpkg.Tool, 0, len(tools))
+			for _, t := range tools {
+				if i, ok := ix.byName[t.Name]; ok && ix.deferred[i] && !loaded(acts, t.Name) {
+					continue
+				}
+				out = append(out, t)
+			}
+		}
+		out = s.base(ctx, st, out)
+		if s.cfg.native {
+			out = slices.DeleteFunc(out, func(t toolpkg.Tool) bool { return t.Name == s.cfg.name })
 		}
 		return slices.Clip(out)
 	}
+}
+
+// base applies WithBase's filter, if any.
+func (s *Search) base(ctx context.Context, st ledger.State, tools []toolpkg.Tool) []toolpkg.Tool {
+	if s.cfg.base == nil {
+		return tools
+	}
+	return s.cfg.base(ctx, st, tools)
 }
 
 func loaded(acts []Activation, name string) bool {
@@ -284,17 +325,37 @@ func (s *Search) Query(ctx context.Context, st ledger.State, query string, limit
 	}
 	limit = min(limit, MaxLimit)
 	ix := s.index()
-	var allowed []bool
-	if s.cfg.base != nil {
-		kept := s.cfg.base(ctx, st, ix.tools)
-		allowed = make([]bool, len(ix.tools))
-		for _, t := range kept {
-			if i, ok := ix.byName[t.Name]; ok {
-				allowed[i] = true
+	if s.cfg.base == nil {
+		return ix.search(query, limit, nil)
+	}
+	// The base decides on the best candidates only, as the turn's filter
+	// does, and is asked about more of them while it hides too many.
+	for n := limit * 4; ; n *= 4 {
+		cands := ix.search(query, n, nil)
+		kept := s.allowed(ctx, st, ix, cands)
+		out := make([]Match, 0, limit)
+		for _, m := range cands {
+			if kept[m.Name] && len(out) < limit {
+				out = append(out, m)
 			}
 		}
+		if len(out) == limit || len(cands) < n {
+			return out
+		}
 	}
-	return ix.search(query, limit, allowed)
+}
+
+// allowed asks the base which of the matches the caller may use.
+func (s *Search) allowed(ctx context.Context, st ledger.State, ix *index, ms []Match) map[string]bool {
+	tools := make([]toolpkg.Tool, 0, len(ms))
+	for _, m := range ms {
+		tools = append(tools, ix.tools[ix.byName[m.Name]])
+	}
+	kept := make(map[string]bool, len(tools))
+	for _, t := range s.cfg.base(ctx, st, tools) {
+		kept[t.Name] = true
+	}
+	return kept
 }
 
 // Activate loads the deferred tools among names on st, from its next
@@ -308,20 +369,19 @@ func (s *Search) Activate(ctx context.Context, st ledger.State, names ...string)
 		return nil, errors.New("toolsearch: activate: no thread to record the activation in")
 	}
 	ix := s.index()
-	var allowed map[string]bool
-	if s.cfg.base != nil {
-		allowed = make(map[string]bool)
-		for _, t := range s.cfg.base(ctx, st, ix.tools) {
-			allowed[t.Name] = true
-		}
-	}
 	var load []string
+	var cands []Match
 	for _, n := range names {
 		i, ok := ix.byName[n]
-		if !ok || !ix.deferred[i] || (allowed != nil && !allowed[n]) || slices.Contains(load, n) {
+		if !ok || !ix.deferred[i] || slices.Contains(load, n) {
 			continue
 		}
 		load = append(load, n)
+		cands = append(cands, Match{Name: n})
+	}
+	if s.cfg.base != nil {
+		kept := s.allowed(ctx, st, ix, cands)
+		load = slices.DeleteFunc(load, func(n string) bool { return !kept[n] })
 	}
 	if len(load) == 0 {
 		return nil, nil
