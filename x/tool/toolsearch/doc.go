@@ -31,10 +31,15 @@
 // lists and allocates little (BENCHMARKS.md, issue 31).
 //
 // A search sees only the tools the caller may use: WithBase's filter (a
-// role policy) runs over the registry first, so a hidden tool is never
-// found. The search tool's answer lists each match as "- name:
-// description" and loads the deferred ones at once — one call, no
-// separate load step, as a model that searched wants what it found.
+// role policy) decides on the best candidates before they are listed, so
+// a hidden tool is never found. The base is asked about candidates only
+// (here and in Filter), never about every deferred tool, which keeps its
+// cost to what is shown; a base that decides tool by tool, as x/policy's
+// does, decides the same either way. The search tool's answer lists each
+// match as "- name: description" and loads the deferred ones at once —
+// one call, no separate load step, as a model that searched wants what
+// it found. A policy decides about the search tool as about any other:
+// a role it hides tool_search from cannot search.
 //
 // # Activations are part of the thread
 //
@@ -54,7 +59,8 @@
 //
 // # Execution checks
 //
-// Filter offers WithBase's tools less the deferred ones not loaded. The
+// Filter offers the core tools and the loaded ones, as WithBase keeps
+// them. The
 // Handler refuses a call to a tool the turn did not offer in the words of
 // an unknown tool, so a call to a deferred tool before it is loaded reads
 // exactly like a call to a tool that does not exist. Loading never widens
@@ -86,5 +92,9 @@
 // defer: names. lode serve does not: an MCP client keeps its own context
 // and lists tools itself, and its calls have no thread to record loads in.
 // A child agent (x/agent) is a loop of its own: give it a Search over its
-// registry, or share the parent's Filter, which reads the child's thread.
+// registry (agent.WithFilter(s.Filter())), and its thread keeps its own
+// activations. Over its caller's registry, x/agent denies the child what
+// its caller's turn did not offer, so a deferred tool the caller has not
+// loaded is refused below it as well: loading in a child never widens
+// what its caller may use.
 package toolsearch
