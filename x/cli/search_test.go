@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -74,5 +75,38 @@ func TestDeferUnknownName(t *testing.T) {
 	want := `lode.yaml:3: defer: names "calculater", which is neither a pack of tools: nor a server of mcp:; they are calculator`
 	if r.code != 1 || !strings.Contains(r.stderr, want) {
 		t.Fatalf("exit %d: %q, want %q", r.code, r.stderr, want)
+	}
+}
+
+// TestDeferWeb: lode web offers through the same search as lode run.
+func TestDeferWeb(t *testing.T) {
+	dir := writeConfig(t, "tools:\n  calculator: {}\ndefer: [calculator]\n")
+	fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
+		callReply("call_1", "tool_search", `{"query":"evaluate an arithmetic expression"}`),
+		callReply("call_2", "calculator__eval", `{"expression":"2^10"}`),
+		textReply("1024"),
+	}}
+	url, _, stop := startWeb(t, dir, fake)
+	defer stop()
+	body := `{"messages":[{"role":"user","parts":[{"type":"text","text":"what is 2^10?"}]}]}`
+	resp, err := http.Post(url+"api/chat", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), "1024") {
+		t.Fatalf("the chat's stream lacks the answer:\n%s", b)
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if len(fake.requests) != 3 {
+		t.Fatalf("%d model requests", len(fake.requests))
+	}
+	if first := offeredNames(fake.requests[0]); !slices.Equal(first, []string{"tool_search"}) {
+		t.Fatalf("first request offers %v", first)
+	}
+	if second := offeredNames(fake.requests[1]); !slices.Contains(second, "calculator__eval") {
+		t.Fatalf("the request after the search offers %v", second)
 	}
 }
