@@ -12,6 +12,7 @@ import (
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 	toolpkg "github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/policy"
 	"github.com/lodeworks/lode/x/provider/script"
 	xtool "github.com/lodeworks/lode/x/tool"
 	"github.com/lodeworks/lode/x/tool/toolsearch"
@@ -381,5 +382,44 @@ func TestOptions(t *testing.T) {
 	}
 	if _, err := toolsearch.New(reg); err == nil || !errors.Is(err, toolpkg.ErrNameTaken) {
 		t.Fatalf("a second search tool: %v", err)
+	}
+}
+
+// TestPolicyRole runs the search behind x/policy, as lode's doors do: the
+// viewer's role allows the crm tools but delete_customer, so its search
+// never lists it, and even a record naming it offers nothing and the
+// policy's Gate refuses the call.
+func TestPolicyRole(t *testing.T) {
+	p, err := policy.Parse([]byte(`
+roles:
+  viewer:
+    allow:
+      tools: ["clock", "tool_search", "crm__*"]
+    deny:
+      tools: ["crm__delete_*"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := mounted(t, 1000)
+	enf := policy.NewEnforcer(reg, p)
+	s := newSearch(t, reg, toolsearch.WithBase(enf.Filter()))
+	ctx := context.Background()
+	viewer := ledger.NewThread(ledger.WithMetadata(map[string]string{policy.RolesKey: "viewer"}))
+	for _, q := range []string{"delete a customer", "customer records for good", "crm delete"} {
+		if m := s.Query(ctx, viewer, q, 20); slices.ContainsFunc(m, func(m toolsearch.Match) bool { return m.Name == deleteTool }) {
+			t.Fatalf("the viewer's search %q found %s", q, deleteTool)
+		}
+	}
+	if m := s.Query(ctx, viewer, "email an invoice", 1); len(m) != 1 || m[0].Name != invoiceTool {
+		t.Fatalf("the viewer's search for an invoice tool: %+v", m)
+	}
+	_ = viewer.SetMetadata(toolsearch.MetaKey, `[{"tool":"crm__delete_customer","at":0},{"tool":"crm__send_invoice","at":0}]`)
+	if o := offer(t, reg, s, viewer); !slices.Equal(o, []string{"clock", invoiceTool, toolsearch.DefaultName}) {
+		t.Fatalf("the viewer is offered %v", o)
+	}
+	res := call(t, reg, s, viewer, artifact.ToolCall{ID: "x", Name: deleteTool, Arguments: `{}`}, enf.HandlerOptions()...)
+	if want := `unknown tool "crm__delete_customer". Tools available in this turn: clock, crm__send_invoice, tool_search.`; !res.IsError || res.Content != want {
+		t.Fatalf("the viewer's call: %+v, want %q", res, want)
 	}
 }
