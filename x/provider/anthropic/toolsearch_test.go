@@ -77,11 +77,13 @@ const (
 // TestNativeToolSearchSession runs toolsearch's Native mode over this
 // adapter: the first request defers the crm tools, the server's search
 // loads one, the call runs, the server's blocks go back as they came, and
-// the activation is recorded in the thread as lode's own search would.
+// the activation is recorded in the thread as lode's own search would; a
+// call to a deferred tool the server did not load is refused as unknown.
 func TestNativeToolSearchSession(t *testing.T) {
 	answer := reply{body: `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[` +
 		nativeUse + `,` + nativeResult + `,` +
-		`{"type":"tool_use","id":"toolu_01","name":"crm__send_invoice","input":{"id":"42"}}],` +
+		`{"type":"tool_use","id":"toolu_01","name":"crm__send_invoice","input":{"id":"42"}},` +
+		`{"type":"tool_use","id":"toolu_02","name":"crm__delete_customer","input":{}}],` +
 		`"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":100,"output_tokens":20}}`}
 	done := reply{body: `{"id":"msg_2","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Sent."}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}`}
 	f := newFake(t, answer, done)
@@ -96,7 +98,7 @@ func TestNativeToolSearchSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	step := loop.New(loop.WithHandlers(s.Recorder(), xtool.NewHandler(reg)), loop.WithInvokeOptions(xtool.WithFilteredTools(reg, s.Filter())))
+	step := loop.New(loop.WithHandlers(s.Recorder(), xtool.NewHandler(reg, xtool.WithGate(s.Gate(nil)))), loop.WithInvokeOptions(xtool.WithFilteredTools(reg, s.Filter())))
 	st := ledger.NewThread()
 	_ = st.Append(ledger.RoleUser, artifact.Text{Content: "Send invoice 42."})
 	if _, err := step.Run(context.Background(), st, p); err != nil {
@@ -121,8 +123,13 @@ func TestNativeToolSearchSession(t *testing.T) {
 		t.Fatalf("activations %+v", got)
 	}
 	turns := st.Turns()
-	if r := turns[len(turns)-2].Artifacts[0].(artifact.ToolResult); r.IsError || r.Content != "invoice sent" {
+	results := turns[len(turns)-2].Artifacts
+	if r := results[0].(artifact.ToolResult); r.IsError || r.Content != "invoice sent" {
 		t.Fatalf("the call: %+v", r)
+	}
+	// The server's search did not load delete_customer: refused as unknown.
+	if r := results[1].(artifact.ToolResult); !r.IsError || !strings.HasPrefix(r.Content, `unknown tool "crm__delete_customer".`) {
+		t.Fatalf("the call to a tool the server did not load: %+v", r)
 	}
 	if names := slices.Collect(func(yield func(string) bool) {
 		for _, a := range turns[1].Artifacts {

@@ -75,13 +75,18 @@
 // with defer_loading. With Native, Filter offers the deferred tools the
 // caller may use with tool.Tool.Deferred set and leaves out the search
 // tool; x/provider/anthropic sends them with defer_loading and adds its
-// BM25 tool search tool. The server then decides what the model sees,
-// and Recorder, a loop.Handler, writes each deferred tool the model calls
-// into the same record, so the ledger reads the same either way. lode's
-// own search is the default, and wins where both could run: it works on
+// BM25 tool search tool. The server then decides what the model sees;
+// Recorder, a loop.Handler, reads the server's tool_search_tool_result
+// blocks in each answer and writes the tools they load into the same
+// record, before the answer's calls run, so the ledger reads the same
+// either way; Gate (an xtool.Gate, which composes with a policy's) hides
+// a deferred tool the record does not hold, so a call the server's search
+// did not load is refused as unknown there too. lode's own search is the
+// default, and wins where both could run: it works on
 // every model and adapter, a cassette replays it, and its activations are
-// exact (written when found, with the role's filter applied), where the
-// native record can only follow the calls. OpenAI's Responses API has a
+// checked by the base before anything is listed, where the server's
+// search ranks every deferred tool sent (the base still decides what is
+// sent, and what is recorded). OpenAI's Responses API has a
 // tool_search of its own (functions sent with defer_loading, on gpt-5.4
 // and later); lode's Responses adapter does not send it yet, and chat
 // completions has none, so both use lode's search.

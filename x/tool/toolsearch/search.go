@@ -448,22 +448,59 @@ func (s *Search) call(ctx context.Context, _ toolpkg.Sandbox, args map[string]an
 	return strings.TrimRight(b.String(), "\n"), nil
 }
 
-// Recorder is a loop.Handler for Native: it records each call the model
-// makes to a deferred tool, which the server's search loaded, in the
-// activation record. Without Native it does nothing.
+// Recorder is a loop.Handler for Native: it reads the server's search
+// results in each answer (the tool_search_tool_result blocks an adapter
+// keeps as artifact.Opaque) and writes the deferred tools they load into
+// the activation record, before the answer's calls run, so that the
+// ledger reads as with lode's own search. Without Native it does nothing.
 func (s *Search) Recorder() loop.Handler { return recorder{s} }
 
 type recorder struct{ s *Search }
 
+// NativeResultType is the type of the server block that lists what a
+// provider's own tool search loaded (Anthropic's).
+const NativeResultType = "tool_search_tool_result"
+
 func (r recorder) Handle(ctx context.Context, art artifact.Artifact, _ loop.Emitter) error {
-	call, ok := art.(artifact.ToolCall)
-	if !ok || !r.s.cfg.native || !r.s.Deferred(call.Name) {
+	o, ok := art.(artifact.Opaque)
+	if !ok || !r.s.cfg.native || o.Type != NativeResultType {
 		return nil
+	}
+	var block struct {
+		Content struct {
+			References []struct {
+				Name string `json:"tool_name"`
+			} `json:"tool_references"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal([]byte(o.Data), &block); err != nil {
+		return nil // not a result this package reads: it loads nothing
+	}
+	var names []string
+	for _, ref := range block.Content.References {
+		names = append(names, ref.Name)
 	}
 	st, ok := xtool.Caller(ctx)
-	if !ok || loaded(r.s.active(st), call.Name) {
+	if !ok || len(names) == 0 {
 		return nil
 	}
-	_, err := r.s.Activate(ctx, st, call.Name)
+	_, err := r.s.Activate(ctx, st, names...)
 	return err
+}
+
+// Gate is an execution check (xtool.WithGate) that hides a deferred tool
+// the caller's thread has not loaded, in the words of an unknown tool,
+// then asks next (nil allows). Filter already keeps such tools out of a
+// turn's offer; Native offers them all to the server, so there the Gate
+// is what refuses a call the server's search did not load.
+func (s *Search) Gate(next xtool.Gate) xtool.Gate {
+	return func(ctx context.Context, st ledger.State, t toolpkg.Tool, source string, call artifact.ToolCall) xtool.Verdict {
+		if s.Deferred(t.Name) && (st == nil || !loaded(s.active(st), t.Name)) {
+			return xtool.Verdict{Hide: true}
+		}
+		if next == nil {
+			return xtool.Verdict{}
+		}
+		return next(ctx, st, t, source, call)
+	}
 }
