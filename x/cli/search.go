@@ -19,8 +19,15 @@ func deferSearch(cfg *Config, tb *toolbox, base xtool.ToolFilter) (*toolsearch.S
 		return nil, nil
 	}
 	var known []string
+	if tb.router != nil {
+		for _, p := range tb.router.Packs() { // the packs mounted, defaults among them
+			known = append(known, p.Name())
+		}
+	}
 	for _, pc := range cfg.Tools {
-		known = append(known, pc.Name)
+		if !slices.Contains(known, pc.Name) {
+			known = append(known, pc.Name)
+		}
 	}
 	for _, m := range cfg.MCP {
 		known = append(known, m.Name)
