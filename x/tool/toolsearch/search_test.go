@@ -423,3 +423,32 @@ roles:
 		t.Fatalf("the viewer's call: %+v, want %q", res, want)
 	}
 }
+
+// TestGateOutsideATurn: a call made outside a loop turn (an MCP server's,
+// with the caller's thread from xtool.WithCaller) has no turn's offer to
+// check; the Search's Gate refuses a deferred tool the caller has not
+// loaded in the words of an unknown tool, and runs it once loaded.
+func TestGateOutsideATurn(t *testing.T) {
+	reg := mounted(t, 10)
+	s := newSearch(t, reg, toolsearch.DeferFunc(func(b *toolpkg.Binding) bool { return b.Tool.Name == "clock" }))
+	if !s.Deferred("clock") || !s.Deferred(invoiceTool) || s.Deferred(toolsearch.DefaultName) || s.Deferred("no_such") {
+		t.Fatal("Deferred does not follow Defer and DeferFunc")
+	}
+	h := xtool.NewHandler(reg, xtool.WithGate(s.Gate(nil)))
+	st := ledger.NewThread()
+	ctx := xtool.WithCaller(context.Background(), st)
+	c := artifact.ToolCall{ID: "1", Name: invoiceTool, Arguments: `{}`}
+	res := h.Execute(ctx, c)
+	if !res.IsError || !strings.HasPrefix(res.Content, `unknown tool "crm__send_invoice". Tools available in this turn: `) {
+		t.Fatalf("before loading: %+v", res)
+	}
+	if _, err := s.Activate(ctx, st, invoiceTool); err != nil {
+		t.Fatal(err)
+	}
+	if res := h.Execute(ctx, c); res.IsError || res.Content != "invoice sent" {
+		t.Fatalf("after loading: %+v", res)
+	}
+	if res := h.Execute(context.Background(), c); !res.IsError {
+		t.Fatalf("a caller with no thread ran a deferred tool: %+v", res)
+	}
+}
