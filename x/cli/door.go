@@ -110,6 +110,20 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 	if d.store == "" {
 		d.store = spec.def
 	}
+	if spec.kind != doorServe { // an MCP client lists and picks tools itself
+		// Registered before the policy is checked, which may name
+		// tool_search; the policy's filter, made below, is its base.
+		base := func(ctx context.Context, st ledger.State, tools []toolpkg.Tool) []toolpkg.Tool {
+			if d.filter == nil {
+				return tools
+			}
+			return d.filter(ctx, st, tools)
+		}
+		var err error
+		if d.search, err = deferSearch(cfg, tb, base); err != nil {
+			return nil, err
+		}
+	}
 	src, err := policySource(e, cfg, checkAgainst(cfg, tb))
 	if err != nil {
 		return nil, err
@@ -125,11 +139,6 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 		roles := spec.roles
 		d.roles = &roles
 		if err := d.identities(e, cfg, spec); err != nil {
-			return nil, err
-		}
-	}
-	if spec.kind != doorServe { // an MCP client lists and picks tools itself
-		if d.search, err = deferSearch(cfg, tb, d.filter); err != nil {
 			return nil, err
 		}
 	}

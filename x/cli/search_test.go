@@ -110,3 +110,39 @@ func TestDeferWeb(t *testing.T) {
 		t.Fatalf("the request after the search offers %v", second)
 	}
 }
+
+// TestDeferPolicy: a policy may name tool_search, and a role it hides
+// a deferred tool from never finds it.
+func TestDeferPolicy(t *testing.T) {
+	dir := writeConfig(t, `tools:
+  calculator: {}
+defer: [calculator]
+policy:
+  roles:
+    user:
+      allow:
+        tools: ["tool_search"]
+`)
+	r := lode(t, dir, nil, "", "tools", "--role", "user")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
+		callReply("call_1", "tool_search", `{"query":"evaluate an arithmetic expression"}`),
+		textReply("none"),
+	}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	r = lode(t, dir, map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1"}, "", "run", "--model", "tiny", "--role", "user", "what is 2^10?")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if want := `← tool_search: No tools match "evaluate an arithmetic expression".`; !strings.Contains(r.stderr, want) {
+		t.Fatalf("stderr lacks %q:\n%s", want, r.stderr)
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if got := offeredNames(fake.requests[1]); !slices.Equal(got, []string{"tool_search"}) {
+		t.Fatalf("the user is offered %v after searching", got)
+	}
+}
