@@ -32,6 +32,12 @@ type Tool struct {
 	Timeout time.Duration
 	// Budget overrides the handler's default result budget when non-zero.
 	Budget Budget
+	// Deferred asks an adapter that speaks a provider's own tool search
+	// to send the tool for loading on demand (Anthropic's defer_loading);
+	// an adapter without one sends it as any other tool. A turn's filter
+	// sets it on the tools it offers (x/tool/toolsearch's Native), never
+	// the registry.
+	Deferred bool
 }
 
 // Hints describe what a tool does to the world, after MCP's tool annotations.

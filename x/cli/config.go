@@ -48,6 +48,10 @@ type Config struct {
 	// Approve names tools, packs and MCP servers whose calls wait for a
 	// person's approval (destructive tools always do).
 	Approve []string `yaml:"approve"`
+	// Defer names packs and MCP servers whose tools lode run, chat,
+	// resume and web offer only once the model found them with
+	// tool_search (x/tool/toolsearch); lode tools marks them.
+	Defer []string `yaml:"defer"`
 	// Store is the directory of the ledger (--store).
 	Store string `yaml:"store"`
 	// Lease is how long the lease a run holds on its stored thread lasts

@@ -36,6 +36,12 @@
 // lode web keeps threads where --threads says, else where store: says,
 // else in .lode/threads.
 //
+// defer: in lode.yaml names packs and MCP servers whose tools lode run,
+// chat, resume and web offer only once the model finds them with
+// tool_search (x/tool/toolsearch, over the policy's filter); the threads
+// keep what was loaded. lode serve offers them all, as an MCP client
+// picks its tools itself; lode tools marks them "deferred".
+//
 // Configuration comes from lode.yaml (or --config), then the environment
 // (OPENAI_API_KEY, OPENAI_BASE_URL, LODE_MODEL; ANTHROPIC_API_KEY and
 // ANTHROPIC_BASE_URL with model.provider or --provider anthropic), then

@@ -18,6 +18,7 @@ import (
 	"github.com/lodeworks/lode/x/policy"
 	xtool "github.com/lodeworks/lode/x/tool"
 	"github.com/lodeworks/lode/x/tool/mcp"
+	"github.com/lodeworks/lode/x/tool/toolsearch"
 )
 
 // doorKind names a door into the tools. Every door gets the same rule
@@ -94,6 +95,9 @@ type door struct {
 	// loop prices the door's turns with it and keeps max_cost.
 	catalog *catalog.Catalog
 	loop    []loop.Option
+	// search is lode.yaml's defer: (nil without it); a loop's turns
+	// offer through its Filter, over filter.
+	search *toolsearch.Search
 }
 
 // openDoor builds what a door needs from cfg and the mounted tools.
@@ -105,6 +109,20 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 	}
 	if d.store == "" {
 		d.store = spec.def
+	}
+	if spec.kind != doorServe { // an MCP client lists and picks tools itself
+		// Registered before the policy is checked, which may name
+		// tool_search; the policy's filter, made below, is its base.
+		base := func(ctx context.Context, st ledger.State, tools []toolpkg.Tool) []toolpkg.Tool {
+			if d.filter == nil {
+				return tools
+			}
+			return d.filter(ctx, st, tools)
+		}
+		var err error
+		if d.search, err = deferSearch(cfg, tb, base); err != nil {
+			return nil, err
+		}
 	}
 	src, err := policySource(e, cfg, checkAgainst(cfg, tb))
 	if err != nil {
@@ -222,7 +240,11 @@ func (d *door) invoke(cfg *Config, tb *toolbox) []provider.InvokeOption {
 	if d.history != nil {
 		opts = append(opts, d.history)
 	}
-	opts = append(opts, xtool.WithFilteredTools(tb.reg, d.filter))
+	filter := d.filter
+	if d.search != nil {
+		filter = d.search.Filter()
+	}
+	opts = append(opts, xtool.WithFilteredTools(tb.reg, filter))
 	opts = append(opts, responsesInvoke(cfg)...)
 	if cfg.System != "" {
 		opts = append(opts, provider.WithSystemPrompt(cfg.System))

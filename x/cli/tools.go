@@ -172,11 +172,12 @@ func cmdTools(ctx context.Context, e env, args []string) error {
 			Description string          `json:"description"`
 			InputSchema json.RawMessage `json:"inputSchema"`
 			Approval    string          `json:"approval,omitempty"`
+			Deferred    bool            `json:"deferred,omitempty"`
 		}
 		list := make([]out, len(tools))
 		for i, t := range tools {
 			why, _ := d.needsFor(o.role, t)
-			list[i] = out{t.Name, t.Description, t.Schema, why}
+			list[i] = out{t.Name, t.Description, t.Schema, why, d.search != nil && d.search.Deferred(t.Name)}
 		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -189,6 +190,9 @@ func cmdTools(ctx context.Context, e env, args []string) error {
 		fmt.Fprintf(w, "\t  args: %s\n", t.Schema)
 		if why, ask := d.needsFor(o.role, t); ask {
 			fmt.Fprintf(w, "\t  needs approval: %s\n", why)
+		}
+		if d.search != nil && d.search.Deferred(t.Name) {
+			fmt.Fprintf(w, "\t  deferred: offered once %s finds it (defer: in lode.yaml)\n", d.search.Tool().Name)
 		}
 	}
 	if err := w.Flush(); err != nil {

@@ -108,6 +108,12 @@
 //     not stream as ToolCallDelta: lode runs no such call. Other adapters
 //     leave Opaque out. A pause_turn stop reason passes as Finish
 //     "pause_turn".
+//   - Deferred tools (tool.Tool.Deferred, which x/tool/toolsearch's Native
+//     sets): each goes with defer_loading true, after the BM25 tool search
+//     tool (tool_search_tool_bm25_20251119), which the request then
+//     carries; the cache breakpoint goes on the last tool sent in the
+//     prompt, never a deferred one. The server's search and its
+//     tool_reference results come back as server blocks (above).
 //   - Tool-result audio, and binary resources other than PDFs and images,
 //     become a bracketed note when the result has no Content; in a user
 //     turn they are a *RequestError.

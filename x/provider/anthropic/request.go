@@ -193,8 +193,12 @@ func toolChoice(req *provider.Request, thinking bool) (sdk.ToolChoiceUnionParam,
 	return tc, nil
 }
 
+// tools maps the offered tools. Tools marked Deferred are sent with
+// defer_loading, after the BM25 tool search tool, which the request then
+// carries.
 func tools(ts []tool.Tool) ([]sdk.ToolUnionParam, error) {
 	out := make([]sdk.ToolUnionParam, 0, len(ts))
+	var deferred []sdk.ToolUnionParam
 	for _, t := range ts {
 		schema := map[string]any{}
 		if len(t.Schema) > 0 {
@@ -225,7 +229,20 @@ func tools(ts []tool.Tool) ([]sdk.ToolUnionParam, error) {
 		if t.Description != "" {
 			tp.Description = sdk.String(t.Description)
 		}
+		if t.Deferred {
+			tp.DeferLoading = sdk.Bool(true)
+			deferred = append(deferred, sdk.ToolUnionParam{OfTool: tp})
+			continue
+		}
 		out = append(out, sdk.ToolUnionParam{OfTool: tp})
+	}
+	if len(deferred) > 0 {
+		// The server's own search finds deferred tools (see
+		// x/tool/toolsearch's Native); it and the tools loaded from the
+		// start come first, where the cache breakpoint goes.
+		out = append(out, sdk.ToolUnionParam{OfToolSearchToolBm25_20251119: &sdk.ToolSearchToolBm25_20251119Param{
+			Type: sdk.ToolSearchToolBm25_20251119TypeToolSearchToolBm25_20251119}})
+		out = append(out, deferred...)
 	}
 	return out, nil
 }
@@ -555,8 +572,20 @@ func (p *Provider) placeCache(params *sdk.MessageNewParams) {
 	if p.cacheTTL == time.Hour {
 		cc.TTL = sdk.CacheControlEphemeralTTLTTL1h
 	}
-	if n := len(params.Tools); n > 0 && params.Tools[n-1].OfTool != nil {
-		params.Tools[n-1].OfTool.CacheControl = cc
+	// The last tool sent in the prompt: deferred tools are not.
+	for i := len(params.Tools) - 1; i >= 0; i-- {
+		t := &params.Tools[i]
+		if t.OfToolSearchToolBm25_20251119 != nil {
+			t.OfToolSearchToolBm25_20251119.CacheControl = cc
+			break
+		}
+		if t.OfTool != nil && !t.OfTool.DeferLoading.Value {
+			t.OfTool.CacheControl = cc
+			break
+		}
+		if t.OfTool == nil {
+			break
+		}
 	}
 	if n := len(params.System); n > 0 {
 		params.System[n-1].CacheControl = cc
