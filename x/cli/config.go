@@ -123,6 +123,9 @@ type ModelConfig struct {
 	// Hedge, when set, also asks the next model when this one has not
 	// started answering after it; 0 means no hedging.
 	Hedge Duration `yaml:"hedge"`
+	// keyEnvDefault says APIKeyEnv is the provider's default variable,
+	// not one lode.yaml named (for the warning about an unset key).
+	keyEnvDefault bool
 }
 
 // MCPServer is one MCP server to mount: a command (stdio) or a URL
@@ -137,9 +140,13 @@ type MCPServer struct {
 	InheritEnv bool              `yaml:"inherit_env"`
 	URL        string            `yaml:"url"`
 	Headers    map[string]string `yaml:"headers"`
-	// Timeout bounds each request to the server; 0 (absent) leaves the
-	// MCP client's default.
+	// Timeout bounds each request to the server once connected; 0
+	// (absent) leaves the MCP client's default (mcp.DefaultCallTimeout).
 	Timeout Duration `yaml:"timeout"`
+	// ConnectTimeout bounds connecting: starting a command and the MCP
+	// handshake, or opening a url's session; 0 (absent) leaves
+	// mcp.DefaultConnectTimeout, which fits npx on a cold cache.
+	ConnectTimeout Duration `yaml:"connect_timeout"`
 	// OAuth names a client registered in advance with the server's
 	// authorization server; absent, lode mcp login registers one itself.
 	OAuth MCPOAuth `yaml:"oauth"`
@@ -356,6 +363,8 @@ func parseConfig(name string, data []byte) (*Config, error) {
 			return nil, fmt.Errorf("%s: mcp server %q has both a command and a url; choose one", at, s.Name)
 		case s.Timeout < 0 || (s.Timeout == 0 && f.lines[fmt.Sprintf("mcp[%d].timeout", i)] != 0):
 			return nil, fmt.Errorf("%s: mcp server %q: timeout must be more than 0 (leave it out for the client's default)", f.at(fmt.Sprintf("mcp[%d].timeout", i)), s.Name)
+		case s.ConnectTimeout < 0 || (s.ConnectTimeout == 0 && f.lines[fmt.Sprintf("mcp[%d].connect_timeout", i)] != 0):
+			return nil, fmt.Errorf("%s: mcp server %q: connect_timeout must be more than 0 (leave it out for the default, %s)", f.at(fmt.Sprintf("mcp[%d].connect_timeout", i)), s.Name, mcp.DefaultConnectTimeout)
 		}
 		if err := cfg.MCP[i].OAuth.check(f, fmt.Sprintf("mcp[%d].oauth", i), s); err != nil {
 			return nil, err
@@ -521,7 +530,7 @@ func (o *options) load(e env) (*Config, error) {
 		cfg.Model.IdleTimeout = Duration(openai.DefaultIdleTimeout)
 	}
 	if cfg.Model.APIKeyEnv == "" {
-		cfg.Model.APIKeyEnv = keyEnv
+		cfg.Model.APIKeyEnv, cfg.Model.keyEnvDefault = keyEnv, true
 	}
 	return cfg, nil
 }

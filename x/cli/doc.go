@@ -49,7 +49,9 @@
 // a whole run, none by default, and --idle-timeout (model.idle_timeout) for
 // the server's silence before and between the chunks of an answer,
 // openai.DefaultIdleTimeout by default. Each MCP server's timeout: bounds
-// its calls.
+// its calls once connected (mcp.DefaultCallTimeout by default), and its
+// connect_timeout: connecting to it (mcp.DefaultConnectTimeout, 60s, long
+// enough for npx to fetch and start a server on a cold cache).
 //
 // A policy: section in lode.yaml (or a file that policy_file: names) says
 // which roles may use which tools (see x/policy); lode run, chat, web and

@@ -30,6 +30,8 @@ usage:
   lode run --record FILE "..."   record the run's traffic with the model and MCP servers
   lode run --replay FILE "..."   replay a recorded run, with no network
   lode chat [flags]              talk to the agent; Ctrl-C stops a turn, Ctrl-D quits
+  lode run|chat --thread ID ...  go on with a stored thread (--store, or store: in lode.yaml)
+  lode threads [flags]           list the stored threads: ID, title, turns, updated, paused
   lode resume [flags] THREAD [approve:ID | deny:ID=REASON | edit:ID=JSON ...]
                                  decide on calls waiting for approval (--store), then go on
   lode recover [flags] --store DIR
@@ -184,6 +186,8 @@ func run(ctx context.Context, e env, args []string) int {
 		err = cmdWorker(ctx, e, rest)
 	case "tools":
 		err = cmdTools(ctx, e, rest)
+	case "threads":
+		err = cmdThreads(ctx, e, rest)
 	case "serve":
 		err = cmdServe(ctx, e, rest)
 	case "web":
