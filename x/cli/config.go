@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -597,11 +598,20 @@ func noArgs(cmd string, args []string) error {
 }
 
 // describe gives a command's -h its synopsis and, after the flags, notes.
-func describe(fs *flag.FlagSet, synopsis, notes string) {
+// The flags named hidden still work and are left out of the list (an old
+// spelling kept for the scripts that use it).
+func describe(fs *flag.FlagSet, synopsis, notes string, hidden ...string) {
 	fs.Usage = func() {
 		out := fs.Output()
 		fmt.Fprintf(out, "usage: %s\n\nflags (before or after the other arguments; -- ends them):\n", synopsis)
-		fs.PrintDefaults()
+		shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+		shown.SetOutput(out)
+		fs.VisitAll(func(f *flag.Flag) {
+			if !slices.Contains(hidden, f.Name) {
+				shown.Var(f.Value, f.Name, f.Usage)
+			}
+		})
+		shown.PrintDefaults()
 		if notes != "" {
 			fmt.Fprintf(out, "\n%s\n", notes)
 		}

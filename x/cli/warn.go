@@ -23,32 +23,36 @@ func warnKey(e env, m ModelConfig) {
 	if e.cassette != nil && e.cassette.Mode() == cassette.Replay {
 		return
 	}
-	where := m.BaseURL
-	if where == "" {
-		where = "the provider's default endpoint"
+	// Without a base URL the provider's own endpoint needs the key, and
+	// its absence is an error already; a URL that is not http(s) is one
+	// too.
+	local, ok := httpURL(m.BaseURL)
+	if !ok {
+		return
 	}
 	if !m.keyEnvDefault {
-		fmt.Fprintf(e.stderr, "lode: warning: model.api_key_env names %s, which is not set: requests to %s go out with no key\n", m.APIKeyEnv, where)
+		fmt.Fprintf(e.stderr, "lode: warning: model.api_key_env names %s, which is not set: requests to %s go out with no key\n", m.APIKeyEnv, m.BaseURL)
 		return
 	}
-	if m.BaseURL == "" || m.Provider == providerGemini || localURL(m.BaseURL) {
+	if local || m.Provider == providerGemini {
 		return
 	}
-	fmt.Fprintf(e.stderr, "lode: warning: %s is not set: requests to %s go out with no key (set it, or name the key's variable in model.api_key_env)\n", m.APIKeyEnv, where)
+	fmt.Fprintf(e.stderr, "lode: warning: %s is not set: requests to %s go out with no key (set it, or name the key's variable in model.api_key_env)\n", m.APIKeyEnv, m.BaseURL)
 }
 
-// localURL says whether u names a server on this machine.
-func localURL(u string) bool {
+// httpURL says whether u is an http(s) URL, and whether it names a
+// server on this machine.
+func httpURL(u string) (local, ok bool) {
 	p, err := url.Parse(u)
-	if err != nil {
-		return false
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		return false, false
 	}
 	host := p.Hostname()
 	if host == "localhost" {
-		return true
+		return true, true
 	}
 	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return ip != nil && ip.IsLoopback(), true
 }
 
 // noRoleWarning is what lode run, chat and resume say with a policy and

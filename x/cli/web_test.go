@@ -28,7 +28,7 @@ func TestWebServesThePage(t *testing.T) {
 	done := make(chan int, 1)
 	threads := filepath.Join(dir, "threads")
 	go func() {
-		done <- run(ctx, e, []string{"web", "--addr", "127.0.0.1:0", "--threads", threads, "--base-url", "http://127.0.0.1:1/v1", "--model", "m"})
+		done <- run(ctx, e, []string{"web", "--addr", "127.0.0.1:0", "--store", threads, "--base-url", "http://127.0.0.1:1/v1", "--model", "m"})
 	}()
 	var url string
 	select {
