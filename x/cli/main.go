@@ -124,8 +124,8 @@ const (
 )
 
 // versionText describes the build: the module's version ("(devel)" for a
-// build from a clone), the commit it was built from when Go recorded it,
-// and the Go release.
+// build from a clone), the commit it was built from when Go recorded it
+// (else that it is unknown), and the Go release.
 func versionText(bi *debug.BuildInfo, ok bool) string {
 	if !ok {
 		return "lode (unknown version: built without module information)\n" + runtime.Version() + "\n"
@@ -152,6 +152,9 @@ func versionText(bi *debug.BuildInfo, ok bool) string {
 			b.WriteString(" with uncommitted changes")
 		}
 		b.WriteString("\n")
+	} else {
+		// go run, a build outside a clone, -buildvcs=false.
+		b.WriteString("commit unknown (built without VCS stamps)\n")
 	}
 	fmt.Fprintf(&b, "%s\n", bi.GoVersion)
 	return b.String()

@@ -77,3 +77,23 @@ func TestWebRefusesARemoteAddress(t *testing.T) {
 		}
 	}
 }
+
+// lode web -h has the help of every command, with one store flag: the old
+// --threads works but is not offered.
+func TestWebHelp(t *testing.T) {
+	const head = "\n\nflags (before or after the other arguments; -- ends them):\n"
+	for _, cmd := range []string{"run", "chat", "resume", "tools", "serve", "web", "threads"} {
+		r := lode(t, t.TempDir(), nil, "", cmd, "-h")
+		if r.code != 0 || !strings.HasPrefix(r.stderr, "usage: lode "+cmd+" ") || !strings.Contains(r.stderr, head) {
+			t.Errorf("lode %s -h: exit %d, stderr:\n%.300s", cmd, r.code, r.stderr)
+		}
+	}
+	r := lode(t, t.TempDir(), nil, "", "web", "-h")
+	if !strings.Contains(r.stderr, "\n  -store string\n") || strings.Contains(r.stderr, "\n  -threads") {
+		t.Errorf("lode web -h should offer --store and not --threads:\n%s", r.stderr)
+	}
+	r = lode(t, t.TempDir(), nil, "", "web", "--threads", "a", "--store", "b")
+	if want := "lode: --threads a and --store b name two folders: give only --store (--threads is its old name)\n"; r.code != exitUsage || r.stderr != want {
+		t.Errorf("both flags: exit %d, stderr %q, want %q", r.code, r.stderr, want)
+	}
+}
