@@ -7,6 +7,8 @@
 //	lode run --record FILE "..."   the same, its HTTP traffic recorded in a cassette (secrets scrubbed by value)
 //	lode run --replay FILE "..."   the recorded run again, with no network
 //	lode chat [flags]              an interactive conversation
+//	lode run|chat --thread ID ...  go on with a stored thread
+//	lode threads [flags]           the stored threads: ID, title, turns, updated, paused
 //	lode resume [flags] THREAD ... decide on calls waiting for approval, then go on
 //	lode recover --store DIR       finish the runs whose process died (once)
 //	lode worker --store DIR        the same, every --every, until a signal
@@ -33,8 +35,20 @@
 // web pauses and the page shows an approval card; lode serve asks the MCP
 // client through elicitation (mcp.AskClient) and, when the client cannot
 // elicit, answers with an error result that says how to get the approval.
-// lode web keeps threads where --threads says, else where store: says,
-// else in .lode/threads.
+// lode web keeps threads where --store says, else where store: says,
+// else in .lode/threads; --threads, the flag's old name, still works, with
+// a warning, and is left out of -h.
+//
+// With a store (--store, store: in lode.yaml) lode run and lode chat keep
+// their thread in it and print its ID; --thread ID goes on with a stored
+// thread (an unknown ID is an error naming lode threads, which lists
+// them). A thread whose calls wait for approval takes no new message:
+// lode run lists the calls and exits 3.
+//
+// Warnings are one line each on stderr, "lode: warning: ...", and the
+// command goes on: a policy: with no --role (the model is offered no
+// tools), and a key variable that is not set (api_key_env names it, or
+// the provider's default variable for a server not on this machine).
 //
 // Configuration comes from lode.yaml (or --config), then the environment
 // (OPENAI_API_KEY, OPENAI_BASE_URL, LODE_MODEL; ANTHROPIC_API_KEY and
