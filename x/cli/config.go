@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -127,6 +128,9 @@ type ModelConfig struct {
 	// Hedge, when set, also asks the next model when this one has not
 	// started answering after it; 0 means no hedging.
 	Hedge Duration `yaml:"hedge"`
+	// keyEnvDefault says APIKeyEnv is the provider's default variable,
+	// not one lode.yaml named (for the warning about an unset key).
+	keyEnvDefault bool
 }
 
 // MCPServer is one MCP server to mount: a command (stdio) or a URL
@@ -141,9 +145,13 @@ type MCPServer struct {
 	InheritEnv bool              `yaml:"inherit_env"`
 	URL        string            `yaml:"url"`
 	Headers    map[string]string `yaml:"headers"`
-	// Timeout bounds each request to the server; 0 (absent) leaves the
-	// MCP client's default.
+	// Timeout bounds each request to the server once connected; 0
+	// (absent) leaves the MCP client's default (mcp.DefaultCallTimeout).
 	Timeout Duration `yaml:"timeout"`
+	// ConnectTimeout bounds connecting: starting a command and the MCP
+	// handshake, or opening a url's session; 0 (absent) leaves
+	// mcp.DefaultConnectTimeout, which fits npx on a cold cache.
+	ConnectTimeout Duration `yaml:"connect_timeout"`
 	// OAuth names a client registered in advance with the server's
 	// authorization server; absent, lode mcp login registers one itself.
 	OAuth MCPOAuth `yaml:"oauth"`
@@ -360,6 +368,8 @@ func parseConfig(name string, data []byte) (*Config, error) {
 			return nil, fmt.Errorf("%s: mcp server %q has both a command and a url; choose one", at, s.Name)
 		case s.Timeout < 0 || (s.Timeout == 0 && f.lines[fmt.Sprintf("mcp[%d].timeout", i)] != 0):
 			return nil, fmt.Errorf("%s: mcp server %q: timeout must be more than 0 (leave it out for the client's default)", f.at(fmt.Sprintf("mcp[%d].timeout", i)), s.Name)
+		case s.ConnectTimeout < 0 || (s.ConnectTimeout == 0 && f.lines[fmt.Sprintf("mcp[%d].connect_timeout", i)] != 0):
+			return nil, fmt.Errorf("%s: mcp server %q: connect_timeout must be more than 0 (leave it out for the default, %s)", f.at(fmt.Sprintf("mcp[%d].connect_timeout", i)), s.Name, mcp.DefaultConnectTimeout)
 		}
 		if err := cfg.MCP[i].OAuth.check(f, fmt.Sprintf("mcp[%d].oauth", i), s); err != nil {
 			return nil, err
@@ -525,7 +535,7 @@ func (o *options) load(e env) (*Config, error) {
 		cfg.Model.IdleTimeout = Duration(openai.DefaultIdleTimeout)
 	}
 	if cfg.Model.APIKeyEnv == "" {
-		cfg.Model.APIKeyEnv = keyEnv
+		cfg.Model.APIKeyEnv, cfg.Model.keyEnvDefault = keyEnv, true
 	}
 	return cfg, nil
 }
@@ -592,11 +602,20 @@ func noArgs(cmd string, args []string) error {
 }
 
 // describe gives a command's -h its synopsis and, after the flags, notes.
-func describe(fs *flag.FlagSet, synopsis, notes string) {
+// The flags named hidden still work and are left out of the list (an old
+// spelling kept for the scripts that use it).
+func describe(fs *flag.FlagSet, synopsis, notes string, hidden ...string) {
 	fs.Usage = func() {
 		out := fs.Output()
 		fmt.Fprintf(out, "usage: %s\n\nflags (before or after the other arguments; -- ends them):\n", synopsis)
-		fs.PrintDefaults()
+		shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+		shown.SetOutput(out)
+		fs.VisitAll(func(f *flag.Flag) {
+			if !slices.Contains(hidden, f.Name) {
+				shown.Var(f.Value, f.Name, f.Usage)
+			}
+		})
+		shown.PrintDefaults()
 		if notes != "" {
 			fmt.Fprintf(out, "\n%s\n", notes)
 		}

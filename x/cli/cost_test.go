@@ -113,7 +113,7 @@ func TestWebKeepsTheCostLimit(t *testing.T) {
 	done := make(chan int, 1)
 	t.Chdir(dir)
 	go func() {
-		done <- run(ctx, e, []string{"web", "--addr", "127.0.0.1:0", "--base-url", url, "--model", "tiny", "--threads", filepath.Join(dir, "threads")})
+		done <- run(ctx, e, []string{"web", "--addr", "127.0.0.1:0", "--base-url", url, "--model", "tiny", "--store", filepath.Join(dir, "threads")})
 	}()
 	var page string
 	select {

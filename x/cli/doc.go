@@ -7,6 +7,8 @@
 //	lode run --record FILE "..."   the same, its HTTP traffic recorded in a cassette (secrets scrubbed by value)
 //	lode run --replay FILE "..."   the recorded run again, with no network
 //	lode chat [flags]              an interactive conversation
+//	lode run|chat --thread ID ...  go on with a stored thread
+//	lode threads [flags]           the stored threads: ID, title, turns, updated, paused
 //	lode resume [flags] THREAD ... decide on calls waiting for approval, then go on
 //	lode recover --store DIR       finish the runs whose process died (once)
 //	lode worker --store DIR        the same, every --every, until a signal
@@ -33,8 +35,20 @@
 // web pauses and the page shows an approval card; lode serve asks the MCP
 // client through elicitation (mcp.AskClient) and, when the client cannot
 // elicit, answers with an error result that says how to get the approval.
-// lode web keeps threads where --threads says, else where store: says,
-// else in .lode/threads.
+// lode web keeps threads where --store says, else where store: says,
+// else in .lode/threads; --threads, the flag's old name, still works, with
+// a warning, and is left out of -h.
+//
+// With a store (--store, store: in lode.yaml) lode run and lode chat keep
+// their thread in it and print its ID; --thread ID goes on with a stored
+// thread (an unknown ID is an error naming lode threads, which lists
+// them). A thread whose calls wait for approval takes no new message:
+// lode run lists the calls and exits 3.
+//
+// Warnings are one line each on stderr, "lode: warning: ...", and the
+// command goes on: a policy: with no --role (the model is offered no
+// tools), and a key variable that is not set (api_key_env names it, or
+// the provider's default variable for a server not on this machine).
 //
 // defer: in lode.yaml names packs and MCP servers whose tools lode run,
 // chat, resume and web offer only once the model finds them with
@@ -55,7 +69,9 @@
 // a whole run, none by default, and --idle-timeout (model.idle_timeout) for
 // the server's silence before and between the chunks of an answer,
 // openai.DefaultIdleTimeout by default. Each MCP server's timeout: bounds
-// its calls.
+// its calls once connected (mcp.DefaultCallTimeout by default), and its
+// connect_timeout: connecting to it (mcp.DefaultConnectTimeout, 60s, long
+// enough for npx to fetch and start a server on a cold cache).
 //
 // A policy: section in lode.yaml (or a file that policy_file: names) says
 // which roles may use which tools (see x/policy); lode run, chat, web and

@@ -487,17 +487,25 @@ func startWeb(t *testing.T, dir string, fake *fakeOpenAI, args ...string) (url, 
 	go func() {
 		done <- run(ctx, e, append([]string{"web", "--addr", "127.0.0.1:0", "--base-url", model.URL + "/v1", "--model", "m"}, args...))
 	}()
-	select {
-	case l := <-lines:
-		m := regexp.MustCompile(`chat at (http://\S+/)`).FindStringSubmatch(l)
-		if m == nil {
+	// Warnings come first, each a line of its own; said is every line up
+	// to the one that gives the address.
+	for url == "" {
+		select {
+		case l := <-lines:
+			said += l
+			if strings.HasPrefix(l, "lode web: warning: ") || strings.HasPrefix(l, "lode: warning: ") {
+				continue
+			}
+			m := regexp.MustCompile(`chat at (http://\S+/)`).FindStringSubmatch(l)
+			if m == nil {
+				cancel()
+				t.Fatalf("lode web said %q", said)
+			}
+			url = m[1]
+		case code := <-done:
 			cancel()
-			t.Fatalf("lode web said %q", l)
+			t.Fatalf("lode web exited with %d", code)
 		}
-		url, said = m[1], l
-	case code := <-done:
-		cancel()
-		t.Fatalf("lode web exited with %d", code)
 	}
 	return url, said, func() {
 		cancel()
@@ -508,25 +516,30 @@ func startWeb(t *testing.T, dir string, fake *fakeOpenAI, args ...string) (url, 
 	}
 }
 
-// lode web keeps threads where --threads says, else where store: in
-// lode.yaml says, else in .lode/threads.
+// lode web keeps threads where --store says, else where store: in
+// lode.yaml says, else in .lode/threads; --threads, the flag's old name,
+// still works and says it is deprecated.
 func TestWebStorePrecedence(t *testing.T) {
+	const deprecated = "lode web: warning: --threads is deprecated: use --store, which means the same\n"
 	for _, tc := range []struct {
 		name, config string
 		args         []string
 		want         string
+		warning      string
 	}{
-		{"default", "", nil, defaultThreadsDir},
-		{"store", "store: from-yaml\n", nil, "from-yaml"},
-		{"flag wins", "store: from-yaml\n", []string{"--threads", "from-flag"}, "from-flag"},
-		{"flag at the default", "store: from-yaml\n", []string{"--threads", defaultThreadsDir}, defaultThreadsDir},
+		{"default", "", nil, defaultThreadsDir, ""},
+		{"store", "store: from-yaml\n", nil, "from-yaml", ""},
+		{"flag wins", "store: from-yaml\n", []string{"--store", "from-flag"}, "from-flag", ""},
+		{"flag at the default", "store: from-yaml\n", []string{"--store", defaultThreadsDir}, defaultThreadsDir, ""},
+		{"old flag", "store: from-yaml\n", []string{"--threads", "from-old-flag"}, "from-old-flag", deprecated},
+		{"old flag and new, the same", "", []string{"--threads", "same", "--store", "same"}, "same", deprecated},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeConfig(t, tc.config)
 			_, said, stop := startWeb(t, dir, &fakeOpenAI{}, tc.args...)
 			stop()
-			if !strings.Contains(said, "threads in "+tc.want+",") {
-				t.Errorf("lode web said %q, want threads in %s", said, tc.want)
+			if !strings.Contains(said, "threads in "+tc.want+",") || !strings.HasPrefix(said, tc.warning+"lode web: ") {
+				t.Errorf("lode web said %q, want %q then threads in %s", said, tc.warning, tc.want)
 			}
 			if _, err := os.Stat(filepath.Join(dir, tc.want)); err != nil {
 				t.Errorf("threads folder: %v", err)

@@ -60,7 +60,7 @@ func fillFallback(cfg *Config) {
 	for i := range cfg.Model.Fallback {
 		m := &cfg.Model.Fallback[i]
 		if m.APIKeyEnv == "" {
-			m.APIKeyEnv = defaultKeyEnv(m.Provider)
+			m.APIKeyEnv, m.keyEnvDefault = defaultKeyEnv(m.Provider), true
 		}
 		if m.IdleTimeout == 0 {
 			m.IdleTimeout = cfg.Model.IdleTimeout

@@ -288,9 +288,11 @@ func TestVersion(t *testing.T) {
 		want string
 	}{
 		{"a clone", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/lodeworks/lode", Version: "(devel)"}},
-			true, "lode (devel)\nmodule github.com/lodeworks/lode\ngo1.26.8\n"},
+			true, "lode (devel)\nmodule github.com/lodeworks/lode\ncommit unknown (built without VCS stamps)\ngo1.26.8\n"},
 		{"no version recorded", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/lodeworks/lode"}},
-			true, "lode (devel)\nmodule github.com/lodeworks/lode\ngo1.26.8\n"},
+			true, "lode (devel)\nmodule github.com/lodeworks/lode\ncommit unknown (built without VCS stamps)\ngo1.26.8\n"},
+		{"a module release, no VCS stamps", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/lodeworks/lode", Version: "v0.3.1"}},
+			true, "lode v0.3.1\nmodule github.com/lodeworks/lode\ncommit unknown (built without VCS stamps)\ngo1.26.8\n"},
 		{"a release with its commit", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/lodeworks/lode", Version: "v0.3.1"},
 			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123abcd"}, {Key: "vcs.time", Value: "2026-11-30T14:00:00Z"}, {Key: "vcs.modified", Value: "false"}}},
 			true, "lode v0.3.1\nmodule github.com/lodeworks/lode\ncommit 0123abcd (2026-11-30T14:00:00Z)\ngo1.26.8\n"},

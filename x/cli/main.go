@@ -30,6 +30,8 @@ usage:
   lode run --record FILE "..."   record the run's traffic with the model and MCP servers
   lode run --replay FILE "..."   replay a recorded run, with no network
   lode chat [flags]              talk to the agent; Ctrl-C stops a turn, Ctrl-D quits
+  lode run|chat --thread ID ...  go on with a stored thread (--store, or store: in lode.yaml)
+  lode threads [flags]           list the stored threads: ID, title, turns, updated, paused
   lode resume [flags] THREAD [approve:ID | deny:ID=REASON | edit:ID=JSON ...]
                                  decide on calls waiting for approval (--store), then go on
   lode recover [flags] --store DIR
@@ -123,8 +125,8 @@ const (
 )
 
 // versionText describes the build: the module's version ("(devel)" for a
-// build from a clone), the commit it was built from when Go recorded it,
-// and the Go release.
+// build from a clone), the commit it was built from when Go recorded it
+// (else that it is unknown), and the Go release.
 func versionText(bi *debug.BuildInfo, ok bool) string {
 	if !ok {
 		return "lode (unknown version: built without module information)\n" + runtime.Version() + "\n"
@@ -151,6 +153,9 @@ func versionText(bi *debug.BuildInfo, ok bool) string {
 			b.WriteString(" with uncommitted changes")
 		}
 		b.WriteString("\n")
+	} else {
+		// go run, a build outside a clone, -buildvcs=false.
+		b.WriteString("commit unknown (built without VCS stamps)\n")
 	}
 	fmt.Fprintf(&b, "%s\n", bi.GoVersion)
 	return b.String()
@@ -185,6 +190,8 @@ func run(ctx context.Context, e env, args []string) int {
 		err = cmdWorker(ctx, e, rest)
 	case "tools":
 		err = cmdTools(ctx, e, rest)
+	case "threads":
+		err = cmdThreads(ctx, e, rest)
 	case "serve":
 		err = cmdServe(ctx, e, rest)
 	case "web":

@@ -77,7 +77,7 @@ func TestWebUsesLogins(t *testing.T) {
 	defer cancel()
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, e, []string{"web", "--config", filepath.Join(dir, "lode.yaml"), "--addr", "127.0.0.1:0", "--threads", filepath.Join(dir, "threads"),
+		done <- run(ctx, e, []string{"web", "--config", filepath.Join(dir, "lode.yaml"), "--addr", "127.0.0.1:0", "--store", filepath.Join(dir, "threads"),
 			"--base-url", "http://127.0.0.1:1/v1", "--model", "m"})
 	}()
 	var said []string

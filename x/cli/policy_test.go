@@ -245,7 +245,7 @@ func TestWebPolicyTokens(t *testing.T) {
 	defer cancel()
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, e, []string{"web", "--addr", "127.0.0.1:0", "--threads", filepath.Join(dir, "threads"), "--base-url", model.URL + "/v1", "--model", "m"})
+		done <- run(ctx, e, []string{"web", "--addr", "127.0.0.1:0", "--store", filepath.Join(dir, "threads"), "--base-url", model.URL + "/v1", "--model", "m"})
 	}()
 	var url string
 	select {

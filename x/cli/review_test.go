@@ -88,7 +88,7 @@ func TestConfigPrecedence(t *testing.T) {
 		system string
 		turns  int
 	}{
-		{"defaults", "", nil, nil, ModelConfig{APIKeyEnv: "OPENAI_API_KEY", IdleTimeout: Duration(openai.DefaultIdleTimeout)}, "", 20},
+		{"defaults", "", nil, nil, ModelConfig{APIKeyEnv: "OPENAI_API_KEY", keyEnvDefault: true, IdleTimeout: Duration(openai.DefaultIdleTimeout)}, "", 20},
 		{"the file", file, nil, nil, ModelConfig{BaseURL: "http://127.0.0.1:1/file", Name: "file-model", APIKeyEnv: "FILE_KEY", Timeout: Duration(10 * time.Minute), IdleTimeout: Duration(30 * time.Second)}, "from the file", 3},
 		{"the environment over the file", file, map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/env", "LODE_MODEL": "env-model"}, nil,
 			ModelConfig{BaseURL: "http://127.0.0.1:1/env", Name: "env-model", APIKeyEnv: "FILE_KEY", Timeout: Duration(10 * time.Minute), IdleTimeout: Duration(30 * time.Second)}, "from the file", 3},

@@ -42,6 +42,7 @@ type modelProvider interface {
 
 // newProvider builds the provider a configuration names.
 func newProvider(cfg *Config, e env, tracer trace.Tracer) (modelProvider, error) {
+	warnKey(e, cfg.Model)
 	switch cfg.Model.Provider {
 	case providerAnthropic:
 		return newAnthropic(cfg, e, tracer)
@@ -176,6 +177,9 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 		_ = tb.Close()
 		return nil, err
 	}
+	if d.enf != nil && o.role == "" {
+		fmt.Fprintln(e.stderr, noRoleWarning)
+	}
 	handlerOpts := d.handler
 	loopOpts := []loop.Option{loop.WithMaxTurns(cfg.MaxTurns), loop.WithTimeLimit(time.Duration(cfg.Model.Timeout)),
 		loop.WithLease(time.Duration(cfg.Lease)), loop.WithApprovalExpiry(time.Duration(cfg.ApprovalExpiry))}
@@ -298,9 +302,12 @@ func cmdRun(ctx context.Context, e env, args []string) (err error) {
 	o.register(fs)
 	var cas cassetteFlags
 	cas.register(fs)
+	var threadID string
+	registerThread(fs, &threadID)
 	describe(fs, `lode run [flags] "prompt"   (or lode run [flags] - to read the prompt from standard input)`, `A call that needs approval stops the run with exit code 3; with --store (or
 store: in lode.yaml) the lode resume commands that decide it are printed, one
-per choice, ready to paste.
+per choice, ready to paste. With a store, the run's thread is kept and its ID
+printed; --thread ID adds the prompt to that thread and goes on with it.
 
 `+exitCodes)
 	words, err := parseFlags(fs, e, args)
@@ -329,15 +336,24 @@ per choice, ready to paste.
 	defer a.close()
 	ctx, stop := interruptible(ctx, e)
 	defer stop()
-	thread, closeStore, err := newThread(ctx, a.store)
+	thread, closeStore, err := openThread(ctx, a.store, threadID)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
+	if waiting := loop.Pending(thread); len(waiting) > 0 {
+		// A message between a call and its result is a turn order
+		// servers reject: the calls are decided first.
+		listPending(e.stderr, thread.ID(), waiting, o.resumeCmd(a.store))
+		return pausedErr{fmt.Sprintf("thread %s waits for the decisions above before it takes another message", thread.ID())}
+	}
 	err = a.ask(ctx, thread, prompt)
 	var pe *loop.PendingError
 	if errors.As(err, &pe) {
 		return pausedError(e.stderr, pe, o.resumeCmd(a.store))
+	}
+	if err == nil {
+		threadNote(e.stderr, thread, a.store)
 	}
 	return err
 }
@@ -390,7 +406,9 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("lode chat", flag.ContinueOnError)
 	var o options
 	o.register(fs)
-	describe(fs, "lode chat [flags]", "Ctrl-C stops a turn; at the prompt it only says how to quit. Ctrl-D quits.\n--timeout and --idle-timeout bound each answer; one that runs out is reported and the chat goes on.\nA call that needs approval is asked about here (y, n, e to edit); an edit the\ntool's schema refuses is asked about again, and calls that wait are decided\nbefore the next message.\n\n"+exitCodes)
+	var threadID string
+	registerThread(fs, &threadID)
+	describe(fs, "lode chat [flags]", "Ctrl-C stops a turn; at the prompt it only says how to quit. Ctrl-D quits.\n--timeout and --idle-timeout bound each answer; one that runs out is reported and the chat goes on.\nA call that needs approval is asked about here (y, n, e to edit); an edit the\ntool's schema refuses is asked about again, and calls that wait are decided\nbefore the next message.\nWith a store (--store, store: in lode.yaml) the chat's thread is kept there and\nits ID printed; --thread ID goes on with a stored thread.\n\n"+exitCodes)
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err
@@ -430,8 +448,13 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 		close(lines)
 	}()
 
-	thread := ledger.NewThread()
+	thread, closeStore, err := openThread(ctx, a.store, threadID)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
 	fmt.Fprintf(e.stderr, "lode chat with %s — Ctrl-C stops a turn, Ctrl-D quits\n", a.cfg.Model.Name)
+	threadNote(e.stderr, thread, a.store)
 	for {
 		// Calls still waiting (a decision round was stopped) are decided
 		// before another user message is taken: a message between a call

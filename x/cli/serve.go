@@ -23,6 +23,9 @@ func mountMCP(ctx context.Context, tb *toolbox, cfg *Config) error {
 		if s.Timeout > 0 {
 			opts = append(opts, mcp.WithCallTimeout(time.Duration(s.Timeout)))
 		}
+		if s.ConnectTimeout > 0 {
+			opts = append(opts, mcp.WithConnectTimeout(time.Duration(s.ConnectTimeout)))
+		}
 		if s.URL != "" {
 			opts = append(opts, mcp.WithHTTP(s.URL))
 			keys := make([]string, 0, len(s.Headers))

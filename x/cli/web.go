@@ -18,7 +18,8 @@ import (
 // defaultWebAddr is where `lode web` listens without --addr.
 const defaultWebAddr = "127.0.0.1:7480"
 
-// defaultThreadsDir is where `lode web` keeps threads without --threads.
+// defaultThreadsDir is where `lode web` keeps threads without --store or
+// store: in lode.yaml.
 const defaultThreadsDir = ".lode/threads"
 
 // cmdWeb serves the chat page and the UI message stream for the configured
@@ -28,21 +29,32 @@ func cmdWeb(ctx context.Context, e env, args []string) error {
 	var o options
 	o.register(fs)
 	addr := fs.String("addr", defaultWebAddr, "listen on this loopback HOST:PORT")
-	threads := fs.String("threads", defaultThreadsDir, "keep the chat threads in this folder (a ledger file store); given, it wins over store: in lode.yaml, which wins over the default")
+	// --threads is --store's old name, kept working (and out of -h) for
+	// the scripts that use it.
+	threads := fs.String("threads", "", "deprecated: the same as --store")
 	var allowHosts []string
 	allowHostFlag(fs, &allowHosts, "accept requests for this Host name besides loopback ones (repeatable; \"*\" for any); needed to listen on an address other than loopback, which lets anyone who reaches it chat and run the tools, unauthenticated")
 	describe(fs, "lode web [flags]", `A call that needs approval pauses the chat; the page shows it as an approval
 card (after a reload, and in another browser, too) and posts the decision.
 Callers' roles, for the policy and its approve: rules, come from their tokens:
-or from --role. history: in lode.yaml applies to every request.
+or from --role. history: in lode.yaml applies to every request. Threads are
+kept where --store says, else where store: in lode.yaml says, else in
+`+defaultThreadsDir+` (--threads, the flag's old name, still works).
 
-`+exitCodes)
+`+exitCodes, "threads")
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err
 	}
 	if err := noArgs("lode web", rest); err != nil {
 		return err
+	}
+	if *threads != "" {
+		if o.store != "" && o.store != *threads {
+			return usageError{fmt.Sprintf("--threads %s and --store %s name two folders: give only --store (--threads is its old name)", *threads, o.store)}
+		}
+		o.store = *threads
+		fmt.Fprintln(e.stderr, "lode web: warning: --threads is deprecated: use --store, which means the same")
 	}
 	remote, err := checkServeAddr(*addr, allowHosts)
 	if err != nil {
@@ -71,15 +83,9 @@ or from --role. history: in lode.yaml applies to every request.
 		return err
 	}
 	defer tb.Close()
-	// --threads given wins over store: in lode.yaml, which wins over the
+	// --store given wins over store: in lode.yaml, which wins over the
 	// default folder.
-	explicit := ""
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "threads" {
-			explicit = *threads
-		}
-	})
-	d, err := openDoor(e, cfg, tb, doorSpec{kind: doorWeb, roles: o.role, prov: prov, store: explicit, def: defaultThreadsDir})
+	d, err := openDoor(e, cfg, tb, doorSpec{kind: doorWeb, roles: o.role, prov: prov, store: o.store, def: defaultThreadsDir})
 	if err != nil {
 		return err
 	}

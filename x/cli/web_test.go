@@ -28,7 +28,7 @@ func TestWebServesThePage(t *testing.T) {
 	done := make(chan int, 1)
 	threads := filepath.Join(dir, "threads")
 	go func() {
-		done <- run(ctx, e, []string{"web", "--addr", "127.0.0.1:0", "--threads", threads, "--base-url", "http://127.0.0.1:1/v1", "--model", "m"})
+		done <- run(ctx, e, []string{"web", "--addr", "127.0.0.1:0", "--store", threads, "--base-url", "http://127.0.0.1:1/v1", "--model", "m"})
 	}()
 	var url string
 	select {
@@ -75,5 +75,25 @@ func TestWebRefusesARemoteAddress(t *testing.T) {
 		if r.code != exitUsage || !strings.HasPrefix(r.stderr, c.want) {
 			t.Errorf("%v: %d %q, want exit %d and %q", c.args, r.code, r.stderr, exitUsage, c.want)
 		}
+	}
+}
+
+// lode web -h has the help of every command, with one store flag: the old
+// --threads works but is not offered.
+func TestWebHelp(t *testing.T) {
+	const head = "\n\nflags (before or after the other arguments; -- ends them):\n"
+	for _, cmd := range []string{"run", "chat", "resume", "tools", "serve", "web", "threads"} {
+		r := lode(t, t.TempDir(), nil, "", cmd, "-h")
+		if r.code != 0 || !strings.HasPrefix(r.stderr, "usage: lode "+cmd+" ") || !strings.Contains(r.stderr, head) {
+			t.Errorf("lode %s -h: exit %d, stderr:\n%.300s", cmd, r.code, r.stderr)
+		}
+	}
+	r := lode(t, t.TempDir(), nil, "", "web", "-h")
+	if !strings.Contains(r.stderr, "\n  -store string\n") || strings.Contains(r.stderr, "\n  -threads") {
+		t.Errorf("lode web -h should offer --store and not --threads:\n%s", r.stderr)
+	}
+	r = lode(t, t.TempDir(), nil, "", "web", "--threads", "a", "--store", "b")
+	if want := "lode: --threads a and --store b name two folders: give only --store (--threads is its old name)\n"; r.code != exitUsage || r.stderr != want {
+		t.Errorf("both flags: exit %d, stderr %q, want %q", r.code, r.stderr, want)
 	}
 }

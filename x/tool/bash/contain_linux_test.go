@@ -111,9 +111,11 @@ func TestNothingOutlivesTheCall(t *testing.T) {
 		{"ignores TERM and HUP", func(m string) string {
 			return "(trap '' TERM HUP; exec setsid sleep " + m + ") & " + ready(m)
 		}, 0, 1, true, 0},
+		// The call is timed out (bash.TimeoutNow) once the command has
+		// printed "up" and said so through a fifo, however long that takes.
 		{"timeout with escapers", func(m string) string {
-			return "setsid sleep " + m + " & set -m; sleep " + m + " & " + ready(m) + "; echo up; sleep " + m
-		}, 3 * time.Second, 1, true, 0}, // room for "up" on a loaded machine; the call ends at the timeout
+			return "setsid sleep " + m + " & set -m; sleep " + m + " & " + ready(m) + "; echo up; echo up > fifo-" + m + "; sleep " + m
+		}, time.Minute, 1, true, 0},
 		// Unmarked, in a session of its own, but holding the output: the
 		// scan does not find it, and says so from the open pipes.
 		{"unmarked holding output", func(m string) string {
@@ -129,7 +131,12 @@ func TestNothingOutlivesTheCall(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
 				m := plant()
-				out := run(t, b, tc.command(m), tc.timeout)
+				var out *bash.Outcome
+				if tc.timeout > 0 {
+					out = runUntilFifo(t, b, tc.command(m), tc.timeout, filepath.Join(b.Sandbox().Dir, "fifo-"+m))
+				} else {
+					out = run(t, b, tc.command(m), tc.timeout)
+				}
 				survivors := alive(m)
 				t.Cleanup(func() { killAll(alive(m)) })
 				if tc.timeout > 0 {
@@ -160,6 +167,40 @@ func TestNothingOutlivesTheCall(t *testing.T) {
 			})
 		}
 	})
+}
+
+// runUntilFifo runs command and times it out as soon as it writes a line
+// to the fifo at path; timeout is only a backstop.
+func runUntilFifo(t *testing.T, b *bash.Bash, command string, timeout time.Duration, path string) *bash.Outcome {
+	t.Helper()
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	now := make(chan struct{})
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		f, err := os.Open(path) // blocks until the command opens it to write
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		var b [64]byte
+		if n, _ := f.Read(b[:]); n > 0 {
+			close(now)
+		}
+	}()
+	out, err := b.Run(bash.TimeoutNow(context.Background(), now), command, timeout)
+	if err != nil {
+		t.Fatalf("Run(%q): %v", command, err)
+	}
+	// A command that never wrote leaves the reader blocked in open:
+	// opening the other end lets it go.
+	if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+		w.Close()
+	}
+	<-read
+	return out
 }
 
 // TestStopKillsEverything: a cancelled context ends the command and all

@@ -1,6 +1,9 @@
 package bash
 
-import "os/exec"
+import (
+	"context"
+	"os/exec"
+)
 
 // WithContainment forces a containment, so each one is tested whatever
 // the host would choose.
@@ -13,4 +16,12 @@ func Available(c Containment) bool {
 		return false
 	}
 	return available(c, sh)
+}
+
+// TimeoutNow makes a Run on the returned context time out, as if its
+// timeout had passed, when now is closed: a test times the call out once
+// the command has reached a point, rather than guessing how long that
+// takes.
+func TimeoutNow(ctx context.Context, now <-chan struct{}) context.Context {
+	return context.WithValue(ctx, timeoutNowKey{}, now)
 }

@@ -43,6 +43,13 @@ var (
 // before the handler gives up on the call.
 const DefaultCallTimeout = time.Minute
 
+// DefaultConnectTimeout bounds connecting to a server (starting a stdio
+// server's process and the MCP handshake, or opening an HTTP session)
+// unless WithConnectTimeout says otherwise. It is apart from the call
+// timeout because starting is often the slow part: npx fetching and
+// starting a package takes tens of seconds on a cold cache.
+const DefaultConnectTimeout = time.Minute
+
 // DefaultStopTimeout is how long Close waits for a stdio server to exit
 // after its stdin is closed, before it is signalled (SIGTERM, then SIGKILL).
 const DefaultStopTimeout = 2 * time.Second
@@ -68,6 +75,7 @@ type config struct {
 	transport func(context.Context) (sdk.Transport, error)
 
 	callTimeout     time.Duration
+	connectTimeout  time.Duration
 	stopTimeout     time.Duration
 	protocolVersion string
 
@@ -171,8 +179,9 @@ func WithInProcess(srv *Server) Option {
 }
 
 // WithCallTimeout bounds each request to the server (tools/list,
-// tools/call), connecting included; zero means DefaultCallTimeout, and a
-// negative duration no bound beyond the caller's context.
+// tools/call) once it is connected (WithConnectTimeout bounds connecting);
+// zero means DefaultCallTimeout, and a negative duration no bound beyond
+// the caller's context.
 //
 // A request that runs out of time — this bound, or the deadline of the
 // caller's context — fails (with ErrTimeout, or the context's error), and
@@ -188,6 +197,16 @@ func WithInProcess(srv *Server) Option {
 // context (rather than letting a deadline pass) keeps the session without
 // a ping.
 func WithCallTimeout(d time.Duration) Option { return func(c *config) { c.callTimeout = d } }
+
+// WithConnectTimeout bounds connecting to the server: starting a stdio
+// server and the MCP handshake, or opening an HTTP session, and waiting
+// for another request's connection attempt. Zero means
+// DefaultConnectTimeout, and a negative duration no bound beyond the
+// caller's context. A connection that runs out of time fails with an
+// error wrapping ErrTimeout, and the next request tries again. A
+// reconnection in the middle of a request (the server forgot the
+// session) is bounded by both timeouts.
+func WithConnectTimeout(d time.Duration) Option { return func(c *config) { c.connectTimeout = d } }
 
 // WithStopTimeout sets how long Close waits for a stdio server to exit
 // after its stdin is closed before it is signalled (default
@@ -270,6 +289,9 @@ func NewClient(opts ...Option) (*Client, error) {
 	}
 	if cfg.callTimeout == 0 {
 		cfg.callTimeout = DefaultCallTimeout
+	}
+	if cfg.connectTimeout == 0 {
+		cfg.connectTimeout = DefaultConnectTimeout
 	}
 	c := &Client{
 		cfg:        cfg,
@@ -356,12 +378,12 @@ func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 		return out, nil
 	}
 	c.mu.Unlock()
-	ctx, cancel := c.withTimeout(ctx)
-	defer cancel()
 	sess, err := c.session(ctx)
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
 	c.mu.Lock()
 	gen := c.toolsGen
 	c.mu.Unlock()
@@ -413,12 +435,12 @@ func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 // could not take — it timed out, the connection broke, the server refused
 // the request — is an error instead.
 func (c *Client) Call(ctx context.Context, name string, args map[string]any) (any, error) {
-	ctx, cancel := c.withTimeout(ctx)
-	defer cancel()
 	sess, err := c.session(ctx)
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
 	if args == nil {
 		args = map[string]any{}
 	}
@@ -529,6 +551,11 @@ func (c *Client) session(ctx context.Context) (*conn, error) {
 	}
 	c.mu.Unlock()
 
+	if d := c.cfg.connectTimeout; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, d, &connectTimeoutError{limit: d})
+		defer cancel()
+	}
 	select {
 	case c.connecting <- struct{}{}:
 	case <-ctx.Done():
@@ -671,6 +698,16 @@ func (c *Client) refresh() {
 	}
 }
 
+// connectTimeoutError is the cause of a connection attempt that ran out
+// of its time (WithConnectTimeout).
+type connectTimeoutError struct{ limit time.Duration }
+
+func (e *connectTimeoutError) Error() string {
+	return fmt.Sprintf("not connected within %s", e.limit)
+}
+
+func (e *connectTimeoutError) Unwrap() error { return ErrTimeout }
+
 // codeRejected is the go-sdk's JSON-RPC code for a request its transport
 // could not deliver (the HTTP server is down or answered 5xx).
 const codeRejected = -32005
@@ -709,6 +746,10 @@ func (c *Client) requestError(ctx context.Context, sess *conn, what string, err 
 }
 
 func (c *Client) ctxError(ctx context.Context, what string) error {
+	var ct *connectTimeoutError
+	if errors.As(context.Cause(ctx), &ct) {
+		return fmt.Errorf("mcp: server %q: %s: %v (WithConnectTimeout): %w", c.cfg.name, what, ct, ErrTimeout)
+	}
 	if errors.Is(context.Cause(ctx), ErrTimeout) {
 		return fmt.Errorf("mcp: server %q: %s: no answer within %s: %w", c.cfg.name, what, c.cfg.callTimeout, ErrTimeout)
 	}

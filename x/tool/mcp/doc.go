@@ -15,9 +15,11 @@
 // the server dies: the call that was in flight fails with
 // ErrConnectionLost, which the tool handler turns into an error result,
 // never a hang (a server that forgot an HTTP session, having restarted,
-// gets the call again on a new session, since it never ran it). Each
-// request is bounded (DefaultCallTimeout unless WithCallTimeout says
-// otherwise); one that runs out of time, or past its caller's deadline,
+// gets the call again on a new session, since it never ran it).
+// Connecting is bounded on its own (DefaultConnectTimeout unless
+// WithConnectTimeout says otherwise), since a server's start is often the
+// slow part. Each request is bounded once connected (DefaultCallTimeout
+// unless WithCallTimeout says otherwise); one that runs out of time, or past its caller's deadline,
 // is cancelled (notifications/cancelled, as for a caller that cancels) and
 // the server is pinged (WithPingTimeout). A server that answers is only
 // slow and keeps its session; one that does not is hung, and its session

@@ -1,0 +1,271 @@
+package cli
+
+// TestREADMEAsWritten runs README.md's examples as written. The rule, for
+// whoever adds a section to the README:
+//
+//   - Every ```yaml block is a whole lode.yaml: parseConfig must accept it
+//     as it stands. Write a fragment only in a block of another language.
+//   - Every line of a ```sh block, or of a bare ``` block, that is not
+//     blank and not a comment is a command. The part from " #" on is a
+//     comment. Each command must have an entry in readmeCommands, keyed by
+//     the command exactly as written (without its comment); a command with
+//     none fails the test, naming its line.
+//   - An entry either runs the command or says why it cannot run here.
+//     Commands run in-process (run(ctx, env, args)), in an empty temporary
+//     folder, offline: a command that needs a model talks to the scripted
+//     OpenAI-wire fake (fakeOpenAI, answering "Hello from the fake.")
+//     through OPENAI_BASE_URL, with LODE_MODEL=m, and no key. Placeholders
+//     are filled in the entry's args: URL the fake's URL, M the model m,
+//     DIR a store folder, ID a thread created there first (thread: true),
+//     FILE a file in the folder, "..." a prompt. config says which
+//     lode.yaml the folder holds. The entry checks the exit code and a
+//     piece of stdout and stderr.
+//   - An entry that cannot run (it serves until stopped, needs a browser
+//     or a person, installs software, runs the whole suite) says why in
+//     skip, and names the test that covers it, if any.
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// readmeCommand is how TestREADMEAsWritten runs one command of the README.
+type readmeCommand struct {
+	// runs are the commands' arguments after "lode", placeholders filled.
+	runs  [][]string
+	stdin string
+	// config is the folder's lode.yaml: "" none, "main" the README's first
+	// lode.yaml (its folders made, npx played by lode serve), "policy" the
+	// README's policy example over the packs it names.
+	config string
+	// thread: make a stored thread first (run --store DIR), for ID.
+	thread bool
+	code   int
+	// has is a piece of the output (stdout, then stderr) of the last run.
+	has  string
+	skip string
+}
+
+var readmeCommands = map[string]readmeCommand{
+	// Set-up
+	"go run ./cmd/lode demo": {runs: [][]string{{"demo"}}, has: "notes/answer.txt on disk"},
+	"go install ./cmd/lode":  {skip: "installs into GOPATH/bin; TestMain builds the same binary"},
+	"scripts/test":           {skip: "the whole test suite"},
+	// The lode command
+	"lode demo": {runs: [][]string{{"demo"}}, has: "notes/answer.txt on disk"},
+	`lode run --base-url URL --model M "..."`: {runs: [][]string{{"run", "--base-url", "URL", "--model", "m", "what is 2+2?"}}, has: "Hello from the fake."},
+	"lode run --model M - < prompt.txt":       {runs: [][]string{{"run", "--model", "m", "-"}}, stdin: "what is 2+2?\n", has: "Hello from the fake."},
+	"lode chat":                               {runs: [][]string{{"chat"}}, stdin: "hi\n", has: "Hello from the fake."},
+	`lode run --store DIR --thread ID "..."`:  {runs: [][]string{{"run", "--store", "DIR", "--thread", "ID", "and then?"}}, thread: true, has: "Hello from the fake."},
+	"lode threads --store DIR":                {runs: [][]string{{"threads", "--store", "DIR"}}, thread: true, has: "the first question"},
+	"lode tools":                              {runs: [][]string{{"tools"}}, config: "main", has: "everything__calculator__eval"},
+	"lode serve [--http 127.0.0.1:8080]":      {runs: [][]string{{"serve"}}}, // stdio; standard input at its end stops it
+	"lode web":                                {skip: "serves until stopped; TestWebServesThePage starts it on a free port"},
+	"lode policy check | explain --role R [TOOL]": {runs: [][]string{{"policy", "check"}, {"policy", "explain", "--role", "viewer", "filesystem__read"}},
+		config: "policy", has: "filesystem__read"},
+	"lode mcp login NAME":                       {skip: "needs a browser and an OAuth server; TestMCPLogin* drive it against a fake one"},
+	"lode resume --store DIR THREAD approve:ID": {skip: "needs a run paused for approval; TestRunPausesAndResumeFinishes runs this command on one"},
+	`lode run --record FILE "..."`:              {runs: [][]string{{"run", "--record", "FILE", "hi"}}, has: "Hello from the fake."},
+	"lode --version":                            {runs: [][]string{{"--version"}}, has: "module github.com/lodeworks/lode"},
+	// Durable runs
+	"lode recover --store .lode/threads":             {runs: [][]string{{"recover", "--store", ".lode/threads"}}, has: "no stopped runs to recover"},
+	"lode worker  --store .lode/threads --every 10s": {skip: "runs until Ctrl-C or SIGTERM; TestWorker* stop it by its context"},
+	// Set-up of the README's lode.yaml (done for config: "main")
+	"mkdir workspace board": {skip: "made by readmeMainConfig"},
+}
+
+// readmeLine is one command of the README, where it is written.
+type readmeLine struct {
+	line int
+	cmd  string
+}
+
+// readmeFile returns README.md's yaml blocks and the commands of its sh and
+// bare blocks, each with its line.
+func readmeFile(t *testing.T) (yamls []readmeLine, cmds []readmeLine) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lang, start, body := "", 0, []string(nil)
+	inside := false
+	for i, l := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(l, "```") {
+			if inside {
+				body = append(body, l)
+				if lang == "sh" || lang == "" {
+					cmd := strings.TrimSpace(l)
+					if c, _, ok := strings.Cut(cmd, " #"); ok {
+						cmd = strings.TrimSpace(c)
+					}
+					if cmd != "" && !strings.HasPrefix(cmd, "#") {
+						cmds = append(cmds, readmeLine{i + 1, cmd})
+					}
+				}
+			}
+			continue
+		}
+		if !inside {
+			inside, lang, start, body = true, strings.TrimPrefix(l, "```"), i+1, nil
+			continue
+		}
+		inside = false
+		if lang == "yaml" {
+			yamls = append(yamls, readmeLine{start, strings.Join(body, "\n") + "\n"})
+		}
+	}
+	if inside {
+		t.Fatalf("README.md:%d: a block is not closed", start)
+	}
+	return yamls, cmds
+}
+
+func TestREADMEAsWritten(t *testing.T) {
+	yamls, cmds := readmeFile(t)
+	if len(yamls) == 0 || len(cmds) == 0 {
+		t.Fatalf("README.md: %d yaml blocks, %d commands", len(yamls), len(cmds))
+	}
+	for _, y := range yamls {
+		if _, err := parseConfig("lode.yaml", []byte(y.cmd)); err != nil {
+			t.Errorf("README.md:%d: the lode.yaml block does not parse: %v", y.line, err)
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range cmds {
+		entry, ok := readmeCommands[c.cmd]
+		if !ok {
+			t.Errorf("README.md:%d: %q has no entry in readmeCommands (readme_test.go): add one that runs it offline, or says why it cannot", c.line, c.cmd)
+			continue
+		}
+		if seen[c.cmd] {
+			continue
+		}
+		seen[c.cmd] = true
+		t.Run(fmt.Sprintf("line %d %s", c.line, c.cmd), func(t *testing.T) {
+			if entry.skip != "" {
+				t.Skip(entry.skip)
+			}
+			runReadmeCommand(t, yamls, entry)
+		})
+	}
+	for k := range readmeCommands {
+		if !seen[k] {
+			t.Errorf("readmeCommands has %q, which README.md no longer has: remove it", k)
+		}
+	}
+}
+
+// runReadmeCommand runs one entry's commands in a folder of their own.
+func runReadmeCommand(t *testing.T, yamls []readmeLine, entry readmeCommand) {
+	var dir string
+	switch entry.config {
+	case "":
+		dir = t.TempDir()
+	case "main":
+		dir = readmeMainConfig(t, yamls[0].cmd)
+	case "policy":
+		body := readmeYAML(t, yamls, "policy:\n  roles:\n    viewer:")
+		dir = writeConfig(t, body+"tools:\n  calculator: {}\n  filesystem: { root: ./workspace }\n")
+		if err := os.Mkdir(filepath.Join(dir, "workspace"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	default:
+		t.Fatalf("config %q is not one the test knows", entry.config)
+	}
+	var replies []func(http.ResponseWriter, *http.Request)
+	for range 4 {
+		replies = append(replies, textReply("Hello from the fake."))
+	}
+	fake := &fakeOpenAI{replies: replies}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	vars := map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1", "LODE_MODEL": "m"}
+	store := filepath.Join(dir, "store")
+	id := ""
+	if entry.thread {
+		r := lode(t, dir, vars, "", "run", "--store", store, "the first question")
+		m := threadLine.FindStringSubmatch(r.stderr)
+		if r.code != 0 || m == nil {
+			t.Fatalf("making a thread: exit %d, stderr:\n%s", r.code, r.stderr)
+		}
+		id = m[1]
+	}
+	fill := strings.NewReplacer("URL", srv.URL+"/v1", "DIR", store, "ID", id, "FILE", filepath.Join(dir, "session.yaml"))
+	var r result
+	for _, args := range entry.runs {
+		filled := make([]string, len(args))
+		for i, a := range args {
+			filled[i] = fill.Replace(a)
+		}
+		r = lode(t, dir, vars, entry.stdin, filled...)
+		if r.code != entry.code {
+			t.Fatalf("lode %s: exit %d, want %d; stdout:\n%s\nstderr:\n%s", strings.Join(filled, " "), r.code, entry.code, r.stdout, r.stderr)
+		}
+	}
+	if !strings.Contains(r.stdout+r.stderr, entry.has) {
+		t.Fatalf("the output lacks %q; stdout:\n%s\nstderr:\n%s", entry.has, r.stdout, r.stderr)
+	}
+}
+
+// readmeYAML is the README's yaml block that contains has.
+func readmeYAML(t *testing.T, yamls []readmeLine, has string) string {
+	t.Helper()
+	for _, y := range yamls {
+		if strings.Contains(y.cmd, has) {
+			return y.cmd
+		}
+	}
+	t.Fatalf("README.md has no yaml block with %q", has)
+	return ""
+}
+
+// readmeMainConfig is a folder holding the README's first lode.yaml, the
+// folders its set-up block makes, and an npx that starts lode's own MCP
+// server in place of the npm package, so that no network is needed.
+func readmeMainConfig(t *testing.T, body string) string {
+	t.Helper()
+	dir := writeConfig(t, body)
+	setup := readmeBlock(t, "```sh", "mkdir ")
+	for _, line := range strings.Split(strings.TrimSpace(setup), "\n") {
+		words := strings.Fields(line)
+		if len(words) < 2 || words[0] != "mkdir" {
+			t.Fatalf("the README's set-up block has %q; this test knows only mkdir", line)
+		}
+		for _, d := range words[1:] {
+			if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	inner := writeConfig(t, "tools:\n  calculator: {}\n")
+	bin := t.TempDir()
+	npx := fmt.Sprintf("#!/bin/sh\nexec %q serve --config %q\n", lodeBin, filepath.Join(inner, "lode.yaml"))
+	if err := os.WriteFile(filepath.Join(bin, "npx"), []byte(npx), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return dir
+}
+
+// The README's MCP example gives connecting its own timeout, long enough
+// for npx on a cold cache, apart from the per-call one.
+func TestREADMEMCPTimeouts(t *testing.T) {
+	yamls, _ := readmeFile(t)
+	cfg, err := parseConfig("lode.yaml", []byte(yamls[0].cmd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.MCP) == 0 || cfg.MCP[0].ConnectTimeout < Duration(60e9) || cfg.MCP[0].Timeout == 0 {
+		t.Fatalf("the README's mcp: example: %+v; want connect_timeout: of at least 60s and a timeout:", cfg.MCP)
+	}
+	if !regexp.MustCompile(`loop\.WithInvokeOptions\(xtool\.WithFilteredTools\(reg, `).MatchString(readmeBlock(t, "```go", "web.New(")) {
+		t.Error("the README's web snippet offers the model no tools: it needs loop.WithInvokeOptions(xtool.WithFilteredTools(reg, ...))")
+	}
+}

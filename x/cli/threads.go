@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/ledger/file"
+	"github.com/lodeworks/lode/loop"
+)
+
+// titleKey is the thread metadata key lode threads reads a title from; a
+// thread without one is titled by its first user message.
+const titleKey = "title"
+
+// registerThread adds --thread, which continues a stored thread.
+func registerThread(fs *flag.FlagSet, id *string) {
+	fs.StringVar(id, "thread", "", "continue the stored thread with this ID (lode threads lists them); needs --store or store: in lode.yaml")
+}
+
+// openThread is the thread a run or chat talks on: the stored thread id
+// when one is given, else a new thread in the store at dir, else (no
+// store) a thread in memory.
+func openThread(ctx context.Context, dir, id string) (ledger.State, func(), error) {
+	if id == "" {
+		return newThread(ctx, dir)
+	}
+	if dir == "" {
+		return nil, nil, usageError{"--thread needs the store that keeps the thread: --store DIR, or store: in lode.yaml"}
+	}
+	if err := ledger.CheckID(id); err != nil {
+		return nil, nil, usageError{fmt.Sprintf("--thread %q is not a thread ID: %v", id, err)}
+	}
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil, nil, fmt.Errorf("thread %s is not in %s: the folder does not exist (check --store, or store: in lode.yaml)", id, dir)
+	}
+	s, err := file.Open(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := s.Load(ctx, id)
+	if errors.Is(err, ledger.ErrNotFound) {
+		s.Close()
+		return nil, nil, fmt.Errorf("thread %s is not in %s: lode threads --store %s lists the stored threads", id, dir, dir)
+	}
+	if err != nil {
+		s.Close()
+		return nil, nil, err
+	}
+	return st, func() { s.Close() }, nil
+}
+
+// threadNote says how to go on with a stored thread.
+func threadNote(w io.Writer, thread ledger.State, dir string) {
+	if dir == "" {
+		return
+	}
+	fmt.Fprintf(w, "(thread %s in %s: --thread %s goes on with it)\n", thread.ID(), dir, thread.ID())
+}
+
+const threadsNotes = `Each line: the thread's ID, its title (its title metadata, else its first
+user message), its turns, when it last changed (UTC) and "paused" when tool
+calls wait for approval (lode resume decides them). lode run --thread ID and
+lode chat --thread ID go on with a thread.`
+
+// cmdThreads lists the threads of the store.
+func cmdThreads(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("lode threads", flag.ContinueOnError)
+	var o options
+	o.registerTools(fs)
+	o.registerStore(fs)
+	describe(fs, "lode threads [flags]", threadsNotes)
+	rest, err := parseFlags(fs, e, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs("lode threads", rest); err != nil {
+		return err
+	}
+	cfg, err := o.load(e)
+	if err != nil {
+		return err
+	}
+	dir := o.store
+	if dir == "" {
+		dir = cfg.Store
+	}
+	if dir == "" {
+		return usageError{"lode threads needs the store: --store DIR, or store: in lode.yaml"}
+	}
+	// Listing creates nothing: a folder that is not there holds no threads.
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(e.stderr, "no threads in %s (the folder does not exist)\n", dir)
+		return nil
+	}
+	s, err := file.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	n := 0
+	for info, err := range s.List(ctx) {
+		if err != nil {
+			if info.ID == "" {
+				return err
+			}
+			fmt.Fprintf(e.stderr, "lode: thread %s: %s\n", info.ID, oneLine(err.Error()))
+			continue
+		}
+		st, err := s.Load(ctx, info.ID)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "lode: thread %s: %s\n", info.ID, oneLine(err.Error()))
+			continue
+		}
+		if n == 0 {
+			fmt.Fprintln(tw, "ID\tTITLE\tTURNS\tUPDATED\tSTATE")
+		}
+		n++
+		state := ""
+		if len(loop.Pending(st)) > 0 {
+			state = "paused"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", info.ID, threadTitle(st), info.Turns, info.Updated.UTC().Format(time.DateTime), state)
+	}
+	if n == 0 {
+		fmt.Fprintf(e.stderr, "no threads in %s\n", dir)
+		return nil
+	}
+	return tw.Flush()
+}
+
+// threadTitle is a thread's title metadata, else its first user message,
+// on one line and short.
+func threadTitle(st ledger.State) string {
+	if t, ok := st.Metadata(titleKey); ok && strings.TrimSpace(t) != "" {
+		return clipTitle(t)
+	}
+	for _, turn := range st.Turns() {
+		if turn.Role != ledger.RoleUser {
+			continue
+		}
+		for _, a := range turn.Artifacts {
+			if t, ok := a.(artifact.Text); ok && strings.TrimSpace(t.Content) != "" {
+				return clipTitle(t.Content)
+			}
+		}
+	}
+	return "(untitled)"
+}
+
+// clipTitle keeps a title to one line of at most 50 characters.
+func clipTitle(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 50 {
+		return string(r[:49]) + "…"
+	}
+	return s
+}
