@@ -175,7 +175,7 @@ func startWorker(t *testing.T, ctx context.Context, dir, bin, addr string) *proc
 		sc := bufio.NewScanner(pr)
 		said := false
 		for sc.Scan() {
-			p.stderr.WriteString(sc.Text() + "\n")
+			fmt.Fprintln(p.stderr, sc.Text())
 			if !said && strings.HasPrefix(sc.Text(), "lode worker: running") {
 				said = true
 				ready <- true
