@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -35,12 +34,13 @@ func dial(a *cli.Agent) (client.Client, error) {
 }
 
 func (engine) Worker(ctx context.Context, a *cli.Agent) error {
-	host, _ := os.Hostname()
+	// One lease owner for every worker: a retry of a call on another
+	// worker must take over the lease the dead one held.
 	agent, err := temporal.New(a.Store, a.Provider,
 		temporal.WithHandler(a.Handler),
 		temporal.WithLoopOptions(a.Loop...),
 		temporal.WithInvokeOptions(a.Invoke...),
-		temporal.WithLeaseOwner(fmt.Sprintf("lode-worker/%s/%d", host, os.Getpid())))
+		temporal.WithLeaseOwner("lode worker"))
 	if err != nil {
 		return err
 	}
