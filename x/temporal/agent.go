@@ -380,6 +380,7 @@ func (a *Agent) Interrupt(ctx context.Context, in CallInput) (CallResult, error)
 		return CallResult{}, err
 	}
 	defer st.Close()
+	defer a.releaseDead(context.WithoutCancel(ctx), st)
 	cs := readCall(st.Turns(), in.At, in.ID)
 	if !cs.found {
 		return CallResult{}, fmt.Errorf("temporal: thread %s: turn %d has no tool call %s", in.Thread, in.At, in.ID)
