@@ -8,9 +8,11 @@
 //	durable -store DIR start      (prints "fetching ..." and hangs inside the tool when -hang is set)
 //	durable -store DIR recover    (one pass; run it again until the lease has expired)
 //
-// The model is scripted, so it runs offline. x/temporal runs the same
-// agent as a Temporal workflow (see its Example), when one machine is not
-// enough.
+// The model is scripted, so it runs offline. When one machine is not
+// enough, x/temporal/examples/durable (in x/temporal's module, which
+// alone requires the Temporal SDK) runs the same agent as a Temporal
+// workflow: any worker, on any machine sharing the store, continues the
+// run.
 package main
 
 import (

@@ -46,6 +46,8 @@ func (p pausedErr) Error() string { return p.msg }
 // paused thread, with the flags that find its configuration and ledger.
 type resumeCmd struct {
 	config, store, role string
+	// extra are more flags the command needs (--temporal ADDR ...).
+	extra []string
 }
 
 func (o *options) resumeCmd(store string) resumeCmd {
@@ -62,6 +64,7 @@ func (r resumeCmd) line(thread, decision string) string {
 	if r.role != "" {
 		words = append(words, "--role", r.role)
 	}
+	words = append(words, r.extra...)
 	words = append(words, thread, decision)
 	for i, w := range words {
 		words[i] = shellQuote(w)

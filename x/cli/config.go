@@ -69,6 +69,9 @@ type Config struct {
 	// Tokens grant roles to HTTP callers, each token read from a variable
 	// or a file.
 	Tokens []TokenConfig `yaml:"tokens"`
+	// Temporal says where lode worker, run and resume --temporal find
+	// their runs.
+	Temporal TemporalConfig `yaml:"temporal"`
 
 	// file says where each key was, for errors found after parsing; nil
 	// when no file was read.

@@ -12,6 +12,8 @@
 //	lode resume [flags] THREAD ... decide on calls waiting for approval, then go on
 //	lode recover --store DIR       finish the runs whose process died (once)
 //	lode worker --store DIR        the same, every --every, until a signal
+//	lode worker --temporal ADDR    serve the agent to Temporal (x/temporal/cmd/lode's build)
+//	lode run --temporal ADDR "..." the run on Temporal's workers; lode resume --temporal decides
 //	lode tools [flags]             the tools a configuration mounts
 //	lode serve [--http ADDR]       the configured packs over MCP (stdio by default)
 //	lode policy check|explain      the role policy against the mounted tools
@@ -89,5 +91,13 @@
 //
 // cmd/lode is this package's Main; a build that adds what the root module
 // must not depend on (x/temporal's lode, with the Temporal SDK) calls Main
-// with its own options.
+// with its own options: WithTemporal gives --temporal a Temporal, which
+// gets an Agent built from lode.yaml (store, model, tool handler, loop and
+// per-turn options) and runs workers, starts runs and sends decisions. A
+// build without one says so at --temporal and names the go install command
+// of the build that has it. lode run --temporal needs store: (the thread is
+// stored there, and every worker shares it), prints the run's turns as
+// they land, and pauses with exit code 3 as lode run does; the lode resume
+// commands it prints keep --temporal. The temporal: section of lode.yaml
+// sets namespace: and task_queue: (default and lode).
 package cli

@@ -38,6 +38,8 @@ usage:
                                  finish the runs whose process died (kill -9, a crash)
   lode worker [flags] --store DIR [--every 10s]
                                  recover stopped runs until Ctrl-C or SIGTERM
+  lode worker [flags] --temporal HOST:PORT
+                                 run the agent for Temporal (lode run and resume --temporal)
   lode tools [flags]             list the tools the configuration mounts
   lode serve [flags]             serve the configured packs over MCP (stdio, or --http ADDR)
   lode web [flags]               a chat page for the configured agent (--addr, loopback only)
@@ -62,6 +64,7 @@ refused unless --allow-host NAME says which Host the clients use ("*": any).
 
 ` + doorsHelp + `
 
+` + temporalNotes + `
 ` + exitCodes + `
 
 Run "lode <command> -h" for a command's flags.
@@ -73,6 +76,17 @@ to what the policy's approve: rules name for the caller's roles wait for a
 person at every door. chat asks in the terminal; run stops (exit 3) and prints
 the lode resume commands that decide; web shows an approval card; serve asks
 the MCP client through elicitation, and refuses the call when it cannot ask.`
+
+// temporalNotes is the part of the help that says what --temporal does.
+const temporalNotes = `Temporal: lode worker --temporal HOST:PORT serves lode.yaml's agent to a Temporal
+cluster; lode run --temporal HOST:PORT "prompt" starts the run there, on a
+thread of the store every worker shares (--store, or store: in lode.yaml), and
+prints its turns as they land; lode resume --temporal sends the decisions on a
+paused run. temporal.namespace and temporal.task_queue in lode.yaml (or
+--temporal-namespace, --temporal-task-queue) say where; default and lode by
+default. The lode of the root module has no Temporal: it comes with
+go install github.com/lodeworks/lode/x/temporal/cmd/lode@latest
+`
 
 // exitCodes is the part of the help that says how lode ends.
 const exitCodes = `Exit codes: 0 success (lode serve also when Ctrl-C or SIGTERM stops it; lode
@@ -96,12 +110,19 @@ type env struct {
 	cassette *cassette.Recorder
 	// elicit asks the person what MCP servers elicit (lode chat).
 	elicit mcp.Elicitor
+	// temporal runs worker, run and resume --temporal; nil in a build
+	// without Temporal, which refuses --temporal.
+	temporal Temporal
 }
 
 // Main runs the lode command with the process's arguments, streams and
-// signals, and exits with the command's exit code.
-func Main() {
+// signals, and exits with the command's exit code. Options add what the
+// root module cannot depend on (WithTemporal).
+func Main(opts ...Option) {
 	e := env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	for _, o := range opts {
+		o(&e)
+	}
 	// OpenTelemetry reports a failed export here; one line, like every
 	// other complaint of the command.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {

@@ -107,10 +107,18 @@ func cmdWorker(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("lode worker", flag.ContinueOnError)
 	var o recoverOptions
 	o.register(fs, true)
-	describe(fs, "lode worker [flags] --store DIR [--every 10s]", recoverNotes)
+	var tf temporalFlags
+	tf.register(fs)
+	describe(fs, "lode worker [flags] --store DIR [--every 10s]   (or lode worker [flags] --temporal HOST:PORT)", recoverNotes+"\n"+temporalNotes)
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err
+	}
+	if onTemporal, err := tf.check(e); err != nil || onTemporal {
+		if err != nil {
+			return err
+		}
+		return workerOnTemporal(ctx, e, &o, &tf, rest)
 	}
 	a, s, dir, err := o.prepare(ctx, e, "lode worker", rest)
 	if err != nil {

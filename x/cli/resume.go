@@ -24,7 +24,9 @@ func cmdResume(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("lode resume", flag.ContinueOnError)
 	var o options
 	o.register(fs)
-	describe(fs, "lode resume [flags] THREAD [approve:ID | deny:ID=REASON | edit:ID=JSON ...]", resumeNotes+exitCodes)
+	var tf temporalFlags
+	tf.register(fs)
+	describe(fs, "lode resume [flags] THREAD [approve:ID | deny:ID=REASON | edit:ID=JSON ...]", resumeNotes+temporalNotes+exitCodes)
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err
@@ -33,6 +35,10 @@ func cmdResume(ctx context.Context, e env, args []string) error {
 		return usageError{"lode resume needs a thread ID: lode resume --store DIR THREAD approve:ID"}
 	}
 	ds, err := parseDecisions(rest[1:])
+	if err != nil {
+		return err
+	}
+	onTemporal, err := tf.check(e)
 	if err != nil {
 		return err
 	}
@@ -63,8 +69,13 @@ func cmdResume(ctx context.Context, e env, args []string) error {
 			fmt.Fprintf(e.stderr, "thread %s has no tool calls waiting for approval; nothing to do\n", st.ID())
 			return nil
 		}
-		listPending(e.stderr, st.ID(), calls, o.resumeCmd(dir))
+		rc := o.resumeCmd(dir)
+		rc.extra = tf.words()
+		listPending(e.stderr, st.ID(), calls, rc)
 		return pausedErr{fmt.Sprintf("thread %s waits for the decisions above", st.ID())}
+	}
+	if onTemporal {
+		return resumeOnTemporal(ctx, e, &o, &tf, cfg, dir, st, ds)
 	}
 	a, err := newAgent(ctx, e, &o)
 	if err != nil {

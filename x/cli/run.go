@@ -140,6 +140,11 @@ type agent struct {
 	roles *string
 	// store is the ledger folder of the agent's threads ("" in memory).
 	store string
+	// handler, loopOpts (without it) and invoke are what step was built
+	// from, for a Temporal worker to take turns and calls apart.
+	handler  loop.Handler
+	loopOpts []loop.Option
+	invoke   []provider.InvokeOption
 }
 
 func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
@@ -189,16 +194,16 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 		loopOpts = append(loopOpts, loop.WithTracer(tracer))
 	}
 	notes.to(pr)
-	loopOpts = append(loopOpts,
-		loop.WithHandlers(xtool.NewHandler(tb.reg, handlerOpts...)),
-		loop.WithInvokeOptions(d.invoke(cfg, tb)...),
-		loop.WithObserver(pr),
-	)
+	handler := xtool.NewHandler(tb.reg, handlerOpts...)
+	invoke := d.invoke(cfg, tb)
+	loopOpts = append(loopOpts, loop.WithObserver(pr))
 	var sendTo provider.Provider = prov
 	if d.prov != nil {
 		sendTo = d.prov
 	}
-	return &agent{cfg: cfg, step: loop.New(loopOpts...), prov: sendTo, baseURL: prov.BaseURL(), tools: tb, printer: pr, shutdown: shutdown, roles: d.roles, store: d.store}, nil
+	step := loop.New(append(slices.Clip(loopOpts), loop.WithHandlers(handler), loop.WithInvokeOptions(invoke...))...)
+	return &agent{cfg: cfg, step: step, prov: sendTo, baseURL: prov.BaseURL(), tools: tb, printer: pr, shutdown: shutdown, roles: d.roles, store: d.store,
+		handler: handler, loopOpts: loopOpts, invoke: invoke}, nil
 }
 
 func (a *agent) close() {
@@ -304,12 +309,14 @@ func cmdRun(ctx context.Context, e env, args []string) (err error) {
 	cas.register(fs)
 	var threadID string
 	registerThread(fs, &threadID)
+	var tf temporalFlags
+	tf.register(fs)
 	describe(fs, `lode run [flags] "prompt"   (or lode run [flags] - to read the prompt from standard input)`, `A call that needs approval stops the run with exit code 3; with --store (or
 store: in lode.yaml) the lode resume commands that decide it are printed, one
 per choice, ready to paste. With a store, the run's thread is kept and its ID
 printed; --thread ID adds the prompt to that thread and goes on with it.
 
-`+exitCodes)
+`+temporalNotes+exitCodes)
 	words, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err
@@ -322,6 +329,15 @@ printed; --thread ID adds the prompt to that thread and goes on with it.
 	}
 	if prompt == "" {
 		return usageError{`lode run needs a prompt: lode run "what is 2^64?" (or lode run - to read it from standard input)`}
+	}
+	if onTemporal, err := tf.check(e); err != nil || onTemporal {
+		if err != nil {
+			return err
+		}
+		if cas.record != "" || cas.replay != "" {
+			return usageError{"--record and --replay run the model in this process; with --temporal it runs on the workers"}
+		}
+		return runOnTemporal(ctx, e, &o, &tf, threadID, prompt)
 	}
 	if e.cassette, err = cas.start(); err != nil {
 		return err

@@ -698,6 +698,7 @@ func (a *Agent) Interrupt(ctx context.Context, in CallInput) (CallResult, error)
 		return CallResult{}, err
 	}
 	defer st.Close()
+	defer a.releaseDead(context.WithoutCancel(ctx), st)
 	cs, err := a.find(st, in.At, in.ID)
 	if err != nil {
 		return CallResult{}, err
