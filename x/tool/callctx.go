@@ -2,6 +2,7 @@ package tool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -30,6 +31,12 @@ type callCtx struct {
 	mu   sync.Mutex
 	done chan struct{} // made when first asked for
 	err  error
+	// watched says that the caller's end reaches err: set from the start
+	// for a call on a goroutine of its own (the handler waits for it), and
+	// when Done is first asked for on an inline one, whose stop is then
+	// the watch's.
+	watched bool
+	stop    func() bool
 	// waiter wakes the handler waiting for this call, nil once it stopped
 	// waiting.
 	waiter chan struct{}
@@ -69,11 +76,21 @@ func (c *callCtx) Value(key any) any {
 func (c *callCtx) Done() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.adopt()
 	if c.done == nil {
 		if c.err != nil {
 			c.done = closedDone
 		} else {
 			c.done = make(chan struct{})
+		}
+	}
+	if !c.watched && c.err == nil {
+		// An inline call watches its caller only once it waits on
+		// something: a call that never asks costs no watch.
+		c.watched = true
+		if pd := c.parent.Done(); pd != nil {
+			parent := c.parent
+			c.stop = context.AfterFunc(parent, func() { c.cancel(parent.Err()) })
 		}
 	}
 	return c.done
@@ -82,7 +99,22 @@ func (c *callCtx) Done() <-chan struct{} {
 func (c *callCtx) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.adopt()
 	return c.err
+}
+
+// adopt takes the caller's end for an unwatched inline call, so that Err
+// and Done say it as soon as the caller's context does; c.mu is held.
+func (c *callCtx) adopt() {
+	if c.watched || c.err != nil {
+		return
+	}
+	if err := c.parent.Err(); err != nil {
+		c.err = err
+		if c.done != nil {
+			close(c.done)
+		}
+	}
 }
 
 func (c *callCtx) String() string {
@@ -266,7 +298,7 @@ type runResult struct {
 // allocation and one clock read. A non-nil gate is the handler whose
 // approval rules calls made below this one inherit.
 func run(ctx context.Context, gate *Handler, timeout time.Duration, prepared toolpkg.Prepared) runResult {
-	c := &callCtx{parent: ctx, gate: gate, expires: now() + mono(timeout), timeout: timeout}
+	c := &callCtx{parent: ctx, gate: gate, expires: now() + mono(timeout), timeout: timeout, watched: true}
 	waiter := waiters.Get().(chan struct{})
 	c.waiter = waiter // no one else sees c yet
 	dog.add(c)
@@ -312,4 +344,40 @@ func run(ctx context.Context, gate *Handler, timeout time.Duration, prepared too
 	// What the tool may have kept of its context ends with the call.
 	c.cancel(context.Canceled)
 	return r
+}
+
+// runInline calls the tool on the caller's goroutine, for a tool that
+// promised to return promptly or when its context ends (Tool.Inline): no
+// goroutine, no wake-up of another core, no waiter. The context is the
+// one run gives, timed by the same watchdog; it watches the caller's
+// context only if the tool asks for Done. The promise cannot be enforced
+// (nothing can abandon a call on its caller's goroutine), so it is
+// checked: a call that comes back after its context ended reports that end,
+// as run would have, whatever it returned, and overran says it passed its
+// timeout, for the handler to stop trusting the tool.
+func runInline(ctx context.Context, gate *Handler, timeout time.Duration, prepared toolpkg.Prepared) (r runResult, overran bool) {
+	c := &callCtx{parent: ctx, gate: gate, expires: now() + mono(timeout), timeout: timeout}
+	dog.add(c)
+	c.call(prepared)
+	dog.remove(c)
+	c.mu.Lock()
+	c.adopt()
+	r.v, r.err, r.stack = c.v, c.verr, c.stack
+	if c.err != nil && r.stack == nil {
+		// Late: what it returned is what run would have abandoned.
+		r.v, r.err = nil, c.err
+	}
+	r.ctxErr = c.err
+	below, stop := c.below, c.stop
+	c.mu.Unlock()
+	if below != nil {
+		below.record(ctx)
+	}
+	if stop != nil {
+		stop()
+	}
+	overran = errors.Is(r.ctxErr, context.DeadlineExceeded) && ctx.Err() == nil
+	// What the tool may have kept of its context ends with the call.
+	c.cancel(context.Canceled)
+	return r, overran
 }
