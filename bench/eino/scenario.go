@@ -136,12 +136,12 @@ func (s *session) rewind() {
 	s.turns, s.open = s.turns[:s.prior], s.open[:0]
 }
 
-func (s *session) ID() string                          { return "bench" }
-func (s *session) Turns() []ledger.Turn                { return s.turns[:len(s.turns):len(s.turns)] }
-func (s *session) Metadata(string) (string, bool)      { return "", false }
-func (s *session) SetMetadata(string, string) error    { return errors.New("session: no metadata") }
-func (s *session) OpenCalls() []ledger.OpenCall        { return append([]ledger.OpenCall(nil), s.open...) }
-func (s *session) LateResults() []ledger.LateResult    { return nil }
+func (s *session) ID() string                       { return "bench" }
+func (s *session) Turns() []ledger.Turn             { return s.turns[:len(s.turns):len(s.turns)] }
+func (s *session) Metadata(string) (string, bool)   { return "", false }
+func (s *session) SetMetadata(string, string) error { return errors.New("session: no metadata") }
+func (s *session) OpenCalls() []ledger.OpenCall     { return append([]ledger.OpenCall(nil), s.open...) }
+func (s *session) LateResults() []ledger.LateResult { return nil }
 func (s *session) Append(role ledger.Role, arts ...artifact.Artifact) error {
 	for _, a := range arts {
 		switch a := a.(type) {
