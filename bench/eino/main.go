@@ -34,12 +34,15 @@ import (
 )
 
 type measurement struct {
-	Side   string  `json:"side"`
-	Prior  int     `json:"prior"`
-	Runs   int     `json:"runs"`
-	NsOp   float64 `json:"ns_op"`
-	Allocs float64 `json:"allocs_op"`
-	Bytes  float64 `json:"bytes_op"`
+	Side  string  `json:"side"`
+	Prior int     `json:"prior"`
+	Runs  int     `json:"runs"`
+	NsOp  float64 `json:"ns_op"`
+	// CPUNsOp is the process's CPU time per run, which a machine loaded
+	// by others moves less than the wall time (GC workers included).
+	CPUNsOp float64 `json:"cpu_ns_op"`
+	Allocs  float64 `json:"allocs_op"`
+	Bytes   float64 `json:"bytes_op"`
 }
 
 func main() {
@@ -105,19 +108,20 @@ func measure(side string, prior int, d time.Duration) (measurement, error) {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	runs, start := 0, time.Now()
+	runs, start, cpu := 0, time.Now(), cpuTime()
 	for ; runs < 10 || time.Since(start) < d; runs++ {
 		if err := once(); err != nil {
 			return measurement{}, err
 		}
 	}
-	elapsed := time.Since(start)
+	elapsed, cpuUsed := time.Since(start), cpuTime()-cpu
 	runtime.ReadMemStats(&after)
 	return measurement{
 		Side: side, Prior: prior, Runs: runs,
-		NsOp:   float64(elapsed.Nanoseconds()) / float64(runs),
-		Allocs: float64(after.Mallocs-before.Mallocs) / float64(runs),
-		Bytes:  float64(after.TotalAlloc-before.TotalAlloc) / float64(runs),
+		NsOp:    float64(elapsed.Nanoseconds()) / float64(runs),
+		CPUNsOp: float64(cpuUsed.Nanoseconds()) / float64(runs),
+		Allocs:  float64(after.Mallocs-before.Mallocs) / float64(runs),
+		Bytes:   float64(after.TotalAlloc-before.TotalAlloc) / float64(runs),
 	}, nil
 }
 
@@ -159,24 +163,31 @@ func compareSides(sides []string, priorList string, rounds, ms int) error {
 		}
 	}
 	fmt.Printf("%d rounds, each side its own process, GOMAXPROCS %s, %s\n", rounds, envOr("GOMAXPROCS", fmt.Sprint(runtime.NumCPU())), runtime.Version())
-	fmt.Println("| side | prior turns | µs per run, median (range) | allocs | bytes | eino ÷ side, median (range) |")
-	fmt.Println("|---|---|---|---|---|---|")
+	fmt.Println("| side | prior turns | µs per run, median (range) | CPU µs per run, median | allocs | bytes | eino ÷ side by wall time, median (range) | by CPU time, median (range) |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, prior := range priors {
 		eino := got[key("eino", prior)]
 		for _, side := range sides {
 			ms := got[key(side, prior)]
-			var ns, ratio []float64
+			var ns, cpu, ratio, cpuRatio []float64
 			for i, m := range ms {
 				ns = append(ns, m.NsOp/1000)
+				cpu = append(cpu, m.CPUNsOp/1000)
 				if len(eino) == len(ms) {
 					ratio = append(ratio, eino[i].NsOp/m.NsOp)
+					if m.CPUNsOp > 0 {
+						cpuRatio = append(cpuRatio, eino[i].CPUNsOp/m.CPUNsOp)
+					}
 				}
 			}
-			ratioText := "—"
+			ratioText, cpuText := "—", "—"
 			if side != "eino" && len(ratio) > 0 {
 				ratioText = summary(ratio, "×")
 			}
-			fmt.Printf("| %s | %d | %s | %.0f | %.0f | %s |\n", side, prior, summary(ns, ""), median(allocs(ms)), median(bytesOf(ms)), ratioText)
+			if side != "eino" && len(cpuRatio) > 0 {
+				cpuText = summary(cpuRatio, "×")
+			}
+			fmt.Printf("| %s | %d | %s | %.2f | %.0f | %.0f | %s | %s |\n", side, prior, summary(ns, ""), median(cpu), median(allocs(ms)), median(bytesOf(ms)), ratioText, cpuText)
 		}
 	}
 	return nil
