@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"testing"
 )
 
@@ -40,5 +41,27 @@ func TestMeasure(t *testing.T) {
 	}
 	if _, err := measure("nope", 0, 0); err == nil || err.Error() != `no side "nope"` {
 		t.Fatalf("unknown side: %v", err)
+	}
+}
+
+// BenchmarkScenario runs each side in this one process, for profiling; the
+// figures of record come from -compare, a process per side.
+func BenchmarkScenario(b *testing.B) {
+	for _, side := range []string{"lode", "lode-inline", "eino"} {
+		for _, prior := range []int{0, 1000} {
+			b.Run(fmt.Sprintf("%s/prior=%d", side, prior), func(b *testing.B) {
+				run, err := frameworks[side](prior)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ctx := context.Background()
+				b.ReportAllocs()
+				for b.Loop() {
+					if got, err := run(ctx); err != nil || got != wantAnswer {
+						b.Fatal(got, err)
+					}
+				}
+			})
+		}
 	}
 }
