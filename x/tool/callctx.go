@@ -37,6 +37,11 @@ type callCtx struct {
 	// the watch's.
 	watched bool
 	stop    func() bool
+	// timed says that the watchdog holds c and ends it at its deadline:
+	// from the start on a goroutine of its own, and once Done is asked
+	// for on an inline call, which otherwise reads the clock when asked
+	// for Err and when it returns.
+	timed bool
 	// waiter wakes the handler waiting for this call, nil once it stopped
 	// waiting.
 	waiter chan struct{}
@@ -84,14 +89,18 @@ func (c *callCtx) Done() <-chan struct{} {
 			c.done = make(chan struct{})
 		}
 	}
-	if !c.watched && c.err == nil {
-		// An inline call watches its caller only once it waits on
-		// something: a call that never asks costs no watch.
+	if c.err == nil && !c.watched {
+		// An inline call watches its caller and its time only once it
+		// waits on something: a call that never asks costs neither.
 		c.watched = true
 		if pd := c.parent.Done(); pd != nil {
 			parent := c.parent
 			c.stop = context.AfterFunc(parent, func() { c.cancel(parent.Err()) })
 		}
+	}
+	if c.err == nil && !c.timed {
+		c.timed = true
+		dog.add(c)
 	}
 	return c.done
 }
@@ -103,13 +112,21 @@ func (c *callCtx) Err() error {
 	return c.err
 }
 
-// adopt takes the caller's end for an unwatched inline call, so that Err
-// and Done say it as soon as the caller's context does; c.mu is held.
+// adopt ends an inline call that nothing watches yet with its caller's
+// end or its deadline, so that Err and Done say them as soon as they
+// come; c.mu is held.
 func (c *callCtx) adopt() {
-	if c.watched || c.err != nil {
+	if c.err != nil {
 		return
 	}
-	if err := c.parent.Err(); err != nil {
+	var err error
+	if !c.watched {
+		err = c.parent.Err()
+	}
+	if err == nil && !c.timed && now() >= c.expires {
+		err = context.DeadlineExceeded
+	}
+	if err != nil {
 		c.err = err
 		if c.done != nil {
 			close(c.done)
@@ -298,7 +315,7 @@ type runResult struct {
 // allocation and one clock read. A non-nil gate is the handler whose
 // approval rules calls made below this one inherit.
 func run(ctx context.Context, gate *Handler, timeout time.Duration, prepared toolpkg.Prepared) runResult {
-	c := &callCtx{parent: ctx, gate: gate, expires: now() + mono(timeout), timeout: timeout, watched: true}
+	c := &callCtx{parent: ctx, gate: gate, expires: now() + mono(timeout), timeout: timeout, watched: true, timed: true}
 	waiter := waiters.Get().(chan struct{})
 	c.waiter = waiter // no one else sees c yet
 	dog.add(c)
@@ -349,17 +366,16 @@ func run(ctx context.Context, gate *Handler, timeout time.Duration, prepared too
 // runInline calls the tool on the caller's goroutine, for a tool that
 // promised to return promptly or when its context ends (Tool.Inline): no
 // goroutine, no wake-up of another core, no waiter. The context is the
-// one run gives, timed by the same watchdog; it watches the caller's
-// context only if the tool asks for Done. The promise cannot be enforced
+// one run gives, but it is handed to the watchdog, and watches the
+// caller's context, only if the tool asks for Done; otherwise the clock is
+// read when the tool asks for Err and when it returns. The promise cannot be enforced
 // (nothing can abandon a call on its caller's goroutine), so it is
 // checked: a call that comes back after its context ended reports that end,
 // as run would have, whatever it returned, and overran says it passed its
 // timeout, for the handler to stop trusting the tool.
 func runInline(ctx context.Context, gate *Handler, timeout time.Duration, prepared toolpkg.Prepared) (r runResult, overran bool) {
 	c := &callCtx{parent: ctx, gate: gate, expires: now() + mono(timeout), timeout: timeout}
-	dog.add(c)
 	c.call(prepared)
-	dog.remove(c)
 	c.mu.Lock()
 	c.adopt()
 	r.v, r.err, r.stack = c.v, c.verr, c.stack
@@ -368,8 +384,11 @@ func runInline(ctx context.Context, gate *Handler, timeout time.Duration, prepar
 		r.v, r.err = nil, c.err
 	}
 	r.ctxErr = c.err
-	below, stop := c.below, c.stop
+	below, stop, timed := c.below, c.stop, c.timed
 	c.mu.Unlock()
+	if timed {
+		dog.remove(c)
+	}
 	if below != nil {
 		below.record(ctx)
 	}

@@ -156,9 +156,14 @@ func TestDispatchRatio(t *testing.T) {
 		}
 		return sample{time.Since(w), cpuTime() - c}
 	}
-	// Size a round so that the baseline runs for about 10 ms.
+	// Size a round so that the baseline runs for about
+	// LODE_BENCH_ROUND_MS milliseconds (10 unless set).
+	roundMS, _ := strconv.Atoi(os.Getenv("LODE_BENCH_ROUND_MS"))
+	if roundMS <= 0 {
+		roundMS = 10
+	}
 	n := 500
-	for timeN(sides[0].f, n).wall < 10*time.Millisecond && n < 1<<24 {
+	for timeN(sides[0].f, n).wall < time.Duration(roundMS)*time.Millisecond && n < 1<<24 {
 		n *= 2
 	}
 	wall := make([][]float64, len(sides))

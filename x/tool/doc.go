@@ -46,9 +46,11 @@
 // JSON round trip that way, 1.2× inline. A tool that promises to return
 // promptly or as soon as its context ends — Tool.Inline, tool.WithInline
 // for a typed one — runs on the caller's goroutine instead, under the same
-// context (the same timeout, from the same watchdog; the caller's end seen
-// through Done and Err), with the same validation before it, the same
-// panic recovery and the same results. Nothing can abandon a call on its
+// context (the same deadline, the caller's values and end, seen through
+// Done and Err), with the same validation before it, the same panic
+// recovery and the same results; the watchdog and a watch on the caller's
+// context are set up only if the tool asks for Done, and the clock is read
+// otherwise. Nothing can abandon a call on its
 // caller's goroutine, so the promise is checked rather than trusted
 // blindly: a call that comes back after its context ended reports that end
 // (a timeout, a cancellation), not what it returned late, and a tool whose

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -55,7 +56,8 @@ type Handler struct {
 	// overran holds the names of tools that promised to run inline
 	// (Tool.Inline) and passed their timeout there: their calls are
 	// handed off from then on.
-	overran sync.Map
+	overran    sync.Map
+	anyOverran atomic.Bool // overran holds a name
 }
 
 // HandlerOption configures a Handler.
@@ -384,6 +386,7 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		var overran bool
 		if ran, overran = runInline(ctx, gate, timeout, prepared); overran {
 			h.overran.Store(b.Tool.Name, struct{}{})
+			h.anyOverran.Store(true)
 			h.log().WarnContext(ctx, "lode: a tool that promised to run inline passed its timeout; its calls run on a goroutine of their own from now on",
 				"tool", call.Name, "call_id", call.ID, "timeout", timeout)
 		}
@@ -444,8 +447,11 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 }
 
 // distrusts reports whether the tool named broke its promise to run
-// inline; the common answer, no, costs one load.
+// inline; the common answer, no, costs one atomic load.
 func (h *Handler) distrusts(name string) bool {
+	if !h.anyOverran.Load() {
+		return false
+	}
 	_, ok := h.overran.Load(name)
 	return ok
 }

@@ -154,6 +154,31 @@ func TestInlineContext(t *testing.T) {
 			isError: true,
 		},
 		{
+			name:    "timeout seen by a tool that polls Err",
+			timeout: 10 * time.Millisecond,
+			tool: func(ctx context.Context) (any, error) {
+				for ctx.Err() == nil {
+					runtime.Gosched()
+				}
+				return nil, ctx.Err()
+			},
+			content: "the call to t timed out after 10ms and was abandoned; it may have partly taken effect",
+			isError: true,
+		},
+		{
+			name:    "a value returned after the deadline by a tool that never looks",
+			timeout: 10 * time.Millisecond,
+			tool: func(ctx context.Context) (any, error) {
+				dl, _ := ctx.Deadline()
+				for !time.Now().After(dl) {
+					runtime.Gosched()
+				}
+				return "late", nil
+			},
+			content: "the call to t timed out after 10ms and was abandoned; it may have partly taken effect",
+			isError: true,
+		},
+		{
 			name:    "the caller cancels a tool that waits on Done",
 			timeout: time.Hour,
 			parent:  cancelWhenStarted,
