@@ -384,6 +384,15 @@ func runInline(ctx context.Context, gate *Handler, timeout time.Duration, prepar
 		r.v, r.err = nil, c.err
 	}
 	r.ctxErr = c.err
+	if c.err == nil {
+		// What the tool may have kept of its context ends with the call,
+		// here under the lock, so that nothing it left running can hand
+		// the context to the watchdog after the look at timed below.
+		c.err = context.Canceled
+		if c.done != nil {
+			close(c.done)
+		}
+	}
 	below, stop, timed := c.below, c.stop, c.timed
 	c.mu.Unlock()
 	if timed {
@@ -396,7 +405,5 @@ func runInline(ctx context.Context, gate *Handler, timeout time.Duration, prepar
 		stop()
 	}
 	overran = errors.Is(r.ctxErr, context.DeadlineExceeded) && ctx.Err() == nil
-	// What the tool may have kept of its context ends with the call.
-	c.cancel(context.Canceled)
 	return r, overran
 }
