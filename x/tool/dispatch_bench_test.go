@@ -130,7 +130,9 @@ func TestDispatchAllocs(t *testing.T) {
 // process's CPU time, and the allocations of each side. Beside them it
 // times the baseline with the tool's function run on a goroutine of its
 // own: the least that handing a call off adds, whatever the Handler does.
-// It runs only when LODE_BENCH_ROUNDS gives the number of rounds:
+// It runs only when LODE_BENCH_ROUNDS gives the number of rounds;
+// LODE_BENCH_ROUND_MS sizes a round (the baseline's time in it, 10 ms
+// unless set):
 //
 //	LODE_BENCH_ROUNDS=101 go test -run TestDispatchRatio -v ./x/tool
 func TestDispatchRatio(t *testing.T) {

@@ -43,7 +43,7 @@
 // little on a busy machine, but on an idle one it wakes another core twice
 // (to run the call, and to hand its answer back), which costs more than a
 // small tool's whole work: the add tool of issue 35 took about 2× the bare
-// JSON round trip that way, 1.2× inline. A tool that promises to return
+// JSON round trip that way, 0.9–1.2× inline (BENCHMARKS.md). A tool that promises to return
 // promptly or as soon as its context ends — Tool.Inline, tool.WithInline
 // for a typed one — runs on the caller's goroutine instead, under the same
 // context (the same deadline, the caller's values and end, seen through
