@@ -27,6 +27,12 @@ func WithTimeout(d time.Duration) FuncOption { return func(t *Tool) { t.Timeout 
 // WithBudget sets a typed tool's result budget.
 func WithBudget(b Budget) FuncOption { return func(t *Tool) { t.Budget = b } }
 
+// WithInline promises that a typed tool returns promptly or as soon as its
+// context ends (see Tool.Inline), so that it may run on the caller's
+// goroutine: a pure computation, a lookup in memory, a call that passes
+// its context to everything it waits on.
+func WithInline() FuncOption { return func(t *Tool) { t.Inline = true } }
+
 // WithSchema replaces the reflected schema.
 func WithSchema(s json.RawMessage) FuncOption { return func(t *Tool) { t.Schema = s } }
 

@@ -38,6 +38,14 @@ type Tool struct {
 	// sets it on the tools it offers (x/tool/toolsearch's Native), never
 	// the registry.
 	Deferred bool
+	// Inline promises that the tool returns promptly, or as soon as its
+	// context ends: it does not block on anything that ignores the
+	// context. The handler then runs it on the caller's goroutine, which
+	// saves the hand-off to a goroutine of its own (a wake-up of another
+	// core, most of a small call's cost). A tool that breaks the promise
+	// holds the turn until it returns; the handler reports such a call as
+	// timed out and runs the tool's later calls on a goroutine again.
+	Inline bool
 }
 
 // Hints describe what a tool does to the world, after MCP's tool annotations.

@@ -72,6 +72,7 @@ var readmeCommands = map[string]readmeCommand{
 	"lode mcp login NAME":                       {skip: "needs a browser and an OAuth server; TestMCPLogin* drive it against a fake one"},
 	"lode resume --store DIR THREAD approve:ID": {skip: "needs a run paused for approval; TestRunPausesAndResumeFinishes runs this command on one"},
 	`lode run --record FILE "..."`:              {runs: [][]string{{"run", "--record", "FILE", "hi"}}, has: "Hello from the fake."},
+	"lode eval suite.yaml | diff a.json b.json": {skip: "needs a suite and two reports; TestEval runs both forms on examples/evals' suite"},
 	"lode --version":                            {runs: [][]string{{"--version"}}, has: "module github.com/lodeworks/lode"},
 	// Durable runs
 	"lode recover --store .lode/threads":             {runs: [][]string{{"recover", "--store", ".lode/threads"}}, has: "no stopped runs to recover"},

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -30,6 +31,17 @@ type callCtx struct {
 	mu   sync.Mutex
 	done chan struct{} // made when first asked for
 	err  error
+	// watched says that the caller's end reaches err: set from the start
+	// for a call on a goroutine of its own (the handler waits for it), and
+	// when Done is first asked for on an inline one, whose stop is then
+	// the watch's.
+	watched bool
+	stop    func() bool
+	// timed says that the watchdog holds c and ends it at its deadline:
+	// from the start on a goroutine of its own, and once Done is asked
+	// for on an inline call, which otherwise reads the clock when asked
+	// for Err and when it returns.
+	timed bool
 	// waiter wakes the handler waiting for this call, nil once it stopped
 	// waiting.
 	waiter chan struct{}
@@ -69,6 +81,7 @@ func (c *callCtx) Value(key any) any {
 func (c *callCtx) Done() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.adopt()
 	if c.done == nil {
 		if c.err != nil {
 			c.done = closedDone
@@ -76,13 +89,49 @@ func (c *callCtx) Done() <-chan struct{} {
 			c.done = make(chan struct{})
 		}
 	}
+	if c.err == nil && !c.watched {
+		// An inline call watches its caller and its time only once it
+		// waits on something: a call that never asks costs neither.
+		c.watched = true
+		if pd := c.parent.Done(); pd != nil {
+			parent := c.parent
+			c.stop = context.AfterFunc(parent, func() { c.cancel(parent.Err()) })
+		}
+	}
+	if c.err == nil && !c.timed {
+		c.timed = true
+		dog.add(c)
+	}
 	return c.done
 }
 
 func (c *callCtx) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.adopt()
 	return c.err
+}
+
+// adopt ends an inline call that nothing watches yet with its caller's
+// end or its deadline, so that Err and Done say them as soon as they
+// come; c.mu is held.
+func (c *callCtx) adopt() {
+	if c.err != nil {
+		return
+	}
+	var err error
+	if !c.watched {
+		err = c.parent.Err()
+	}
+	if err == nil && !c.timed && now() >= c.expires {
+		err = context.DeadlineExceeded
+	}
+	if err != nil {
+		c.err = err
+		if c.done != nil {
+			close(c.done)
+		}
+	}
 }
 
 func (c *callCtx) String() string {
@@ -266,7 +315,7 @@ type runResult struct {
 // allocation and one clock read. A non-nil gate is the handler whose
 // approval rules calls made below this one inherit.
 func run(ctx context.Context, gate *Handler, timeout time.Duration, prepared toolpkg.Prepared) runResult {
-	c := &callCtx{parent: ctx, gate: gate, expires: now() + mono(timeout), timeout: timeout}
+	c := &callCtx{parent: ctx, gate: gate, expires: now() + mono(timeout), timeout: timeout, watched: true, timed: true}
 	waiter := waiters.Get().(chan struct{})
 	c.waiter = waiter // no one else sees c yet
 	dog.add(c)
@@ -312,4 +361,49 @@ func run(ctx context.Context, gate *Handler, timeout time.Duration, prepared too
 	// What the tool may have kept of its context ends with the call.
 	c.cancel(context.Canceled)
 	return r
+}
+
+// runInline calls the tool on the caller's goroutine, for a tool that
+// promised to return promptly or when its context ends (Tool.Inline): no
+// goroutine, no wake-up of another core, no waiter. The context is the
+// one run gives, but it is handed to the watchdog, and watches the
+// caller's context, only if the tool asks for Done; otherwise the clock is
+// read when the tool asks for Err and when it returns. The promise cannot be enforced
+// (nothing can abandon a call on its caller's goroutine), so it is
+// checked: a call that comes back after its context ended reports that end,
+// as run would have, whatever it returned, and overran says it passed its
+// timeout, for the handler to stop trusting the tool.
+func runInline(ctx context.Context, gate *Handler, timeout time.Duration, prepared toolpkg.Prepared) (r runResult, overran bool) {
+	c := &callCtx{parent: ctx, gate: gate, expires: now() + mono(timeout), timeout: timeout}
+	c.call(prepared)
+	c.mu.Lock()
+	c.adopt()
+	r.v, r.err, r.stack = c.v, c.verr, c.stack
+	if c.err != nil && r.stack == nil {
+		// Late: what it returned is what run would have abandoned.
+		r.v, r.err = nil, c.err
+	}
+	r.ctxErr = c.err
+	if c.err == nil {
+		// What the tool may have kept of its context ends with the call,
+		// here under the lock, so that nothing it left running can hand
+		// the context to the watchdog after the look at timed below.
+		c.err = context.Canceled
+		if c.done != nil {
+			close(c.done)
+		}
+	}
+	below, stop, timed := c.below, c.stop, c.timed
+	c.mu.Unlock()
+	if timed {
+		dog.remove(c)
+	}
+	if below != nil {
+		below.record(ctx)
+	}
+	if stop != nil {
+		stop()
+	}
+	overran = errors.Is(r.ctxErr, context.DeadlineExceeded) && ctx.Err() == nil
+	return r, overran
 }

@@ -35,10 +35,11 @@ func addFn(_ context.Context, in addIn) (addOut, error) {
 }
 
 // addDispatch returns one call of the add tool through a Handler, the
-// measured side of the dispatch ratio.
-func addDispatch(tb testing.TB) func() {
+// measured side of the dispatch ratio; funcOpts go to the tool (WithInline
+// for the inline path).
+func addDispatch(tb testing.TB, funcOpts ...tool.FuncOption) func() {
 	reg := tool.NewRegistry()
-	if err := tool.RegisterFunc(reg, "add", "Add a and b", addFn); err != nil {
+	if err := tool.RegisterFunc(reg, "add", "Add a and b", addFn, funcOpts...); err != nil {
 		tb.Fatal(err)
 	}
 	h := xtool.NewHandler(reg)
@@ -51,6 +52,9 @@ func addDispatch(tb testing.TB) func() {
 		}
 	}
 }
+
+// addDispatchInline is addDispatch for the add tool marked tool.WithInline.
+func addDispatchInline(tb testing.TB) func() { return addDispatch(tb, tool.WithInline()) }
 
 // addBaseline is the floor the ratio divides by: decoding the same
 // arguments and encoding the same result with encoding/json.
@@ -70,12 +74,17 @@ func addBaseline(tb testing.TB) func() {
 }
 
 // BenchmarkDispatchAdd is the side-by-side pair of issue 14: the add tool
-// through the Handler, and the bare JSON baseline.
+// through the Handler, on a goroutine of its own and (issue 35) inline, and
+// the bare JSON baseline.
 func BenchmarkDispatchAdd(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		mk   func(testing.TB) func()
-	}{{"handler", addDispatch}, {"json-baseline", addBaseline}} {
+	}{
+		{"handler", func(tb testing.TB) func() { return addDispatch(tb) }},
+		{"handler-inline", addDispatchInline},
+		{"json-baseline", addBaseline},
+	} {
 		b.Run(bc.name, func(b *testing.B) {
 			f := bc.mk(b)
 			b.ReportAllocs()
@@ -87,28 +96,43 @@ func BenchmarkDispatchAdd(b *testing.B) {
 }
 
 // maxDispatchAllocs is issue 14's bound on the allocations of one call of
-// the add tool through the Handler.
-const maxDispatchAllocs = 15
+// the add tool through the Handler; maxInlineAllocs is issue 35's, for the
+// same call inline.
+const (
+	maxDispatchAllocs = 15
+	maxInlineAllocs   = 9
+)
 
 func TestDispatchAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own account")
 	}
-	f := addDispatch(t)
-	if n := testing.AllocsPerRun(200, f); n > maxDispatchAllocs {
-		t.Fatalf("one call through the Handler allocates %v times, want at most %d", n, maxDispatchAllocs)
+	for _, tc := range []struct {
+		name string
+		f    func()
+		max  int
+	}{
+		{"goroutine", addDispatch(t), maxDispatchAllocs},
+		{"inline", addDispatchInline(t), maxInlineAllocs},
+	} {
+		if n := testing.AllocsPerRun(200, tc.f); n > float64(tc.max) {
+			t.Errorf("%s: one call through the Handler allocates %v times, want at most %d", tc.name, n, tc.max)
+		}
 	}
 }
 
-// TestDispatchRatio measures the dispatch ratio of issue 14 as interleaved
-// rounds: each round times the baseline and the Handler back to back, in
-// alternating order, so that the load of a shared machine falls on both. It
-// logs the median and range of the per-round ratios, by wall time and by
-// the process's CPU time, and the allocations of each side. Beside them it
+// TestDispatchRatio measures the dispatch ratio of issues 14 and 35 as
+// interleaved rounds: each round times the baseline and the Handler's two
+// paths (the tool on a goroutine of its own, and a tool marked WithInline
+// on the caller's), back to back, each side in each place of the round in
+// turn, so that the load of a shared machine falls on all alike. It logs
+// the median and range of the per-round ratios, by wall time and by the
+// process's CPU time, and the allocations of each side. Beside them it
 // times the baseline with the tool's function run on a goroutine of its
-// own: the least that keeping a tool that ignores its context from
-// stalling the caller adds, whatever the Handler does. It runs only when
-// LODE_BENCH_ROUNDS gives the number of rounds:
+// own: the least that handing a call off adds, whatever the Handler does.
+// It runs only when LODE_BENCH_ROUNDS gives the number of rounds;
+// LODE_BENCH_ROUND_MS sizes a round (the baseline's time in it, 10 ms
+// unless set):
 //
 //	LODE_BENCH_ROUNDS=101 go test -run TestDispatchRatio -v ./x/tool
 func TestDispatchRatio(t *testing.T) {
@@ -116,8 +140,15 @@ func TestDispatchRatio(t *testing.T) {
 	if rounds <= 0 {
 		t.Skip("set LODE_BENCH_ROUNDS to measure")
 	}
-	handler, baseline := addDispatch(t), addBaseline(t)
-	handedOff := addBaselineHandedOff(t)
+	sides := []struct {
+		name string
+		f    func()
+	}{
+		{"baseline", addBaseline(t)},
+		{"handler, goroutine", addDispatch(t)},
+		{"handler, inline", addDispatchInline(t)},
+		{"baseline, function on a goroutine", addBaselineHandedOff(t)},
+	}
 	type sample struct{ wall, cpu time.Duration }
 	timeN := func(f func(), n int) sample {
 		runtime.GC() // each side starts with a clean heap
@@ -127,30 +158,32 @@ func TestDispatchRatio(t *testing.T) {
 		}
 		return sample{time.Since(w), cpuTime() - c}
 	}
-	// Size a round so that the baseline runs for about 10 ms.
+	// Size a round so that the baseline runs for about
+	// LODE_BENCH_ROUND_MS milliseconds (10 unless set).
+	roundMS, _ := strconv.Atoi(os.Getenv("LODE_BENCH_ROUND_MS"))
+	if roundMS <= 0 {
+		roundMS = 10
+	}
 	n := 500
-	for timeN(baseline, n).wall < 10*time.Millisecond && n < 1<<24 {
+	for timeN(sides[0].f, n).wall < time.Duration(roundMS)*time.Millisecond && n < 1<<24 {
 		n *= 2
 	}
-	var wall, cpu, floorWall, floorCPU, hns, bns []float64
+	wall := make([][]float64, len(sides))
+	cpu := make([][]float64, len(sides))
+	ns := make([][]float64, len(sides))
+	got := make([]sample, len(sides))
 	for r := range rounds {
-		var h, b, f sample
-		switch r % 3 { // each side in each place of the round in turn
-		case 0:
-			b, h, f = timeN(baseline, n), timeN(handler, n), timeN(handedOff, n)
-		case 1:
-			h, f, b = timeN(handler, n), timeN(handedOff, n), timeN(baseline, n)
-		default:
-			f, b, h = timeN(handedOff, n), timeN(baseline, n), timeN(handler, n)
+		for k := range sides { // rotate the order, round by round
+			i := (k + r) % len(sides)
+			got[i] = timeN(sides[i].f, n)
 		}
-		wall = append(wall, float64(h.wall)/float64(b.wall))
-		floorWall = append(floorWall, float64(f.wall)/float64(b.wall))
-		if b.cpu > 0 {
-			cpu = append(cpu, float64(h.cpu)/float64(b.cpu))
-			floorCPU = append(floorCPU, float64(f.cpu)/float64(b.cpu))
+		for i := range sides {
+			wall[i] = append(wall[i], float64(got[i].wall)/float64(got[0].wall))
+			if got[0].cpu > 0 {
+				cpu[i] = append(cpu[i], float64(got[i].cpu)/float64(got[0].cpu))
+			}
+			ns[i] = append(ns[i], float64(got[i].wall)/float64(n))
 		}
-		hns = append(hns, float64(h.wall)/float64(n))
-		bns = append(bns, float64(b.wall)/float64(n))
 	}
 	summary := func(xs []float64) string {
 		if len(xs) == 0 {
@@ -159,12 +192,12 @@ func TestDispatchRatio(t *testing.T) {
 		slices.Sort(xs)
 		return fmt.Sprintf("median %.2f× (range %.2f–%.2f×)", xs[len(xs)/2], xs[0], xs[len(xs)-1])
 	}
-	slices.Sort(hns)
-	slices.Sort(bns)
-	t.Logf("%d rounds of %d calls; wall time %s; CPU time %s; handler %.0f ns, baseline %.0f ns (medians); allocations %v vs %v",
-		rounds, n, summary(wall), summary(cpu), hns[rounds/2], bns[rounds/2],
-		testing.AllocsPerRun(100, handler), testing.AllocsPerRun(100, baseline))
-	t.Logf("the baseline with the function on a goroutine: wall time %s; CPU time %s", summary(floorWall), summary(floorCPU))
+	t.Logf("%d rounds of %d calls, GOMAXPROCS %d", rounds, n, runtime.GOMAXPROCS(0))
+	for i, sd := range sides {
+		slices.Sort(ns[i])
+		t.Logf("%s: %.0f ns (median), %v allocations; ÷ baseline: wall time %s, CPU time %s",
+			sd.name, ns[i][rounds/2], testing.AllocsPerRun(100, sd.f), summary(wall[i]), summary(cpu[i]))
+	}
 }
 
 // addBaselineHandedOff is addBaseline with the tool's function run on a

@@ -39,6 +39,28 @@
 // A tool that ignores its context is abandoned at the timeout: the turn goes
 // on, with a timeout result.
 //
+// Inline tools. Handing a call to a goroutine and waiting for it costs
+// little on a busy machine, but on an idle one it wakes another core twice
+// (to run the call, and to hand its answer back), which costs more than a
+// small tool's whole work: the add tool of issue 35 took about 2× the bare
+// JSON round trip that way, 0.9–1.2× inline (BENCHMARKS.md). A tool that promises to return
+// promptly or as soon as its context ends — Tool.Inline, tool.WithInline
+// for a typed one — runs on the caller's goroutine instead, under the same
+// context (the same deadline, the caller's values and end, seen through
+// Done and Err), with the same validation before it, the same panic
+// recovery and the same results; the watchdog and a watch on the caller's
+// context are set up only if the tool asks for Done, and the clock is read
+// otherwise. Nothing can abandon a call on its
+// caller's goroutine, so the promise is checked rather than trusted
+// blindly: a call that comes back after its context ended reports that end
+// (a timeout, a cancellation), not what it returned late, and a tool whose
+// inline call passed its timeout runs on a goroutine of its own from then
+// on, with a warning logged. A tool that breaks its promise can so hold a
+// turn once, until it returns; a tool that made none never. WithoutInline
+// hands every call off, for tools the application does not trust to keep
+// their promise. Pooling the goroutines instead measured no cheaper than
+// starting one: a parked worker is woken through the same path.
+//
 // WithFilteredTools picks the tools of each turn with a ToolFilter that
 // sees the turn's context and ledger.State (a role in thread metadata, a
 // tenant, what was said). The filter also binds execution: the Handler

@@ -104,3 +104,26 @@ func ExampleWithFilteredTools() {
 	//   read_ticket -> error=false ticket 7: printer on fire
 	//   close_ticket -> error=false closed
 }
+
+// A typed tool that computes and returns may promise to run inline: the
+// Handler then runs it on the caller's goroutine, with the same checks
+// and results.
+func ExampleNewHandler_inline() {
+	type addIn struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
+	registry := tool.NewRegistry()
+	if err := tool.RegisterFunc(registry, "add", "Add a and b", func(_ context.Context, in addIn) (int, error) {
+		return in.A + in.B, nil
+	}, tool.WithInline()); err != nil {
+		fmt.Println(err)
+		return
+	}
+	h := xtool.NewHandler(registry)
+	fmt.Println(h.Execute(context.Background(), artifact.ToolCall{ID: "c1", Name: "add", Arguments: `{"a":2,"b":40}`}).Content)
+	fmt.Println(h.Execute(context.Background(), artifact.ToolCall{ID: "c2", Name: "add", Arguments: `{"a":"2","b":40}`}).Content)
+	// Output:
+	// 42
+	// invalid arguments for add: arguments do not match the schema: validating root: validating /properties/a: type: 2 has type "string", want "integer". The arguments you sent were: "{\"a\":\"2\",\"b\":40}"
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -50,6 +52,12 @@ type Handler struct {
 	sandboxes map[string]toolpkg.Sandbox
 	gate      Gate
 	plain     structjson.Encoders // the results' plain struct types
+	noInline  bool
+	// overran holds the names of tools that promised to run inline
+	// (Tool.Inline) and passed their timeout there: their calls are
+	// handed off from then on.
+	overran    sync.Map
+	anyOverran atomic.Bool // overran holds a name
 }
 
 // HandlerOption configures a Handler.
@@ -135,6 +143,11 @@ func WithToolSandbox(name string, sb toolpkg.Sandbox) HandlerOption {
 		h.sandboxes[name] = sb
 	}
 }
+
+// WithoutInline runs every tool on a goroutine of its own, the promise of
+// Tool.Inline notwithstanding: for an application that runs tools it does
+// not trust to keep it.
+func WithoutInline() HandlerOption { return func(h *Handler) { h.noInline = true } }
 
 // NewHandler returns a Handler that runs the tools of registry; a nil
 // registry is an empty one, so every call gets an unknown-tool result.
@@ -368,7 +381,18 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 	if h.approver != nil || h.gate != nil || len(h.approval.names) > 0 || len(h.approval.rules) > 0 {
 		gate = h
 	}
-	ran := run(ctx, gate, timeout, prepared)
+	var ran runResult
+	if b.Tool.Inline && !remote && !h.noInline && !h.distrusts(b.Tool.Name) {
+		var overran bool
+		if ran, overran = runInline(ctx, gate, timeout, prepared); overran {
+			h.overran.Store(b.Tool.Name, struct{}{})
+			h.anyOverran.Store(true)
+			h.log().WarnContext(ctx, "lode: a tool that promised to run inline passed its timeout; its calls run on a goroutine of their own from now on",
+				"tool", call.Name, "call_id", call.ID, "timeout", timeout)
+		}
+	} else {
+		ran = run(ctx, gate, timeout, prepared)
+	}
 	v, err, stack := ran.v, ran.err, ran.stack
 
 	res := artifact.ToolResult{ToolCallID: call.ID, Name: call.Name}
@@ -420,6 +444,16 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		o.errType = errTool
 	}
 	return res, o
+}
+
+// distrusts reports whether the tool named broke its promise to run
+// inline; the common answer, no, costs one atomic load.
+func (h *Handler) distrusts(name string) bool {
+	if !h.anyOverran.Load() {
+		return false
+	}
+	_, ok := h.overran.Load(name)
+	return ok
 }
 
 // fill renders v, what the tool returned, into res; see renderTo.

@@ -39,14 +39,26 @@ type cyclic struct {
 // fixture is a registry with one tool for each way a call can go.
 func fixture(t *testing.T, block chan struct{}) tool.Registry {
 	t.Helper()
-	reg := tool.NewRegistry()
+	return fixtureRunning(t, block, false)
+}
+
+// fixtureRunning is fixture with every tool that returns at once marked
+// Inline when inline is set; the tool that hangs never is, as it would not
+// keep the promise.
+func fixtureRunning(t *testing.T, block chan struct{}, inline bool) tool.Registry {
+	t.Helper()
+	reg := &inlineRegistry{Registry: tool.NewRegistry(), inline: inline}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	must(tool.RegisterFunc(reg, "sum", "Add a and b", func(_ context.Context, in sumIn) (int, error) { return in.A + in.B, nil }))
+	var sumOpts []tool.FuncOption
+	if inline {
+		sumOpts = append(sumOpts, tool.WithInline())
+	}
+	must(tool.RegisterFunc(reg.Registry, "sum", "Add a and b", func(_ context.Context, in sumIn) (int, error) { return in.A + in.B, nil }, sumOpts...))
 	plain := func(v any, err error) tool.ToolFunc {
 		return func(context.Context, tool.Sandbox, map[string]any) (any, error) { return v, err }
 	}
@@ -57,7 +69,7 @@ func fixture(t *testing.T, block chan struct{}) tool.Registry {
 		m["boom"]++
 		return nil, nil
 	}))
-	must(reg.Register(tool.Tool{Name: "hangs", Timeout: 30 * time.Millisecond}, func(context.Context, tool.Sandbox, map[string]any) (any, error) {
+	must(reg.Registry.Register(tool.Tool{Name: "hangs", Timeout: 30 * time.Millisecond}, func(context.Context, tool.Sandbox, map[string]any) (any, error) {
 		<-block // ignores its context on purpose
 		return "late", nil
 	}))
@@ -69,17 +81,38 @@ func fixture(t *testing.T, block chan struct{}) tool.Registry {
 	must(reg.Register(tool.Tool{Name: "big"}, plain(strings.Repeat("line of output\n", 10000), nil)))
 	must(reg.Register(tool.Tool{Name: "soft"}, plain(&tool.Result{IsError: true, Content: "no such ticket: 42"}, nil)))
 	must(reg.Register(tool.Tool{Name: "obj"}, plain(map[string]any{"html": "<b>&</b>", "n": 1}, nil)))
-	return reg
+	return reg.Registry
+}
+
+// inlineRegistry marks the tools registered through it Inline when inline
+// is set.
+type inlineRegistry struct {
+	tool.Registry
+	inline bool
+}
+
+func (r *inlineRegistry) Register(t tool.Tool, fn tool.ToolFunc) error {
+	t.Inline = r.inline
+	return r.Registry.Register(t, fn)
 }
 
 func call(name, args string) artifact.ToolCall {
 	return artifact.ToolCall{ID: "call_" + name, Name: name, Arguments: args}
 }
 
+// TestExecuteOutcomes runs a call for each way a call can go, with the
+// tools on goroutines of their own and, where they promise to return at
+// once, inline: the outcomes read the same.
 func TestExecuteOutcomes(t *testing.T) {
+	for _, inline := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inline=%v", inline), func(t *testing.T) { testExecuteOutcomes(t, inline) })
+	}
+}
+
+func testExecuteOutcomes(t *testing.T, inline bool) {
 	block := make(chan struct{})
 	defer close(block)
-	reg := fixture(t, block)
+	reg := fixtureRunning(t, block, inline)
 	h := xtool.NewHandler(reg, xtool.WithLogger(slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))))
 	cases := []struct {
 		call    artifact.ToolCall
