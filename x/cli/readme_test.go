@@ -77,6 +77,10 @@ var readmeCommands = map[string]readmeCommand{
 	// Durable runs
 	"lode recover --store .lode/threads":             {runs: [][]string{{"recover", "--store", ".lode/threads"}}, has: "no stopped runs to recover"},
 	"lode worker  --store .lode/threads --every 10s": {skip: "runs until Ctrl-C or SIGTERM; TestWorker* stop it by its context"},
+	// Durable runs on Temporal
+	"lode worker --temporal 127.0.0.1:7233 --store /shared/threads":                   {skip: "needs x/temporal's build and a Temporal server; scripts/temporal-dev.sh test runs it (TestRealServerWorkers)"},
+	`lode run    --temporal 127.0.0.1:7233 --store /shared/threads "…"`:               {skip: "needs x/temporal's build and a Temporal server; TestTemporalRunPausesAndResumes runs it on a fake engine"},
+	"lode resume --temporal 127.0.0.1:7233 --store /shared/threads THREAD approve:ID": {skip: "needs x/temporal's build and a Temporal server; TestTemporalRunPausesAndResumes runs it on a fake engine"},
 	// Set-up of the README's lode.yaml (done for config: "main")
 	"mkdir workspace board": {skip: "made by readmeMainConfig"},
 }

@@ -206,6 +206,33 @@ func TestTemporalRunPausesAndResumes(t *testing.T) {
 	if r.stdout != "Removed x.\n" || !strings.Contains(r.stderr, "← rm: removed\n") {
 		t.Fatalf("stdout %q, stderr %q", r.stdout, r.stderr)
 	}
+
+	// --thread goes on with the finished thread on the workers.
+	h := &fakeTemporal{}
+	r = lodeWith(t, h, dir, "run", "--temporal", "127.0.0.1:7233", "--thread", f.thread, "and y")
+	if r.code != exitPaused || h.thread != f.thread {
+		t.Fatalf("exit %d, thread %q, stderr %q", r.code, h.thread, r.stderr)
+	}
+	st, err = loadStored(t, filepath.Join(dir, "threads"), f.thread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turns := st.Turns(); len(turns) != 8 || turns[5].Artifacts[0].(artifact.Text).Content != "and y" {
+		t.Fatalf("turns %+v", turns)
+	}
+
+	// It waits again, so a further prompt is refused before anything is
+	// sent; an unknown thread is named.
+	for _, c := range []struct{ thread, want string }{
+		{f.thread, "lode: thread " + f.thread + " has 1 call(s) waiting for approval: decide them with lode resume --temporal first\n"},
+		{"0123456789abcdef0123456789abcdef", "lode: thread 0123456789abcdef0123456789abcdef is not in threads: lode threads --store threads lists the stored threads\n"},
+	} {
+		k := &fakeTemporal{}
+		r = lodeWith(t, k, dir, "run", "--temporal", "127.0.0.1:7233", "--thread", c.thread, "and z")
+		if r.code != exitError || r.stderr != c.want || k.agent != nil {
+			t.Fatalf("exit %d, stderr %q; want %q", r.code, r.stderr, c.want)
+		}
+	}
 }
 
 // lode worker --temporal builds the whole agent from lode.yaml and hands
