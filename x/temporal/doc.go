@@ -85,6 +85,16 @@
 // worker with NewWorker, and starts runs with Start on threads whose
 // prompt it has appended.
 //
+// The lode command with Temporal is cmd/lode in this module (go install
+// github.com/lodeworks/lode/x/temporal/cmd/lode): lode worker --temporal
+// HOST:PORT runs a worker built from lode.yaml, lode run --temporal starts
+// a run on the workers (--thread goes on with a stored thread) and lode
+// resume --temporal signals decisions. Every worker and the client share
+// one store: (the ledger) and one lease owner. scripts/temporal-dev.sh
+// test runs TestRealServerWorkers against a dev server of the pinned
+// Temporal CLI: a worker SIGKILLed inside a tool, another finishing the
+// run, an approval signalled from a third process.
+//
 // Not done here: an approval rule above a child is asked without the
 // caller's turn in its context (a rule reading loop.CurrentTurn reads
 // nothing); a child's calls are not counted to the caller's calls_per_run
