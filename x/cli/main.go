@@ -116,13 +116,8 @@ type env struct {
 }
 
 // Main runs the lode command with the process's arguments, streams and
-// signals, and exits with the command's exit code. Options add what the
-// root module cannot depend on (WithTemporal).
+// signals, and exits with the command's exit code.
 func Main(opts ...Option) {
-	e := env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
-	for _, o := range opts {
-		o(&e)
-	}
 	// OpenTelemetry reports a failed export here; one line, like every
 	// other complaint of the command.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
@@ -131,9 +126,37 @@ func Main(opts ...Option) {
 	// SIGTERM ends the command's context: run and chat stop and exit 143,
 	// serve stops serving and exits 0.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
-	code := run(ctx, e, os.Args[1:])
+	code := Run(ctx, os.Args[1:], opts...)
 	stop()
 	os.Exit(code)
+}
+
+// Run runs the lode command with args (without the program's name) and
+// returns its exit code, as the usage text documents them. It reads the
+// process's standard streams and environment unless WithIO says otherwise;
+// ending ctx stops it as SIGTERM stops Main.
+func Run(ctx context.Context, args []string, opts ...Option) int {
+	e := env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	for _, o := range opts {
+		o(&e)
+	}
+	return run(ctx, e, args)
+}
+
+// WithIO gives Run the command's standard input, output and error; a nil
+// one keeps the process's own.
+func WithIO(stdin io.Reader, stdout, stderr io.Writer) Option {
+	return func(e *env) {
+		if stdin != nil {
+			e.stdin = stdin
+		}
+		if stdout != nil {
+			e.stdout = stdout
+		}
+		if stderr != nil {
+			e.stderr = stderr
+		}
+	}
 }
 
 // Exit codes, as the usage text documents them.
@@ -231,7 +254,7 @@ func run(ctx context.Context, e env, args []string) int {
 			fmt.Fprint(e.stdout, versionText(debug.ReadBuildInfo()))
 		}
 	default:
-		err = usageError{fmt.Sprintf("unknown command %q (try lode demo, run, chat, tools, serve, web or --version)", cmd)}
+		err = usageError{fmt.Sprintf("unknown command %q (lode help lists the commands)", cmd)}
 	}
 	switch {
 	case err == nil:

@@ -66,7 +66,7 @@ type Agent struct {
 	Invoke []provider.InvokeOption
 }
 
-// Option configures Main.
+// Option configures Main and Run.
 type Option func(*env)
 
 // WithTemporal gives lode worker, run and resume t for --temporal.
