@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"iter"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -18,11 +17,10 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/internal/allstores"
 	"github.com/lodeworks/lode/internal/pgtest"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/ledger/file"
-	"github.com/lodeworks/lode/ledger/sqlstore/postgres"
-	"github.com/lodeworks/lode/ledger/sqlstore/sqlite"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/provider/script"
@@ -31,35 +29,13 @@ import (
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // recoverStores opens, for each kind of store, a function that opens the
-// same store again, as another process would.
+// same store again, as another process would; the test closes each.
 func recoverStores(t *testing.T) map[string]func(*testing.T) ledger.Store {
 	t.Helper()
-	dir := t.TempDir()
-	stores := map[string]func(*testing.T) ledger.Store{
-		"file": func(t *testing.T) ledger.Store {
-			s, err := file.Open(filepath.Join(dir, "file"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		},
-		"sqlite": func(t *testing.T) ledger.Store {
-			s, err := sqlite.Open(context.Background(), filepath.Join(dir, "lode.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		},
-	}
-	if os.Getenv(pgtest.Env) != "off" {
-		dsn := pgtest.Shared(t).NewDatabase(t)
-		stores["postgres"] = func(t *testing.T) ledger.Store {
-			s, err := postgres.Open(context.Background(), dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
+	stores := allstores.Openers(t)
+	for name, open := range stores {
+		stores[name] = func(t *testing.T) ledger.Store {
+			s := open(t)
 			t.Cleanup(func() { s.Close() })
 			return s
 		}

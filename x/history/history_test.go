@@ -6,16 +6,14 @@ import (
 	"fmt"
 	"iter"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/internal/allstores"
 	"github.com/lodeworks/lode/internal/pgtest"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/ledger/file"
-	"github.com/lodeworks/lode/ledger/sqlstore/postgres"
-	"github.com/lodeworks/lode/ledger/sqlstore/sqlite"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/history"
@@ -192,46 +190,13 @@ func (s *summarizer) Invoke(_ context.Context, req *provider.Request) iter.Seq2[
 	}
 }
 
-// openStores gives openers that take the calling test, so a failure is
-// reported on the goroutine that runs it.
-func openStores(t *testing.T) map[string]func(*testing.T) ledger.Store {
-	dir := t.TempDir()
-	stores := map[string]func(*testing.T) ledger.Store{
-		"file": func(t *testing.T) ledger.Store {
-			s, err := file.Open(filepath.Join(dir, "file"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		},
-		"sqlite": func(t *testing.T) ledger.Store {
-			s, err := sqlite.Open(context.Background(), filepath.Join(dir, "lode.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		},
-	}
-	if os.Getenv(pgtest.Env) != "off" {
-		dsn := pgtest.Shared(t).NewDatabase(t)
-		stores["postgres"] = func(t *testing.T) ledger.Store {
-			s, err := postgres.Open(context.Background(), dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		}
-	}
-	return stores
-}
-
 // TestLongConversation runs 2,000 turns with tool calls under a small
 // budget, with and without compaction, and checks every request, then
 // reloads the thread from each store and rebuilds the same requests.
 func TestLongConversation(t *testing.T) {
 	const budget = 1500
 	for _, compact := range []bool{false, true} {
-		for name, open := range openStores(t) {
+		for name, open := range allstores.Openers(t) {
 			t.Run(fmt.Sprintf("%s/compact=%v", name, compact), func(t *testing.T) {
 				ctx := context.Background()
 				store := open(t)

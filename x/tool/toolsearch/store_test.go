@@ -2,62 +2,24 @@ package toolsearch_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/lodeworks/lode/artifact"
-	"github.com/lodeworks/lode/internal/pgtest"
+	"github.com/lodeworks/lode/internal/allstores"
 	"github.com/lodeworks/lode/ledger"
-	"github.com/lodeworks/lode/ledger/file"
-	"github.com/lodeworks/lode/ledger/sqlstore/postgres"
-	"github.com/lodeworks/lode/ledger/sqlstore/sqlite"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/x/provider/script"
 	xtool "github.com/lodeworks/lode/x/tool"
 	"github.com/lodeworks/lode/x/tool/toolsearch"
 )
 
-// stores opens each of lode's stores over storage of its own; each call
-// of an opener is another process's view of the same storage.
-func stores(t *testing.T) map[string]func(*testing.T) ledger.Store {
-	dir := t.TempDir()
-	out := map[string]func(*testing.T) ledger.Store{
-		"file": func(t *testing.T) ledger.Store {
-			s, err := file.Open(filepath.Join(dir, "file"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		},
-		"sqlite": func(t *testing.T) ledger.Store {
-			s, err := sqlite.Open(context.Background(), filepath.Join(dir, "lode.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		},
-	}
-	if os.Getenv(pgtest.Env) != "off" {
-		dsn := pgtest.Shared(t).NewDatabase(t)
-		out["postgres"] = func(t *testing.T) ledger.Store {
-			s, err := postgres.Open(context.Background(), dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		}
-	}
-	return out
-}
-
 // TestActivationSurvivesReload: a search in one process loads a tool; a
 // second process (another store instance, a new registry and Search, as
 // after a restart or on another replica) offers it on the thread's next
 // turn, and runs the call.
 func TestActivationSurvivesReload(t *testing.T) {
-	for name, open := range stores(t) {
+	for name, open := range allstores.Openers(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			first := open(t)
