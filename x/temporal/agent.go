@@ -529,6 +529,25 @@ func readCall(st *ledger.StoredThread, at int, id string) (callState, error) {
 	return cs, nil
 }
 
+// openCall opens, for the agent at path, the thread and the call id of its
+// turn at; the caller closes the thread.
+func (a *Agent) openCall(ctx context.Context, path, thread string, at int, id string) (*Agent, *ledger.StoredThread, callState, error) {
+	a, err := a.at(path)
+	if err != nil {
+		return nil, nil, callState{}, err
+	}
+	st, err := a.load(ctx, thread)
+	if err != nil {
+		return nil, nil, callState{}, err
+	}
+	cs, err := a.find(st, at, id)
+	if err != nil {
+		st.Close()
+		return nil, nil, callState{}, err
+	}
+	return a, st, cs, nil
+}
+
 // find reads call id of turn at, refusing a call the turn does not hold.
 func (a *Agent) find(st *ledger.StoredThread, at int, id string) (callState, error) {
 	cs, err := readCall(st, at, id)
@@ -546,19 +565,11 @@ func (a *Agent) find(st *ledger.StoredThread, at int, id string) (callState, err
 // reads. The call runs with the tools the turn offered (MetaOffered), so
 // x/tool's Handler refuses any other exactly as in a loop turn.
 func (a *Agent) Call(ctx context.Context, in CallInput) (CallResult, error) {
-	a, err := a.at(in.Agent)
-	if err != nil {
-		return CallResult{}, err
-	}
-	st, err := a.load(ctx, in.Thread)
+	a, st, cs, err := a.openCall(ctx, in.Agent, in.Thread, in.At, in.ID)
 	if err != nil {
 		return CallResult{}, err
 	}
 	defer st.Close()
-	cs, err := a.find(st, in.At, in.ID)
-	if err != nil {
-		return CallResult{}, err
-	}
 	if cs.result != nil {
 		return CallResult{IsError: cs.result.IsError, Len: cs.length}, nil
 	}

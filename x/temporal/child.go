@@ -85,19 +85,11 @@ func ChildThreadID(thread, callID string) string {
 // metadata, the system prompt and the task, and linked from the caller's
 // thread (agent.MetaChildPrefix). Run again, it finds the thread.
 func (a *Agent) Child(ctx context.Context, in ChildInput) (ChildStart, error) {
-	pa, err := a.at(in.Agent)
-	if err != nil {
-		return ChildStart{}, err
-	}
-	st, err := pa.load(ctx, in.Thread)
+	pa, st, cs, err := a.openCall(ctx, in.Agent, in.Thread, in.At, in.ID)
 	if err != nil {
 		return ChildStart{}, err
 	}
 	defer st.Close()
-	cs, err := pa.find(st, in.At, in.ID)
-	if err != nil {
-		return ChildStart{}, err
-	}
 	ca, ok := pa.children[cs.call.Name]
 	if !ok {
 		return ChildStart{}, fmt.Errorf("temporal: thread %s: call %s: %s is no child agent on this worker", in.Thread, in.ID, cs.call.Name)
@@ -293,19 +285,11 @@ func (a *Agent) ended(ctx context.Context, st *ledger.StoredThread, in CallInput
 // its result: the child's answer, or its failure, worded as x/agent words
 // them. Run again, it appends nothing twice.
 func (a *Agent) ChildEnd(ctx context.Context, in ChildEndInput) (CallResult, error) {
-	pa, err := a.at(in.Agent)
-	if err != nil {
-		return CallResult{}, err
-	}
-	st, err := pa.load(ctx, in.Thread)
+	pa, st, cs, err := a.openCall(ctx, in.Agent, in.Thread, in.At, in.ID)
 	if err != nil {
 		return CallResult{}, err
 	}
 	defer st.Close()
-	cs, err := pa.find(st, in.At, in.ID)
-	if err != nil {
-		return CallResult{}, err
-	}
 	if cs.result != nil {
 		return CallResult{IsError: cs.result.IsError, Len: cs.length}, nil
 	}
