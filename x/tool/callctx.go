@@ -13,10 +13,11 @@ import (
 
 // callCtx is the context a tool runs under: its caller's values, done when
 // the caller's context is, when the call's time is up, and at the latest
-// when the call ends, as context.WithTimeout's would be. It also carries
-// the tool's answer back to the handler. It is the one allocation a call's
-// timing costs: the timeout is kept by the shared watchdog, and the channel
-// the handler waits on is reused.
+// when the call ends, as context.WithTimeout's would be. It is the one
+// allocation a call's timing costs: the timeout is kept by the shared
+// watchdog, and the channel the handler waits on is reused. What only a
+// watched call needs is in its watch, so that an inline call that never
+// waits on its context allocates 96 bytes rather than twice that.
 type callCtx struct {
 	parent context.Context
 	// gate is the handler running the call when it gates calls (an
@@ -33,31 +34,46 @@ type callCtx struct {
 	err  error
 	// watched says that the caller's end reaches err: set from the start
 	// for a call on a goroutine of its own (the handler waits for it), and
-	// when Done is first asked for on an inline one, whose stop is then
-	// the watch's.
+	// when Done is first asked for on an inline one, whose watch's stop is
+	// then the caller's.
 	watched bool
-	stop    func() bool
 	// timed says that the watchdog holds c and ends it at its deadline:
 	// from the start on a goroutine of its own, and once Done is asked
 	// for on an inline call, which otherwise reads the clock when asked
 	// for Err and when it returns.
 	timed bool
+	// w is set, under mu, with watched; it never changes after.
+	w *watch
+
+	// Set before anyone sees c.
+	expires mono
+	timeout time.Duration
+}
+
+// watch is the part of a call's context that a call on a goroutine of its
+// own, or an inline one that asked for Done, needs.
+type watch struct {
+	stop func() bool // ends the watch of the caller's context
 	// waiter wakes the handler waiting for this call, nil once it stopped
-	// waiting.
+	// waiting; under the call's mu.
 	waiter chan struct{}
 
-	// The tool's answer, set once under mu.
+	// The tool's answer, set once under the call's mu.
 	finished bool
 	v        any
 	verr     error
 	stack    []byte
 
-	// The watchdog's, under its lock but for expires, which is set before
-	// anyone sees c.
-	expires    mono
-	timeout    time.Duration
-	prev, next *callCtx
+	// The watchdog's, under its lock.
 	queued     bool
+	prev, next *callCtx
+}
+
+// ownCall is a call on a goroutine of its own: its context and watch in
+// one allocation.
+type ownCall struct {
+	c callCtx
+	w watch
 }
 
 // closedDone is the Done channel of a call that ended before anyone asked.
@@ -93,9 +109,10 @@ func (c *callCtx) Done() <-chan struct{} {
 		// An inline call watches its caller and its time only once it
 		// waits on something: a call that never asks costs neither.
 		c.watched = true
+		c.w = new(watch)
 		if pd := c.parent.Done(); pd != nil {
 			parent := c.parent
-			c.stop = context.AfterFunc(parent, func() { c.cancel(parent.Err()) })
+			c.w.stop = context.AfterFunc(parent, func() { c.cancel(parent.Err()) })
 		}
 	}
 	if c.err == nil && !c.timed {
@@ -155,31 +172,34 @@ func (c *callCtx) cancel(err error) {
 
 // wake tells the waiting handler, if any, to look again; c.mu is held.
 func (c *callCtx) wake() {
-	if c.waiter != nil {
+	if c.w != nil && c.w.waiter != nil {
 		select {
-		case c.waiter <- struct{}{}:
+		case c.w.waiter <- struct{}{}:
 		default: // a wake-up is already pending
 		}
 	}
 }
 
-// call runs the tool and hands its answer over, a panic included.
+// call runs the tool on a goroutine of its own and hands its answer over,
+// a panic included; c.w is set.
 func (c *callCtx) call(prepared toolpkg.Prepared) {
-	var (
-		v     any
-		err   error
-		stack []byte
-	)
+	v, err, stack := c.invoke(prepared)
+	c.mu.Lock()
+	c.w.finished, c.w.v, c.w.verr, c.w.stack = true, v, err, stack
+	c.wake()
+	c.mu.Unlock()
+}
+
+// invoke runs the tool with c as its context and returns its answer, a
+// panic as an error with its stack.
+func (c *callCtx) invoke(prepared toolpkg.Prepared) (v any, err error, stack []byte) {
 	defer func() {
 		if p := recover(); p != nil {
 			v, err, stack = nil, fmt.Errorf("panic: %v", p), debug.Stack()
 		}
-		c.mu.Lock()
-		c.finished, c.v, c.verr, c.stack = true, v, err, stack
-		c.wake()
-		c.mu.Unlock()
 	}()
 	v, err = prepared(c)
+	return v, err, nil
 }
 
 // waiters are the channels handlers sleep on, reused across calls.
@@ -212,9 +232,9 @@ func (w *watchdog) add(c *callCtx) {
 		q = new(callQueue)
 		w.queues[c.timeout] = q
 	}
-	c.prev, c.next, c.queued = q.tail, nil, true
+	c.w.prev, c.w.next, c.w.queued = q.tail, nil, true
 	if q.tail != nil {
-		q.tail.next = c
+		q.tail.w.next = c
 	} else {
 		q.head = c
 	}
@@ -244,21 +264,22 @@ func (w *watchdog) remove(c *callCtx) {
 // unlink takes c out of its queue; w.mu is held. The timer stays set: if
 // it fires for nothing, fire sets it for the next head.
 func (w *watchdog) unlink(c *callCtx) {
-	if !c.queued {
+	cw := c.w
+	if !cw.queued {
 		return
 	}
 	q := w.queues[c.timeout]
-	if c.prev != nil {
-		c.prev.next = c.next
+	if cw.prev != nil {
+		cw.prev.w.next = cw.next
 	} else {
-		q.head = c.next
+		q.head = cw.next
 	}
-	if c.next != nil {
-		c.next.prev = c.prev
+	if cw.next != nil {
+		cw.next.w.prev = cw.prev
 	} else {
-		q.tail = c.prev
+		q.tail = cw.prev
 	}
-	c.prev, c.next, c.queued = nil, nil, false
+	cw.prev, cw.next, cw.queued = nil, nil, false
 }
 
 func (w *watchdog) fire() {
@@ -315,9 +336,11 @@ type runResult struct {
 // allocation and one clock read. A non-nil gate is the handler whose
 // approval rules calls made below this one inherit.
 func run(ctx context.Context, gate *Handler, timeout time.Duration, prepared toolpkg.Prepared) runResult {
-	c := &callCtx{parent: ctx, gate: gate, expires: now() + mono(timeout), timeout: timeout, watched: true, timed: true}
+	own := &ownCall{c: callCtx{parent: ctx, gate: gate, expires: now() + mono(timeout), timeout: timeout, watched: true, timed: true}}
+	c := &own.c
+	c.w = &own.w
 	waiter := waiters.Get().(chan struct{})
-	c.waiter = waiter // no one else sees c yet
+	c.w.waiter = waiter // no one else sees c yet
 	dog.add(c)
 	var stopParent func() bool
 	if ctx.Done() != nil {
@@ -330,18 +353,18 @@ func run(ctx context.Context, gate *Handler, timeout time.Duration, prepared too
 	for {
 		<-waiter
 		c.mu.Lock()
-		if c.finished || c.err != nil {
+		if c.w.finished || c.err != nil {
 			break
 		}
 		c.mu.Unlock() // woken with nothing to see: look again
 	}
-	if c.finished {
-		r.v, r.err, r.stack = c.v, c.verr, c.stack
+	if c.w.finished {
+		r.v, r.err, r.stack = c.w.v, c.w.verr, c.w.stack
 	} else {
 		r.err = c.err
 	}
 	r.ctxErr = c.err
-	c.waiter = nil
+	c.w.waiter = nil
 	below := c.below
 	c.mu.Unlock()
 	if below != nil {
@@ -375,10 +398,9 @@ func run(ctx context.Context, gate *Handler, timeout time.Duration, prepared too
 // timeout, for the handler to stop trusting the tool.
 func runInline(ctx context.Context, gate *Handler, timeout time.Duration, prepared toolpkg.Prepared) (r runResult, overran bool) {
 	c := &callCtx{parent: ctx, gate: gate, expires: now() + mono(timeout), timeout: timeout}
-	c.call(prepared)
+	r.v, r.err, r.stack = c.invoke(prepared)
 	c.mu.Lock()
 	c.adopt()
-	r.v, r.err, r.stack = c.v, c.verr, c.stack
 	if c.err != nil && r.stack == nil {
 		// Late: what it returned is what run would have abandoned.
 		r.v, r.err = nil, c.err
@@ -393,7 +415,11 @@ func runInline(ctx context.Context, gate *Handler, timeout time.Duration, prepar
 			close(c.done)
 		}
 	}
-	below, stop, timed := c.below, c.stop, c.timed
+	below, timed := c.below, c.timed
+	var stop func() bool
+	if c.w != nil {
+		stop = c.w.stop
+	}
 	c.mu.Unlock()
 	if timed {
 		dog.remove(c)

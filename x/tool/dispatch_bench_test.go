@@ -131,7 +131,7 @@ func TestDispatchAllocs(t *testing.T) {
 // times the baseline with the tool's function run on a goroutine of its
 // own: the least that handing a call off adds, whatever the Handler does.
 // It runs only when LODE_BENCH_ROUNDS gives the number of rounds;
-// LODE_BENCH_ROUND_MS sizes a round (the baseline's time in it, 10 ms
+// LODE_BENCH_ROUND_MS sizes a round (the baseline's time in it, 40 ms
 // unless set):
 //
 //	LODE_BENCH_ROUNDS=101 go test -run TestDispatchRatio -v ./x/tool
@@ -150,8 +150,12 @@ func TestDispatchRatio(t *testing.T) {
 		{"baseline, function on a goroutine", addBaselineHandedOff(t)},
 	}
 	type sample struct{ wall, cpu time.Duration }
+	// No side starts from a collected heap: one that did would be spared
+	// the collection its allocations bring, as a side allocating less than
+	// the smallest heap goal in a round would be spared it every round.
+	// Rounds long enough for several collections spread them over the
+	// sides as their allocations do.
 	timeN := func(f func(), n int) sample {
-		runtime.GC() // each side starts with a clean heap
 		c, w := cpuTime(), time.Now()
 		for range n {
 			f()
@@ -159,10 +163,11 @@ func TestDispatchRatio(t *testing.T) {
 		return sample{time.Since(w), cpuTime() - c}
 	}
 	// Size a round so that the baseline runs for about
-	// LODE_BENCH_ROUND_MS milliseconds (10 unless set).
+	// LODE_BENCH_ROUND_MS milliseconds (40 unless set): long enough for a
+	// few collections in every side.
 	roundMS, _ := strconv.Atoi(os.Getenv("LODE_BENCH_ROUND_MS"))
 	if roundMS <= 0 {
-		roundMS = 10
+		roundMS = 40
 	}
 	n := 500
 	for timeN(sides[0].f, n).wall < time.Duration(roundMS)*time.Millisecond && n < 1<<24 {
