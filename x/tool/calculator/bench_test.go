@@ -35,3 +35,28 @@ func BenchmarkEval1KB(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEvalWorst times the slowest expressions found under the default
+// limits, 4 KiB of divisions and roots of numbers near the bit limit: what
+// one call can hold its caller's goroutine for, since the tool is Inline.
+func BenchmarkEvalWorst(b *testing.B) {
+	for _, tc := range []struct{ name, unit string }{
+		{"divisions", "(2^8000+1)/(3^5000+1)-"},
+		{"roots", "sqrt(3^5000/7^2000)+"},
+	} {
+		unit := tc.unit
+		var sb strings.Builder
+		for sb.Len()+len(unit) < calculator.DefaultMaxInput-1 {
+			sb.WriteString(unit)
+		}
+		expr := sb.String() + "1"
+		b.Run(tc.name, func(b *testing.B) {
+			c := calculator.New()
+			for b.Loop() {
+				if _, err := c.Eval(expr); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

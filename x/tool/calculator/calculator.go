@@ -120,7 +120,17 @@ func (c *Calculator) Tools(context.Context) ([]tool.Tool, error) {
 		Description: evalDescription,
 		Schema:      schema,
 		Hints:       tool.Hints{ReadOnly: true, Idempotent: true},
+		Inline:      c.lim.bounded(),
 	}}, nil
+}
+
+// bounded reports whether the limits are at most the defaults, under which
+// one evaluation takes at most about a tenth of a second (a 4 KiB
+// expression of 8192-bit divisions), so that a call may run on its
+// caller's goroutine (tool.Tool.Inline). Raised limits hand every call
+// off, since nothing then bounds its time.
+func (l limits) bounded() bool {
+	return l.maxInput <= DefaultMaxInput && l.maxBits <= DefaultMaxBits && l.maxDepth <= DefaultMaxDepth
 }
 
 // Call runs the eval tool. A bad expression is a *tool.Result with IsError

@@ -486,3 +486,26 @@ func TestHugeValuesInMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestInlineUnderDefaultLimits checks that the tool runs on its caller's
+// goroutine (tool.Tool.Inline) only while its limits bound its time:
+// BenchmarkEvalWorst measures the worst case under the defaults.
+func TestInlineUnderDefaultLimits(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		opts   []calculator.Option
+		inline bool
+	}{
+		{"defaults", nil, true},
+		{"lower limits", []calculator.Option{calculator.WithMaxInput(100), calculator.WithMaxBits(64), calculator.WithMaxDepth(4)}, true},
+		{"more input", []calculator.Option{calculator.WithMaxInput(calculator.DefaultMaxInput + 1)}, false},
+		{"more bits", []calculator.Option{calculator.WithMaxBits(1 << 20)}, false},
+		{"deeper", []calculator.Option{calculator.WithMaxDepth(calculator.DefaultMaxDepth * 2)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if b := mount(t, calculator.New(tc.opts...)); b.Tool.Inline != tc.inline {
+				t.Errorf("Inline = %v, want %v", b.Tool.Inline, tc.inline)
+			}
+		})
+	}
+}
