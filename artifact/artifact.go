@@ -135,10 +135,16 @@ type ResourceLink struct {
 }
 
 // Finish records why the model stopped ("stop", "tool_calls", "length",
-// "content_filter", or whatever the server said).
+// "content_filter", FinishPauseTurn, or whatever the server said).
 type Finish struct {
 	Reason string `json:"reason"`
 }
+
+// FinishPauseTurn is the Finish reason of an answer the server paused in
+// the middle of its own tools' work (Anthropic's server tools, such as web
+// search): sent the thread as it stands, the server carries the same
+// answer on. loop's Step.Run takes another turn for it.
+const FinishPauseTurn = "pause_turn"
 
 // Summary stands, in the requests a history policy builds, for the turns
 // First to Last (indexes from 0, both included) of the thread it is stored

@@ -15,9 +15,12 @@ import (
 )
 
 // Run takes turns on st until the model answers without calling a tool, and
-// returns st. A limit set with WithMaxTurns, WithMaxTokens, WithMaxCost or WithTimeLimit
-// stops it with a *LimitError when the model still has tool calls to make;
-// any other failure ends it with the error of the turn that failed.
+// returns st. An answer the server paused (artifact.FinishPauseTurn) is not
+// one: Run takes another turn, which the server carries the answer on in.
+// A limit set with WithMaxTurns, WithMaxTokens, WithMaxCost or WithTimeLimit
+// stops it with a *LimitError when the model still has tool calls to make,
+// or a paused answer to finish; any other failure ends it with the error of
+// the turn that failed.
 //
 // On a ledger.StoredThread, Run first takes the thread's lease (see
 // WithLease), renews it while it works and releases it when it returns: a
@@ -101,7 +104,7 @@ func (s *Step) run(ctx context.Context, st ledger.State, prov provider.Provider,
 		if out.pending != nil {
 			return st, &PendingError{Thread: st.ID(), Calls: out.pending}
 		}
-		if out.calls == 0 {
+		if out.calls == 0 && !out.paused {
 			return st, nil
 		}
 		if s.maxTurns > 0 && turns >= s.maxTurns {

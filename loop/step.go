@@ -164,6 +164,9 @@ func (s *Step) notify(ctx context.Context, ev Event) {
 // turnOutcome is what Run needs to know about a finished turn.
 type turnOutcome struct {
 	calls int
+	// paused says that the server paused the answer, to be carried on by
+	// another turn (artifact.FinishPauseTurn).
+	paused bool
 	usage artifact.Usage
 	cost  float64 // US dollars, of the priced usage
 	// unpriced names a model that reported usage the Pricer had no
@@ -274,6 +277,8 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 		switch a := a.(type) {
 		case artifact.ToolCall:
 			out.calls++
+		case artifact.Finish:
+			out.paused = a.Reason == artifact.FinishPauseTurn
 		case artifact.Usage:
 			out.usage.InputTokens += a.InputTokens
 			out.usage.OutputTokens += a.OutputTokens

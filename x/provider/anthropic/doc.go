@@ -107,7 +107,11 @@
 //     one whose streamed input is not JSON is ErrMalformed. Their use does
 //     not stream as ToolCallDelta: lode runs no such call. Other adapters
 //     leave Opaque out. A pause_turn stop reason passes as Finish
-//     "pause_turn".
+//     "pause_turn" (artifact.FinishPauseTurn), which loop's Step.Run
+//     carries on: the next request ends with the paused answer, as the
+//     API asks, less the trailing white space the API refuses there. The
+//     code execution tool's container is not carried from one request to
+//     the next.
 //   - Deferred tools (tool.Tool.Deferred, which x/tool/toolsearch's Native
 //     sets): each goes with defer_loading true, after the BM25 tool search
 //     tool (tool_search_tool_bm25_20251119), which the request then

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -331,7 +332,34 @@ func messages(turns []ledger.Turn) ([]sdk.TextBlockParam, []sdk.MessageParam, er
 			return nil, nil, turnErr(i, t.Role, "unknown role")
 		}
 	}
-	return system, msgs, nil
+	return system, trimFinalAssistant(msgs), nil
+}
+
+// trimFinalAssistant drops the trailing white space of a request's last
+// message when it is an answer to carry on (an answer the server paused,
+// artifact.FinishPauseTurn), which the API refuses, with the text block
+// it leaves empty and the message if nothing is left of it.
+func trimFinalAssistant(msgs []sdk.MessageParam) []sdk.MessageParam {
+	n := len(msgs)
+	if n == 0 || msgs[n-1].OfAssistant == nil {
+		return msgs
+	}
+	content := msgs[n-1].OfAssistant.Content
+	for len(content) > 0 {
+		last := content[len(content)-1].OfText
+		if last == nil {
+			break
+		}
+		if last.Text = strings.TrimRightFunc(last.Text, unicode.IsSpace); last.Text != "" {
+			break
+		}
+		content = content[:len(content)-1]
+	}
+	if len(content) == 0 {
+		return msgs[:n-1]
+	}
+	msgs[n-1].OfAssistant.Content = content
+	return msgs
 }
 
 func onlyToolResults(bs []sdk.ContentBlockParamUnion) bool {
