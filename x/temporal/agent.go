@@ -263,6 +263,9 @@ type TurnResult struct {
 	Calls []CallRef
 	// Answer is the turn's text when it made no calls.
 	Answer string
+	// Paused says that the server paused the answer
+	// (artifact.FinishPauseTurn): the next turn carries it on.
+	Paused bool `json:",omitempty"`
 }
 
 // CallInput names a call of the answer at turn At to run, with the
@@ -426,6 +429,8 @@ func (a *Agent) landed(turns []ledger.Turn, after int) (TurnResult, bool) {
 				r.Calls = append(r.Calls, a.ref(x))
 			case artifact.Text:
 				r.Answer += x.Content
+			case artifact.Finish:
+				r.Paused = x.Reason == artifact.FinishPauseTurn
 			}
 		}
 		return r, true

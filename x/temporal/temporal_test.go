@@ -463,3 +463,47 @@ func TestActivitiesRefuseWhatTheThreadDoesNotHold(t *testing.T) {
 		t.Fatalf("the thread changed: %d turns", n)
 	}
 }
+
+// TestPausedAnswerCarriedOn checks that an answer the server paused
+// (artifact.FinishPauseTurn) takes another turn, whose answer carries it on,
+// and that the run's answer is the whole of it; a server that pauses every
+// answer is stopped by the turn limit.
+func TestPausedAnswerCarriedOn(t *testing.T) {
+	pause := func(text string) script.Step {
+		return script.Reply(artifact.Text{Content: text}, artifact.Finish{Reason: artifact.FinishPauseTurn})
+	}
+	t.Run("carried on", func(t *testing.T) {
+		s, id := thread(t, "search")
+		prov := script.Play(pause("Searching. "), pause("Still. "), script.Text("Found."))
+		a, err := lt.New(s, prov, lt.WithHandler(&tools{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := env(t, a)
+		e.ExecuteWorkflow(lt.WorkflowName, lt.RunInput{Thread: id})
+		var out lt.RunOutput
+		if err := e.GetWorkflowResult(&out); err != nil {
+			t.Fatal(err)
+		}
+		if out.Answer != "Searching. Still. Found." || out.Turns != 3 {
+			t.Fatalf("output %+v", out)
+		}
+		reqs := prov.Requests()
+		if len(reqs) != 3 || len(reqs[2].Turns) != 3 || reqs[2].Turns[2].Role != ledger.RoleAssistant {
+			t.Fatalf("requests %+v", reqs)
+		}
+	})
+	t.Run("paused forever", func(t *testing.T) {
+		s, id := thread(t, "search")
+		prov := script.Play(pause("a"), pause("b"), pause("c"))
+		a, err := lt.New(s, prov, lt.WithHandler(&tools{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := env(t, a)
+		e.ExecuteWorkflow(lt.WorkflowName, lt.RunInput{Thread: id, MaxTurns: 2})
+		if err := e.GetWorkflowError(); err == nil || !strings.Contains(err.Error(), "the server still pauses its answer after 2 turns") {
+			t.Fatalf("err %v", err)
+		}
+	})
+}

@@ -230,9 +230,14 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		return out, err
 	}
 	after := n - 1
+	var said string // the text of paused answers, which the next turn carries on
 	for {
 		if out.Turns >= maxTurns {
-			return out, sdk.NewNonRetryableApplicationError(fmt.Sprintf("temporal: thread %s: the model still calls tools after %d turns", in.Thread, maxTurns), "MaxTurns", nil)
+			still := "the model still calls tools"
+			if said != "" {
+				still = "the server still pauses its answer"
+			}
+			return out, sdk.NewNonRetryableApplicationError(fmt.Sprintf("temporal: thread %s: %s after %d turns", in.Thread, still, maxTurns), "MaxTurns", nil)
 		}
 		var tr TurnResult
 		if err := workflow.ExecuteActivity(turnCtx, TurnName, TurnInput{Thread: in.Thread, Agent: in.Agent, After: after}).Get(ctx, &tr); err != nil {
@@ -241,9 +246,14 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		out.Turns++
 		after = tr.At
 		if len(tr.Calls) == 0 {
-			out.Answer = tr.Answer
+			if tr.Paused {
+				said += tr.Answer
+				continue
+			}
+			out.Answer = said + tr.Answer
 			return out, nil
 		}
+		said = ""
 		refs := map[string]CallRef{}
 		for _, c := range tr.Calls {
 			refs[c.ID] = c
