@@ -167,8 +167,8 @@ type turnOutcome struct {
 	// paused says that the server paused the answer, to be carried on by
 	// another turn (artifact.FinishPauseTurn).
 	paused bool
-	usage artifact.Usage
-	cost  float64 // US dollars, of the priced usage
+	usage  artifact.Usage
+	cost   float64 // US dollars, of the priced usage
 	// unpriced names a model that reported usage the Pricer had no
 	// price for.
 	unpriced string
