@@ -44,7 +44,9 @@ type Tool struct {
 	// saves the hand-off to a goroutine of its own (a wake-up of another
 	// core, most of a small call's cost). A tool that breaks the promise
 	// holds the turn until it returns; the handler reports such a call as
-	// timed out and runs the tool's later calls on a goroutine again.
+	// timed out and runs the tool's later calls on a goroutine again. It
+	// also promises not to call runtime.Goexit, which would end the
+	// caller's goroutine.
 	Inline bool
 }
 

@@ -181,17 +181,32 @@ func (c *callCtx) wake() {
 }
 
 // call runs the tool on a goroutine of its own and hands its answer over,
-// a panic included; c.w is set.
+// a panic and a runtime.Goexit included; c.w is set.
 func (c *callCtx) call(prepared toolpkg.Prepared) {
-	v, err, stack := c.invoke(prepared)
-	c.mu.Lock()
-	c.w.finished, c.w.v, c.w.verr, c.w.stack = true, v, err, stack
-	c.wake()
-	c.mu.Unlock()
+	var (
+		v     any
+		err   error
+		stack []byte
+	)
+	// Deferred, so that a tool that ends its goroutine (runtime.Goexit)
+	// still answers.
+	defer func() {
+		c.mu.Lock()
+		c.w.finished, c.w.v, c.w.verr, c.w.stack = true, v, err, stack
+		c.wake()
+		c.mu.Unlock()
+	}()
+	v, err, stack = nil, errGoexit, nil
+	v, err, stack = c.invoke(prepared)
 }
 
+// errGoexit is the answer of a tool that called runtime.Goexit rather
+// than return.
+var errGoexit = errors.New("the tool ended its goroutine (runtime.Goexit) without returning")
+
 // invoke runs the tool with c as its context and returns its answer, a
-// panic as an error with its stack.
+// panic as an error with its stack. A tool that calls runtime.Goexit ends
+// the goroutine invoke runs on, which nothing can stop.
 func (c *callCtx) invoke(prepared toolpkg.Prepared) (v any, err error, stack []byte) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -396,9 +411,21 @@ func run(ctx context.Context, gate *Handler, timeout time.Duration, prepared too
 // checked: a call that comes back after its context ended reports that end,
 // as run would have, whatever it returned, and overran says it passed its
 // timeout, for the handler to stop trusting the tool.
-func runInline(ctx context.Context, gate *Handler, timeout time.Duration, prepared toolpkg.Prepared) (r runResult, overran bool) {
+func runInline(ctx context.Context, gate *Handler, timeout time.Duration, prepared toolpkg.Prepared, goexit func()) (r runResult, overran bool) {
 	c := &callCtx{parent: ctx, gate: gate, expires: now() + mono(timeout), timeout: timeout}
+	returned := false
+	defer func() {
+		if !returned {
+			// The tool called runtime.Goexit, which ends this goroutine,
+			// the caller's, whatever is done here: the call still ends,
+			// and the handler is told.
+			c.mu.Lock()
+			c.end(ctx)
+			goexit()
+		}
+	}()
 	r.v, r.err, r.stack = c.invoke(prepared)
+	returned = true
 	c.mu.Lock()
 	c.adopt()
 	if c.err != nil && r.stack == nil {
@@ -406,10 +433,17 @@ func runInline(ctx context.Context, gate *Handler, timeout time.Duration, prepar
 		r.v, r.err = nil, c.err
 	}
 	r.ctxErr = c.err
+	c.end(ctx)
+	overran = errors.Is(r.ctxErr, context.DeadlineExceeded) && ctx.Err() == nil
+	return r, overran
+}
+
+// end ends an inline call's context as the call ends, and releases c.mu,
+// which is held: what the tool may have kept of its context ends with the
+// call, under the lock, so that nothing it left running can hand the
+// context to the watchdog after the look at timed.
+func (c *callCtx) end(ctx context.Context) {
 	if c.err == nil {
-		// What the tool may have kept of its context ends with the call,
-		// here under the lock, so that nothing it left running can hand
-		// the context to the watchdog after the look at timed below.
 		c.err = context.Canceled
 		if c.done != nil {
 			close(c.done)
@@ -430,6 +464,4 @@ func runInline(ctx context.Context, gate *Handler, timeout time.Duration, prepar
 	if stop != nil {
 		stop()
 	}
-	overran = errors.Is(r.ctxErr, context.DeadlineExceeded) && ctx.Err() == nil
-	return r, overran
 }

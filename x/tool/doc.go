@@ -43,7 +43,7 @@
 // little on a busy machine, but on an idle one it wakes another core twice
 // (to run the call, and to hand its answer back), which costs more than a
 // small tool's whole work: the add tool of issue 35 took about 2× the bare
-// JSON round trip that way, 0.9–1.2× inline (BENCHMARKS.md). A tool that promises to return
+// JSON round trip that way, 0.7–0.9× inline (BENCHMARKS.md). A tool that promises to return
 // promptly or as soon as its context ends — Tool.Inline, tool.WithInline
 // for a typed one — runs on the caller's goroutine instead, under the same
 // context (the same deadline, the caller's values and end, seen through
@@ -56,7 +56,11 @@
 // (a timeout, a cancellation), not what it returned late, and a tool whose
 // inline call passed its timeout runs on a goroutine of its own from then
 // on, with a warning logged. A tool that breaks its promise can so hold a
-// turn once, until it returns; a tool that made none never. WithoutInline
+// turn once, until it returns; a tool that made none never. A tool that
+// calls runtime.Goexit (testing's FailNow does) ends the goroutine it runs
+// on: on its own, the call answers with an error result; inline, that
+// goroutine is the caller's, which ends with it, and the tool's later calls
+// are handed off as above. WithoutInline
 // hands every call off, for tools the application does not trust to keep
 // their promise. Pooling the goroutines instead measured no cheaper than
 // starting one: a parked worker is woken through the same path.

@@ -384,11 +384,10 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 	var ran runResult
 	if b.Tool.Inline && !remote && !h.noInline && !h.distrusts(b.Tool.Name) {
 		var overran bool
-		if ran, overran = runInline(ctx, gate, timeout, prepared); overran {
-			h.overran.Store(b.Tool.Name, struct{}{})
-			h.anyOverran.Store(true)
-			h.log().WarnContext(ctx, "lode: a tool that promised to run inline passed its timeout; its calls run on a goroutine of their own from now on",
-				"tool", call.Name, "call_id", call.ID, "timeout", timeout)
+		if ran, overran = runInline(ctx, gate, timeout, prepared, func() {
+			h.distrust(ctx, b.Tool.Name, call, "ended its goroutine, the caller's, with runtime.Goexit")
+		}); overran {
+			h.distrust(ctx, b.Tool.Name, call, "passed its timeout", "timeout", timeout)
 		}
 	} else {
 		ran = run(ctx, gate, timeout, prepared)
@@ -444,6 +443,15 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		o.errType = errTool
 	}
 	return res, o
+}
+
+// distrust runs the tool named on a goroutine of its own from now on: it
+// broke its promise to run inline, as the call did.
+func (h *Handler) distrust(ctx context.Context, name string, call artifact.ToolCall, did string, attrs ...any) {
+	h.overran.Store(name, struct{}{})
+	h.anyOverran.Store(true)
+	h.log().WarnContext(ctx, "lode: a tool that promised to run inline "+did+"; its calls run on a goroutine of their own from now on",
+		append([]any{"tool", call.Name, "call_id", call.ID}, attrs...)...)
 }
 
 // distrusts reports whether the tool named broke its promise to run

@@ -302,3 +302,43 @@ func TestInlineDistrustIsPerTool(t *testing.T) {
 		t.Fatalf("other ran inline: %v, want [true true]", inline)
 	}
 }
+
+// TestGoexitAnswers calls a tool that ends its goroutine with
+// runtime.Goexit (as testing's FailNow does) rather than return. On a
+// goroutine of its own the call answers at once with an error result, not
+// at its timeout. Inline, the goroutine it ends is the caller's, which
+// nothing can save: Execute never returns, and the handler warns and runs
+// the tool's later calls on a goroutine of their own, where they answer.
+func TestGoexitAnswers(t *testing.T) {
+	const want = "the tool ended its goroutine (runtime.Goexit) without returning"
+	for _, inline := range []bool{false, true} {
+		t.Run(map[bool]string{false: "goroutine", true: "inline"}[inline], func(t *testing.T) {
+			reg := tool.NewRegistry()
+			if err := reg.Register(tool.Tool{Name: "t", Timeout: time.Hour, Inline: inline}, func(context.Context, tool.Sandbox, map[string]any) (any, error) {
+				runtime.Goexit()
+				return "never", nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			var logs bytes.Buffer
+			h := xtool.NewHandler(reg, xtool.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+			if inline {
+				returned := make(chan bool)
+				go func() {
+					defer func() { returned <- false }()
+					h.Execute(context.Background(), call("t", "{}"))
+					returned <- true
+				}()
+				if <-returned {
+					t.Fatal("Execute returned from a tool that called runtime.Goexit on its goroutine")
+				}
+				if !strings.Contains(logs.String(), "ended its goroutine, the caller's, with runtime.Goexit") {
+					t.Errorf("logged %q, want the warning", logs.String())
+				}
+			}
+			if r := h.Execute(context.Background(), call("t", "{}")); !r.IsError || r.Content != want {
+				t.Fatalf("result %+v, want the error %q", r, want)
+			}
+		})
+	}
+}
