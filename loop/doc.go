@@ -8,7 +8,13 @@
 // artifact.Usage is stored with its model and cost; WithMaxCost bounds a
 // run's dollars, its child runs' included, and refuses to start when a model
 // it may use has no price (ErrUnpriced). WithMeter records tokens and
-// dollars as OpenTelemetry metrics.
+// dollars as OpenTelemetry metrics. A model call made for a turn outside
+// the thread (x/history's summaries) counts with Charge: priced, toward
+// the limit, on the meters, and to the observers as a UsageEvent.
+//
+// An answer the server paused (artifact.FinishPauseTurn, from Anthropic's
+// server tools) is not a final one: Run sends the thread back as it stands
+// for the server to carry the answer on, within the turn limit.
 //
 // Handlers run concurrently across the artifacts of one answer (bounded by
 // WithConcurrency); what they emit is appended in the order of the artifacts

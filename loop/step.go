@@ -240,6 +240,8 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 			s.notify(ctx, ErrorEvent{Err: err})
 		}
 	}()
+	ctx, charged := s.charging(ctx, &out)
+	defer charged()
 
 	if err := ctx.Err(); err != nil {
 		return out, &ProviderError{Err: err}

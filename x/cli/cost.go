@@ -150,7 +150,15 @@ type spent struct {
 	turns    int
 }
 
+// add counts an answer's usage.
 func (s *spent) add(u artifact.Usage) {
+	s.count(u)
+	s.turns++
+}
+
+// count adds u, an answer's or a call's made for a turn (a history
+// summary, loop.UsageEvent), to what was spent.
+func (s *spent) count(u artifact.Usage) {
 	s.usage.InputTokens += u.InputTokens
 	s.usage.OutputTokens += u.OutputTokens
 	s.usage.CachedInputTokens += u.CachedInputTokens
@@ -162,7 +170,6 @@ func (s *spent) add(u artifact.Usage) {
 			s.unpriced = "the model"
 		}
 	}
-	s.turns++
 }
 
 // line says what was spent: tokens in (cached), out (reasoning), and the

@@ -10,6 +10,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/loop"
 )
 
 // costServer answers a call (20 tokens in, 5 out) and then a text.
@@ -187,5 +191,29 @@ func TestRunKeepsThePolicySpendLimits(t *testing.T) {
 				t.Errorf("%d requests, want %d", len(fake.requests), c.requests)
 			}
 		})
+	}
+}
+
+// The usage of a call made for a turn outside the thread (a history
+// summary, loop.UsageEvent) counts in what the run spent, and --trace
+// prints it on a line of its own.
+func TestPrinterCountsUsageEvents(t *testing.T) {
+	for _, perTurn := range []bool{false, true} {
+		var info strings.Builder
+		p := &printer{out: io.Discard, info: &info, perTurn: perTurn}
+		ctx := context.Background()
+		p.Emit(ctx, loop.UsageEvent{For: "history summary", Usage: artifact.Usage{InputTokens: 900, OutputTokens: 100, Model: "tiny", CostUSD: 0.5, Priced: true}})
+		p.Emit(ctx, loop.TurnCompleteEvent{Role: ledger.RoleAssistant, Artifacts: []artifact.Artifact{
+			artifact.Text{Content: "2."}, artifact.Usage{InputTokens: 20, OutputTokens: 5, Model: "tiny", CostUSD: 0.03, Priced: true}}})
+		p.summary()
+		want := []string{"(used: 920 tokens in, 105 out, $0.5300)"}
+		if perTurn {
+			want = append(want, "(history summary: 900 tokens in, 100 out, $0.5000)", "(turn 1: 20 tokens in, 5 out, $0.0300)")
+		}
+		for _, w := range want {
+			if !strings.Contains(info.String(), w) {
+				t.Errorf("--trace %v: printed\n%s\nwant %q", perTurn, info.String(), w)
+			}
+		}
 	}
 }

@@ -602,6 +602,14 @@ func (p *printer) Emit(_ context.Context, ev loop.Event) {
 			p.breakLine()
 			fmt.Fprintln(p.info, line)
 		}
+	case loop.UsageEvent:
+		p.run.count(ev.Usage)
+		if p.perTurn {
+			one := spent{turns: 1}
+			one.count(ev.Usage)
+			p.breakLine()
+			fmt.Fprintln(p.info, one.line("("+ev.For)+")")
+		}
 	case loop.DeltaEvent:
 		switch d := ev.Delta.(type) {
 		case artifact.TextDelta:

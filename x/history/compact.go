@@ -9,6 +9,7 @@ import (
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 )
 
@@ -192,7 +193,7 @@ func (p *Policy) summarise(ctx context.Context, so, chunk string, maxBytes int) 
 			{Role: ledger.RoleSystem, Artifacts: []artifact.Artifact{artifact.Text{Content: SummaryInstruction}}},
 			{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{artifact.Text{Content: b.String()}}},
 		}}
-		text, err := collectText(ctx, p.cfg.summarizer.Invoke(ctx, req))
+		text, err := p.collectText(ctx, p.cfg.summarizer.Invoke(ctx, req))
 		if err != nil {
 			return "", err
 		}
@@ -221,6 +222,10 @@ func (p *Policy) retries() int {
 	return p.cfg.summaryRetries
 }
 
+// SummaryUsage is what the loop.UsageEvent of a summary's usage says the
+// call was for.
+const SummaryUsage = "history summary"
+
 // SummaryCutMarker ends a summary that was cut to its share of the budget.
 const SummaryCutMarker = "[… summary cut to fit its share of the context window: %d bytes left out …]"
 
@@ -242,7 +247,10 @@ func cutText(s string, size int, marker string) string {
 	return s[:cut] + fmt.Sprintf(marker, len(s)-cut)
 }
 
-func collectText(ctx context.Context, seq iter.Seq2[artifact.Artifact, error]) (string, error) {
+// collectText reads the summarizer's answer, counting its usage toward the
+// turn (loop.Charge): its cost binds the run's cost limit as the model's
+// own answers do.
+func (p *Policy) collectText(ctx context.Context, seq iter.Seq2[artifact.Artifact, error]) (string, error) {
 	if seq == nil {
 		return "", errors.New("the provider returned no stream")
 	}
@@ -253,8 +261,11 @@ func collectText(ctx context.Context, seq iter.Seq2[artifact.Artifact, error]) (
 			err = serr
 			break
 		}
-		if t, ok := artifact.Normalize(a).(artifact.Text); ok {
-			b.WriteString(t.Content)
+		switch a := artifact.Normalize(a).(type) {
+		case artifact.Text:
+			b.WriteString(a.Content)
+		case artifact.Usage:
+			loop.Charge(ctx, p.cfg.summarizer, SummaryUsage, a)
 		}
 	}
 	if err == nil {

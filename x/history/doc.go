@@ -31,7 +31,9 @@
 // WithLogger and a history.compaction_failed event to the turn's span
 // (with history.compaction=failed), once per failed compaction, and the
 // next request that drops turns tries again. A cancelled context still
-// stops the turn.
+// stops the turn. The summarizer's usage counts toward the turn
+// (loop.Charge): priced with the Step's Pricer, bound by its cost limit,
+// and reported as a loop.UsageEvent for SummaryUsage.
 //
 // The budget is WithBudget, or the model's context window less a reserve
 // for the answer: from the provider when it implements Windower, else
