@@ -65,19 +65,36 @@ type charger struct {
 	unpriced string
 }
 
-// charging gives ctx a charger for one turn when Charge has anything to do
-// on s, and returns a function that adds what it counted to out.
-func (s *Step) charging(ctx context.Context, out *turnOutcome) (context.Context, func()) {
-	if s.pricer == nil && s.meters == nil && len(s.observers) == 0 && spendFrom(ctx) == nil {
-		return ctx, func() {}
+// chargeCtx is a turn's context with its charger: one allocation for
+// both.
+type chargeCtx struct {
+	context.Context
+	c charger
+}
+
+func (c *chargeCtx) Value(key any) any {
+	if key == (chargeKey{}) {
+		return &c.c
 	}
-	c := &charger{step: s}
-	return context.WithValue(ctx, chargeKey{}, c), func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		out.cost += c.usd
-		if out.unpriced == "" {
-			out.unpriced = c.unpriced
-		}
+	return c.Context.Value(key)
+}
+
+// charging gives ctx a charger for one turn when Charge has anything to do
+// on s; nil when not.
+func (s *Step) charging(ctx context.Context) (context.Context, *charger) {
+	if s.pricer == nil && s.meters == nil && len(s.observers) == 0 && spendFrom(ctx) == nil {
+		return ctx, nil
+	}
+	cc := &chargeCtx{Context: ctx, c: charger{step: s}}
+	return cc, &cc.c
+}
+
+// addTo adds what c counted to out.
+func (c *charger) addTo(out *turnOutcome) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out.cost += c.usd
+	if out.unpriced == "" {
+		out.unpriced = c.unpriced
 	}
 }

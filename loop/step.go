@@ -240,8 +240,10 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 			s.notify(ctx, ErrorEvent{Err: err})
 		}
 	}()
-	ctx, charged := s.charging(ctx, &out)
-	defer charged()
+	ctx, charged := s.charging(ctx)
+	if charged != nil {
+		defer charged.addTo(&out)
+	}
 
 	if err := ctx.Err(); err != nil {
 		return out, &ProviderError{Err: err}
