@@ -189,14 +189,14 @@ func (c *callCtx) call(prepared toolpkg.Prepared) {
 		stack []byte
 	)
 	// Deferred, so that a tool that ends its goroutine (runtime.Goexit)
-	// still answers.
+	// still answers: then invoke never returns, and errGoexit stays.
 	defer func() {
 		c.mu.Lock()
 		c.w.finished, c.w.v, c.w.verr, c.w.stack = true, v, err, stack
 		c.wake()
 		c.mu.Unlock()
 	}()
-	v, err, stack = nil, errGoexit, nil
+	err = errGoexit
 	v, err, stack = c.invoke(prepared)
 }
 
