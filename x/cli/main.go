@@ -55,7 +55,8 @@ Flags go before or after the prompt; -- ends them. Configuration comes from
 the key from OPENAI_API_KEY, or the variable model.api_key_env names), then
 flags. --timeout (model.timeout) bounds a whole run; --idle-timeout
 (model.idle_timeout) bounds the model server's silence. --trace prints spans
-to stderr; OTEL_EXPORTER_OTLP_ENDPOINT sends them to an OTLP/HTTP collector.
+to stderr; OTEL_EXPORTER_OTLP_ENDPOINT sends them, and the metrics (tokens,
+dollars, tool durations), to an OTLP/HTTP collector.
 
 lode serve --http takes a loopback address (127.0.0.1:8080, localhost:8080,
 [::1]:8080) and answers only requests that name a loopback host. The tools run

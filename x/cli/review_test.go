@@ -279,6 +279,9 @@ func TestOTLPExport(t *testing.T) {
 			}
 			var all []byte
 			for _, p := range posts {
+				if strings.HasSuffix(p.path, "/v1/metrics") {
+					continue // TestOTLPMetricsExport
+				}
 				if p.path != tc.path || p.contentType != tc.ctype {
 					t.Errorf("POST %s (%s), want %s (%s)", p.path, p.contentType, tc.path, tc.ctype)
 				}
@@ -320,7 +323,9 @@ func TestOTLPCollectorDownDoesNotHoldTheExit(t *testing.T) {
 	if len(col.received()) == 0 {
 		t.Error("no export was tried")
 	}
-	if lines := strings.Split(strings.TrimSpace(errb.String()), "\n"); !strings.HasPrefix(lines[len(lines)-1], "lode: spans not exported to "+colSrv.URL+"/v1/traces within 100ms: ") {
+	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[len(lines)-2], "lode: spans not exported to "+colSrv.URL+"/v1/traces within 100ms: ") ||
+		!strings.HasPrefix(lines[len(lines)-1], "lode: metrics not exported to "+colSrv.URL+"/v1/metrics within 100ms: ") {
 		t.Errorf("stderr %q", errb.String())
 	}
 }
@@ -639,4 +644,59 @@ func TestExplainNamesTheEndpointInUse(t *testing.T) {
 			t.Errorf("explain(%v) = %v, want %s", tc.err, got, tc.want)
 		}
 	}
+}
+
+// TestOTLPMetricsExport checks that lode run sends its metrics (tokens,
+// dollars, tool durations) to the collector the standard variables name,
+// flushed at exit, beside its spans; and that a metrics protocol it does
+// not speak is refused before anything runs.
+func TestOTLPMetricsExport(t *testing.T) {
+	cases := []struct {
+		name string
+		vars func(url string) map[string]string
+		path string
+	}{
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", func(u string) map[string]string { return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": u} }, "/v1/metrics"},
+		{"a metrics endpoint of its own", func(u string) map[string]string {
+			return map[string]string{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": u + "/custom/metrics"}
+		}, "/custom/metrics"},
+		{"traces as JSON, metrics on protobuf", func(u string) map[string]string {
+			return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": u, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}
+		}, "/v1/metrics"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			col := &collector{}
+			colSrv := httptest.NewServer(col)
+			defer colSrv.Close()
+			_, url := costServer(t)
+			vars := tc.vars(colSrv.URL)
+			vars["OPENAI_BASE_URL"] = url
+			r := lode(t, writeConfig(t, pricedTiny), vars, "", "run", "--model", "tiny", "what is 1+1?")
+			if r.code != 0 {
+				t.Fatalf("exit %d stderr %s", r.code, r.stderr)
+			}
+			var metrics []byte
+			for _, p := range col.received() {
+				if p.path == tc.path {
+					if p.contentType != "application/x-protobuf" {
+						t.Errorf("metrics posted as %s", p.contentType)
+					}
+					metrics = append(metrics, p.body...)
+				}
+			}
+			for _, name := range []string{"gen_ai.client.token.usage", "lode.cost", "lode.tool.duration", "calculator__eval"} {
+				if !bytes.Contains(metrics, []byte(name)) {
+					t.Errorf("no %q in the metrics posted to %s", name, tc.path)
+				}
+			}
+		})
+	}
+	t.Run("metrics as JSON refused", func(t *testing.T) {
+		vars := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "http/json"}
+		r := lode(t, t.TempDir(), vars, "", "run", "--model", "tiny", "hi")
+		if r.code != 1 || !strings.Contains(r.stderr, "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL=http/json is not supported; lode exports metrics as http/protobuf") {
+			t.Errorf("exit %d stderr %q", r.code, r.stderr)
+		}
+	})
 }

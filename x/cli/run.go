@@ -152,10 +152,11 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 	if err != nil {
 		return nil, err
 	}
-	tracer, shutdown, err := setupTracing(ctx, e, o.trace)
+	tel, shutdown, err := setupTelemetry(ctx, e, o.trace)
 	if err != nil {
 		return nil, err
 	}
+	tracer := tel.tracer
 	defer func() {
 		if err != nil {
 			_ = shutdown(ctx)
@@ -189,10 +190,9 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 	loopOpts := []loop.Option{loop.WithMaxTurns(cfg.MaxTurns), loop.WithTimeLimit(time.Duration(cfg.Model.Timeout)),
 		loop.WithLease(time.Duration(cfg.Lease)), loop.WithApprovalExpiry(time.Duration(cfg.ApprovalExpiry))}
 	loopOpts = append(loopOpts, d.loop...)
-	if tracer != nil {
-		handlerOpts = append(handlerOpts, xtool.WithTracer(tracer))
-		loopOpts = append(loopOpts, loop.WithTracer(tracer))
-	}
+	telHandler, telLoop := tel.options()
+	handlerOpts = append(handlerOpts, telHandler...)
+	loopOpts = append(loopOpts, telLoop...)
 	notes.to(pr)
 	handler := xtool.NewHandler(tb.reg, handlerOpts...)
 	invoke := d.invoke(cfg, tb)

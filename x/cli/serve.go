@@ -101,7 +101,7 @@ needs approval, why, and how to get it; the call never runs.
 	if err != nil {
 		return err
 	}
-	tracer, shutdown, err := setupTracing(ctx, e, o.trace)
+	tel, shutdown, err := setupTelemetry(ctx, e, o.trace)
 	if err != nil {
 		return err
 	}
@@ -122,9 +122,8 @@ needs approval, why, and how to get it; the call never runs.
 		return err
 	}
 	hopts, popts := d.handler, d.server
-	if tracer != nil {
-		hopts = append(hopts, xtool.WithTracer(tracer))
-	}
+	telHandler, _ := tel.options()
+	hopts = append(hopts, telHandler...)
 	sopts := append([]mcp.ServerOption{mcp.WithHandler(xtool.NewHandler(tb.reg, hopts...)), mcp.WithImplementation("lode", "dev")}, popts...)
 	if len(allowHosts) > 0 {
 		sopts = append(sopts, mcp.WithAllowedHosts(allowHosts...))

@@ -64,36 +64,53 @@ func setupTracing(ctx context.Context, e env, toStderr bool) (trace.Tracer, func
 // the exporter, which reads the other OTEL_EXPORTER_OTLP_* variables
 // (headers, timeout, compression, certificates) itself.
 func otlpExporter(ctx context.Context, e env) (exp sdktrace.SpanExporter, endpoint string, err error) {
-	if strings.EqualFold(e.getenv("OTEL_SDK_DISABLED"), "true") || e.getenv("OTEL_TRACES_EXPORTER") == "none" {
-		return nil, "", nil
+	endpoint, asJSON, err := otlpTarget(e, "traces")
+	if endpoint == "" || err != nil {
+		return nil, "", err
 	}
-	if v := e.getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"); v != "" {
-		endpoint = v // a signal's own endpoint is used as it is
-	} else if v := e.getenv("OTEL_EXPORTER_OTLP_ENDPOINT"); v != "" {
-		endpoint = strings.TrimRight(v, "/") + "/v1/traces"
-	} else {
-		return nil, "", nil
-	}
-	if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, "", fmt.Errorf("OTLP endpoint %q is not an http(s) URL", endpoint)
-	}
-	opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(endpoint)}
-	name, proto := "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", e.getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-	if proto == "" {
-		name, proto = "OTEL_EXPORTER_OTLP_PROTOCOL", e.getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
-	}
-	switch proto {
-	case "", "http/protobuf":
-		opts = append(opts, otlptracehttp.WithEncoding(otlptracehttp.EncodingProtobuf))
-	case "http/json":
-		opts = append(opts, otlptracehttp.WithEncoding(otlptracehttp.EncodingJSON))
-	default:
-		return nil, "", fmt.Errorf("%s=%s is not supported; lode exports http/protobuf or http/json", name, proto)
+	opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(endpoint), otlptracehttp.WithEncoding(otlptracehttp.EncodingProtobuf)}
+	if asJSON {
+		opts[1] = otlptracehttp.WithEncoding(otlptracehttp.EncodingJSON)
 	}
 	if exp, err = otlptracehttp.New(ctx, opts...); err != nil {
 		return nil, "", fmt.Errorf("OTLP exporter: %w", err)
 	}
 	return exp, endpoint, nil
+}
+
+// otlpTarget reads where the standard OTEL_* variables send a signal
+// ("traces", "metrics") and whether as JSON: "" when they send it nowhere
+// (no endpoint, OTEL_SDK_DISABLED, OTEL_<SIGNAL>_EXPORTER=none).
+func otlpTarget(e env, signal string) (endpoint string, asJSON bool, err error) {
+	up := strings.ToUpper(signal)
+	if strings.EqualFold(e.getenv("OTEL_SDK_DISABLED"), "true") || e.getenv("OTEL_"+up+"_EXPORTER") == "none" {
+		return "", false, nil
+	}
+	if v := e.getenv("OTEL_EXPORTER_OTLP_" + up + "_ENDPOINT"); v != "" {
+		endpoint = v // a signal's own endpoint is used as it is
+	} else if v := e.getenv("OTEL_EXPORTER_OTLP_ENDPOINT"); v != "" {
+		endpoint = strings.TrimRight(v, "/") + "/v1/" + signal
+	} else {
+		return "", false, nil
+	}
+	if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", false, fmt.Errorf("OTLP endpoint %q is not an http(s) URL", endpoint)
+	}
+	name, proto := "OTEL_EXPORTER_OTLP_"+up+"_PROTOCOL", e.getenv("OTEL_EXPORTER_OTLP_"+up+"_PROTOCOL")
+	if proto == "" {
+		name, proto = "OTEL_EXPORTER_OTLP_PROTOCOL", e.getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	switch proto {
+	case "", "http/protobuf":
+		return endpoint, false, nil
+	case "http/json":
+		return endpoint, true, nil
+	}
+	formats := "http/protobuf or http/json"
+	if signal == "metrics" {
+		formats = "metrics as http/protobuf" // and http/json for traces only
+	}
+	return "", false, fmt.Errorf("%s=%s is not supported; lode exports %s", name, proto, formats)
 }
 
 // lineExporter writes one line per span: name, duration, status and the

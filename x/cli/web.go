@@ -64,10 +64,11 @@ kept where --store says, else where store: in lode.yaml says, else in
 	if err != nil {
 		return err
 	}
-	tracer, shutdown, err := setupTracing(ctx, e, o.trace)
+	tel, shutdown, err := setupTelemetry(ctx, e, o.trace)
 	if err != nil {
 		return err
 	}
+	tracer := tel.tracer
 	defer shutdown(context.Background())
 	prov, err := newModel(cfg, e, tracer)
 	if err != nil {
@@ -98,10 +99,9 @@ kept where --store says, else where store: in lode.yaml says, else in
 	hopts := d.handler
 	loopOpts := []loop.Option{loop.WithMaxTurns(cfg.MaxTurns), loop.WithTimeLimit(time.Duration(cfg.Model.Timeout))}
 	loopOpts = append(loopOpts, d.loop...)
-	if tracer != nil {
-		hopts = append(hopts, xtool.WithTracer(tracer))
-		loopOpts = append(loopOpts, loop.WithTracer(tracer))
-	}
+	telHandler, telLoop := tel.options()
+	hopts = append(hopts, telHandler...)
+	loopOpts = append(loopOpts, telLoop...)
 	loopOpts = append(loopOpts, loop.WithHandlers(xtool.NewHandler(tb.reg, hopts...)), loop.WithInvokeOptions(d.invoke(cfg, tb)...))
 	wopts := append(d.web, web.WithLoopOptions(loopOpts...))
 	if len(allowHosts) > 0 {
