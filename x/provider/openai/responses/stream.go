@@ -433,7 +433,7 @@ func (a *assembler) done(it *item, raw json.RawMessage) error {
 		var args string
 		if len(w.Arguments) > 0 && string(w.Arguments) != "null" {
 			if err := json.Unmarshal(w.Arguments, &args); err != nil {
-				return respErr(ErrMalformed, fmt.Sprintf("event %d finishes a function call whose arguments are not a string", a.events), raw, err)
+				return respErr(ErrMalformed, fmt.Sprintf("%s finishes a function call whose arguments are not a string", a.where()), raw, err)
 			}
 		}
 		if args != "" || it.args.Len() == 0 {
@@ -476,7 +476,7 @@ func (a *assembler) checkSearch(w *wireItem, raw json.RawMessage) error {
 	switch w.Execution {
 	case "", "server":
 	default:
-		return respErr(ErrMalformed, fmt.Sprintf("event %d sends a %s with execution %q; this adapter offers only the search the server runs", a.events, w.Type, w.Execution), raw, nil)
+		return respErr(ErrMalformed, fmt.Sprintf("%s sends a %s with execution %q; this adapter offers only the search the server runs", a.where(), w.Type, w.Execution), raw, nil)
 	}
 	if w.Type != TypeToolSearchOutput {
 		return nil
@@ -485,17 +485,25 @@ func (a *assembler) checkSearch(w *wireItem, raw json.RawMessage) error {
 		Type string `json:"type"`
 	}
 	if len(w.Tools) == 0 || w.Tools[0] != '[' {
-		return respErr(ErrMalformed, fmt.Sprintf("event %d sends a %s without a list of tools", a.events, w.Type), raw, nil)
+		return respErr(ErrMalformed, fmt.Sprintf("%s sends a %s without a list of tools", a.where(), w.Type), raw, nil)
 	}
 	if err := json.Unmarshal(w.Tools, &tools); err != nil {
-		return respErr(ErrMalformed, fmt.Sprintf("event %d sends a %s whose tools are not objects", a.events, w.Type), raw, err)
+		return respErr(ErrMalformed, fmt.Sprintf("%s sends a %s whose tools are not objects", a.where(), w.Type), raw, err)
 	}
 	for j, t := range tools {
 		if t.Type == "" {
-			return respErr(ErrMalformed, fmt.Sprintf("event %d sends a %s whose tool %d has no type", a.events, w.Type, j), raw, nil)
+			return respErr(ErrMalformed, fmt.Sprintf("%s sends a %s whose tool %d has no type", a.where(), w.Type, j), raw, nil)
 		}
 	}
 	return nil
+}
+
+// where names what sent an item: a stream's event, or the whole response.
+func (a *assembler) where() string {
+	if a.events == 0 {
+		return "the response"
+	}
+	return fmt.Sprintf("event %d", a.events)
 }
 
 // finish takes the response a terminal event (or a whole answer) carries.
