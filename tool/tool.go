@@ -33,7 +33,8 @@ type Tool struct {
 	// Budget overrides the handler's default result budget when non-zero.
 	Budget Budget
 	// Deferred asks an adapter that speaks a provider's own tool search
-	// to send the tool for loading on demand (Anthropic's defer_loading);
+	// to send the tool for loading on demand (defer_loading, Anthropic's
+	// and the Responses API's);
 	// an adapter without one sends it as any other tool. A turn's filter
 	// sets it on the tools it offers (x/tool/toolsearch's Native), never
 	// the registry.

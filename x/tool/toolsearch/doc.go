@@ -71,25 +71,31 @@
 //
 // # Provider-native search
 //
-// Anthropic's servers run a tool search of their own over tools sent
-// with defer_loading. With Native, Filter offers the deferred tools the
-// caller may use with tool.Tool.Deferred set and leaves out the search
-// tool; x/provider/anthropic sends them with defer_loading and adds its
-// BM25 tool search tool. The server then decides what the model sees;
-// Recorder, a loop.Handler, reads the server's tool_search_tool_result
-// blocks in each answer and writes the tools they load into the same
-// record, before the answer's calls run, so the ledger reads the same
-// either way; Gate (an xtool.Gate, which composes with a policy's) hides
-// a deferred tool the record does not hold, so a call the server's search
+// Anthropic's servers, and OpenAI's Responses API on gpt-5.4 and later,
+// run a tool search of their own over tools sent with defer_loading. With
+// Native, Filter offers the deferred tools the caller may use with
+// tool.Tool.Deferred set and leaves out the search tool;
+// x/provider/anthropic sends them with defer_loading and adds its BM25
+// tool search tool, x/provider/openai/responses sends them with
+// defer_loading and adds the hosted tool_search tool. The server then
+// decides what the model sees; Recorder, a loop.Handler, reads the
+// server's results in each answer (Anthropic's tool_search_tool_result
+// blocks, the Responses API's tool_search_output items) and writes the
+// tools they load into the same record, before the answer's calls run, so
+// the ledger reads the same either way (a name the Search does not
+// defer, or the base hides, is not recorded: a server cannot widen what
+// runs). Gate (an xtool.Gate, which composes with a policy's) hides a
+// deferred tool the record does not hold, so a call the server's search
 // did not load is refused as unknown there too. lode's own search is the
-// default, and wins where both could run: it works on
-// every model and adapter, a cassette replays it, and its activations are
+// default, and wins where both could run: it works on every model and
+// adapter, a cassette replays it, and its activations are
 // checked by the base before anything is listed, where the server's
 // search ranks every deferred tool sent (the base still decides what is
-// sent, and what is recorded). OpenAI's Responses API has a
-// tool_search of its own (functions sent with defer_loading, on gpt-5.4
-// and later); lode's Responses adapter does not send it yet, and chat
-// completions has none, so both use lode's search.
+// sent, and what is recorded). The Responses adapter on a model without
+// tool_search (before gpt-5.4, unless responses.WithToolSearch says
+// otherwise) sends deferred tools as ordinary functions, and chat
+// completions has no search at all: there Native's Gate refuses every
+// deferred tool the record does not hold, so use lode's search.
 //
 // # Doors
 //

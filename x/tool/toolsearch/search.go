@@ -101,12 +101,13 @@ func WithLimit(n int) Option { return func(c *config) { c.limit = n } }
 func WithDescription(d string) Option { return func(c *config) { c.description = d } }
 
 // Native hands the search to the model's server, for adapters that speak
-// a provider's own tool search (Anthropic's, through defer_loading): the
-// Filter then offers the deferred tools the caller may use with
-// tool.Tool.Deferred set, for the adapter to send for loading on demand,
-// and does not offer the search tool. The server decides what is loaded;
-// Recorder records each deferred tool the model calls in the same
-// activation record, so the ledger reads the same either way.
+// a provider's own tool search (Anthropic's, and the Responses API's on
+// gpt-5.4 and later, both through defer_loading): the Filter then offers
+// the deferred tools the caller may use with tool.Tool.Deferred set, for
+// the adapter to send for loading on demand, and does not offer the search
+// tool. The server decides what is loaded; Recorder records each deferred
+// tool its search loads in the same activation record, so the ledger reads
+// the same either way.
 func Native() Option { return func(c *config) { c.native = true } }
 
 // Search is a tool search over one registry: its Filter offers a turn
@@ -449,36 +450,62 @@ func (s *Search) call(ctx context.Context, _ toolpkg.Sandbox, args map[string]an
 }
 
 // Recorder is a loop.Handler for Native: it reads the server's search
-// results in each answer (the tool_search_tool_result blocks an adapter
-// keeps as artifact.Opaque) and writes the deferred tools they load into
+// results in each answer (the blocks and items an adapter keeps as
+// artifact.Opaque: Anthropic's tool_search_tool_result, the Responses
+// API's tool_search_output) and writes the deferred tools they load into
 // the activation record, before the answer's calls run, so that the
-// ledger reads as with lode's own search. Without Native it does nothing.
+// ledger reads as with lode's own search. A name the Search does not
+// defer, or the base hides, is not recorded (Activate). Without Native it
+// does nothing.
 func (s *Search) Recorder() loop.Handler { return recorder{s} }
 
 type recorder struct{ s *Search }
 
-// NativeResultType is the type of the server block that lists what a
-// provider's own tool search loaded (Anthropic's).
-const NativeResultType = "tool_search_tool_result"
+// The types of the server results that list what a provider's own tool
+// search loaded: Anthropic's block, and the Responses API's output item.
+const (
+	NativeResultType = "tool_search_tool_result"
+	NativeOutputType = "tool_search_output"
+)
 
 func (r recorder) Handle(ctx context.Context, art artifact.Artifact, _ loop.Emitter) error {
 	o, ok := art.(artifact.Opaque)
-	if !ok || !r.s.cfg.native || o.Type != NativeResultType {
+	if !ok || !r.s.cfg.native {
 		return nil
 	}
-	var block struct {
-		Content struct {
-			References []struct {
-				Name string `json:"tool_name"`
-			} `json:"tool_references"`
-		} `json:"content"`
-	}
-	if err := json.Unmarshal([]byte(o.Data), &block); err != nil {
-		return nil // not a result this package reads: it loads nothing
-	}
 	var names []string
-	for _, ref := range block.Content.References {
-		names = append(names, ref.Name)
+	switch o.Type {
+	case NativeResultType:
+		var block struct {
+			Content struct {
+				References []struct {
+					Name string `json:"tool_name"`
+				} `json:"tool_references"`
+			} `json:"content"`
+		}
+		if err := json.Unmarshal([]byte(o.Data), &block); err != nil {
+			return nil // not a result this package reads: it loads nothing
+		}
+		for _, ref := range block.Content.References {
+			names = append(names, ref.Name)
+		}
+	case NativeOutputType:
+		var item struct {
+			Tools []struct {
+				Type string `json:"type"`
+				Name string `json:"name"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal([]byte(o.Data), &item); err != nil {
+			return nil
+		}
+		for _, t := range item.Tools {
+			if t.Type == "function" {
+				names = append(names, t.Name)
+			}
+		}
+	default:
+		return nil
 	}
 	st, ok := xtool.Caller(ctx)
 	if !ok || len(names) == 0 {

@@ -41,9 +41,13 @@
 //	assistant Reasoning{Field:         the reasoning item exactly as received (ID, summary,
 //	  FieldItem, Data}                 encrypted_content)
 //	assistant ToolCall                 function_call {call_id, name, arguments}
+//	assistant Opaque{Provider:         the tool search item exactly as received
+//	  OpaqueProvider, Data}
 //	tool turn ToolResult               function_call_output {call_id, output}: Content as
 //	                                   text; images and PDFs in Parts as a list
 //	Tools                              function tools, strict as openai.CheckStrict allows
+//	Tools marked Deferred              defer_loading: true, and {type: tool_search} last
+//	                                   (gpt-5.4 and later, or WithToolSearch(true))
 //	ToolChoice auto/none/required/tool tool_choice (auto sent as nothing), {type: function}
 //	ParallelToolCalls                  parallel_tool_calls (only with tools)
 //	MaxTokens, Temperature, TopP       max_output_tokens, temperature, top_p
@@ -59,6 +63,8 @@
 //	                                   line, Signature: encrypted_content, Field: FieldItem,
 //	                                   Data: the item's JSON}
 //	function_call item                 ToolCall{ID: call_id} (arguments as the model wrote them)
+//	tool_search_call,                  Opaque{Provider: OpaqueProvider, Type: the item's
+//	  tool_search_output items         type, Data: the item's JSON}
 //	usage                              Usage: InputTokens = input_tokens (cached included),
 //	                                   CachedInputTokens, OutputTokens (reasoning included),
 //	                                   ReasoningTokens
@@ -78,8 +84,29 @@
 //     request sends previous_response_id with only the turns after it.
 //   - Reasoning of other servers (no item) is not sent, nor a reasoning
 //     item without encrypted_content (with store: false its ID names
-//     nothing the server kept), nor Usage and Finish; server-side tool items (web search, code interpreter) are not
-//     kept, since they are not asked for.
+//     nothing the server kept), nor another adapter's artifact.Opaque,
+//     nor Usage and Finish. Server-side tool items (web search, code
+//     interpreter) are not kept, since they are not asked for.
+//   - Deferred tools (tool.Tool.Deferred, which x/tool/toolsearch's Native
+//     sets) go with defer_loading, and the request carries the hosted
+//     tool_search tool after the functions, when the model has it:
+//     SupportsToolSearch says gpt-5.4 and later, as OpenAI's guide does,
+//     and WithToolSearch overrides it for a name it cannot read (an Azure
+//     deployment). On any other model they go as ordinary functions, as
+//     tool.Tool.Deferred asks of an adapter without a search, and the
+//     model sees them all; with Native's Gate a call to one the record
+//     does not hold is refused, so such a model wants lode's own search.
+//     The server runs the search within the answer: its tool_search_call
+//     and tool_search_output items are kept as artifact.Opaque in their
+//     place and go back on the next request as they came (as the same
+//     JSON: compacted, and with <, > and & escaped, as every string sent
+//     is). A function the model calls after loading it is an ordinary
+//     ToolCall. A search item that says the client must run it
+//     (execution "client": this adapter offers only the server's), or an
+//     output without a list of tool objects, is ErrMalformed. What the
+//     output loads is the server's word: toolsearch's Recorder records
+//     only tools its Search defers, and a call to any other tool is
+//     refused by the handler as for any unknown tool.
 //   - Stop sequences are a *RequestError: the API has no field for them.
 //   - A function's strict flag is always sent, since the API would take a
 //     schema without one as strict and refuse those strict mode cannot

@@ -35,6 +35,7 @@ func stream(events ...string) []byte {
 func FuzzStream(f *testing.F) {
 	f.Add(stream(textAnswer("hello", " world")...))
 	f.Add(stream(reasonedCalls()...))
+	f.Add(stream(searchedCalls(searchCall, searchOutput, callItem(2, "call_inv", "crm__send_invoice", `{"id":"42"}`))...))
 	f.Add(stream(created(), `{"type":"error","code":"server_error","message":"x"}`))
 	f.Add(stream(created(), added(0, messageItem(0, "")), textDelta(0, "cut"), done(0, messageItem(0, "cut")),
 		completed("incomplete", `,"incomplete_details":{"reason":"max_output_tokens"}`)))

@@ -33,6 +33,17 @@ const (
 	FieldResponseID = "openai.responses.response_id"
 )
 
+// What this adapter keeps of the hosted tool search, as artifact.Opaque:
+// Provider is OpaqueProvider, Type the output item's type, Data the item's
+// JSON as the server sent it, which goes back as an input item exactly so.
+const (
+	OpaqueProvider = "openai.responses"
+	// TypeToolSearchCall is the item that says what the model searched
+	// for; TypeToolSearchOutput lists the functions the search loaded.
+	TypeToolSearchCall   = "tool_search_call"
+	TypeToolSearchOutput = "tool_search_output"
+)
+
 // DefaultResponseFormatName names a json_schema text format whose
 // provider.ResponseFormat has no Name.
 const DefaultResponseFormatName = "answer"
@@ -194,7 +205,7 @@ func (p *Provider) buildRequest(req *provider.Request) (goopenai.CreateResponseR
 	r.Input = input
 
 	if len(req.Tools) > 0 {
-		if r.Tools, err = p.tools(req.Tools); err != nil {
+		if r.Tools, err = p.tools(req.Tools, p.toolSearch()); err != nil {
 			return r, err
 		}
 	}
@@ -245,9 +256,13 @@ func toolChoice(c provider.ToolChoice, tools []tool.Tool) (any, error) {
 }
 
 // tools offers each tool as a function. strict is always sent: the
-// Responses API takes a function without it as strict.
-func (p *Provider) tools(ts []tool.Tool) ([]goopenai.ResponseTool, error) {
-	out := make([]goopenai.ResponseTool, 0, len(ts))
+// Responses API takes a function without it as strict. With search, a
+// Deferred tool goes with defer_loading and the hosted tool_search tool
+// goes last, as the API's guide sends it; without, a Deferred tool is sent
+// as any other.
+func (p *Provider) tools(ts []tool.Tool, search bool) ([]goopenai.ResponseTool, error) {
+	out := make([]goopenai.ResponseTool, 0, len(ts)+1)
+	deferred := false
 	for _, t := range ts {
 		schema := json.RawMessage(`{"type":"object","properties":{}}`)
 		if len(t.Schema) > 0 {
@@ -265,9 +280,69 @@ func (p *Provider) tools(ts []tool.Tool) ([]goopenai.ResponseTool, error) {
 		if t.Description != "" {
 			params["description"] = t.Description
 		}
+		if search && t.Deferred {
+			params["defer_loading"] = true
+			deferred = true
+		}
 		out = append(out, goopenai.ResponseTool{Type: goopenai.ToolTypeFunction, Parameters: params})
 	}
+	if deferred {
+		out = append(out, goopenai.ResponseTool{Type: toolTypeSearch})
+	}
 	return out, nil
+}
+
+// toolTypeSearch is the hosted tool search, run by the server over the
+// functions sent with defer_loading.
+const toolTypeSearch goopenai.ToolType = "tool_search"
+
+// toolSearch says whether Deferred tools go with the hosted tool search:
+// as WithToolSearch says, else as SupportsToolSearch says of the model.
+func (p *Provider) toolSearch() bool {
+	if p.search != nil {
+		return *p.search
+	}
+	return SupportsToolSearch(p.core.Model)
+}
+
+// SupportsToolSearch reports whether model takes the hosted tool_search
+// tool: gpt-5.4 and later, as OpenAI's guide says. A gateway's vendor
+// prefix ("openai/gpt-5.4") is looked through. A name it does not know,
+// such as an Azure deployment's, reports false; WithToolSearch overrides.
+func SupportsToolSearch(model string) bool {
+	m := strings.ToLower(strings.TrimSpace(model))
+	m = m[strings.LastIndex(m, "/")+1:]
+	rest, ok := strings.CutPrefix(m, "gpt-")
+	if !ok {
+		return false
+	}
+	major, rest := leadingInt(rest)
+	if major < 0 {
+		return false
+	}
+	minor := 0
+	if r, ok := strings.CutPrefix(rest, "."); ok {
+		if minor, rest = leadingInt(r); minor < 0 {
+			return false
+		}
+	}
+	if rest != "" && rest[0] != '-' {
+		return false // gpt-5o, gpt-4o and the like are other families
+	}
+	return major > 5 || major == 5 && minor >= 4
+}
+
+// leadingInt reads the decimal number s begins with, and what follows; -1
+// when s begins with no digit.
+func leadingInt(s string) (int, string) {
+	n, i := 0, 0
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9' && i < 6; i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	if i == 0 {
+		return -1, s
+	}
+	return n, s[i:]
 }
 
 // textFormat maps a response format to text.format: json_object as is,
@@ -328,8 +403,9 @@ func inputItems(turns []ledger.Turn, base int) ([]any, error) {
 		case ledger.RoleTool:
 			for _, a := range t.Artifacts {
 				switch a := artifact.Normalize(a).(type) {
-				case artifact.Pending, artifact.Decision:
-					// Approval records: the results say what the model needs.
+				case artifact.Pending, artifact.Decision, artifact.Opaque:
+					// Approval records: the results say what the model
+					// needs. Opaque is another adapter's.
 				case artifact.ToolResult:
 					items = append(items, functionOutput{Type: "function_call_output", CallID: a.ToolCallID, Output: toolOutput(a)})
 				default:
@@ -362,9 +438,10 @@ func contentParts(i int, t ledger.Turn) ([]inputPart, error) {
 			if a.Content != "" {
 				parts = append(parts, inputPart{Type: "input_text", Text: a.Content})
 			}
-		case artifact.Summary:
+		case artifact.Summary, artifact.Opaque:
 			// A history policy puts a stored summary's text in the
 			// request itself; the turns it covers are still here.
+			// Opaque is another adapter's.
 		case artifact.ResourceLink:
 			parts = append(parts, inputPart{Type: "input_text", Text: partconv.LinkText(a)})
 		case artifact.Resource:
@@ -414,8 +491,10 @@ func blobPart(uri, mime string, blob []byte) (inputPart, error) {
 // assistantItems appends an assistant turn's items in the order the ledger
 // holds them, which is the order the server sent them: a reasoning item
 // stays right before the function call it led to, as the API requires.
-// Reasoning from another server (no item), a reasoning item without
-// encrypted_content, Usage, Finish and a response ID are not sent.
+// A tool search's items (artifact.Opaque) go back as received. Reasoning
+// from another server (no item), a reasoning item without
+// encrypted_content, another adapter's Opaque, Usage, Finish and a
+// response ID are not sent.
 func assistantItems(items []any, i int, t ledger.Turn) ([]any, error) {
 	for _, a := range t.Artifacts {
 		switch a := artifact.Normalize(a).(type) {
@@ -441,6 +520,14 @@ func assistantItems(items []any, i int, t ledger.Turn) ([]any, error) {
 				args = "{}"
 			}
 			items = append(items, functionCall{Type: "function_call", CallID: a.ID, Name: a.Name, Arguments: args})
+		case artifact.Opaque:
+			if a.Provider != OpaqueProvider {
+				continue // another adapter's: only it can read it
+			}
+			if !json.Valid([]byte(a.Data)) {
+				return nil, turnErr(i, t.Role, "a stored %s item is not JSON", a.Type)
+			}
+			items = append(items, json.RawMessage(a.Data))
 		case artifact.Usage, artifact.Finish:
 		default:
 			return nil, turnErr(i, t.Role, "an assistant turn cannot carry %s", kindOf(a))

@@ -72,6 +72,7 @@ type Provider struct {
 	effort  string
 	summary string
 	maxLine int
+	search  *bool // WithToolSearch; nil decides by the model's name
 }
 
 type settings struct {
@@ -81,6 +82,7 @@ type settings struct {
 	noStrict        bool
 	effort, summary string
 	maxLine         int
+	search          *bool
 }
 
 // Option configures a Provider.
@@ -166,6 +168,13 @@ func WithReasoningEffort(effort string) Option { return func(s *settings) { s.ef
 // empty asks for none. Models without reasoning refuse it.
 func WithReasoningSummary(summary string) Option { return func(s *settings) { s.summary = summary } }
 
+// WithToolSearch says whether tools marked tool.Tool.Deferred (which
+// x/tool/toolsearch's Native sets) go with defer_loading beside the hosted
+// tool_search tool (true), or as ordinary functions (false). Without it,
+// SupportsToolSearch decides by the model's name; a deployment name it
+// cannot read (Azure's) needs WithToolSearch(true).
+func WithToolSearch(on bool) Option { return func(s *settings) { s.search = &on } }
+
 // withSleep replaces the wait between retries, for tests.
 func withSleep(f func(ctx context.Context, d time.Duration) error) Option {
 	return func(s *settings) { s.Sleep = f }
@@ -217,6 +226,7 @@ func New(opts ...Option) (*Provider, error) {
 		effort:  s.effort,
 		summary: s.summary,
 		maxLine: s.maxLine,
+		search:  s.search,
 	}
 	if p.maxLine <= 0 {
 		p.maxLine = DefaultMaxLine

@@ -63,14 +63,17 @@ type (
 		} `json:"output_tokens_details"`
 	}
 	wireItem struct {
-		ID        string     `json:"id"`
-		Type      string     `json:"type"`
-		Content   []wirePart `json:"content"`
-		CallID    string     `json:"call_id"`
-		Name      string     `json:"name"`
-		Arguments string     `json:"arguments"`
-		Summary   []wirePart `json:"summary"`
-		Encrypted *string    `json:"encrypted_content"`
+		ID      string     `json:"id"`
+		Type    string     `json:"type"`
+		Content []wirePart `json:"content"`
+		CallID  string     `json:"call_id"`
+		Name    string     `json:"name"`
+		// A string for a function call, an object for a tool search.
+		Arguments json.RawMessage `json:"arguments"`
+		Summary   []wirePart      `json:"summary"`
+		Encrypted *string         `json:"encrypted_content"`
+		Execution string          `json:"execution"`
+		Tools     json.RawMessage `json:"tools"`
 	}
 	wirePart struct {
 		Type    string `json:"type"`
@@ -427,10 +430,21 @@ func (a *assembler) done(it *item, raw json.RawMessage) error {
 		if w.Name != "" {
 			it.name = w.Name
 		}
-		if w.Arguments != "" || it.args.Len() == 0 {
-			it.args.Reset()
-			it.args.WriteString(w.Arguments)
+		var args string
+		if len(w.Arguments) > 0 && string(w.Arguments) != "null" {
+			if err := json.Unmarshal(w.Arguments, &args); err != nil {
+				return respErr(ErrMalformed, fmt.Sprintf("%s finishes a function call whose arguments are not a string", a.where()), raw, err)
+			}
 		}
+		if args != "" || it.args.Len() == 0 {
+			it.args.Reset()
+			it.args.WriteString(args)
+		}
+	case TypeToolSearchCall, TypeToolSearchOutput:
+		if err := a.checkSearch(&w, raw); err != nil {
+			return err
+		}
+		it.raw = append(json.RawMessage(nil), raw...)
 	case "reasoning":
 		it.raw = append(json.RawMessage(nil), raw...)
 		if w.Encrypted != nil {
@@ -453,6 +467,43 @@ func (a *assembler) done(it *item, raw json.RawMessage) error {
 		}
 	}
 	return nil
+}
+
+// checkSearch refuses a tool search item this adapter cannot send back as
+// it came: one the client would have to run (it offers only the hosted
+// search), or an output whose tools are not a list of tool objects.
+func (a *assembler) checkSearch(w *wireItem, raw json.RawMessage) error {
+	switch w.Execution {
+	case "", "server":
+	default:
+		return respErr(ErrMalformed, fmt.Sprintf("%s sends a %s with execution %q; this adapter offers only the search the server runs", a.where(), w.Type, w.Execution), raw, nil)
+	}
+	if w.Type != TypeToolSearchOutput {
+		return nil
+	}
+	var tools []struct {
+		Type string `json:"type"`
+	}
+	if len(w.Tools) == 0 || w.Tools[0] != '[' {
+		return respErr(ErrMalformed, fmt.Sprintf("%s sends a %s without a list of tools", a.where(), w.Type), raw, nil)
+	}
+	if err := json.Unmarshal(w.Tools, &tools); err != nil {
+		return respErr(ErrMalformed, fmt.Sprintf("%s sends a %s whose tools are not objects", a.where(), w.Type), raw, err)
+	}
+	for j, t := range tools {
+		if t.Type == "" {
+			return respErr(ErrMalformed, fmt.Sprintf("%s sends a %s whose tool %d has no type", a.where(), w.Type, j), raw, nil)
+		}
+	}
+	return nil
+}
+
+// where names what sent an item: a stream's event, or the whole response.
+func (a *assembler) where() string {
+	if a.events == 0 {
+		return "the response"
+	}
+	return fmt.Sprintf("event %d", a.events)
 }
 
 // finish takes the response a terminal event (or a whole answer) carries.
@@ -560,6 +611,10 @@ func (a *assembler) end(yield func(artifact.Artifact, error) bool) error {
 				continue
 			}
 			out = append(out, artifact.Reasoning{Content: it.text.String(), Signature: it.sig, Field: FieldItem, Data: string(it.raw)})
+		case TypeToolSearchCall, TypeToolSearchOutput:
+			if len(it.raw) > 0 {
+				out = append(out, artifact.Opaque{Provider: OpaqueProvider, Type: it.typ, Data: string(it.raw)})
+			}
 		case "function_call":
 			if it.name == "" || it.id == "" {
 				return respErr(ErrInvalidToolCall, fmt.Sprintf("function call %d (call ID %q, name %q) lacks a name or a call ID", it.call, it.id, it.name), []byte(it.args.String()), nil)
