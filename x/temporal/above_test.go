@@ -277,3 +277,24 @@ func TestChildLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestCallToAChildPastTheCallersLimit: the caller's handler checks its
+// call to a child agent as it checks any call: past calls_per_run it is
+// refused in the same words, and no child starts.
+func TestCallToAChildPastTheCallersLimit(t *testing.T) {
+	k := newKin(t,
+		[]script.Step{script.Call("c1", "helper", `{"task":"read thrice"}`), script.Call("c2", "helper", `{"task":"read again"}`), script.Text("done")},
+		[]script.Step{script.Call("k1", "read", `{}`), script.Call("k2", "read", `{}`), script.Text("read twice")},
+		nil, enforced(t))
+	k.run(t, newEnv(k.a))
+	rs := results(t, k.s, k.id)
+	if want := "the call to helper was refused: your role allows 3 tool calls per request and they are used up; answer with what you have"; len(rs["c2"]) != 1 || !rs["c2"][0].IsError || rs["c2"][0].Content != want {
+		t.Fatalf("c2: %+v, want %q", rs["c2"], want)
+	}
+	if _, err := k.s.Load(context.Background(), lt.ChildThreadID(k.id, "c2")); err == nil {
+		t.Fatal("a child thread was created for the refused call")
+	}
+	if len(k.child.Requests()) != 3 || k.ran("read") != 2 {
+		t.Fatalf("the child's model was asked %d times and read ran %d times, want 3 and 2", len(k.child.Requests()), k.ran("read"))
+	}
+}

@@ -89,8 +89,9 @@ func ChildThreadID(thread, callID string) string {
 }
 
 // Child is the activity that starts a child agent's run for a call: the
-// call is first gated by the caller's approval rules (it waits, or is
-// denied, as any call), then the child thread is created with x/agent's
+// call is first checked as the caller's handler checks any call (the
+// tools its turn offered, its Gate), then gated by the caller's approval
+// rules (it waits, or is denied, as any call), then the child thread is created with x/agent's
 // metadata, the system prompt and the task, and linked from the caller's
 // thread (agent.MetaChildPrefix). Run again, it finds the thread.
 func (a *Agent) Child(ctx context.Context, in ChildInput) (ChildStart, error) {
@@ -140,6 +141,10 @@ func (a *Agent) Child(ctx context.Context, in ChildInput) (ChildStart, error) {
 		if d.Arguments != "" {
 			call.Arguments = d.Arguments
 		}
+	} else if msg, err := pa.admit(ctx, st, in.At, call); err != nil {
+		return ChildStart{}, err
+	} else if msg != "" {
+		return end(artifact.ToolResult{ToolCallID: call.ID, Name: call.Name, IsError: true, Content: msg})
 	} else if arts, stop, err := pa.gateCall(ctx, st, in.At, ca.spec.Tool, call); err != nil {
 		return ChildStart{}, err
 	} else if stop {
@@ -227,6 +232,26 @@ func deniedBelow(st *ledger.StoredThread, reg toolpkg.Registry) ([]string, error
 		}
 	}
 	return slices.Sorted(maps.Keys(deny)), nil
+}
+
+// admit asks a's x/tool Handler, as its Handle would before it runs call,
+// made at turn at of st, whether the turn offered the call's tool and its
+// Gate lets the call go on (x/policy's rules and limits); it returns the
+// refusal the model reads, or "".
+func (a *Agent) admit(ctx context.Context, st *ledger.StoredThread, at int, call artifact.ToolCall) (string, error) {
+	h, ok := a.handler.(*xtool.Handler)
+	if !ok {
+		return "", nil
+	}
+	tools, restricted, err := offeredTools(st)
+	if err != nil {
+		return "", err
+	}
+	cctx := turnContext(ctx, st, at, call.ID)
+	if restricted {
+		cctx = xtool.WithOffered(cctx, tools)
+	}
+	return h.Admit(cctx, call), nil
 }
 
 // gateCall asks the approval rules that cover call, made by a's model at
