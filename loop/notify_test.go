@@ -134,3 +134,21 @@ func TestNotifyFromAProvider(t *testing.T) {
 		t.Error("Notify posted in a Step without observers")
 	}
 }
+
+// WithTurn gives a handler run apart from its turn what a loop turn gives
+// it: the turn and the place of its artifact; Notify posts nothing there.
+func TestWithTurn(t *testing.T) {
+	st := ledger.NewThread()
+	answer := []artifact.Artifact{artifact.Text{Content: "two calls"}, artifact.ToolCall{ID: "c1"}, artifact.ToolCall{ID: "c2"}}
+	ctx := loop.WithTurn(context.Background(), loop.TurnInfo{State: st, Answer: answer}, 2)
+	turn, ok := loop.CurrentTurn(ctx)
+	if !ok || turn.State != st || len(turn.Answer) != 3 || turn.Request != nil {
+		t.Fatalf("turn %+v, %v", turn, ok)
+	}
+	if i, ok := loop.ArtifactIndex(ctx); !ok || i != 2 {
+		t.Fatalf("index %d, %v", i, ok)
+	}
+	if loop.Notify(ctx, loop.ErrorEvent{}) {
+		t.Fatal("Notify posted with no turn running")
+	}
+}

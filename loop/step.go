@@ -504,6 +504,17 @@ func CurrentTurn(ctx context.Context) (*TurnInfo, bool) {
 	return t, ok
 }
 
+// WithTurn marks ctx as a handler's context in turn t, handling
+// t.Answer[index], as a loop turn marks it (CurrentTurn, ArtifactIndex),
+// for an engine that runs a turn's calls apart from the turn, such as
+// x/temporal's activities, which rebuild t from the ledger. Notify posts
+// nothing there: no observers run with it.
+func WithTurn(ctx context.Context, t TurnInfo, index int) context.Context {
+	t.live = nil
+	ctx = context.WithValue(ctx, turnKey{}, &t)
+	return context.WithValue(ctx, indexKey{}, index)
+}
+
 type indexKey struct{}
 
 // ArtifactIndex returns the position in TurnInfo.Answer of the artifact a

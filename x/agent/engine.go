@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
@@ -38,6 +39,10 @@ type Spec struct {
 	System string
 	// MaxDepth and MaxTurns are the agent's limits (MaxTurns 0: none).
 	MaxDepth, MaxTurns int
+	// MaxTokens and TimeLimit bound one run of the child as
+	// WithMaxTokens and WithTimeLimit do; 0 means none.
+	MaxTokens int64
+	TimeLimit time.Duration
 }
 
 // Spec returns the agent as an engine that runs it apart needs it.
@@ -58,6 +63,8 @@ func (a *Agent) Spec() Spec {
 		System:        c.system,
 		MaxDepth:      c.maxDepth,
 		MaxTurns:      c.maxTurns,
+		MaxTokens:     c.maxTokens,
+		TimeLimit:     c.timeLimit,
 	}
 }
 

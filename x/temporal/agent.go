@@ -240,6 +240,9 @@ type TurnInput struct {
 	// assistant turn stored after it means the turn already landed (the
 	// activity is being retried) and the model is not asked again.
 	After int
+	// Deadline is when the run's time limit ends: the model's answer
+	// still streaming then is cut short. Zero means no limit.
+	Deadline time.Time `json:",omitzero"`
 }
 
 // CallRef is one tool call of an answer, as the workflow needs it.
@@ -266,6 +269,9 @@ type TurnResult struct {
 	// Paused says that the server paused the answer
 	// (artifact.FinishPauseTurn): the next turn carries it on.
 	Paused bool `json:",omitempty"`
+	// Tokens is what the turn used, as its provider reported it
+	// (artifact.Usage), for the run's MaxTokens.
+	Tokens int64 `json:",omitempty"`
 }
 
 // CallInput names a call of the answer at turn At to run, with the
@@ -279,6 +285,9 @@ type CallInput struct {
 	// Stage keeps the call's result aside, for CommitName to append in
 	// the calls' order: the turn's calls run in parallel.
 	Stage bool `json:",omitempty"`
+	// Deadline is when the run's time limit ends: the call still running
+	// then is cancelled, as in a loop run. Zero means no limit.
+	Deadline time.Time `json:",omitzero"`
 }
 
 // CommitInput appends the staged results of the parallel calls IDs of the
@@ -362,12 +371,20 @@ func (a *Agent) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 	if r, ok := a.landed(st.Turns(), in.After); ok {
 		return r, nil
 	}
+	tctx, cancel := withDeadline(ctx, in.Deadline)
+	defer cancel()
+	if tctx.Err() != nil {
+		return TurnResult{}, timeUp(in.Thread, tctx.Err())
+	}
 	// Last, so that it sees what every other option offered.
 	opts := append(a.invoke[:len(a.invoke):len(a.invoke)], provider.OptionFunc(noteOffered))
 	stop := heartbeat(ctx)
-	_, err = a.turn.Turn(ctx, st, a.prov, opts...)
+	_, err = a.turn.Turn(tctx, st, a.prov, opts...)
 	stop()
 	if err != nil {
+		if errors.Is(context.Cause(tctx), errTimeUp) {
+			return TurnResult{}, timeUp(in.Thread, err)
+		}
 		return TurnResult{}, fmt.Errorf("temporal: turn on thread %s: %w", in.Thread, err)
 	}
 	r, ok := a.landed(st.Turns(), in.After)
@@ -375,6 +392,24 @@ func (a *Agent) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 		return TurnResult{}, fmt.Errorf("temporal: turn on thread %s: no answer was stored", in.Thread)
 	}
 	return r, nil
+}
+
+// errTimeUp is the cause of an activity's context cancelled at the run's
+// time limit.
+var errTimeUp = errors.New("temporal: the run's time limit passed")
+
+// withDeadline bounds ctx by the run's deadline, when it has one.
+func withDeadline(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	if deadline.IsZero() {
+		return ctx, func() {}
+	}
+	return context.WithDeadlineCause(ctx, deadline, errTimeUp)
+}
+
+// timeUp is the error of a turn the run's time limit cut short: not
+// retried, and read by the workflow as the run's limit.
+func timeUp(thread string, cause error) error {
+	return sdk.NewNonRetryableApplicationError(fmt.Sprintf("temporal: turn on thread %s: the run's time limit passed", thread), ErrTypeTimeLimit, cause)
 }
 
 // noteOffered keeps the names of the tools req offers under MetaOffered;
@@ -431,6 +466,8 @@ func (a *Agent) landed(turns []ledger.Turn, after int) (TurnResult, bool) {
 				r.Answer += x.Content
 			case artifact.Finish:
 				r.Paused = x.Reason == artifact.FinishPauseTurn
+			case artifact.Usage:
+				r.Tokens += x.Total()
 			}
 		}
 		return r, true
@@ -595,7 +632,10 @@ func (a *Agent) Call(ctx context.Context, in CallInput) (CallResult, error) {
 	}
 
 	run := cs.call
-	cctx := ctx
+	// The handler runs in the turn that made the call, as in a loop turn,
+	// and within the run's time limit.
+	cctx, cancel := withDeadline(turnContext(ctx, st, in.At, in.ID), in.Deadline)
+	defer cancel()
 	if restricted {
 		cctx = xtool.WithOffered(cctx, tools)
 	}
@@ -626,7 +666,9 @@ func (a *Agent) Call(ctx context.Context, in CallInput) (CallResult, error) {
 			run.Arguments = d.Arguments
 		}
 		cctx = loop.WithApproval(cctx, d)
-	} else if arts, stop := a.gateAbove(ctx, cs.call); stop {
+	} else if arts, stop, err := a.gateAbove(ctx, st, in.At, cs.call, true); err != nil {
+		return CallResult{}, err
+	} else if stop {
 		return a.ended(ctx, st, in, arts)
 	}
 

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
@@ -50,26 +51,34 @@ type ChildInput struct {
 }
 
 // ChildStart is the child run to wait for: its thread and agent, and its
-// limit of turns. Child is "" when the call ended, or waits, without a
-// child (Result says how: refused, denied, waiting for approval).
+// limits of turns, tokens and time (the agent's WithMaxTurns,
+// WithMaxTokens, WithTimeLimit). Child is "" when the call ended, or
+// waits, without a child (Result says how: refused, denied, waiting for
+// approval).
 type ChildStart struct {
-	Child    string `json:",omitempty"`
-	Agent    string `json:",omitempty"`
-	MaxTurns int    `json:",omitempty"`
-	Result   CallResult
+	Child     string        `json:",omitempty"`
+	Agent     string        `json:",omitempty"`
+	MaxTurns  int           `json:",omitempty"`
+	MaxTokens int64         `json:",omitempty"`
+	TimeLimit time.Duration `json:",omitempty"`
+	Result    CallResult
 }
 
 // ChildEndInput turns the end of the child run on thread Child into the
-// result of the call ID; Failure is why the child workflow failed, and
-// MaxTurns is set when it ran out of its turns.
+// result of the call ID; Failure is why the child workflow failed.
+// MaxTurns is set when it ran out of its turns; Limit, with what it Used
+// of its Max, when it stopped at its tokens or time.
 type ChildEndInput struct {
 	Thread   string
 	Agent    string `json:",omitempty"`
 	At       int
 	ID       string
 	Child    string
-	Failure  string `json:",omitempty"`
-	MaxTurns int    `json:",omitempty"`
+	Failure  string     `json:",omitempty"`
+	MaxTurns int        `json:",omitempty"`
+	Limit    loop.Limit `json:",omitempty"`
+	Used     int64      `json:",omitempty"`
+	Max      int64      `json:",omitempty"`
 }
 
 // ChildThreadID is the ID of the child thread the call callID of thread
@@ -80,8 +89,9 @@ func ChildThreadID(thread, callID string) string {
 }
 
 // Child is the activity that starts a child agent's run for a call: the
-// call is first gated by the caller's approval rules (it waits, or is
-// denied, as any call), then the child thread is created with x/agent's
+// call is first checked as the caller's handler checks any call (the
+// tools its turn offered, its Gate), then gated by the caller's approval
+// rules (it waits, or is denied, as any call), then the child thread is created with x/agent's
 // metadata, the system prompt and the task, and linked from the caller's
 // thread (agent.MetaChildPrefix). Run again, it finds the thread.
 func (a *Agent) Child(ctx context.Context, in ChildInput) (ChildStart, error) {
@@ -98,7 +108,7 @@ func (a *Agent) Child(ctx context.Context, in ChildInput) (ChildStart, error) {
 		return ChildStart{Result: CallResult{IsError: cs.result.IsError, Len: cs.length}}, nil
 	}
 	if id, ok := st.Metadata(agent.MetaChildPrefix + in.ID); ok && id != "" {
-		return ChildStart{Child: id, Agent: ca.path, MaxTurns: ca.spec.MaxTurns}, nil
+		return ca.started(id), nil
 	}
 	if cs.pending != nil && in.Decision == nil {
 		return ChildStart{Result: CallResult{Pending: cs.pending, Len: cs.length}}, nil
@@ -131,7 +141,13 @@ func (a *Agent) Child(ctx context.Context, in ChildInput) (ChildStart, error) {
 		if d.Arguments != "" {
 			call.Arguments = d.Arguments
 		}
-	} else if arts, stop := pa.gateCall(ctx, ca.spec.Tool, call); stop {
+	} else if msg, err := pa.admit(ctx, st, in.At, call); err != nil {
+		return ChildStart{}, err
+	} else if msg != "" {
+		return end(artifact.ToolResult{ToolCallID: call.ID, Name: call.Name, IsError: true, Content: msg})
+	} else if arts, stop, err := pa.gateCall(ctx, st, in.At, ca.spec.Tool, call); err != nil {
+		return ChildStart{}, err
+	} else if stop {
 		return end(arts...)
 	}
 
@@ -182,7 +198,12 @@ func (a *Agent) Child(ctx context.Context, in ChildInput) (ChildStart, error) {
 	if err := again(ctx, st, func() error { return st.SetMetadata(agent.MetaChildPrefix+call.ID, id) }); err != nil {
 		return ChildStart{}, fmt.Errorf("temporal: thread %s: call %s: link the child thread: %w", in.Thread, in.ID, err)
 	}
-	return ChildStart{Child: id, Agent: ca.path, MaxTurns: ca.spec.MaxTurns}, nil
+	return ca.started(id), nil
+}
+
+// started is the child run of ca on thread id, with its limits.
+func (ca *Agent) started(id string) ChildStart {
+	return ChildStart{Child: id, Agent: ca.path, MaxTurns: ca.spec.MaxTurns, MaxTokens: ca.spec.MaxTokens, TimeLimit: ca.spec.TimeLimit}
 }
 
 // deniedBelow is what a child of the thread st may not use, as x/agent
@@ -213,41 +234,202 @@ func deniedBelow(st *ledger.StoredThread, reg toolpkg.Registry) ([]string, error
 	return slices.Sorted(maps.Keys(deny)), nil
 }
 
-// gateCall asks the approval rules that cover call, made by a's model: a's
-// own handler's (for the call to a child agent, whose tool t is) and
-// those of every caller above a. It returns what the call ends with when
-// it may not run now: a Pending record, or the refusal.
-func (a *Agent) gateCall(ctx context.Context, t toolpkg.Tool, call artifact.ToolCall) ([]artifact.Artifact, bool) {
-	if h, ok := a.handler.(*xtool.Handler); ok {
-		if reason, err := h.GateBelow(ctx, t, call); err != nil {
-			return gated(call, reason, err, false), true
-		}
+// admit asks a's x/tool Handler, as its Handle would before it runs call,
+// made at turn at of st, whether the turn offered the call's tool and its
+// Gate lets the call go on (x/policy's rules and limits); it returns the
+// refusal the model reads, or "".
+func (a *Agent) admit(ctx context.Context, st *ledger.StoredThread, at int, call artifact.ToolCall) (string, error) {
+	h, ok := a.handler.(*xtool.Handler)
+	if !ok {
+		return "", nil
 	}
-	return a.gateAbove(ctx, call)
+	tools, restricted, err := offeredTools(st)
+	if err != nil {
+		return "", err
+	}
+	cctx := turnContext(ctx, st, at, call.ID)
+	if restricted {
+		cctx = xtool.WithOffered(cctx, tools)
+	}
+	return h.Admit(cctx, call), nil
 }
 
-// gateAbove asks the approval rules of every caller above a child agent
-// about a call its model made, nearest first, as x/tool's Handler asks
-// them for a child run inside its call: a call that needs a person's
-// approval above waits, one refused above is refused.
-func (a *Agent) gateAbove(ctx context.Context, call artifact.ToolCall) ([]artifact.Artifact, bool) {
-	if a.parent == nil {
-		return nil, false
+// gateCall asks the approval rules that cover call, made by a's model at
+// turn at of st: a's own handler's (for the call to a child agent, whose
+// tool t is) and those of every caller above a. It returns what the call
+// ends with when it may not run now: a Pending record, or the refusal.
+func (a *Agent) gateCall(ctx context.Context, st *ledger.StoredThread, at int, t toolpkg.Tool, call artifact.ToolCall) ([]artifact.Artifact, bool, error) {
+	if h, ok := a.handler.(*xtool.Handler); ok {
+		if reason, err := h.GateBelow(turnContext(ctx, st, at, call.ID), t, call); err != nil {
+			return gated(call, reason, err, false), true, nil
+		}
 	}
-	t := toolpkg.Tool{Name: call.Name}
-	if b, ok := a.own.Lookup(call.Name); ok {
-		t = b.Tool
-	}
+	return a.gateAbove(ctx, st, at, call, false)
+}
+
+// caller is one caller above a child agent, as the ledger links it: its
+// agent, its thread, and the turn and ID of the call the child runs
+// below; st is nil when the link is missing (a thread created by hand).
+type caller struct {
+	g  *Agent
+	st *ledger.StoredThread
+	at int
+	id string
+}
+
+// callers loads the callers above a, whose thread is st, nearest first,
+// from the links x/agent's metadata keeps (agent.MetaParentThread,
+// agent.MetaParentCall); close them with closeCallers.
+func (a *Agent) callers(ctx context.Context, st *ledger.StoredThread) ([]caller, error) {
+	var out []caller
+	cur := st
 	for g := a.parent; g != nil; g = g.parent {
-		h, ok := g.handler.(*xtool.Handler)
+		c := caller{g: g}
+		if cur != nil {
+			thread, _ := cur.Metadata(agent.MetaParentThread)
+			id, _ := cur.Metadata(agent.MetaParentCall)
+			if thread != "" && id != "" {
+				pst, err := a.load(ctx, thread)
+				if err != nil {
+					closeCallers(out)
+					return nil, err
+				}
+				c.st, c.at, c.id = pst, answerOf(pst, id), id
+			}
+		}
+		out = append(out, c)
+		cur = c.st
+	}
+	return out, nil
+}
+
+func closeCallers(cs []caller) {
+	for _, c := range cs {
+		if c.st != nil {
+			c.st.Close()
+		}
+	}
+}
+
+// answerOf is the index of the assistant turn of st that holds the call
+// id, searched from the end, where the call being run is; -1 when none.
+func answerOf(st *ledger.StoredThread, id string) int {
+	turns := st.Turns()
+	for i := len(turns) - 1; i >= 0; i-- {
+		if turns[i].Role != ledger.RoleAssistant {
+			continue
+		}
+		for _, art := range turns[i].Artifacts {
+			if c, ok := art.(artifact.ToolCall); ok && c.ID == id {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// turnContext is ctx marked, as a loop turn marks a handler's, with the
+// turn at of st and the call id of its answer, so that a rule reading
+// loop.CurrentTurn reads the turn that made the call; ctx itself when st
+// holds no such turn.
+func turnContext(ctx context.Context, st *ledger.StoredThread, at int, id string) context.Context {
+	if st == nil {
+		return ctx
+	}
+	turns := st.Turns()
+	if at < 0 || at >= len(turns) {
+		return ctx
+	}
+	answer := turns[at].Artifacts
+	for i, art := range answer {
+		if c, ok := art.(artifact.ToolCall); ok && c.ID == id {
+			return loop.WithTurn(ctx, loop.TurnInfo{State: st, Answer: answer}, i)
+		}
+	}
+	return ctx
+}
+
+// callsBefore counts the tool calls st's model made in its run (since the
+// last user message) before the call id of turn at, each with the calls
+// made below it (xtool.RecordedBelow), as x/policy counts a run's calls;
+// an at past the thread's end counts them all.
+func callsBefore(st ledger.State, at int, id string) int {
+	turns := st.Turns()
+	n := 0
+	count := func(arts []artifact.Artifact, stop string) {
+		for _, art := range arts {
+			c, ok := art.(artifact.ToolCall)
+			if !ok {
+				continue
+			}
+			if stop != "" && c.ID == stop {
+				return
+			}
+			n += 1 + xtool.RecordedBelow(st, c.ID)
+		}
+	}
+	if at >= len(turns) {
+		at = len(turns)
+	} else if at >= 0 {
+		count(turns[at].Artifacts, id)
+	}
+	for i := at - 1; i >= 0; i-- {
+		switch turns[i].Role {
+		case ledger.RoleUser:
+			return n
+		case ledger.RoleAssistant:
+			count(turns[i].Artifacts, "")
+		}
+	}
+	return n
+}
+
+// gateAbove asks every caller above a child agent about a call its model
+// made at turn at of st, nearest first, as x/tool's Handler asks them for
+// a child run inside its call, each in the context of its own call's
+// turn: with limits, the call first counts toward each caller's calls
+// (xtool.Handler.LimitBelow), and one past a caller's limit is refused;
+// then a call that needs a person's approval above waits, one refused
+// above is refused.
+func (a *Agent) gateAbove(ctx context.Context, st *ledger.StoredThread, at int, call artifact.ToolCall, limits bool) ([]artifact.Artifact, bool, error) {
+	if a.parent == nil {
+		return nil, false, nil
+	}
+	cs, err := a.callers(ctx, st)
+	if err != nil {
+		return nil, false, err
+	}
+	defer closeCallers(cs)
+	t, source := toolpkg.Tool{Name: call.Name}, toolpkg.LocalOwner
+	if b, ok := a.own.Lookup(call.Name); ok {
+		t, source = b.Tool, b.Source
+	}
+	if limits {
+		// n is how many calls were made below the caller's call, this one
+		// included: those of the run below it, before this one.
+		n := callsBefore(st, at, call.ID) + 1
+		for _, c := range cs {
+			if c.st == nil {
+				break
+			}
+			if h, ok := c.g.handler.(*xtool.Handler); ok {
+				if msg := h.LimitBelow(turnContext(ctx, c.st, c.at, c.id), t, source, call, n); msg != "" {
+					return []artifact.Artifact{artifact.ToolResult{ToolCallID: call.ID, Name: call.Name, IsError: true, Content: msg}}, true, nil
+				}
+			}
+			n += callsBefore(c.st, c.at, c.id) + 1
+		}
+	}
+	for _, c := range cs {
+		h, ok := c.g.handler.(*xtool.Handler)
 		if !ok {
 			continue
 		}
-		if reason, err := h.GateBelow(ctx, t, call); err != nil {
-			return gated(call, reason, err, true), true
+		if reason, err := h.GateBelow(turnContext(ctx, c.st, c.at, c.id), t, call); err != nil {
+			return gated(call, reason, err, true), true, nil
 		}
 	}
-	return nil, false
+	return nil, false, nil
 }
 
 // gated is what a call a gate stopped ends with.
@@ -302,8 +484,15 @@ func (a *Agent) ChildEnd(ctx context.Context, in ChildEndInput) (CallResult, err
 		return CallResult{}, err
 	}
 	defer cst.Close()
+	// The child's calls count toward the caller's run from here on, as
+	// x/tool's Handler keeps them when a child run inside a call ends.
+	if err := again(ctx, st, func() error { return xtool.RecordBelow(st, in.ID, callsBefore(cst, cst.Len(), "")) }); err != nil {
+		return CallResult{}, fmt.Errorf("temporal: thread %s: call %s: keep the calls made below it: %w", in.Thread, in.ID, err)
+	}
 	var failure error
 	switch {
+	case in.Limit != "":
+		failure = &loop.LimitError{Limit: in.Limit, Used: in.Used, Max: in.Max}
 	case in.MaxTurns > 0:
 		failure = &loop.LimitError{Limit: loop.LimitTurns, Max: int64(in.MaxTurns)}
 	case in.Failure != "":

@@ -56,8 +56,10 @@
 //
 // WithChildAgents names x/agent Agents (registered in the parent's
 // registry with agent.Register): a call to one runs as a child workflow.
-// The Child activity gates the call by the caller's approval rules,
-// checks its arguments (agent.Agent.Task), and creates the child thread
+// The Child activity checks the call as the caller's x/tool Handler checks
+// any (the tools its turn offered, its Gate: x/policy's rules and limits,
+// xtool.Handler.Admit), gates it by the caller's approval rules, checks
+// its arguments (agent.Agent.Task), and creates the child thread
 // (ChildThreadID, with x/agent's metadata: agent, depth, parent thread
 // and call, and the tools denied to it: those of the parent's registry
 // its turn did not offer); the child workflow runs the child's loop, each
@@ -71,6 +73,26 @@
 // parent goes down to the child. A turn with a call to a child agent runs
 // its calls one by one. The child's own children run inside its calls, as
 // x/agent runs them.
+//
+// Every call activity runs its call in the turn that made it, rebuilt
+// from the ledger (loop.WithTurn: the thread, the answer, the call's
+// place in it), so a handler's rules read loop.CurrentTurn as in a loop
+// turn; a caller's rules asked about a child's call read the caller's
+// turn, found through the child thread's parent links. The child's calls
+// count toward each caller's calls_per_run as x/policy counts them in
+// process (xtool.Handler.LimitBelow): the count is read from the ledger
+// (every call of the child's answers, with the calls made below each), so
+// it survives any worker, and a call past the limit is refused in the
+// words a child run inside the call reads. When the child ends,
+// ChildEndName keeps the count on the caller's thread
+// (xtool.RecordBelow), for its later answers. A child workflow is bounded
+// by its agent's WithMaxTurns (DefaultMaxTurns when it has none),
+// WithMaxTokens (the tokens its turns report, carried in TurnResult) and
+// WithTimeLimit (RunInput's MaxTokens and TimeLimit; the turn or call
+// running at the limit is cut short, and time spent waiting for a
+// decision is not counted, as a resumed loop run starts afresh); it fails
+// with ErrTypeMaxTurns, ErrTypeMaxTokens or ErrTypeTimeLimit, and the
+// caller's model reads which limit, in x/agent's words.
 //
 // # Leases
 //
@@ -95,10 +117,14 @@
 // Temporal CLI: a worker SIGKILLed inside a tool, another finishing the
 // run, an approval signalled from a third process.
 //
-// Not done here: an approval rule above a child is asked without the
-// caller's turn in its context (a rule reading loop.CurrentTurn reads
-// nothing); a child's calls are not counted to the caller's calls_per_run
-// as x/policy counts them in process; and a child workflow is bounded by
-// its agent's WithMaxTurns (DefaultMaxTurns when it has none), not by its
-// WithMaxTokens or WithTimeLimit.
+// Not done here: the calls made by a child's own children, which run
+// inside its calls as x/agent runs them, count toward the callers above
+// the child once that call ends (x/tool keeps them on the child's thread
+// then), not as each is made: the chain of contexts through which x/tool
+// counts them stops at the child's call activity. A child's turns count
+// toward its limits across waits for decisions (turns, tokens), where a
+// resumed loop run counts them afresh. Every call of a child's answers
+// counts toward its callers' calls_per_run, as a caller's own calls do in
+// its thread; in process, a call the child's handler refuses as unknown
+// is not counted.
 package temporal

@@ -9,6 +9,7 @@ import (
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	failurepb "go.temporal.io/api/failure/v1"
 	historypb "go.temporal.io/api/history/v1"
 	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	"go.temporal.io/sdk/converter"
@@ -273,5 +274,110 @@ func TestReplayChildAgent(t *testing.T) {
 	}
 	if err := replay(t, build(false)); err == nil || !strings.Contains(err.Error(), "TMPRL1100") {
 		t.Fatalf("replaying a child agent's call as a plain call: %v", err)
+	}
+}
+
+// childFailed records a child workflow started, then failed at a limit
+// of type typ, with details when they are not nil.
+func (h *history) childFailed(id string, in lt.RunInput, typ string, details any) {
+	last := h.events[len(h.events)-1].EventId
+	initiated := h.add(enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED, func(e *historypb.HistoryEvent) {
+		e.Attributes = &historypb.HistoryEvent_StartChildWorkflowExecutionInitiatedEventAttributes{StartChildWorkflowExecutionInitiatedEventAttributes: &historypb.StartChildWorkflowExecutionInitiatedEventAttributes{
+			WorkflowId: id, WorkflowType: &commonpb.WorkflowType{Name: lt.WorkflowName},
+			TaskQueue: &taskqueuepb.TaskQueue{Name: "lode"}, Input: h.payloads(in), WorkflowTaskCompletedEventId: last,
+		}}
+	})
+	exec := &commonpb.WorkflowExecution{WorkflowId: id, RunId: "child-run"}
+	started := h.add(enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED, func(e *historypb.HistoryEvent) {
+		e.Attributes = &historypb.HistoryEvent_ChildWorkflowExecutionStartedEventAttributes{ChildWorkflowExecutionStartedEventAttributes: &historypb.ChildWorkflowExecutionStartedEventAttributes{
+			InitiatedEventId: initiated, WorkflowExecution: exec, WorkflowType: &commonpb.WorkflowType{Name: lt.WorkflowName},
+		}}
+	})
+	h.task()
+	info := &failurepb.ApplicationFailureInfo{Type: typ, NonRetryable: true}
+	if details != nil {
+		info.Details = h.payloads(details)
+	}
+	h.add(enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED, func(e *historypb.HistoryEvent) {
+		e.Attributes = &historypb.HistoryEvent_ChildWorkflowExecutionFailedEventAttributes{ChildWorkflowExecutionFailedEventAttributes: &historypb.ChildWorkflowExecutionFailedEventAttributes{
+			InitiatedEventId: initiated, StartedEventId: started, WorkflowExecution: exec,
+			WorkflowType: &commonpb.WorkflowType{Name: lt.WorkflowName},
+			Failure:      &failurepb.Failure{Message: "temporal: thread " + id + ": the model still calls tools", FailureInfo: &failurepb.Failure_ApplicationFailureInfo{ApplicationFailureInfo: info}},
+		}}
+	})
+	h.task()
+}
+
+// fail records the workflow failed at a limit of type typ.
+func (h *history) fail(typ string, details any) {
+	last := h.events[len(h.events)-1].EventId
+	h.add(enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED, func(e *historypb.HistoryEvent) {
+		e.Attributes = &historypb.HistoryEvent_WorkflowExecutionFailedEventAttributes{WorkflowExecutionFailedEventAttributes: &historypb.WorkflowExecutionFailedEventAttributes{
+			Failure: &failurepb.Failure{Message: "limit", FailureInfo: &failurepb.Failure_ApplicationFailureInfo{ApplicationFailureInfo: &failurepb.ApplicationFailureInfo{
+				Type: typ, NonRetryable: true, Details: h.payloads(details)}}},
+			WorkflowTaskCompletedEventId: last,
+		}}
+	})
+}
+
+// TestReplayChildAtItsLimits replays a parent whose child stopped at a
+// limit: one written with the child's tokens and time limit, and one
+// written before children carried them (the child stopped at its turns,
+// its failure without details): both give the same commands.
+func TestReplayChildAtItsLimits(t *testing.T) {
+	id := lt.ChildThreadID("t1", "c1")
+	cases := []struct {
+		name    string
+		start   lt.ChildStart
+		in      lt.RunInput
+		typ     string
+		details any
+		end     lt.ChildEndInput
+	}{
+		{"tokens", lt.ChildStart{Child: id, Agent: "helper", MaxTurns: 10, MaxTokens: 100, TimeLimit: 2 * time.Minute},
+			lt.RunInput{Thread: id, Agent: "helper", MaxTurns: 10, MaxTokens: 100, TimeLimit: 2 * time.Minute}, lt.ErrTypeMaxTokens, lt.Limited{Used: 120, Max: 100},
+			lt.ChildEndInput{Thread: "t1", At: 1, ID: "c1", Child: id, Failure: "limit", Limit: "tokens", Used: 120, Max: 100}},
+		{"turns, before the limits were carried", lt.ChildStart{Child: id, Agent: "helper", MaxTurns: 10},
+			lt.RunInput{Thread: id, Agent: "helper", MaxTurns: 10}, lt.ErrTypeMaxTurns, nil,
+			lt.ChildEndInput{Thread: "t1", At: 1, ID: "c1", Child: id, Failure: "limit", MaxTurns: 10}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := &history{t: t}
+			h.start(lt.RunInput{Thread: "t1"})
+			h.activity(lt.LengthName, "t1", 1)
+			h.activity(lt.TurnName, lt.TurnInput{Thread: "t1", After: 0}, lt.TurnResult{At: 1, Calls: []lt.CallRef{{ID: "c1", Name: "helper", Child: true}}})
+			h.activity(lt.ChildName, lt.ChildInput{Thread: "t1", At: 1, ID: "c1"}, c.start)
+			h.childFailed(lt.WorkflowID(id), c.in, c.typ, c.details)
+			h.activity(lt.ChildEndName, c.end, lt.CallResult{IsError: true, Len: 3})
+			h.activity(lt.TurnName, lt.TurnInput{Thread: "t1", After: 1}, lt.TurnResult{At: 3, Answer: "done"})
+			h.complete(lt.RunOutput{Thread: "t1", Turns: 2, Answer: "done"})
+			if err := replay(t, h); err != nil {
+				t.Fatalf("replaying: %v", err)
+			}
+		})
+	}
+}
+
+// TestReplayChildRunAtItsTokens replays a child's own run that stopped at
+// its tokens: the turns' tokens come from the history, so the same
+// history stops at the same place; one whose turn used fewer tokens would
+// have gone on, and is refused.
+func TestReplayChildRunAtItsTokens(t *testing.T) {
+	id := lt.ChildThreadID("t1", "c1")
+	build := func(tokens int64) *history {
+		h := &history{t: t}
+		h.start(lt.RunInput{Thread: id, Agent: "helper", MaxTurns: 10, MaxTokens: 100})
+		h.activity(lt.LengthName, id, 2)
+		h.activity(lt.TurnName, lt.TurnInput{Thread: id, Agent: "helper", After: 1}, lt.TurnResult{At: 2, Calls: []lt.CallRef{{ID: "k1", Name: "read"}}, Tokens: tokens})
+		h.activity(lt.CallName, lt.CallInput{Thread: id, Agent: "helper", At: 2, ID: "k1"}, lt.CallResult{Len: 4})
+		h.fail(lt.ErrTypeMaxTokens, lt.Limited{Used: tokens, Max: 100})
+		return h
+	}
+	if err := replay(t, build(120)); err != nil {
+		t.Fatalf("replaying a child's run that stopped at its tokens: %v", err)
+	}
+	if err := replay(t, build(50)); err == nil || !strings.Contains(err.Error(), "TMPRL1100") {
+		t.Fatalf("replaying a run that stopped under its tokens: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/loop"
 )
 
 // Signal and query names of the workflow.
@@ -44,6 +45,28 @@ type RunInput struct {
 	// CallAttempts bounds the attempts at an idempotent call; 0 means
 	// DefaultCallAttempts. Other calls are attempted once.
 	CallAttempts int32
+	// MaxTokens bounds the tokens the run's turns use, as their providers
+	// report them (loop.WithMaxTokens); 0 means none.
+	MaxTokens int64 `json:",omitempty"`
+	// TimeLimit bounds the time the run works (loop.WithTimeLimit): a
+	// turn or call still running at the limit is cut short, as in a loop
+	// run, and time spent waiting for a decision is not counted, as a
+	// resumed loop run starts its limit afresh; 0 means none.
+	TimeLimit time.Duration `json:",omitempty"`
+}
+
+// Application error types of a run that stopped at a limit; the error's
+// details hold a Limited.
+const (
+	ErrTypeMaxTurns  = "MaxTurns"
+	ErrTypeMaxTokens = "MaxTokens"
+	ErrTypeTimeLimit = "TimeLimit"
+)
+
+// Limited is the detail of a run's limit error: what the run used of the
+// limit, in the limit's unit (turns, tokens, milliseconds).
+type Limited struct {
+	Used, Max int64
 }
 
 // RunOutput is how a run ended.
@@ -74,6 +97,16 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	if maxTurns <= 0 {
 		maxTurns = DefaultMaxTurns
 	}
+	// deadline is when the time limit ends the run's work; it starts
+	// afresh after a wait for decisions.
+	var deadline time.Time
+	startClock := func() {
+		if in.TimeLimit > 0 {
+			deadline = workflow.Now(ctx).Add(in.TimeLimit)
+		}
+	}
+	startClock()
+	var tokens int64
 	var waiting []artifact.Pending
 	// below holds what waits in the child runs, by child thread.
 	below := map[string][]artifact.Pending{}
@@ -139,7 +172,8 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		}
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: WorkflowID(cs.Child)})
 		fut := workflow.ExecuteChildWorkflow(cctx, WorkflowName, RunInput{Thread: cs.Child, Agent: cs.Agent, MaxTurns: maxTurns,
-			TurnTimeout: in.TurnTimeout, CallTimeout: in.CallTimeout, CallAttempts: in.CallAttempts})
+			TurnTimeout: in.TurnTimeout, CallTimeout: in.CallTimeout, CallAttempts: in.CallAttempts,
+			MaxTokens: cs.MaxTokens, TimeLimit: cs.TimeLimit})
 		var co RunOutput
 		var cerr error
 		for done := false; !done; {
@@ -171,8 +205,20 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		end := ChildEndInput{Thread: in.Thread, Agent: in.Agent, At: at, ID: c.ID, Child: cs.Child}
 		if cerr != nil {
 			end.Failure = cerr.Error()
-			if ae := (*sdk.ApplicationError)(nil); errors.As(cerr, &ae) && ae.Type() == "MaxTurns" {
-				end.MaxTurns = maxTurns
+			if ae := (*sdk.ApplicationError)(nil); errors.As(cerr, &ae) {
+				var l Limited
+				switch ae.Type() {
+				case ErrTypeMaxTurns:
+					end.MaxTurns = maxTurns
+				case ErrTypeMaxTokens:
+					if ae.Details(&l) == nil {
+						end.Limit, end.Used, end.Max = loop.LimitTokens, l.Used, l.Max
+					}
+				case ErrTypeTimeLimit:
+					if ae.Details(&l) == nil {
+						end.Limit, end.Used, end.Max = loop.LimitTime, l.Used, l.Max
+					}
+				}
 			}
 		}
 		var r CallResult
@@ -186,7 +232,7 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		if c.Child {
 			return child(c, at, d)
 		}
-		in := CallInput{Thread: in.Thread, Agent: in.Agent, At: at, ID: c.ID, Decision: d}
+		in := CallInput{Thread: in.Thread, Agent: in.Agent, At: at, ID: c.ID, Decision: d, Deadline: deadline}
 		err := workflow.ExecuteActivity(callCtx(c), CallName, in).Get(ctx, &r)
 		if err == nil {
 			return r, nil
@@ -203,7 +249,7 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	parallel := func(calls []CallRef, at int) ([]artifact.Pending, error) {
 		futures := make([]workflow.Future, len(calls))
 		for i, c := range calls {
-			futures[i] = workflow.ExecuteActivity(callCtx(c), CallName, CallInput{Thread: in.Thread, Agent: in.Agent, At: at, ID: c.ID, Stage: true})
+			futures[i] = workflow.ExecuteActivity(callCtx(c), CallName, CallInput{Thread: in.Thread, Agent: in.Agent, At: at, ID: c.ID, Stage: true, Deadline: deadline})
 		}
 		commit := CommitInput{Thread: in.Thread, Agent: in.Agent, At: at}
 		var pending []artifact.Pending
@@ -232,18 +278,31 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	after := n - 1
 	var said string // the text of paused answers, which the next turn carries on
 	for {
+		still := "the model still calls tools"
+		if said != "" {
+			still = "the server still pauses its answer"
+		}
+		// In a loop run's order: turns, then tokens, then time.
 		if out.Turns >= maxTurns {
-			still := "the model still calls tools"
-			if said != "" {
-				still = "the server still pauses its answer"
-			}
-			return out, sdk.NewNonRetryableApplicationError(fmt.Sprintf("temporal: thread %s: %s after %d turns", in.Thread, still, maxTurns), "MaxTurns", nil)
+			return out, sdk.NewNonRetryableApplicationError(fmt.Sprintf("temporal: thread %s: %s after %d turns", in.Thread, still, maxTurns), ErrTypeMaxTurns, nil,
+				Limited{Used: int64(out.Turns), Max: int64(maxTurns)})
+		}
+		if in.MaxTokens > 0 && tokens >= in.MaxTokens {
+			return out, sdk.NewNonRetryableApplicationError(fmt.Sprintf("temporal: thread %s: %s after %d tokens, past the limit of %d", in.Thread, still, tokens, in.MaxTokens), ErrTypeMaxTokens, nil,
+				Limited{Used: tokens, Max: in.MaxTokens})
+		}
+		if !deadline.IsZero() && !workflow.Now(ctx).Before(deadline) {
+			return out, timeLimit(in, still)
 		}
 		var tr TurnResult
-		if err := workflow.ExecuteActivity(turnCtx, TurnName, TurnInput{Thread: in.Thread, Agent: in.Agent, After: after}).Get(ctx, &tr); err != nil {
+		if err := workflow.ExecuteActivity(turnCtx, TurnName, TurnInput{Thread: in.Thread, Agent: in.Agent, After: after, Deadline: deadline}).Get(ctx, &tr); err != nil {
+			if ae := (*sdk.ApplicationError)(nil); errors.As(err, &ae) && ae.Type() == ErrTypeTimeLimit {
+				return out, timeLimit(in, still)
+			}
 			return out, err
 		}
 		out.Turns++
+		tokens += tr.Tokens
 		after = tr.At
 		if len(tr.Calls) == 0 {
 			if tr.Paused {
@@ -277,6 +336,7 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 			}
 		}
 		report()
+		waited := len(waiting) > 0
 		for len(waiting) > 0 {
 			var d artifact.Decision
 			if len(early) > 0 {
@@ -299,7 +359,17 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 			}
 			report()
 		}
+		if waited {
+			startClock()
+		}
 	}
+}
+
+// timeLimit is the error of a run of in that ran out of its time limit.
+func timeLimit(in RunInput, still string) error {
+	ms := in.TimeLimit.Milliseconds()
+	return sdk.NewNonRetryableApplicationError(fmt.Sprintf("temporal: thread %s: %s after its time limit of %s", in.Thread, still, in.TimeLimit), ErrTypeTimeLimit, nil,
+		Limited{Used: ms, Max: ms})
 }
 
 // callRetry is the retry policy of c: attempts attempts (0 means

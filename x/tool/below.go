@@ -77,11 +77,20 @@ func (c *callCtx) countBelow() int {
 // effort, as the count only feeds limits.
 func (b *belowCount) record(ctx context.Context) {
 	if st, id := callerCall(ctx); st != nil && id != "" {
-		if _, ok := st.Metadata(metaCallsBelowKept); !ok {
-			_ = st.SetMetadata(metaCallsBelowKept, "1")
-		}
-		_ = st.SetMetadata(MetaCallsBelowPrefix+id, strconv.Itoa(b.prior+b.n))
+		_ = RecordBelow(st, id, b.prior+b.n)
 	}
+}
+
+// RecordBelow keeps on st that n calls were made below its call id, for
+// RecordedBelow to read: what a gating Handler keeps when a call ends, for
+// an engine that runs an agent's child apart (x/temporal) to keep too.
+func RecordBelow(st ledger.State, id string, n int) error {
+	if _, ok := st.Metadata(metaCallsBelowKept); !ok {
+		if err := st.SetMetadata(metaCallsBelowKept, "1"); err != nil {
+			return err
+		}
+	}
+	return st.SetMetadata(MetaCallsBelowPrefix+id, strconv.Itoa(n))
 }
 
 // callerCall is the caller's thread and the ID of the call being run in
@@ -122,4 +131,22 @@ func limitAbove(above *callCtx, b *toolpkg.Binding, call artifact.ToolCall) stri
 		}
 	}
 	return ""
+}
+
+// LimitBelow asks this handler's Gate about call, made below one of its
+// calls by an agent's child that an engine runs apart (x/temporal runs it
+// as a workflow of its own, so the chain of contexts through which a
+// child's handler counts calls against its caller's is cut): n is how many
+// calls have been made below that call, this one included, which the
+// engine reckons from the ledger, and ctx is the context of the caller's
+// call (loop.WithTurn rebuilds its turn). The Gate reads n with
+// CallsBelow, as for a child run inside the call. It returns the Gate's
+// refusal, or "" when the call may run as far as this handler's limits
+// are concerned; t and source are the child's tool and its owner.
+func (h *Handler) LimitBelow(ctx context.Context, t toolpkg.Tool, source string, call artifact.ToolCall, n int) string {
+	if h.gate == nil {
+		return ""
+	}
+	st, _ := Caller(ctx)
+	return h.gate(context.WithValue(ctx, belowKey{}, n), st, t, source, call).Refuse
 }

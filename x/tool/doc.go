@@ -121,7 +121,12 @@
 // the caller reached), its Hide is not applied there. The count is kept on
 // the caller's thread under MetaCallsBelowPrefix+callID when the call
 // ends, and RecordedBelow reads it, for rule books that count a run's
-// calls (x/policy's limits).
+// calls (x/policy's limits). An engine that runs a child apart, where no
+// chain of contexts links the child's calls to its caller's (x/temporal),
+// asks the same things itself, in the caller's turn rebuilt with
+// loop.WithTurn: GateBelow for the approval rules, LimitBelow for the Gate
+// with the count it reckons, Admit for the caller's own call to the
+// child, and RecordBelow to keep the count when the child ends.
 //
 // A tool whose call cannot finish until a person approves something it
 // started returns an error matching ErrPending, or a *PendingError with a

@@ -47,3 +47,29 @@ func (h *Handler) GateBelow(ctx context.Context, t toolpkg.Tool, call artifact.T
 	}
 	return "", nil
 }
+
+// Admit asks this handler's execution checks about call, one of its own
+// calls that an engine runs apart from Handle (x/temporal runs a call to
+// an agent's child as a workflow of its own): the tools the turn offered
+// and the Gate (its limits among them, read in ctx's turn). It returns
+// "" when the call may go on, else the text the model reads of the
+// refusal, in the very words Handle uses; what comes after (arguments,
+// approvals) is the engine's to ask.
+func (h *Handler) Admit(ctx context.Context, call artifact.ToolCall) string {
+	tools, restricted := offered(ctx)
+	if restricted && !offers(tools, call.Name) {
+		return unknownTool(call.Name, tools)
+	}
+	b, found := h.registry.Lookup(call.Name)
+	var v Verdict
+	if found {
+		v = h.ask(ctx, b, call)
+	}
+	if !found || v.Hide {
+		if !restricted {
+			tools = h.visible(ctx, h.registry.Tools())
+		}
+		return unknownTool(call.Name, tools)
+	}
+	return v.Refuse
+}

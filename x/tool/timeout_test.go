@@ -3,10 +3,13 @@ package tool_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/tool"
 	xtool "github.com/lodeworks/lode/x/tool"
 )
@@ -65,5 +68,93 @@ func TestGateBelow(t *testing.T) {
 				t.Fatalf("reason %q, err %v; want %q, %v", reason, err, c.reason, c.err)
 			}
 		})
+	}
+}
+
+// A Gate asked through LimitBelow reads how many calls were made below
+// its handler's call (CallsBelow) and the caller's thread from ctx's turn,
+// and its refusal is what LimitBelow returns.
+func TestLimitBelow(t *testing.T) {
+	reg := fixture(t, nil)
+	caller := ledger.NewThread()
+	var gotN int
+	var gotBelow bool
+	var gotSt ledger.State
+	gate := func(ctx context.Context, st ledger.State, tl tool.Tool, _ string, call artifact.ToolCall) xtool.Verdict {
+		gotN, gotBelow = xtool.CallsBelow(ctx)
+		gotSt = st
+		if gotN > 2 {
+			return xtool.Verdict{Refuse: "too many below " + tl.Name}
+		}
+		return xtool.Verdict{}
+	}
+	ctx := loop.WithTurn(context.Background(), loop.TurnInfo{State: caller, Answer: []artifact.Artifact{artifact.ToolCall{ID: "c1", Name: "helper"}}}, 0)
+	call := artifact.ToolCall{ID: "k1", Name: "read"}
+	if got := xtool.NewHandler(reg).LimitBelow(ctx, tool.Tool{Name: "read"}, tool.LocalOwner, call, 9); got != "" {
+		t.Fatalf("a handler without a Gate refused: %q", got)
+	}
+	h := xtool.NewHandler(reg, xtool.WithGate(gate))
+	if got := h.LimitBelow(ctx, tool.Tool{Name: "read"}, tool.LocalOwner, call, 2); got != "" || gotN != 2 || !gotBelow || gotSt != caller {
+		t.Fatalf("refusal %q; the Gate read n %d (below %v) on %v", got, gotN, gotBelow, gotSt)
+	}
+	if got := h.LimitBelow(ctx, tool.Tool{Name: "read"}, tool.LocalOwner, call, 3); got != "too many below read" {
+		t.Fatalf("refusal %q", got)
+	}
+}
+
+// Admit words a refusal as Handle does: a tool the turn did not offer, or
+// one the Gate hides, as an unknown tool; a limit in the Gate's words.
+func TestAdmit(t *testing.T) {
+	reg := fixture(t, nil)
+	gate := func(_ context.Context, _ ledger.State, tl tool.Tool, _ string, _ artifact.ToolCall) xtool.Verdict {
+		switch tl.Name {
+		case "greet":
+			return xtool.Verdict{Hide: true}
+		case "fails":
+			return xtool.Verdict{Refuse: "no more calls"}
+		}
+		return xtool.Verdict{}
+	}
+	h := xtool.NewHandler(reg, xtool.WithGate(gate))
+	offered := xtool.WithOffered(context.Background(), []tool.Tool{{Name: "sum"}, {Name: "fails"}})
+	cases := []struct {
+		name string
+		ctx  context.Context
+		tool string
+		want string
+	}{
+		{"allowed", offered, "sum", ""},
+		{"limited", offered, "fails", "no more calls"},
+		{"not offered", offered, "greet", `unknown tool "greet". Tools available in this turn: sum, fails.`},
+		// Unrestricted, the list is the registry's, without what the Gate
+		// hides.
+		{"hidden", context.Background(), "greet", `unknown tool "greet". Tools available in this turn: `},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := h.Admit(c.ctx, artifact.ToolCall{ID: "c1", Name: c.tool, Arguments: "{}"})
+			if c.name == "hidden" && strings.HasPrefix(got, c.want) && !strings.Contains(got, "greet,") && strings.Contains(got, "sum") {
+				return
+			}
+			if got != c.want {
+				t.Fatalf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestRecordBelow(t *testing.T) {
+	st := ledger.NewThread()
+	if n := xtool.RecordedBelow(st, "c1"); n != 0 {
+		t.Fatalf("nothing kept reads %d", n)
+	}
+	if err := xtool.RecordBelow(st, "c1", 4); err != nil {
+		t.Fatal(err)
+	}
+	if n := xtool.RecordedBelow(st, "c1"); n != 4 {
+		t.Fatalf("kept 4, read %d", n)
+	}
+	if n := xtool.RecordedBelow(st, "c2"); n != 0 {
+		t.Fatalf("another call reads %d", n)
 	}
 }
