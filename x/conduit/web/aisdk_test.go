@@ -184,7 +184,7 @@ func TestAISDKReadsEveryPart(t *testing.T) {
 		got = append(got, ty)
 	}
 	sort.Strings(got)
-	want := []string{"abort", "data-approval", "data-error", "data-notification", "data-usage", "error", "finish", "finish-step", "reasoning-delta", "reasoning-end", "reasoning-start",
+	want := []string{"abort", "data-approval", "data-error", "data-notification", "data-usage", "error", "finish", "finish-step", "message-metadata", "reasoning-delta", "reasoning-end", "reasoning-start",
 		"start", "start-step", "text-delta", "text-end", "text-start", "tool-approval-request", "tool-input-available", "tool-input-delta", "tool-input-error",
 		"tool-input-start", "tool-output-available", "tool-output-error"}
 	if !t.Failed() && !slices.Equal(got, want) {
