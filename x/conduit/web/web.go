@@ -1061,10 +1061,12 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, who Identit
 func (h *Handler) rewrite(ctx context.Context, st *ledger.StoredThread, keep []ledger.Turn) (*ledger.StoredThread, error) {
 	id, meta, all := st.ID(), st.AllMetadata(), st.Turns()
 	ctx = context.WithoutCancel(ctx)
+	// The messages cut off take the usage kept for them along: a new
+	// answer at the same turn has the same message ID.
 	kept := maps.Clone(meta)
 	for k := range kept {
-		// The messages cut off take the usage kept for them along.
-		if n, err := strconv.Atoi(strings.TrimPrefix(k, usageKey("turn-"))); err == nil && strings.HasPrefix(k, usageKey("turn-")) && n >= len(keep) {
+		turn, ok := strings.CutPrefix(k, usageKey("turn-"))
+		if n, err := strconv.Atoi(turn); ok && err == nil && n >= len(keep) {
 			delete(kept, k)
 		}
 	}
