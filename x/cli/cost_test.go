@@ -217,3 +217,42 @@ func TestPrinterCountsUsageEvents(t *testing.T) {
 		}
 	}
 }
+
+// lode web prices its answers with the catalog, as run and chat do: the
+// answer's message metadata carries what run prints, or names the model
+// that has no price.
+func TestWebStreamsTokensAndCost(t *testing.T) {
+	cases := []struct{ name, config, want string }{
+		{"priced", "catalog:\n  m: {input: 1000, output: 2000}\n",
+			`{"messageMetadata":{"usage":{"inputTokens":20,"cachedInputTokens":0,"outputTokens":5,"reasoningTokens":0,"costUSD":0.03}},"type":"message-metadata"}`},
+		{"unpriced", "",
+			`{"messageMetadata":{"usage":{"inputTokens":20,"cachedInputTokens":0,"outputTokens":5,"reasoningTokens":0,"costUSD":0,"unpriced":"m"}},"type":"message-metadata"}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
+				callReply("call_1", "calculator__eval", `{"expression":"1+1"}`),
+				textReply("2."),
+			}}
+			page, _, stop := startWeb(t, writeConfig(t, c.config), fake, "--store", filepath.Join(t.TempDir(), "threads"))
+			defer stop()
+			req, _ := http.NewRequest(http.MethodPost, page+"api/chat", strings.NewReader(`{"messages":[{"role":"user","parts":[{"type":"text","text":"what is 1+1?"}]}]}`))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var last string
+			for _, l := range strings.Split(string(body), "\n") {
+				if strings.Contains(l, `"type":"message-metadata"`) {
+					last = strings.TrimPrefix(l, "data: ")
+				}
+			}
+			if last != c.want {
+				t.Errorf("the answer's last metadata is\n %s\nwant\n %s\nin\n%s", last, c.want, body)
+			}
+		})
+	}
+}

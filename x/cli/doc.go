@@ -37,6 +37,11 @@
 // web pauses and the page shows an approval card; lode serve asks the MCP
 // client through elicitation (mcp.AskClient) and, when the client cannot
 // elicit, answers with an error result that says how to get the approval.
+// lode run and lode chat end with what was used ("(used: N tokens in, M
+// out, $X)", priced by lode's catalog and catalog: in lode.yaml); lode web
+// shows the same figures under each answer, and the thread's total in the
+// page's header, from the answer's message metadata (x/conduit/web).
+//
 // lode web keeps threads where --store says, else where store: says,
 // else in .lode/threads; --threads, the flag's old name, still works, with
 // a warning, and is left out of -h.

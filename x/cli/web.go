@@ -36,6 +36,8 @@ func cmdWeb(ctx context.Context, e env, args []string) error {
 	allowHostFlag(fs, &allowHosts, "accept requests for this Host name besides loopback ones (repeatable; \"*\" for any); needed to listen on an address other than loopback, which lets anyone who reaches it chat and run the tools, unauthenticated")
 	describe(fs, "lode web [flags]", `A call that needs approval pauses the chat; the page shows it as an approval
 card (after a reload, and in another browser, too) and posts the decision.
+Each answer shows the tokens it used and their cost at the catalog's prices
+(catalog: in lode.yaml gives a model's), the thread's total in the header.
 Callers' roles, for the policy and its approve: rules, come from their tokens:
 or from --role. history: in lode.yaml applies to every request. Threads are
 kept where --store says, else where store: in lode.yaml says, else in

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -43,8 +44,9 @@ type sdkResult struct {
 	Types   []string `json:"types"`
 	Errors  []string `json:"errors"`
 	Message struct {
-		Role  string           `json:"role"`
-		Parts []map[string]any `json:"parts"`
+		Role     string           `json:"role"`
+		Parts    []map[string]any `json:"parts"`
+		Metadata map[string]any   `json:"metadata"`
 	} `json:"message"`
 }
 
@@ -117,6 +119,11 @@ func TestAISDKReadsEveryPart(t *testing.T) {
 		if p := r.Message.Parts[6]; p["text"] != "It is 5." {
 			t.Errorf("text part %v", p)
 		}
+		// The usage is the message's metadata, beside the start part's.
+		wantUsage := map[string]any{"inputTokens": 7.0, "cachedInputTokens": 0.0, "outputTokens": 3.0, "reasoningTokens": 0.0, "costUSD": 0.0, "unpriced": "the model"}
+		if md := r.Message.Metadata; md["threadId"] == nil || !reflect.DeepEqual(md["usage"], wantUsage) {
+			t.Errorf("message metadata %v, want the thread and usage %v", md, wantUsage)
+		}
 	})
 
 	t.Run("error", func(t *testing.T) {
@@ -184,7 +191,7 @@ func TestAISDKReadsEveryPart(t *testing.T) {
 		got = append(got, ty)
 	}
 	sort.Strings(got)
-	want := []string{"abort", "data-approval", "data-error", "data-notification", "data-usage", "error", "finish", "finish-step", "reasoning-delta", "reasoning-end", "reasoning-start",
+	want := []string{"abort", "data-approval", "data-error", "data-notification", "data-usage", "error", "finish", "finish-step", "message-metadata", "reasoning-delta", "reasoning-end", "reasoning-start",
 		"start", "start-step", "text-delta", "text-end", "text-start", "tool-approval-request", "tool-input-available", "tool-input-delta", "tool-input-error",
 		"tool-input-start", "tool-output-available", "tool-output-error"}
 	if !t.Failed() && !slices.Equal(got, want) {

@@ -19,7 +19,8 @@
 //	POST /api/threads              make an empty thread: 201 {"id": THREAD}
 //	GET  /api/threads              the caller's threads, newest first:
 //	                               {"threads": [{"id", "title", "updated", "running"}]}
-//	GET  /api/threads/{id}         the thread as UI messages (useChat's initial messages)
+//	GET  /api/threads/{id}         the thread as UI messages (useChat's initial messages),
+//	                               with each answer's usage in its metadata
 //	GET  /api/info                 what the first screen shows: {"model": NAME, "tools": [{"name", "description"}]}
 //	POST /api/threads/{id}/cancel  cancel the turn running on the thread: 204 once it has ended
 //	POST /api/threads/{id}/decide  {"decisions": [{"id": CALL, "approve": BOOL, "reason": ..., "arguments": ...}]}:
@@ -83,10 +84,38 @@
 // a call streams, then tool-input-available (or tool-input-error when the
 // model's arguments are not JSON); tool-output-available or
 // tool-output-error with the text the model was shown;
-// tool-approval-request and tool-output-denied (see Approvals); data-usage with
-// token counts (transient: useChat hands it to onData and keeps it out of the message); and finally finish, abort (the turn was cancelled) or
-// error. Events carry no thread ID, so each request builds its own
-// loop.Step from the configured options plus an observer for its stream.
+// tool-approval-request and tool-output-denied (see Approvals); data-usage
+// with each answer's token counts (transient: useChat hands it to onData
+// and keeps it out of the message) and message-metadata with the message's
+// usage and cost (see Usage and cost); and finally finish, abort (the turn
+// was cancelled) or error. Events carry no thread ID, so each request
+// builds its own loop.Step from the configured options plus an observer
+// for its stream.
+//
+// # Usage and cost
+//
+// What an answer's model calls used rides in its message's metadata, as
+// the AI SDK has it: each time the message's usage grows the stream sends
+// a message-metadata part whose messageMetadata is
+//
+//	{"usage": {"inputTokens", "cachedInputTokens", "outputTokens", "reasoningTokens", "costUSD", "unpriced"}}
+//
+// the whole message's total so far (the SDK's client merges metadata key
+// by key, so the last one stands), and GET /api/threads/{id} gives each
+// assistant message the same "metadata", so a reload shows the figures
+// the stream did. The total counts every artifact.Usage of the message's
+// model turns, and the usage of calls made for them outside the thread
+// (loop.Charge, a loop.UsageEvent: a history policy's summary), which the
+// stored turns do not hold: the handler keeps those per message in the
+// thread's metadata under "lode.usage." plus the message's ID. A message
+// that continues (a decision, a resume) goes on from its stored total.
+// costUSD is what loop.WithPricer priced (give it through WithLoopOptions;
+// lode web passes its catalog's); unpriced, when set, names the first
+// model of the message that had no price ("the model" when the usage
+// names none), and costUSD is then the rest's. A usage of no tokens, as
+// providers that measure nothing send, is not counted, and a message with
+// nothing counted has no usage: no part is sent and the replay has no
+// metadata.
 //
 // # Bounded memory
 //
@@ -200,8 +229,11 @@
 // chat button, answers in Markdown with code blocks, tool cards labelled
 // with the tool's name, Input and Output (or Error, or Denied), approval
 // cards built from the thread's data-approval part, so that a reload or
-// another device shows them, and a running turn followed again after a
-// reload (GET /api/chat/{id}/stream). Its Markdown renderer builds DOM
+// another device shows them, a running turn followed again after a
+// reload (GET /api/chat/{id}/stream), and under each answer what it used
+// ("1,280 tokens in (640 cached), 64 out, $0.0123", or "; no price for
+// MODEL" in place of the cost), from its message's metadata, with the
+// thread's total in the header. Its Markdown renderer builds DOM
 // nodes and sets only textContent: model, tool and user text can make
 // paragraphs, headings, lists, quotes, emphasis, code and links, nothing
 // else, and links only to http: and https: addresses, with

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"strconv"
 
 	"github.com/lodeworks/lode/artifact"
@@ -12,6 +13,102 @@ type uiMessage struct {
 	ID    string   `json:"id"`
 	Role  string   `json:"role"`
 	Parts []uiPart `json:"parts"`
+	// Metadata is an assistant message's uiMetadata in what lode sends;
+	// a client's is whatever it holds, and is not read.
+	Metadata any `json:"metadata,omitempty"`
+}
+
+// uiMetadata is the metadata lode gives an assistant message: what its
+// model calls used and cost, when any reported usage.
+type uiMetadata struct {
+	Usage *uiUsage `json:"usage,omitempty"`
+}
+
+// uiUsage adds up the usage of the model calls behind one message: its
+// answers' and the calls made for its turns (a history summary,
+// loop.UsageEvent). The stream sends it whole each time it grows, so that
+// the SDK's client, which merges metadata key by key, holds the total.
+type uiUsage struct {
+	InputTokens       int64   `json:"inputTokens"`
+	CachedInputTokens int64   `json:"cachedInputTokens"`
+	OutputTokens      int64   `json:"outputTokens"`
+	ReasoningTokens   int64   `json:"reasoningTokens"`
+	CostUSD           float64 `json:"costUSD"`
+	// Unpriced names the first model of the message without a price:
+	// CostUSD is then only the rest's.
+	Unpriced string `json:"unpriced,omitempty"`
+}
+
+// add counts u and reports whether it counted: a usage of no tokens and
+// no cost, as some providers send when they measure nothing, is not.
+func (m *uiUsage) add(u artifact.Usage) bool {
+	if u.InputTokens == 0 && u.OutputTokens == 0 && u.CachedInputTokens == 0 && u.CacheWriteTokens == 0 &&
+		u.ReasoningTokens == 0 && u.CostUSD == 0 {
+		return false
+	}
+	m.InputTokens += u.InputTokens
+	m.CachedInputTokens += u.CachedInputTokens
+	m.OutputTokens += u.OutputTokens
+	m.ReasoningTokens += u.ReasoningTokens
+	m.CostUSD += u.CostUSD
+	if !u.Priced && m.Unpriced == "" {
+		m.Unpriced = u.Model
+		if m.Unpriced == "" {
+			m.Unpriced = "the model"
+		}
+	}
+	return true
+}
+
+// plus adds o to m.
+func (m *uiUsage) plus(o uiUsage) {
+	m.InputTokens += o.InputTokens
+	m.CachedInputTokens += o.CachedInputTokens
+	m.OutputTokens += o.OutputTokens
+	m.ReasoningTokens += o.ReasoningTokens
+	m.CostUSD += o.CostUSD
+	if m.Unpriced == "" {
+		m.Unpriced = o.Unpriced
+	}
+}
+
+// usageKey is the thread metadata key under which the usage of the calls
+// made for message id's turns outside the thread (loop.UsageEvent) is
+// kept, as JSON: the stored turns hold only the answers' own.
+func usageKey(id string) string { return "lode.usage." + id }
+
+// withOutside adds to msgs the usage kept in meta for calls made outside
+// the thread.
+func withOutside(msgs []uiMessage, meta map[string]string) {
+	for i := range msgs {
+		raw, ok := meta[usageKey(msgs[i].ID)]
+		if !ok || msgs[i].Role != "assistant" {
+			continue
+		}
+		var o uiUsage
+		if json.Unmarshal([]byte(raw), &o) != nil {
+			continue
+		}
+		u := &uiUsage{}
+		if cur := usageOf(msgs[i]); cur != nil {
+			*u = *cur
+		}
+		u.plus(o)
+		msgs[i].Metadata = &uiMetadata{Usage: u}
+	}
+}
+
+// usageOf is the usage lode gave m, or nil.
+func usageOf(m uiMessage) *uiUsage {
+	if md, ok := m.Metadata.(*uiMetadata); ok && md != nil {
+		return md.Usage
+	}
+	return nil
+}
+
+// metadataPart is the message-metadata stream part carrying u.
+func metadataPart(u *uiUsage) map[string]any {
+	return map[string]any{"type": "message-metadata", "messageMetadata": uiMetadata{Usage: u}}
 }
 
 // uiPart is one part of a UIMessage: text, reasoning, step-start, or a
@@ -55,6 +152,7 @@ func messageID(i int) string { return "turn-" + strconv.Itoa(i) }
 func toUIMessages(turns []ledger.Turn) []uiMessage {
 	msgs := []uiMessage{}
 	var cur *uiMessage
+	var used *uiUsage         // cur's usage
 	calls := map[string]int{} // tool call ID -> part index in cur
 	for i, t := range turns {
 		switch t.Role {
@@ -71,6 +169,7 @@ func toUIMessages(turns []ledger.Turn) []uiMessage {
 			if cur == nil {
 				msgs = append(msgs, uiMessage{ID: messageID(i), Role: "assistant"})
 				cur = &msgs[len(msgs)-1]
+				used = &uiUsage{}
 				clear(calls)
 			}
 			cur.Parts = append(cur.Parts, uiPart{Type: "step-start"})
@@ -80,6 +179,10 @@ func toUIMessages(turns []ledger.Turn) []uiMessage {
 					cur.Parts = append(cur.Parts, uiPart{Type: "text", Text: x.Content, State: "done"})
 				case artifact.Reasoning:
 					cur.Parts = append(cur.Parts, uiPart{Type: "reasoning", Text: x.Content, State: "done"})
+				case artifact.Usage:
+					if used.add(x) {
+						cur.Metadata = &uiMetadata{Usage: used}
+					}
 				case artifact.Finish:
 					if x.Reason == StoppedReason {
 						cur.Parts = append(cur.Parts, uiPart{Type: "data-stopped", ID: "stopped-" + strconv.Itoa(i), Data: map[string]string{"reason": x.Reason}})
@@ -145,9 +248,13 @@ func toUIMessages(turns []ledger.Turn) []uiMessage {
 
 // messageChunks are the stream parts that build m's parts in the SDK's
 // client, for a stream that replays a stored message (a resume) or
-// reopens one (a continued message). They hold neither start nor finish.
+// reopens one (a continued message), its usage included. They hold
+// neither start nor finish.
 func messageChunks(m uiMessage) []any {
 	var out []any
+	if u := usageOf(m); u != nil {
+		out = append(out, metadataPart(u))
+	}
 	inStep := false
 	for i, p := range m.Parts {
 		switch {

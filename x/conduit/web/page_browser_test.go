@@ -26,6 +26,7 @@ import (
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/x/conduit/web"
 	"github.com/lodeworks/lode/x/provider/script"
 )
 
@@ -474,5 +475,56 @@ func TestDenyAndStaleCardInChromium(t *testing.T) {
 	}
 	if n := results(t, f, onlyThread(t, f), "c1"); n != 1 {
 		t.Errorf("c1 has %d results, want the denial only", n)
+	}
+}
+
+// TestUsageInChromium: each answer shows what it used and cost on a line
+// under it, an unpriced model named instead of a cost, and none for a
+// model that reported no usage; the header shows the thread's total; a
+// reload shows the same.
+func TestUsageInChromium(t *testing.T) {
+	b := newBrowser(t)
+	f := serve(t, script.New([]script.Step{
+		script.Reply(artifact.Text{Content: "First."}, artifact.Usage{InputTokens: 1280, CachedInputTokens: 640, OutputTokens: 64}),
+		script.Reply(artifact.Text{Content: "Second."}, artifact.Usage{InputTokens: 10, OutputTokens: 2, Model: "mystery-model"}),
+		script.Text("Third."),
+	}, script.WithModel("priced-model")), web.WithLoopOptions(loop.WithPricer(perToken{})))
+	tab := b.tab
+	lines := `[...document.querySelectorAll(".msg.assistant")].map(m => { const u = m.querySelector(":scope > .usage"); return u ? u.textContent : "-" }).join(" | ")`
+	total := `document.getElementById("spent").textContent`
+	const first = "1,280 tokens in (640 cached), 64 out, $22.0000"
+	const second = "10 tokens in, 2 out; no price for mystery-model"
+
+	b.do(tab, "first answer", append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(f.srv.URL + "/")}, sendMessage("one")...)...)
+	if got := eval[string](b, tab, lines); got != first {
+		t.Errorf("after the first answer the lines read %q, want %q", got, first)
+	}
+	if got := eval[string](b, tab, total); got != "Thread: "+first {
+		t.Errorf("after the first answer the header reads %q", got)
+	}
+	if got := eval[string](b, tab, `document.querySelector(".msg.assistant").lastElementChild.className`); got != "usage" {
+		t.Errorf("the answer ends with %q, want its usage line", got)
+	}
+	b.do(tab, "second answer", sendMessage("two")...)
+	b.do(tab, "third answer", sendMessage("three")...)
+	b.shot(tab, "usage")
+	wantLines := first + " | " + second + " | -"
+	wantTotal := "Thread: 1,290 tokens in (640 cached), 66 out; no price for mystery-model, $22.0000 for the rest"
+	check := func(when string) {
+		t.Helper()
+		if got := eval[string](b, tab, lines); got != wantLines {
+			t.Errorf("%s: the lines read %q, want %q", when, got, wantLines)
+		}
+		if got := eval[string](b, tab, total); got != wantTotal {
+			t.Errorf("%s: the header reads %q, want %q", when, got, wantTotal)
+		}
+	}
+	check("live")
+	b.do(tab, "reload", chromedp.Reload(), waitFor(`document.querySelectorAll(".msg.assistant").length === 3`))
+	b.shot(tab, "usage-after-reload")
+	check("after a reload")
+	b.do(tab, "new chat", chromedp.Click(chromedp.CSS("#new")), waitFor(`!!document.getElementById("welcome")`))
+	if got := eval[string](b, tab, total); got != "" {
+		t.Errorf("a new chat's header reads %q, want nothing", got)
 	}
 }

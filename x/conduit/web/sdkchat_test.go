@@ -107,9 +107,10 @@ type sdkState struct {
 }
 
 type sdkMessage struct {
-	ID    string           `json:"id"`
-	Role  string           `json:"role"`
-	Parts []map[string]any `json:"parts"`
+	ID       string           `json:"id"`
+	Role     string           `json:"role"`
+	Parts    []map[string]any `json:"parts"`
+	Metadata map[string]any   `json:"metadata"`
 }
 
 func startChat(t *testing.T, version, api, chatID string) *sdkChat {
@@ -198,10 +199,12 @@ func sdkFixture(t *testing.T, prov provider.Provider) (*httptest.Server, ledger.
 }
 
 // normal is a message as compared: its role, its ID when it is the
-// assistant's (the server names those), and per part what a person sees.
-func normal(role, id string, parts []map[string]any) map[string]any {
+// assistant's (the server names those), per part what a person sees, and
+// the usage in its metadata.
+func normal(msg sdkMessage) map[string]any {
+	role, id := msg.Role, msg.ID
 	var ps []map[string]any
-	for _, p := range parts {
+	for _, p := range msg.Parts {
 		ty, _ := p["type"].(string)
 		if strings.HasPrefix(ty, "data-") {
 			continue // the page's approval card; not the SDK's
@@ -223,6 +226,9 @@ func normal(role, id string, parts []map[string]any) map[string]any {
 	m := map[string]any{"role": role, "parts": ps}
 	if role == "assistant" {
 		m["id"] = id
+	}
+	if u, ok := msg.Metadata["usage"]; ok {
+		m["usage"] = u
 	}
 	return m
 }
@@ -248,10 +254,10 @@ func checkStored(t *testing.T, srv *httptest.Server, id, step string, got sdkSta
 	}
 	var client, stored []map[string]any
 	for _, m := range got.Messages {
-		client = append(client, normal(m.Role, m.ID, m.Parts))
+		client = append(client, normal(m))
 	}
 	for _, m := range v.Messages {
-		stored = append(stored, normal(m.Role, m.ID, m.Parts))
+		stored = append(stored, normal(m))
 	}
 	if !reflect.DeepEqual(client, stored) {
 		c, _ := json.MarshalIndent(client, "", " ")
@@ -271,17 +277,17 @@ func lastParts(st sdkState) []string {
 // TestSDKChat drives the AI SDK's own Chat, of ai 6 and ai 7, through a
 // conversation: a tool, an approval approved and one denied, a
 // regenerate, a reload mid-stream and its resume, a stop and an edited
-// message; after each
-// step the Chat's messages must be the stored thread's.
+// message; after each step the Chat's messages, usage metadata included,
+// must be the stored thread's.
 func TestSDKChat(t *testing.T) {
 	for _, version := range []string{"6", "7"} {
 		t.Run("ai"+version, func(t *testing.T) {
 			story, again := gated("Once upon a time."), gated("Twice told.")
 			prov := &replies{next: []*reply{
-				answer(artifact.ToolCall{ID: "m1", Name: "mul", Arguments: `{"a":6,"b":7}`}),
-				answer(artifact.Text{Content: "42."}),
-				answer(artifact.ToolCall{ID: "a1", Name: "add", Arguments: `{"a":2,"b":3}`}),
-				answer(artifact.Text{Content: "It is 5."}),
+				answer(artifact.ToolCall{ID: "m1", Name: "mul", Arguments: `{"a":6,"b":7}`}, artifact.Usage{InputTokens: 10, OutputTokens: 2}),
+				answer(artifact.Text{Content: "42."}, artifact.Usage{InputTokens: 20, OutputTokens: 3}),
+				answer(artifact.ToolCall{ID: "a1", Name: "add", Arguments: `{"a":2,"b":3}`}, artifact.Usage{InputTokens: 5, OutputTokens: 1}),
+				answer(artifact.Text{Content: "It is 5."}, artifact.Usage{InputTokens: 7, OutputTokens: 1, CachedInputTokens: 4}),
 				answer(artifact.ToolCall{ID: "a2", Name: "add", Arguments: `{"a":1,"b":1}`}),
 				answer(artifact.Text{Content: "I will not add."}),
 				answer(artifact.Text{Content: "1 and 1 make 2, without a tool."}),
@@ -316,6 +322,12 @@ func TestSDKChat(t *testing.T) {
 			check("approved", st, []string{"step-start/", "tool-add/output-available", "step-start/", "text/done"})
 			if n, last := len(st.Messages), st.Messages[len(st.Messages)-1]; n != 4 || last.ID != paused {
 				t.Fatalf("approved: %d messages, the last %s; want 4, the paused message %s continued", n, last.ID, paused)
+			}
+			// The continued message's usage is its whole: the paused
+			// answer's and the continuation's.
+			wantUsage := map[string]any{"inputTokens": 12.0, "cachedInputTokens": 4.0, "outputTokens": 2.0, "reasoningTokens": 0.0, "costUSD": 0.0, "unpriced": "the model"}
+			if got := st.Messages[3].Metadata["usage"]; !reflect.DeepEqual(got, wantUsage) {
+				t.Errorf("approved: the message's usage is %v, want %v", got, wantUsage)
 			}
 
 			chat.do(map[string]any{"op": "send", "text": "add 1 and 1"})

@@ -65,6 +65,9 @@ type stream struct {
 	finish    string
 	turnFrom  int             // where in the log the model turn under way begins
 	denied    map[string]bool // calls denied by this stream's decisions
+	used      uiUsage         // the message's usage, the prior message's included
+	outside   uiUsage         // what of it this stream's UsageEvents counted
+	msgID     string
 
 	// asked are the calls a decide request answers, by ID, for the
 	// arguments the decisions do not repeat; decided is closed once the
@@ -89,10 +92,14 @@ func newStream(maxParts, maxBytes, logMax int, messageID, threadID string, prior
 		started:  map[string]bool{},
 		denied:   map[string]bool{},
 		decided:  make(chan struct{}),
+		msgID:    messageID,
 	}
 	s.room.L = &s.mu
 	s.send(startPart(messageID, threadID))
 	if prior != nil {
+		if u := usageOf(*prior); u != nil {
+			s.used = *u
+		}
 		for _, c := range messageChunks(*prior) {
 			s.mu.Lock()
 			s.appendLog(frame(c))
@@ -258,6 +265,10 @@ func (s *stream) Emit(ctx context.Context, ev loop.Event) {
 		s.startStep()
 		s.sawDelta = true
 		s.delta(ev.Delta)
+	case loop.UsageEvent:
+		if s.count(ev.Usage) {
+			s.outside.add(ev.Usage)
+		}
 	case loop.DecidedEvent:
 		s.decisions(ev.Decisions)
 		s.decidedOnce.Do(func() { close(s.decided) })
@@ -358,6 +369,7 @@ func (s *stream) answer(arts []artifact.Artifact) {
 				"inputTokens": a.InputTokens, "outputTokens": a.OutputTokens,
 				"cachedInputTokens": a.CachedInputTokens, "reasoningTokens": a.ReasoningTokens,
 			}})
+			s.count(a)
 		case artifact.Finish:
 			s.finish = a.Reason
 		}
@@ -371,6 +383,19 @@ func (s *stream) answer(arts []artifact.Artifact) {
 	if s.pending == 0 {
 		s.endStep()
 	}
+}
+
+// count adds u to the message's usage and, when it counted, sends the
+// total as the message's metadata: a message-metadata part, which the
+// SDK's client keeps in the message (a replay has it from the stored
+// turns and keepOutside's metadata).
+func (s *stream) count(u artifact.Usage) bool {
+	if !s.used.add(u) {
+		return false
+	}
+	t := s.used
+	s.send(metadataPart(&t))
+	return true
 }
 
 // toolInput is the arguments as JSON when they are; empty arguments are

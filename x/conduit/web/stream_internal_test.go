@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 )
 
@@ -145,4 +147,85 @@ func TestStreamBrowserLeft(t *testing.T) {
 		s.Emit(context.Background(), loop.DeltaEvent{Delta: artifact.TextDelta{Content: "x"}})
 	}
 	s.end(nil, nil)
+}
+
+// logged is what s logged, each frame's JSON without its SSE framing.
+func logged(s *stream) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, len(s.log))
+	for i, f := range s.log {
+		out[i] = strings.TrimSuffix(strings.TrimPrefix(string(f), "data: "), "\n\n")
+	}
+	return out
+}
+
+// TestStreamUsage: an answer's usage is sent as the message's metadata,
+// the message's total each time it grows, with a call made outside the
+// thread (UsageEvent) counted too; a usage of no tokens, or none at all,
+// sends no metadata; a continued message goes on from its stored total.
+func TestStreamUsage(t *testing.T) {
+	const (
+		start    = `{"messageId":"m1","messageMetadata":{"threadId":"t1"},"type":"start"}`
+		step     = `{"type":"start-step"}`
+		textHi   = `{"id":"text-1","type":"text-start"}|{"delta":"hi","id":"text-1","type":"text-delta"}|{"id":"text-1","type":"text-end"}`
+		stepEnd  = `{"type":"finish-step"}`
+		finish   = `{"finishReason":"stop","type":"finish"}`
+		done     = `[DONE]`
+		dataZero = `{"data":{"cachedInputTokens":0,"inputTokens":0,"outputTokens":0,"reasoningTokens":0},"transient":true,"type":"data-usage"}`
+	)
+	priced := artifact.Usage{InputTokens: 1200, CachedInputTokens: 200, OutputTokens: 34, ReasoningTokens: 5, Model: "m-1", CostUSD: 0.5, Priced: true}
+	pricedData := `{"data":{"cachedInputTokens":200,"inputTokens":1200,"outputTokens":34,"reasoningTokens":5},"transient":true,"type":"data-usage"}`
+	answer := func(u ...artifact.Artifact) loop.Event {
+		return loop.TurnCompleteEvent{Role: ledger.RoleAssistant, Artifacts: append([]artifact.Artifact{artifact.Text{Content: "hi"}}, u...)}
+	}
+	summary := loop.UsageEvent{For: "history summary", Usage: artifact.Usage{InputTokens: 100, OutputTokens: 10, Model: "m-1", CostUSD: 0.25, Priced: true}}
+	storedPrior := &uiMessage{ID: "m1", Role: "assistant", Parts: []uiPart{{Type: "step-start"}, {Type: "text", Text: "before", State: "done"}},
+		Metadata: &uiMetadata{Usage: &uiUsage{InputTokens: 50, OutputTokens: 5, CostUSD: 0.25}}}
+	cases := []struct {
+		name   string
+		prior  *uiMessage
+		events []loop.Event
+		want   []string
+	}{
+		{name: "priced", events: []loop.Event{answer(priced)}, want: []string{start, step, textHi, pricedData,
+			`{"messageMetadata":{"usage":{"inputTokens":1200,"cachedInputTokens":200,"outputTokens":34,"reasoningTokens":5,"costUSD":0.5}},"type":"message-metadata"}`,
+			stepEnd, finish, done}},
+		{name: "unpriced", events: []loop.Event{answer(artifact.Usage{InputTokens: 10, OutputTokens: 2, Model: "mystery-1"})}, want: []string{start, step, textHi,
+			`{"data":{"cachedInputTokens":0,"inputTokens":10,"outputTokens":2,"reasoningTokens":0},"transient":true,"type":"data-usage"}`,
+			`{"messageMetadata":{"usage":{"inputTokens":10,"cachedInputTokens":0,"outputTokens":2,"reasoningTokens":0,"costUSD":0,"unpriced":"mystery-1"}},"type":"message-metadata"}`,
+			stepEnd, finish, done}},
+		{name: "unpriced with no model named", events: []loop.Event{answer(artifact.Usage{InputTokens: 1})}, want: []string{start, step, textHi,
+			`{"data":{"cachedInputTokens":0,"inputTokens":1,"outputTokens":0,"reasoningTokens":0},"transient":true,"type":"data-usage"}`,
+			`{"messageMetadata":{"usage":{"inputTokens":1,"cachedInputTokens":0,"outputTokens":0,"reasoningTokens":0,"costUSD":0,"unpriced":"the model"}},"type":"message-metadata"}`,
+			stepEnd, finish, done}},
+		{name: "zero tokens", events: []loop.Event{answer(artifact.Usage{Model: "m-1", Priced: true}), loop.UsageEvent{Usage: artifact.Usage{Model: "m-1"}}},
+			want: []string{start, step, textHi, dataZero, stepEnd, finish, done}},
+		{name: "no usage", events: []loop.Event{answer()}, want: []string{start, step, textHi, stepEnd, finish, done}},
+		{name: "a summary before the answer", events: []loop.Event{summary, answer(priced)}, want: []string{start,
+			`{"messageMetadata":{"usage":{"inputTokens":100,"cachedInputTokens":0,"outputTokens":10,"reasoningTokens":0,"costUSD":0.25}},"type":"message-metadata"}`,
+			step, textHi, pricedData,
+			`{"messageMetadata":{"usage":{"inputTokens":1300,"cachedInputTokens":200,"outputTokens":44,"reasoningTokens":5,"costUSD":0.75}},"type":"message-metadata"}`,
+			stepEnd, finish, done}},
+		{name: "a continued message", prior: storedPrior, events: []loop.Event{answer(priced)}, want: []string{start,
+			`{"messageMetadata":{"usage":{"inputTokens":50,"cachedInputTokens":0,"outputTokens":5,"reasoningTokens":0,"costUSD":0.25}},"type":"message-metadata"}`,
+			step, `{"id":"stored-1","type":"text-start"}|{"delta":"before","id":"stored-1","type":"text-delta"}|{"id":"stored-1","type":"text-end"}`, stepEnd,
+			step, textHi, pricedData,
+			`{"messageMetadata":{"usage":{"inputTokens":1250,"cachedInputTokens":200,"outputTokens":39,"reasoningTokens":5,"costUSD":0.75}},"type":"message-metadata"}`,
+			stepEnd, finish, done}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newStream(1000, 1<<20, 1<<20, "m1", "t1", c.prior)
+			s.abandon() // no writer: every part is only logged
+			for _, ev := range c.events {
+				s.Emit(context.Background(), ev)
+			}
+			s.end(nil, nil)
+			want := strings.Split(strings.Join(c.want, "|"), "|")
+			if got := logged(s); !slices.Equal(got, want) {
+				t.Errorf("parts:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+			}
+		})
+	}
 }

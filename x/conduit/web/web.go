@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"runtime/debug"
@@ -777,6 +778,7 @@ func (h *Handler) runTurn(runCtx context.Context, cancel context.CancelCauseFunc
 	if err != nil && cause != nil && !errors.Is(err, loop.ErrPending) {
 		h.keepStopped(context.WithoutCancel(runCtx), st, s.partial())
 	}
+	h.keepOutside(runCtx, st, s)
 	cancel(nil)
 	st.Close()
 	// The thread is free before the browser reads the end of the
@@ -786,6 +788,28 @@ func (h *Handler) runTurn(runCtx context.Context, cancel context.CancelCauseFunc
 		done <- err
 	}
 	s.end(err, cause)
+}
+
+// keepOutside adds what s's UsageEvents counted to what the thread keeps
+// for s's message under usageKey, so that a replay shows the figures the
+// stream did.
+func (h *Handler) keepOutside(ctx context.Context, st *ledger.StoredThread, s *stream) {
+	if s.outside == (uiUsage{}) {
+		return
+	}
+	key := usageKey(s.msgID)
+	u := s.outside
+	if raw, ok := st.Metadata(key); ok {
+		var kept uiUsage
+		if json.Unmarshal([]byte(raw), &kept) == nil {
+			kept.plus(u)
+			u = kept
+		}
+	}
+	b, _ := json.Marshal(u)
+	if err := st.SetMetadata(key, string(b)); err != nil {
+		h.cfg.logger.WarnContext(ctx, "lode: web could not keep the usage of calls made outside the thread", "thread", st.ID(), "err", err)
+	}
 }
 
 // streamHeaders starts a UI message stream response.
@@ -1037,6 +1061,15 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, who Identit
 func (h *Handler) rewrite(ctx context.Context, st *ledger.StoredThread, keep []ledger.Turn) (*ledger.StoredThread, error) {
 	id, meta, all := st.ID(), st.AllMetadata(), st.Turns()
 	ctx = context.WithoutCancel(ctx)
+	// The messages cut off take the usage kept for them along: a new
+	// answer at the same turn has the same message ID.
+	kept := maps.Clone(meta)
+	for k := range kept {
+		turn, ok := strings.CutPrefix(k, usageKey("turn-"))
+		if n, err := strconv.Atoi(turn); ok && err == nil && n >= len(keep) {
+			delete(kept, k)
+		}
+	}
 	backup, err := h.store.Create(ctx, ledger.WithID("regenerate-"+ledger.NewID()), ledger.WithMetadata(meta), ledger.WithTurns(all...))
 	if err != nil {
 		st.Close()
@@ -1049,7 +1082,7 @@ func (h *Handler) rewrite(ctx context.Context, st *ledger.StoredThread, keep []l
 		_ = h.store.Delete(ctx, backupID)
 		return nil, fmt.Errorf("web: regenerate: drop thread %s: %w", id, err)
 	}
-	nst, err := h.store.Create(ctx, ledger.WithID(id), ledger.WithMetadata(meta), ledger.WithTurns(keep...))
+	nst, err := h.store.Create(ctx, ledger.WithID(id), ledger.WithMetadata(kept), ledger.WithTurns(keep...))
 	if err != nil {
 		if old, rerr := h.store.Create(ctx, ledger.WithID(id), ledger.WithMetadata(meta), ledger.WithTurns(all...)); rerr == nil {
 			old.Close()
@@ -1121,6 +1154,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request) {
 // with the data-approval part the page shows.
 func (h *Handler) messages(st *ledger.StoredThread) []uiMessage {
 	msgs := toUIMessages(st.Turns())
+	withOutside(msgs, st.AllMetadata())
 	if calls := loop.Pending(st); len(calls) > 0 && len(msgs) > 0 && msgs[len(msgs)-1].Role == "assistant" {
 		ap := approvalPart(st.ID(), calls)
 		last := &msgs[len(msgs)-1]

@@ -218,14 +218,14 @@ func TestStreamParts(t *testing.T) {
 		"start", "start-step",
 		"reasoning-start", "reasoning-delta", "reasoning-end",
 		"tool-input-start", "tool-input-delta", "tool-input-start", "tool-input-delta",
-		"tool-input-available", "tool-input-available", "data-usage",
+		"tool-input-available", "tool-input-available", "data-usage", "message-metadata",
 		"tool-output-available", "tool-output-error", "finish-step",
 		"start-step", "text-start", "text-delta", "text-end", "finish-step", "finish",
 	}
 	got := types(ps)
 	// The two results come as their tools finish, in either order.
-	if len(got) == len(want) && got[12] == "tool-output-error" {
-		got[12], got[13] = got[13], got[12]
+	if len(got) == len(want) && got[13] == "tool-output-error" {
+		got[13], got[14] = got[14], got[13]
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("parts:\n got %v\nwant %v", types(ps), want)

@@ -222,6 +222,7 @@
   const stopBtn = document.getElementById("stop");
   const list = document.getElementById("threads");
   const modelLabel = document.getElementById("model");
+  const spentLabel = document.getElementById("spent");
   let thread = location.hash.slice(1);
   let abort = null; // the stream being read, if any
   let info = null;  // GET api/info: the model and the tools offered
@@ -370,6 +371,44 @@
     }
   }
 
+  // --- What an answer used: a line under it from the usage in its
+  // message's metadata (a message-metadata part while it streams, the
+  // message's metadata in a replay), and the thread's total in the
+  // header. An answer whose model reported no usage has no line.
+  function count(n) { return Number(n || 0).toLocaleString("en-US"); }
+  function usageText(u) {
+    let s = count(u.inputTokens) + " tokens in";
+    if (u.cachedInputTokens) s += " (" + count(u.cachedInputTokens) + " cached)";
+    s += ", " + count(u.outputTokens) + " out";
+    if (u.reasoningTokens) s += " (" + count(u.reasoningTokens) + " reasoning)";
+    const usd = "$" + Number(u.costUSD || 0).toFixed(4);
+    if (u.unpriced) s += "; no price for " + u.unpriced + (u.costUSD > 0 ? ", " + usd + " for the rest" : "");
+    else s += ", " + usd;
+    return s;
+  }
+  function setUsage(box, u) {
+    if (!u || typeof u !== "object") return;
+    box.usage = u;
+    let line = box.querySelector(":scope > .usage");
+    if (!line) line = el("div", "usage");
+    line.textContent = usageText(u);
+    box.append(line); // last, under what the answer shows so far
+    showTotal();
+  }
+  // showTotal adds up the answers shown: the thread's total.
+  function showTotal() {
+    const t = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0, costUSD: 0, unpriced: "" };
+    let any = false;
+    for (const b of log.querySelectorAll(".msg.assistant")) {
+      const u = b.usage;
+      if (!u) continue;
+      any = true;
+      for (const k of ["inputTokens", "cachedInputTokens", "outputTokens", "reasoningTokens", "costUSD"]) t[k] += Number(u[k] || 0);
+      if (u.unpriced && !t.unpriced) t.unpriced = u.unpriced;
+    }
+    spentLabel.textContent = any ? "Thread: " + usageText(t) : "";
+  }
+
   function stoppedNote(box) {
     if (!box.querySelector(":scope > .stopped")) box.append(el("div", "note stopped", "Stopped."));
   }
@@ -399,6 +438,7 @@
       } else if (p.type === "data-approval") approvalCards(box, p.data);
       else if (p.type === "data-stopped") stoppedNote(box);
     }
+    if (m.role === "assistant" && m.metadata) setUsage(box, m.metadata.usage);
     box.dataset.done = "true";
     return box;
   }
@@ -477,6 +517,7 @@
 
   async function load() {
     log.replaceChildren();
+    showTotal();
     if (!thread) { showWelcome(); return; }
     let r;
     try { r = await fetch(threadPath(thread)); } catch (e) {
@@ -503,6 +544,11 @@
           state.newThread = true;
         }
         if (part.messageId) box.dataset.messageId = part.messageId;
+        if (part.messageMetadata) setUsage(box, part.messageMetadata.usage);
+        break;
+      case "message-metadata":
+      case "finish":
+        if (part.messageMetadata) setUsage(box, part.messageMetadata.usage);
         break;
       case "text-start": state.parts[part.id] = textPart(box, "text"); break;
       case "text-delta": { const e = state.parts[part.id]; if (e) setText(e, e.source + part.delta); break; }
@@ -586,6 +632,7 @@
               for (const old of log.querySelectorAll(".msg.assistant")) {
                 if (old !== box && old.dataset.messageId === part.messageId) old.remove();
               }
+              showTotal();
             }
             apply(box, part, state);
           }
@@ -603,6 +650,8 @@
         sendBtn.disabled = false; stopBtn.disabled = true;
       }
       for (const e of Object.values(state.parts)) textNow(e, e.source);
+      const line = box.querySelector(":scope > .usage");
+      if (line) box.append(line);
       box.dataset.done = "true";
       if (!own.switched) loadThreads();
     }
