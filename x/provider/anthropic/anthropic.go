@@ -177,7 +177,8 @@ func withSleep(f func(ctx context.Context, d time.Duration) error) Option {
 	return func(s *settings) { s.Sleep = f }
 }
 
-// withClock replaces the clock that reads date-valued retry headers.
+// withClock replaces the clock that reads date-valued retry headers and
+// judges whether a kept container has expired.
 func withClock(now func() time.Time) Option { return func(s *settings) { s.Now = now } }
 
 var endpoint = core.Endpoint{
