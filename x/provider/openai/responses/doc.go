@@ -78,8 +78,11 @@
 //     request sends previous_response_id with only the turns after it.
 //   - Reasoning of other servers (no item) is not sent, nor a reasoning
 //     item without encrypted_content (with store: false its ID names
-//     nothing the server kept), nor Usage and Finish; server-side tool items (web search, code interpreter) are not
-//     kept, since they are not asked for.
+//     nothing the server kept), nor Usage and Finish, nor an
+//     artifact.Opaque anywhere (another adapter's: Claude's server tool
+//     blocks, citations and code execution container); server-side tool
+//     items (web search, code interpreter) are not kept, since they are
+//     not asked for.
 //   - Stop sequences are a *RequestError: the API has no field for them.
 //   - A function's strict flag is always sent, since the API would take a
 //     schema without one as strict and refuse those strict mode cannot

@@ -332,6 +332,9 @@ func inputItems(turns []ledger.Turn, base int) ([]any, error) {
 					// Approval records: the results say what the model needs.
 				case artifact.ToolResult:
 					items = append(items, functionOutput{Type: "function_call_output", CallID: a.ToolCallID, Output: toolOutput(a)})
+				case artifact.Opaque:
+					// Another adapter's (Claude's server tool blocks, its
+					// code execution container): only that adapter can send it.
 				default:
 					return nil, turnErr(i, t.Role, "a tool turn carries tool results, not %s", kindOf(a))
 				}
@@ -389,6 +392,7 @@ func contentParts(i int, t ledger.Turn) ([]inputPart, error) {
 				return nil, turnErr(i, t.Role, "%s", err)
 			}
 			parts = append(parts, inputPart{Type: "input_image", ImageURL: u, Detail: cmp.Or(a.Detail, "auto")})
+		case artifact.Opaque:
 		default:
 			return nil, turnErr(i, t.Role, "a %s turn cannot carry %s", t.Role, kindOf(a))
 		}
@@ -415,7 +419,8 @@ func blobPart(uri, mime string, blob []byte) (inputPart, error) {
 // holds them, which is the order the server sent them: a reasoning item
 // stays right before the function call it led to, as the API requires.
 // Reasoning from another server (no item), a reasoning item without
-// encrypted_content, Usage, Finish and a response ID are not sent.
+// encrypted_content, Usage, Finish, a response ID and another adapter's
+// artifact.Opaque are not sent.
 func assistantItems(items []any, i int, t ledger.Turn) ([]any, error) {
 	for _, a := range t.Artifacts {
 		switch a := artifact.Normalize(a).(type) {
@@ -441,7 +446,7 @@ func assistantItems(items []any, i int, t ledger.Turn) ([]any, error) {
 				args = "{}"
 			}
 			items = append(items, functionCall{Type: "function_call", CallID: a.ID, Name: a.Name, Arguments: args})
-		case artifact.Usage, artifact.Finish:
+		case artifact.Usage, artifact.Finish, artifact.Opaque:
 		default:
 			return nil, turnErr(i, t.Role, "an assistant turn cannot carry %s", kindOf(a))
 		}
