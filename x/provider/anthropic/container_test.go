@@ -89,7 +89,7 @@ func TestContainerCarriedAcrossRequests(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFake(t, c.answer, c.next)
-			p := f.provider(t, WithStreaming(c.stream), WithCache(CacheOff), withClock(func() time.Time { return beforeExpiry }))
+			p := f.provider(t, WithStreaming(c.stream), WithCache(CacheOff), WithClock(func() time.Time { return beforeExpiry }))
 			ctx := t.Context()
 			dir := t.TempDir()
 			store, err := file.Open(dir)
@@ -174,7 +174,7 @@ func TestLoopCarriesOnPausedCodeExecution(t *testing.T) {
 		blockStart(1, `{"type":"text","text":""}`), blockDelta(1, textDelta("It printed 4.")), blockStop(1)),
 		msgDeltaContainer("end_turn", later, `{"output_tokens":9}`), msgStop)...)
 	f := newFake(t, paused, done, textAnswer("Yes."))
-	p := f.provider(t, WithCache(CacheOff), withClock(func() time.Time { return beforeExpiry }))
+	p := f.provider(t, WithCache(CacheOff), WithClock(func() time.Time { return beforeExpiry }))
 	th := ledger.NewThread()
 	_ = th.Append(ledger.RoleUser, artifact.Text{Content: "Write 4 to n.txt and show it."})
 	if _, err := loop.New().Run(t.Context(), th, p); err != nil {
@@ -241,7 +241,7 @@ func TestRequestContainerExpiry(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFake(t, textAnswer("ok"))
-			p := f.provider(t, withClock(func() time.Time { return c.now }))
+			p := f.provider(t, WithClock(func() time.Time { return c.now }))
 			if _, _, err := collect(p, &provider.Request{Turns: c.turns}); err != nil {
 				t.Fatal(err)
 			}
