@@ -307,6 +307,21 @@ func TestContainerHostile(t *testing.T) {
 		}
 	}
 
+	t.Run("a content block of the container's type", func(t *testing.T) {
+		f := newFake(t, sse(msgStart(`{"input_tokens":1,"output_tokens":1}`),
+			blockStart(0, `{"type":"container","id":"c","expires_at":"2025-05-23T21:13:31Z"}`), blockStop(0),
+			blockStart(1, `{"type":"text","text":"ok"}`), blockStop(1),
+			msgDelta("end_turn", `{"output_tokens":2}`), msgStop))
+		_, whole, err := collect(f.provider(t), &provider.Request{Turns: []ledger.Turn{userTurn("x")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []artifact.Artifact{artifact.Text{Content: "ok"}, artifact.Usage{InputTokens: 1, OutputTokens: 2}, artifact.Finish{Reason: "stop"}}
+		if !reflect.DeepEqual(whole, want) {
+			t.Fatalf("answer =\n%#v\nwant\n%#v", whole, want)
+		}
+	})
+
 	for _, data := range []string{`not json`, `{"id":"c","expires_at":"later"}`, `{"id":["c"],"expires_at":"2025-05-23T21:13:31Z"}`} {
 		t.Run("kept "+data, func(t *testing.T) {
 			f := newFake(t, textAnswer("ok"))

@@ -128,7 +128,9 @@
 //     fresh container without the old files, and may refuse a carrying-on
 //     that needed the old one. A container that is not an object with a
 //     string id and an RFC 3339 expires_at is ErrMalformed in an answer
-//     (streamed, after its deltas) and a *RequestError kept in the ledger.
+//     (streamed, after its deltas) and a *RequestError kept in the ledger;
+//     a content block of type "container", which the API does not send, is
+//     dropped rather than read as one.
 //     A history policy that leaves the answer out of the request leaves
 //     its container out too. The Opaque is never sent as a block, and the
 //     other adapters leave it out.

@@ -175,6 +175,10 @@ func (a *assembler) open(typ string) *block {
 		a.calls++
 	case "":
 		b.skip = true
+	case opaqueContainer:
+		// The API sends no such block; kept, it would read as the
+		// answer's container.
+		b.opaque, b.lost = true, true
 	default:
 		b.opaque = true
 	}
