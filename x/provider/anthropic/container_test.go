@@ -48,6 +48,15 @@ func execStream(container string) reply {
 	return sse(append(execEvents(), msgDeltaContainer("end_turn", container, `{"output_tokens":187}`), msgStop)...)
 }
 
+// execStartStream reports the container in message_start, and null in
+// message_delta.
+func execStartStream() reply {
+	events := execEvents()
+	events[0] = `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929","container":` + containerObj +
+		`,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":45,"output_tokens":3}}}`
+	return sse(append(events, msgDeltaContainer("end_turn", "null", `{"output_tokens":187}`), msgStop)...)
+}
+
 func execMessage(container string) reply {
 	return reply{body: `{"id":"msg_01BqK2v4FnRs4xTjgL8EuZxz","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929",` +
 		`"container":` + container + `,"content":[` + execUseWhole + `,` + execResult + `,{"type":"text","text":"The file holds 4."}],` +
@@ -85,6 +94,7 @@ func TestContainerCarriedAcrossRequests(t *testing.T) {
 		next   reply
 	}{
 		{"streamed", true, execStream(containerObj), textAnswer("It still holds 4.")},
+		{"streamed, reported at the start", true, execStartStream(), textAnswer("It still holds 4.")},
 		{"whole", false, execMessage(containerObj), wholeText("It still holds 4.")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
