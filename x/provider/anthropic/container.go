@@ -56,9 +56,9 @@ func containerOpaque(raw string) (artifact.Opaque, error) {
 	return artifact.Opaque{Provider: opaqueProvider, Type: opaqueContainer, Data: raw}, nil
 }
 
-// requestContainer is the container a request names: the one the newest
-// answer reported, unless it has expired by now. Older answers are not
-// looked at, since the newest report is the container's latest state.
+// requestContainer is the container a request names: the one reported by
+// the newest answer that reported one, unless it has expired by now. An
+// expired one is not replaced by an older report, which is no fresher.
 func requestContainer(turns []ledger.Turn, now time.Time) (sdk.MessageCreateParamsContainerUnion, error) {
 	var none sdk.MessageCreateParamsContainerUnion
 	for i := len(turns) - 1; i >= 0; i-- {
