@@ -76,7 +76,8 @@ var contract = []Check{
 func Text(s string) artifact.Artifact { return artifact.Text{Content: s} }
 
 // EveryKind is one artifact of each storable kind, with awkward content:
-// invalid tool-call JSON, bytes, unicode, and a kind lode does not know.
+// invalid tool-call JSON, bytes, unicode, a kind lode does not know, and
+// an adapter's opaque JSON.
 func EveryKind() []artifact.Artifact {
 	return []artifact.Artifact{
 		artifact.Text{Content: "héllo\n\"quoted\" \u2028 \x00 end"},
@@ -89,6 +90,9 @@ func EveryKind() []artifact.Artifact {
 		artifact.Finish{Reason: "stop"},
 		artifact.Summary{Content: "the user asked for a deploy", First: 2, Last: 41},
 		artifact.Unknown{Type: "hologram", Raw: json.RawMessage(`{"kind":"hologram","beam":[1,2.5,{"x":"y"}],"z":null}`)},
+		// An adapter's own JSON (Claude's code execution container), which
+		// it reads back as the server sent it: spacing, order, <>&.
+		artifact.Opaque{Provider: "anthropic", Type: "container", Data: `{"expires_at": "2025-05-23T21:13:31.749448Z" ,"id":"container_<0&1>"}`},
 	}
 }
 
@@ -231,6 +235,9 @@ func testRoundTrip(t *testing.T, open Opener) {
 	EqualTurns(t, got.Turns(), st.Turns())
 	if u, ok := got.Turns()[0].Artifacts[8].(artifact.Unknown); !ok || string(u.Raw) != string(arts[8].(artifact.Unknown).Raw) {
 		t.Fatalf("unknown artifact came back as %#v", got.Turns()[0].Artifacts[8])
+	}
+	if o, ok := got.Turns()[0].Artifacts[9].(artifact.Opaque); !ok || o != arts[9] {
+		t.Fatalf("opaque artifact came back as %#v", got.Turns()[0].Artifacts[9])
 	}
 	if got.Turns()[0].Time.IsZero() {
 		t.Fatal("turn time was not kept")

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,6 +16,8 @@ import (
 // Messages API's wire format, and keeps what it was sent.
 type fakeMessages struct {
 	answer string
+	// container, when set, is the container object the answer reports.
+	container string
 	requestLog
 }
 
@@ -25,13 +28,17 @@ func (f *fakeMessages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	f.record(r, key, r.URL.Path)
 	text, _ := json.Marshal(f.answer)
+	container := ""
+	if f.container != "" {
+		container = `,"container":` + f.container
+	}
 	events := []struct{ typ, data string }{
 		{"message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":12,"output_tokens":1}}}`},
 		{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`},
 		{"ping", `{"type":"ping"}`},
 		{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":` + string(text) + `}}`},
 		{"content_block_stop", `{"type":"content_block_stop","index":0}`},
-		{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":4}}`},
+		{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null` + container + `},"usage":{"output_tokens":4}}`},
 		{"message_stop", `{"type":"message_stop"}`},
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -158,5 +165,36 @@ func TestHistoryWindowFromAnthropic(t *testing.T) {
 	}
 	if pol.Budget() != 199000 {
 		t.Fatalf("budget = %d, want 199000", pol.Budget())
+	}
+}
+
+// lode run on a stored thread names the code execution container the
+// thread's last answer reported, so the files written in one run are there
+// in the next.
+func TestRunCarriesTheAnthropicContainer(t *testing.T) {
+	dir := writeConfig(t, "model:\n  provider: anthropic\n  name: claude-test\n")
+	store := filepath.Join(t.TempDir(), "ledger")
+	fake := &fakeMessages{answer: "Written.", container: `{"id":"container_011CPR5CNjB747bTd36fQLFk","expires_at":"2999-01-01T00:00:00Z"}`}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	vars := map[string]string{"ANTHROPIC_BASE_URL": srv.URL, "ANTHROPIC_API_KEY": "sk-ant"}
+	r := lode(t, dir, vars, "", "run", "--store", store, "write n.txt")
+	m := threadLine.FindStringSubmatch(r.stderr)
+	if r.code != 0 || m == nil {
+		t.Fatalf("first run: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if r = lode(t, dir, vars, "", "run", "--store", store, "--thread", m[1], "read it"); r.code != 0 {
+		t.Fatalf("second run: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if len(fake.bodies) != 2 {
+		t.Fatalf("%d requests", len(fake.bodies))
+	}
+	if c, ok := fake.bodies[0]["container"]; ok {
+		t.Errorf("the first request names container %v", c)
+	}
+	if c := fake.bodies[1]["container"]; c != "container_011CPR5CNjB747bTd36fQLFk" {
+		t.Errorf("the second request names container %v", c)
 	}
 }

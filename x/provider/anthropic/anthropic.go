@@ -177,8 +177,12 @@ func withSleep(f func(ctx context.Context, d time.Duration) error) Option {
 	return func(s *settings) { s.Sleep = f }
 }
 
-// withClock replaces the clock that reads date-valued retry headers.
-func withClock(now func() time.Time) Option { return func(s *settings) { s.Now = now } }
+// WithClock sets the clock a request judges a kept container's expiry by
+// (and a date-valued retry header's wait); nil means time.Now. A recorded
+// session (x/cassette) replayed after its container expired needs the
+// recording's time here: otherwise its requests name no container and no
+// longer match the recording.
+func WithClock(now func() time.Time) Option { return func(s *settings) { s.Now = now } }
 
 var endpoint = core.Endpoint{
 	Prefix: "anthropic", EnvAPIKey: EnvAPIKey, EnvBaseURL: EnvBaseURL, DefaultBaseURL: DefaultBaseURL,

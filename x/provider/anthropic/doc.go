@@ -39,6 +39,8 @@
 //	ResponseFormat json_schema         output_config.format {type: json_schema, schema}
 //	assistant Opaque{Provider:          the block in Data, unchanged, where it was
 //	  "anthropic"}                     (citations: on the text block before them)
+//	assistant Opaque{Type:             container: the id the newest answer
+//	  "container"}                     reported, unless expired (never a block)
 //
 //	Messages API answer                artifacts
 //	text block                         Text
@@ -47,6 +49,8 @@
 //	tool_use block                     ToolCall (arguments as streamed)
 //	citations of a text block          Opaque{Type: "citations", Data: the array}
 //	                                   right after the Text
+//	container (of the message, or of   Opaque{Type: "container", Data: the object as
+//	  message_start, message_delta)    sent} after the blocks; null: none
 //	any other block (server_tool_use,  Opaque{Type: the block's type, Data: the
 //	  web_search_tool_result,          block as sent; a streamed input put in}
 //	  code_execution_tool_result, ...)
@@ -99,7 +103,7 @@
 //     properties or 16 union types.
 //   - Server tools (web search, web fetch, code execution, tool search, MCP
 //     connector): the blocks they add to an answer are kept as
-//     artifact.Opaque, which the file store keeps byte for byte, and go
+//     artifact.Opaque, which every store keeps byte for byte, and go
 //     back on the next request in the place they came, as the same JSON
 //     (the SDK escapes <, > and & in every string it sends); citations ride
 //     on their text block. A streamed block whose deltas this package
@@ -109,9 +113,29 @@
 //     leave Opaque out. A pause_turn stop reason passes as Finish
 //     "pause_turn" (artifact.FinishPauseTurn), which loop's Step.Run
 //     carries on: the next request ends with the paused answer, as the
-//     API asks, less the trailing white space the API refuses there. The
-//     code execution tool's container is not carried from one request to
-//     the next.
+//     API asks, less the trailing white space the API refuses there.
+//   - The code execution tool's container (its sandbox: files written,
+//     packages installed) is carried from one request to the next. The
+//     container an answer reports ({"id", "expires_at"}, in message_delta
+//     when streamed) is kept in the answer as an artifact.Opaque of Type
+//     "container", after its blocks, so a thread in any store, or a
+//     cassette, keeps it; the next request names the container of the
+//     newest answer that reported one, by id, as the API requires to carry
+//     on a pause_turn with code execution or a call made from code, and as
+//     it takes to keep the files of an earlier turn. One that has expired
+//     by the request's time (WithClock; expires_at at or before it) is not
+//     named, and no older one is: the server then starts a fresh container
+//     without the old files, and may refuse a carrying-on that needed the
+//     old one. A container that is not an object with a string id and an
+//     RFC 3339 expires_at is ErrMalformed in an answer (streamed, after
+//     its deltas) and a *RequestError kept in the ledger; a content block
+//     of type "container", which the API does not send, is dropped rather
+//     than read as one. The Opaque is never sent as a block, and the other
+//     adapters leave it out. Since it rides in the thread, every door that
+//     keeps one (the Go API, lode run, chat, serve, web) carries it with
+//     no setting; a child agent (x/agent) runs each call on a thread of
+//     its own, so its container lasts one call. A history policy that
+//     leaves the answer out of the request leaves its container out too.
 //   - Deferred tools (tool.Tool.Deferred, which x/tool/toolsearch's Native
 //     sets): each goes with defer_loading true, after the BM25 tool search
 //     tool (tool_search_tool_bm25_20251119), which the request then

@@ -89,7 +89,7 @@ func TestAPIErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFake(t, c.replies...)
 			var s sleeps
-			p := f.provider(t, append([]Option{withSleep(s.sleep), withClock(func() time.Time { return now })}, c.opts...)...)
+			p := f.provider(t, append([]Option{withSleep(s.sleep), WithClock(func() time.Time { return now })}, c.opts...)...)
 			_, whole, err := collect(p, &provider.Request{Turns: []ledger.Turn{userTurn("x")}})
 			if c.waits != nil && !equalDurations(s.d, c.waits) {
 				t.Errorf("waits = %v, want %v", s.d, c.waits)

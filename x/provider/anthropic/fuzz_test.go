@@ -51,6 +51,7 @@ func FuzzStream(f *testing.F) {
 			msgDelta("tool_use", `{"output_tokens":2}`), msgStop),
 		sse(msgStart(`{"input_tokens":1,"output_tokens":1}`), `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`),
 		searchStream(),
+		execStream(containerObj),
 	} {
 		f.Add([]byte(r.body))
 	}
@@ -73,7 +74,11 @@ func FuzzStream(f *testing.F) {
 				if !ok {
 					continue
 				}
-				if o.Type == opaqueCitations {
+				if o.Type == opaqueContainer {
+					if _, _, ok := readContainer(o.Data); !ok || i != len(got)-2 && i != len(got)-3 {
+						t.Fatalf("container %q kept at %d of %d", o.Data, i, len(got))
+					}
+				} else if o.Type == opaqueCitations {
 					if _, err := opaqueCitationsCheck(o.Data); err != nil || i == 0 {
 						t.Fatalf("citations %q kept: %v", o.Data, err)
 					}

@@ -133,6 +133,9 @@ func (p *Provider) buildParams(req *provider.Request) (sdk.MessageNewParams, []o
 		return params, nil, err
 	}
 	params.System, params.Messages = system, msgs
+	if params.Container, err = requestContainer(req.Turns, p.core.Now()); err != nil {
+		return params, nil, err
+	}
 
 	if len(req.Tools) > 0 {
 		if params.Tools, err = tools(req.Tools); err != nil {
@@ -415,7 +418,8 @@ func userBlocks(i int, t ledger.Turn) ([]sdk.ContentBlockParamUnion, error) {
 // server tool's use and result stay where they were among the text.
 // Reasoning without a signature or redacted data (from another server) is
 // not sent: the API refuses thinking it cannot verify. Usage and Finish are
-// not sent, nor is another adapter's artifact.Opaque.
+// not sent, nor is another adapter's artifact.Opaque or the container an
+// answer reported.
 func assistantBlocks(i int, t ledger.Turn) ([]sdk.ContentBlockParamUnion, error) {
 	var out []sdk.ContentBlockParamUnion
 	text := -1 // the index in out of the block the previous artifact made, if text
@@ -425,6 +429,13 @@ func assistantBlocks(i int, t ledger.Turn) ([]sdk.ContentBlockParamUnion, error)
 		switch a := artifact.Normalize(a).(type) {
 		case artifact.Opaque:
 			if a.Provider != opaqueProvider {
+				continue
+			}
+			if a.Type == opaqueContainer {
+				// It names the request's container (requestContainer);
+				// the API takes no such block. Citations before it still
+				// belong to the text before it.
+				text = last
 				continue
 			}
 			if a.Type == opaqueCitations {

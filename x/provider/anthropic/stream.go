@@ -79,6 +79,9 @@ func (p *Provider) runWhole(ctx context.Context, client *sdk.Client, ct *callTra
 	u := msg.Usage
 	asm.in, asm.out, asm.cacheRead, asm.cacheWrite = u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens
 	asm.hasUsage = msg.JSON.Usage.Valid()
+	if raw := msg.JSON.Container.Raw(); reported(raw) {
+		asm.container = raw
+	}
 	for i := range msg.Content {
 		c := &msg.Content[i]
 		b := asm.open(c.Type)
@@ -137,6 +140,10 @@ type assembler struct {
 	cacheRead        int64
 	cacheWrite       int64
 	hasUsage         bool
+	// container is the container object the answer reported, as sent:
+	// in the message itself, or in message_start and then message_delta
+	// when streamed (the later one wins).
+	container string
 }
 
 func (a *assembler) report(res *result) {
@@ -168,6 +175,10 @@ func (a *assembler) open(typ string) *block {
 		a.calls++
 	case "":
 		b.skip = true
+	case opaqueContainer:
+		// The API sends no such block; kept, it would read as the
+		// answer's container.
+		b.opaque, b.lost = true, true
 	default:
 		b.opaque = true
 	}
@@ -206,6 +217,9 @@ func (a *assembler) add(ev *sdk.MessageStreamEventUnion, yield func(artifact.Art
 		a.started = true
 		m := &ev.Message
 		a.id, a.model = m.ID, string(m.Model)
+		if raw := m.JSON.Container.Raw(); reported(raw) {
+			a.container = raw
+		}
 		if m.JSON.Usage.Valid() {
 			a.hasUsage = true
 			u := &m.Usage
@@ -308,6 +322,9 @@ func (a *assembler) add(ev *sdk.MessageStreamEventUnion, yield func(artifact.Art
 		if s := string(ev.Delta.StopReason); s != "" {
 			a.stop = s
 		}
+		if raw := ev.Delta.JSON.Container.Raw(); reported(raw) {
+			a.container = raw
+		}
 		u := &ev.Usage
 		if ev.JSON.Usage.Valid() {
 			a.hasUsage = true
@@ -403,6 +420,13 @@ func (a *assembler) end(yield func(artifact.Artifact, error) bool) error {
 			}
 			out = append(out, o)
 		}
+	}
+	if a.container != "" {
+		o, err := containerOpaque(a.container)
+		if err != nil {
+			return err
+		}
+		out = append(out, o)
 	}
 	if a.hasUsage {
 		out = append(out, a.usage())

@@ -80,7 +80,9 @@
 // to the same standard base64. Reasoning of other adapters is not sent, as
 // Gemini refuses a signature it did not make. Usage and Finish are not
 // sent, nor approval records and summaries (a history policy puts its text
-// in the request). ParallelToolCalls has no Gemini counterpart and is
+// in the request), nor another adapter's artifact.Opaque in an answer or a
+// tool turn (Claude's server tool blocks, citations and code execution
+// container). ParallelToolCalls has no Gemini counterpart and is
 // ignored; only the first candidate is read.
 //
 // Failures are typed as in the other adapters: *APIError for a refusal

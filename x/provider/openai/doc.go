@@ -68,7 +68,8 @@
 //     off exponentially with jitter.
 //   - Usage and Finish in assistant turns are not sent, nor is an
 //     artifact.Opaque anywhere: it is another adapter's (Claude's server
-//     tool blocks and citations, the Responses API's tool search items).
+//     tool blocks, citations and code execution container, the Responses
+//     API's tool search items).
 //   - A tool message carries only text, so a ToolResult goes out as its
 //     Content, which is what the model is meant to see (x/tool/mcp notes
 //     each image, audio clip or binary resource there in brackets). Parts

@@ -11,8 +11,9 @@ import (
 	"github.com/lodeworks/lode/x/provider/internal/providertest"
 )
 
-// A thread that talked to Claude holds its server tool blocks and
-// citations as artifact.Opaque; this adapter sends the turns without them.
+// A thread that talked to Claude holds its server tool blocks, citations
+// and code execution container as artifact.Opaque; this adapter sends the
+// turns without them.
 func TestOpaqueArtifactsNotSent(t *testing.T) {
 	f := newFake(t, sse(textChunk("ok"), finishChunk("stop")))
 	p := f.provider(t)
@@ -27,6 +28,7 @@ func TestOpaqueArtifactsNotSent(t *testing.T) {
 			claude("web_search_tool_result", `{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]}`),
 			artifact.Text{Content: "Sunny."},
 			claude("citations", `[{"type":"web_search_result_location","url":"https://example.invalid/"}]`),
+			claude("container", `{"id":"container_011CPR5CNjB747bTd36fQLFk","expires_at":"2025-05-23T21:13:31.749448Z"}`),
 			artifact.Finish{Reason: "stop"},
 		}},
 		{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{claude("y", "{}")}},
