@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	vcr "gopkg.in/dnaeon/go-vcr.v4/pkg/cassette"
 	"gopkg.in/dnaeon/go-vcr.v4/pkg/recorder"
@@ -175,8 +176,10 @@ type Recorder struct {
 	pending map[string]*capture
 	// order is when each recorded interaction's request was made: go-vcr
 	// keeps them in the order their responses ended.
-	order    map[*vcr.Interaction]int64
-	stopped  bool
+	order   map[*vcr.Interaction]int64
+	stopped bool
+	// served is the Date of the newest response replayed, for Clock.
+	served   time.Time
 	seq      atomic.Int64
 	inFlight sync.WaitGroup
 }

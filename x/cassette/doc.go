@@ -62,6 +62,10 @@
 //     saw live. With WithTiming, recording notes when each event arrived
 //     (in a response header of lode's own, Lode-Cassette-Event-Ms) and
 //     replay keeps that pace; without it a cassette holds no times.
+//   - Clock is the time as the recorded server saw it: replaying, the Date
+//     of the newest response served, so that what a client judges by the
+//     server's times (anthropic's WithClock: a code execution container's
+//     expiry) comes out as it did when recorded.
 //   - While recording, the client reads each response as it arrives, so a
 //     recorded stream still streams; the interaction is complete, and the
 //     body ends, when the server ends the response. A response the client

@@ -49,6 +49,7 @@ func (r *Recorder) replay(req *http.Request, body []byte) (*http.Response, error
 	}
 	resp.Request = req
 	resp.Header = resp.Header.Clone()
+	r.serve(resp.Header)
 	times := parseTimes(resp.Header.Get(timingHeader))
 	resp.Header.Del(timingHeader)
 	cut := resp.Header.Get(cutHeader) != ""

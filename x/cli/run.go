@@ -124,6 +124,11 @@ func newAnthropic(cfg *Config, e env, tracer trace.Tracer) (*anthropic.Provider,
 	if httpc != nil {
 		opts = append(opts, anthropic.WithHTTPClient(httpc))
 	}
+	if e.cassette != nil {
+		// A replay judges a recorded container's expiry by the
+		// recording's time, and so sends the requests it recorded.
+		opts = append(opts, anthropic.WithClock(e.cassette.Clock()))
+	}
 	return anthropic.New(opts...)
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/cassette"
+	"github.com/lodeworks/lode/x/provider/anthropic"
 	"github.com/lodeworks/lode/x/provider/openai"
 	"github.com/lodeworks/lode/x/provider/script"
 )
@@ -54,6 +55,25 @@ func OpenAI(model string, opts ...openai.Option) Connect {
 			openai.WithEnv(func(string) string { return "" }), openai.WithMaxRetries(0),
 		}, opts...)
 		return openai.New(all...)
+	}
+}
+
+// Anthropic connects the Messages API adapter for model through the
+// client, with a placeholder key, no environment read and no retries, as
+// OpenAI does. Through a Cassette, the adapter's clock is the cassette's
+// (cassette.Recorder.Clock): a recorded code execution container is
+// judged by the recording's time, so a replay long after still sends the
+// requests that were recorded. opts come after and may change anything.
+func Anthropic(model string, opts ...anthropic.Option) Connect {
+	return func(client *http.Client) (provider.Provider, error) {
+		all := []anthropic.Option{
+			anthropic.WithModel(model), anthropic.WithAPIKey("sk-ant-eval"), anthropic.WithHTTPClient(client),
+			anthropic.WithEnv(func(string) string { return "" }), anthropic.WithMaxRetries(0),
+		}
+		if rec, ok := client.Transport.(*cassette.Recorder); ok {
+			all = append(all, anthropic.WithClock(rec.Clock()))
+		}
+		return anthropic.New(append(all, opts...)...)
 	}
 }
 

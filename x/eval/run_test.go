@@ -19,6 +19,7 @@ import (
 	"github.com/lodeworks/lode/x/eval"
 	"github.com/lodeworks/lode/x/output"
 	"github.com/lodeworks/lode/x/policy"
+	"github.com/lodeworks/lode/x/provider/anthropic"
 	"github.com/lodeworks/lode/x/provider/script"
 	"github.com/lodeworks/lode/x/tool/calculator"
 )
@@ -286,4 +287,25 @@ func ExampleRunSuite() {
 	// Output:
 	// adds pass []
 	// never writes fail [call 1 (calculator__eval): arguments at $.expression: "2 + 4", want "2 + 3"]
+}
+
+// TestAnthropicConnect runs a case on a recorded Messages API answer
+// through eval.Anthropic: no key, no environment, the answer as recorded.
+func TestAnthropicConnect(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "claude.yaml")
+	if err := os.WriteFile(path, []byte(`version: 2
+interactions:
+  - response:
+      code: 200
+      headers: {Content-Type: [application/json], Date: ["Fri, 23 May 2025 20:13:31 GMT"]}
+      body: '{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"2"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":12,"output_tokens":1}}'
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	connect := eval.Anthropic("claude-sonnet-4-5", anthropic.WithStreaming(false))
+	r := eval.RunSuite(t.Context(), &eval.Suite{Cases: []eval.Case{{Name: "c", Prompt: "1+1?", Model: eval.Recorded(path, connect),
+		Expect: []eval.Expectation{eval.TextContains("2")}}}})
+	if c := r.Cases[0]; c.Status != eval.Passed || c.Text != "2" || c.Tokens() != 13 {
+		t.Errorf("case %+v", c)
+	}
 }

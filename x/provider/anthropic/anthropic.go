@@ -180,8 +180,9 @@ func withSleep(f func(ctx context.Context, d time.Duration) error) Option {
 // WithClock sets the clock a request judges a kept container's expiry by
 // (and a date-valued retry header's wait); nil means time.Now. A recorded
 // session (x/cassette) replayed after its container expired needs the
-// recording's time here: otherwise its requests name no container and no
-// longer match the recording.
+// recording's time here, which the cassette's Recorder.Clock gives (lode
+// run --replay and x/eval's Anthropic use it): otherwise its requests
+// name no container and no longer match the recording.
 func WithClock(now func() time.Time) Option { return func(s *settings) { s.Now = now } }
 
 var endpoint = core.Endpoint{

@@ -40,7 +40,7 @@ func (l *lazyFake) RoundTrip(req *http.Request) (*http.Response, error) {
 // cassette holds the answer that reports it and the request that names
 // it. Replayed after the container expired, the request names none, and
 // the cassette has no answer for it unless the provider is given the
-// recording's clock.
+// recording's clock, which the cassette's Clock is.
 func TestCassetteContainer(t *testing.T) {
 	path := filepath.Join("testdata", "cassettes", "container.yaml")
 	run := func(client *http.Client, opts ...Option) error {
@@ -63,6 +63,14 @@ func TestCassetteContainer(t *testing.T) {
 	t.Run("the recording's clock", func(t *testing.T) {
 		client := cassette.ForTest(t, path, cassette.WithTransport(&lazyFake{t: t, replies: []reply{execStream(containerObj), textAnswer("Yes.")}}))
 		if err := run(client, pinned); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("the cassette's clock", func(t *testing.T) {
+		// The recording's responses carry their Date, an hour before the
+		// container expires; the cassette's clock replays it.
+		client := cassette.ForTest(t, path, cassette.WithMode(cassette.Replay))
+		if err := run(client, WithClock(client.Transport.(*cassette.Recorder).Clock())); err != nil {
 			t.Fatal(err)
 		}
 	})
