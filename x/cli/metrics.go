@@ -24,8 +24,8 @@ import (
 // exit; nil, which records nothing, otherwise. The exporter speaks
 // http/protobuf only: OTEL_EXPORTER_OTLP_PROTOCOL=http/json, which traces
 // follow, leaves metrics on protobuf, which a collector's OTLP/HTTP
-// receiver takes on the same port. The shutdown flushes what is left
-// within e.flushWait and says on e.stderr when that fails.
+// receiver takes on the same port. The shutdown flushes what is left, as
+// setupTracing's does.
 func setupMetrics(ctx context.Context, e env) (metric.Meter, func(context.Context) error, error) {
 	none := func(context.Context) error { return nil }
 	endpoint, _, err := otlpTarget(e, "metrics")
@@ -48,20 +48,7 @@ func setupMetrics(ctx context.Context, e env) (metric.Meter, func(context.Contex
 		return nil, none, fmt.Errorf("OTLP metric exporter: %w", err)
 	}
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(interval))))
-	wait := e.flushWait
-	if wait <= 0 {
-		wait = defaultFlushWait
-	}
-	shutdown := func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
-		defer cancel()
-		err := mp.Shutdown(ctx)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "lode: metrics not exported to %s within %s: %s\n", endpoint, wait, oneLine(err.Error()))
-		}
-		return err
-	}
-	return mp.Meter("github.com/lodeworks/lode/cmd/lode"), shutdown, nil
+	return mp.Meter("github.com/lodeworks/lode/cmd/lode"), flushing(e, "metrics", endpoint, mp.Shutdown), nil
 }
 
 // telemetry is where a command's spans and metrics go; nil fields record

@@ -43,20 +43,26 @@ func setupTracing(ctx context.Context, e env, toStderr bool) (trace.Tracer, func
 		return nil, func(context.Context) error { return nil }, nil
 	}
 	tp := sdktrace.NewTracerProvider(opts...)
+	return tp.Tracer("github.com/lodeworks/lode/cmd/lode"), flushing(e, "spans", endpoint, tp.Shutdown), nil
+}
+
+// flushing returns a shutdown that runs end, which flushes what is left
+// of a signal to endpoint, within e.flushWait (defaultFlushWait unless
+// set), and says on e.stderr when that fails.
+func flushing(e env, what, endpoint string, end func(context.Context) error) func(context.Context) error {
 	wait := e.flushWait
 	if wait <= 0 {
 		wait = defaultFlushWait
 	}
-	shutdown := func(ctx context.Context) error {
+	return func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
 		defer cancel()
-		err := tp.Shutdown(ctx)
+		err := end(ctx)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "lode: spans not exported to %s within %s: %s\n", endpoint, wait, oneLine(err.Error()))
+			fmt.Fprintf(e.stderr, "lode: %s not exported to %s within %s: %s\n", what, endpoint, wait, oneLine(err.Error()))
 		}
 		return err
 	}
-	return tp.Tracer("github.com/lodeworks/lode/cmd/lode"), shutdown, nil
 }
 
 // otlpExporter is the OTLP/HTTP exporter the standard variables ask for,
