@@ -18,6 +18,8 @@ type fakeMessages struct {
 	answer string
 	// container, when set, is the container object the answer reports.
 	container string
+	// pauses is how many answers, first, end with stop_reason pause_turn.
+	pauses int
 	requestLog
 }
 
@@ -27,6 +29,12 @@ func (f *fakeMessages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		key = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 	}
 	f.record(r, key, r.URL.Path)
+	stop := "end_turn"
+	f.mu.Lock()
+	if len(f.bodies) <= f.pauses {
+		stop = "pause_turn"
+	}
+	f.mu.Unlock()
 	text, _ := json.Marshal(f.answer)
 	container := ""
 	if f.container != "" {
@@ -38,7 +46,7 @@ func (f *fakeMessages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		{"ping", `{"type":"ping"}`},
 		{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":` + string(text) + `}}`},
 		{"content_block_stop", `{"type":"content_block_stop","index":0}`},
-		{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null` + container + `},"usage":{"output_tokens":4}}`},
+		{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"` + stop + `","stop_sequence":null` + container + `},"usage":{"output_tokens":4}}`},
 		{"message_stop", `{"type":"message_stop"}`},
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -196,5 +204,28 @@ func TestRunCarriesTheAnthropicContainer(t *testing.T) {
 	}
 	if c := fake.bodies[1]["container"]; c != "container_011CPR5CNjB747bTd36fQLFk" {
 		t.Errorf("the second request names container %v", c)
+	}
+}
+
+// lode run carries on an answer the server paused (pause_turn, as its
+// server tools do): the next request ends with the paused answer, and the
+// run ends with the answer that finishes it.
+func TestRunCarriesOnAPausedAnswer(t *testing.T) {
+	dir := writeConfig(t, "model:\n  provider: anthropic\n  name: claude-test\n")
+	fake := &fakeMessages{answer: "Searching.", pauses: 2}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	r := lode(t, dir, map[string]string{"ANTHROPIC_BASE_URL": srv.URL, "ANTHROPIC_API_KEY": "sk-ant"}, "", "run", "find it")
+	if r.code != 0 || strings.Count(r.stdout, "Searching.") != 3 {
+		t.Fatalf("exit %d stdout %q stderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if len(fake.bodies) != 3 {
+		t.Fatalf("%d requests, want 3", len(fake.bodies))
+	}
+	msgs, _ := fake.bodies[2]["messages"].([]any)
+	if len(msgs) != 2 || msgs[1].(map[string]any)["role"] != "assistant" {
+		t.Errorf("the third request's messages: %v", msgs)
 	}
 }
