@@ -11,13 +11,14 @@ import (
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 	toolpkg "github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/auth"
 	xtool "github.com/lodeworks/lode/x/tool"
 )
 
 // RolesKey is the thread metadata key that holds the caller's roles,
 // comma-separated. It is the key x/conduit/web writes its Identity.Role
 // under, so a web identity hook feeds the policy directly.
-const RolesKey = "role"
+const RolesKey = auth.RolesKey
 
 // Span attributes of a decision, on the operator's span only.
 const (

@@ -13,11 +13,12 @@ import (
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/x/auth"
 )
 
 // TenantKey is the thread metadata key that names the caller's tenant, for
 // the tenants: limits.
-const TenantKey = "tenant"
+const TenantKey = auth.TenantKey
 
 // AnyTenant is the tenants: entry that binds each tenant without one of
 // its own.
