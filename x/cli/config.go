@@ -188,7 +188,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// defaultTools mounts when the configuration has no tools: map.
+// defaultTools mounts when no lode.yaml is read.
 var defaultTools = pack.ToolsMap{{Name: "calculator"}}
 
 // fileLines remembers the line of every key of a configuration file, by
@@ -488,7 +488,9 @@ func (o *options) load(e env) (*Config, error) {
 	case explicit || !errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	if cfg.Tools == nil {
+	if cfg.Tools == nil && cfg.file == nil {
+		// Without a lode.yaml the calculator makes a first run show a
+		// tool call; a lode.yaml that names no tools: mounts none.
 		cfg.Tools = defaultTools
 	}
 	if o.provider != "" {
