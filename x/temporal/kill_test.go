@@ -27,8 +27,8 @@ import (
 // calls. A point armed with at is reached once: "model:KEY" holds the
 // model's reply to request KEY (prompt/answers) and "begin:TOKEN" holds
 // work's start, both until release or until the caller goes (its worker
-// died); "sent:KEY" and "done:TOKEN" are reached just after the reply was
-// sent, the work done and recorded.
+// died), and "done:TOKEN" holds work just after its work was done and
+// kept; "sent:KEY" is reached just after the reply to KEY was sent.
 type stage struct {
 	mu      sync.Mutex
 	points  map[string]chan struct{}
@@ -117,7 +117,13 @@ func (s *stage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.mu.Unlock()
 			s.reach("end:" + tok)
 		case "done":
-			s.reach("done:" + tok)
+			if held, release := s.reach("done:" + tok); held {
+				select {
+				case <-release:
+				case <-r.Context().Done():
+					return
+				}
+			}
 		}
 		w.WriteHeader(http.StatusOK)
 		return
@@ -288,14 +294,17 @@ temporal:
 	config(dir, srv.URL)
 	config(twin, "")
 
+	// Each kind holds the run at point, where the worker at work is the
+	// only one; a fresh worker starts, and the first is killed there, or,
+	// with then, let go and killed the moment then is reached.
 	kinds := []struct {
-		name, prompt, point string
+		name, prompt, point, then string
 	}{
-		{"inside a model stream", "stream", "model:stream/0"},
-		{"just after an answer with a call needing approval was sent", "answer", "sent:answer/0"},
-		{"inside a tool", "tool", "begin:t1"},
-		{"after a tool's work, before its result is stored", "between", "done:b1"},
-		{"while the run waits for approval", "approval", ""},
+		{"inside a model stream", "stream", "model:stream/0", ""},
+		{"just after an answer with a call needing approval", "answer", "model:answer/0", "sent:answer/0"},
+		{"inside a tool", "tool", "begin:t1", ""},
+		{"after a tool's work, before its result is stored", "between", "done:b1", ""},
+		{"while the run waits for approval", "approval", "", ""},
 	}
 	w := startWorker(t, ctx, dir, bin, addr)
 	kill := func() time.Time {
@@ -323,6 +332,11 @@ temporal:
 				t.Fatalf("%s: lode run ended before the moment: %v\n%s", k.name, run.err, run.stderr)
 			}
 			fresh := startWorker(t, ctx, dir, bin, addr)
+			if k.then != "" {
+				sent := s.at(k.then)
+				s.free()
+				<-sent
+			}
 			killed := kill()
 			w = fresh
 			s.free()
@@ -342,7 +356,7 @@ temporal:
 			next = s.after(killed)
 			recovered = next.at.Sub(killed)
 		}
-		report = append(report, fmt.Sprintf("%-62s %6.2f s (next: %s)", k.name, recovered.Seconds(), next.what))
+		report = append(report, fmt.Sprintf("%-52s %6.2f s (next: %s)", k.name, recovered.Seconds(), next.what))
 	}
 	t.Logf("time from the SIGKILL to the run's next step, by kind of moment:\n%s", strings.Join(report, "\n"))
 
