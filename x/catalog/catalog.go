@@ -26,7 +26,9 @@ type Model struct {
 	// Name is the model's name as its provider spells it.
 	Name string
 	// Provider names who serves it at these prices ("openai", "anthropic",
-	// "google", "openrouter", …).
+	// "google", "openrouter", …): genai-prices' id for the provider whose
+	// listing was found. Where that listing lacks a window, a maximum
+	// output or prices, they are the model's own vendor's.
 	Provider string
 	// ContextWindow is how many tokens a request and its answer may hold;
 	// 0 when unknown.
@@ -139,6 +141,11 @@ type provider struct {
 	match    *match.Rule
 	fallback []int
 	models   []entry
+	// equals indexes the models whose rule is only equals (or an or of
+	// them): each name to the first such model; others are the rest, in
+	// order, which a name is matched against one by one.
+	equals map[string]int
+	others []int
 }
 
 type entry struct {
@@ -147,7 +154,7 @@ type entry struct {
 }
 
 // Default returns the catalog generated into this package (see Generated
-// for the day and Sources for where it came from), parsed on first use.
+// for the day; models.json names the pinned sources), parsed on first use.
 func Default() *Catalog { return defaultCatalog() }
 
 var defaultCatalog = sync.OnceValue(func() *Catalog {
@@ -314,49 +321,54 @@ func (c *Catalog) known(n, rest string) (Model, bool) {
 	if d == nil {
 		return Model{}, false
 	}
+	q := query{n, dashedDate(n), rest, dashedDate(rest)}
 	if c.host >= 0 {
-		if m, ok := d.ruled(c.host, n); ok {
-			return d.fill(m, n, rest), true
+		if m, ok := d.ruled(c.host, q.n, q.dn); ok {
+			return d.fill(m, q), true
 		}
 	}
-	if m, ok := d.own(n, rest); ok {
+	if m, ok := d.own(q); ok {
 		return m, true
 	}
-	for _, name := range []string{n, rest} {
-		if name == "" {
+	for _, name := range [][2]string{{q.n, q.dn}, {q.rest, q.drest}} {
+		if name[0] == "" {
 			continue
 		}
 		for _, i := range d.scan {
-			if m, ok := d.ruled(i, name); ok {
-				return d.fill(m, n, rest), true
+			if m, ok := d.ruled(i, name[0], name[1]); ok {
+				return d.fill(m, q), true
 			}
 		}
 	}
 	if m, ok := d.exacts[n]; ok {
-		return d.fill(m, n, rest), true
+		return d.fill(m, q), true
 	}
 	return Model{}, false
 }
 
+// query is a name asked, with its compact dates dashed (dn), and the same
+// without its "vendor/" part ("" when it has none).
+type query struct{ n, dn, rest, drest string }
+
 // own finds n as its own vendor lists it: the first provider whose
 // model_match takes n, then the provider a "vendor/" part names.
-func (d *data) own(n, rest string) (Model, bool) {
-	for _, name := range []string{n, rest} {
-		if name == "" {
+func (d *data) own(q query) (Model, bool) {
+	for _, name := range [][2]string{{q.n, q.dn}, {q.rest, q.drest}} {
+		if name[0] == "" {
 			continue
 		}
 		for i := range d.providers {
-			if p := &d.providers[i]; p.match != nil && p.match.Match(name) {
-				if m, ok := d.ruled(i, name); ok {
+			if p := &d.providers[i]; p.match != nil && p.match.Match(name[0]) {
+				if m, ok := d.ruled(i, name[0], name[1]); ok {
 					return m, true
 				}
 				break // genai-prices asks only the first
 			}
 		}
-		if name == n && rest != "" {
-			vendor := n[:len(n)-len(rest)-1]
+		if name[0] == q.n && q.rest != "" {
+			vendor := q.n[:len(q.n)-len(q.rest)-1]
 			if i, ok := d.byID[vendor]; ok {
-				if m, ok := d.ruled(i, rest); ok {
+				if m, ok := d.ruled(i, q.rest, q.drest); ok {
 					return m, true
 				}
 			}
@@ -366,12 +378,12 @@ func (d *data) own(n, rest string) (Model, bool) {
 }
 
 // fill gives m what its listing leaves out (a window, a maximum output,
-// prices) from the model's own vendor's listing of n.
-func (d *data) fill(m Model, n, rest string) Model {
+// prices) from the model's own vendor's listing of the name.
+func (d *data) fill(m Model, q query) Model {
 	if m.ContextWindow > 0 && m.MaxOutput > 0 && m.Prices != nil {
 		return m
 	}
-	v, ok := d.own(n, rest)
+	v, ok := d.own(q)
 	if !ok {
 		return m
 	}
@@ -389,33 +401,63 @@ func (d *data) fill(m Model, n, rest string) Model {
 
 // ruled is genai-prices' search of provider i for n: the first of its
 // models whose rule takes n, then the first in each provider it falls back
-// on, then the same for n with its compact dates dashed.
-func (d *data) ruled(i int, n string) (Model, bool) {
+// on, then the same for dn, n with its compact dates dashed.
+func (d *data) ruled(i int, n, dn string) (Model, bool) {
 	if m, ok := d.ruledAs(i, n); ok {
 		return m, true
 	}
-	if dn := dashedDate(n); dn != n {
+	if dn != n {
 		return d.ruledAs(i, dn)
 	}
 	return Model{}, false
 }
 
 func (d *data) ruledAs(i int, n string) (Model, bool) {
-	p := &d.providers[i]
-	for j := range p.models {
-		if p.models[j].rule.Match(n) {
-			return p.models[j].model, true
-		}
+	if m, ok := d.providers[i].first(n); ok {
+		return m, true
 	}
-	for _, f := range p.fallback {
-		fp := &d.providers[f]
-		for j := range fp.models {
-			if fp.models[j].rule.Match(n) {
-				return fp.models[j].model, true
-			}
+	for _, f := range d.providers[i].fallback {
+		if m, ok := d.providers[f].first(n); ok {
+			return m, true
 		}
 	}
 	return Model{}, false
+}
+
+// first is p's first model whose rule takes n.
+func (p *provider) first(n string) (Model, bool) {
+	best, ok := p.equals[n]
+	for _, j := range p.others {
+		if ok && j > best {
+			break
+		}
+		if p.models[j].rule.Match(n) {
+			best, ok = j, true
+			break
+		}
+	}
+	if !ok {
+		return Model{}, false
+	}
+	return p.models[best].model, true
+}
+
+// equalsOf returns the names a rule of only equals (or an or of them)
+// takes, lower-cased; false for any other rule.
+func equalsOf(r *match.Rule, into []string) ([]string, bool) {
+	switch {
+	case r.Equals != "":
+		return append(into, strings.ToLower(r.Equals)), true
+	case r.Or != nil:
+		for i := range r.Or {
+			var ok bool
+			if into, ok = equalsOf(&r.Or[i], into); !ok {
+				return nil, false
+			}
+		}
+		return into, true
+	}
+	return nil, false
 }
 
 var compactDate = regexp.MustCompile(`-(20\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(-|:|$)`)
@@ -535,7 +577,17 @@ func parse(raw []byte) (*data, error) {
 				cp.fallback = append(cp.fallback, i)
 			}
 		}
-		for _, m := range p.Models {
+		cp.equals = make(map[string]int)
+		for j, m := range p.Models {
+			if names, ok := equalsOf(&m.Match, nil); ok {
+				for _, n := range names {
+					if _, dup := cp.equals[n]; !dup {
+						cp.equals[n] = j
+					}
+				}
+			} else {
+				cp.others = append(cp.others, j)
+			}
 			prices, err := toPrices(m.Prices)
 			if err != nil {
 				return nil, fmt.Errorf("%s/%s: %w", p.ID, m.ID, err)
