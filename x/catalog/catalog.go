@@ -280,9 +280,12 @@ var preferred = []string{"openai", "anthropic", "google"}
 //   - the same for the name without a "vendor/" part ("acme/gpt-4" is
 //     OpenAI's gpt-4), then a listed model's exact id.
 //
-// A model found at a host or a gateway whose window, maximum output or
-// prices the source leaves out takes them from the model's own vendor, so
-// that OpenRouter's window-less "grok-3" still has xAI's window.
+// A listing without prices is passed over for the next one with prices
+// (Google lists "gemma-3-12b-it" unpriced, OpenRouter prices it), except at
+// the host: there a model the host lists without a window, a maximum
+// output or prices takes them from the model's own vendor, as does one
+// found at a gateway, so that OpenRouter's window-less "grok-3" still has
+// xAI's window.
 func (c *Catalog) Lookup(name string) (Model, bool) {
 	if v, ok := c.found.Load(name); ok {
 		l := v.(lookup)
@@ -327,8 +330,13 @@ func (c *Catalog) known(n, rest string) (Model, bool) {
 			return d.fill(m, q), true
 		}
 	}
+	// A listing without prices does not hide a priced one further on.
+	var unpriced *Model
 	if m, ok := d.own(q); ok {
-		return m, true
+		if m.Prices != nil {
+			return m, true
+		}
+		unpriced = &m
 	}
 	for _, name := range [][2]string{{q.n, q.dn}, {q.rest, q.drest}} {
 		if name[0] == "" {
@@ -336,12 +344,20 @@ func (c *Catalog) known(n, rest string) (Model, bool) {
 		}
 		for _, i := range d.scan {
 			if m, ok := d.ruled(i, name[0], name[1]); ok {
-				return d.fill(m, q), true
+				if m.Prices != nil {
+					return d.fill(m, q), true
+				}
+				if unpriced == nil {
+					unpriced = &m
+				}
 			}
 		}
 	}
-	if m, ok := d.exacts[n]; ok {
+	if m, ok := d.exacts[n]; ok && (m.Prices != nil || unpriced == nil) {
 		return d.fill(m, q), true
+	}
+	if unpriced != nil {
+		return d.fill(*unpriced, q), true
 	}
 	return Model{}, false
 }

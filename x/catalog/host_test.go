@@ -43,6 +43,8 @@ func TestSourceCases(t *testing.T) {
 			"avian", "moonshotai/kimi-k2.5", 262000, 0, 0.45, 2.2, 0.225},
 		{"the same without a host: the vendor's own", "", "moonshotai/kimi-k2.5",
 			"moonshotai", "kimi-k2.5", 262144, 0, 0.6, 3, 0.1},
+		{"a vendor's listing without prices does not hide a gateway's", "", "google/gemma-3-12b-it",
+			"openrouter", "google/gemma-3-12b-it", 96000, 8192, 0.05, 0.1, 0},
 		{"a host that does not list the name: as without a host", openrouter, "claude-sonnet-4-5-20250929",
 			"anthropic", "claude-sonnet-4-5", 200000, 0, 3, 15, 0.3},
 		{"a local server: as without a host", "http://localhost:11434/v1", "gpt-4o-2024-08-06",
