@@ -331,12 +331,12 @@ func (c *Catalog) known(n, rest string) (Model, bool) {
 		}
 	}
 	// A listing without prices does not hide a priced one further on.
-	var unpriced *Model
+	var unpriced Model
 	if m, ok := d.own(q); ok {
 		if m.Prices != nil {
 			return m, true
 		}
-		unpriced = &m
+		unpriced = m
 	}
 	for _, name := range [][2]string{{q.n, q.dn}, {q.rest, q.drest}} {
 		if name[0] == "" {
@@ -347,17 +347,17 @@ func (c *Catalog) known(n, rest string) (Model, bool) {
 				if m.Prices != nil {
 					return d.fill(m, q), true
 				}
-				if unpriced == nil {
-					unpriced = &m
+				if unpriced.Name == "" {
+					unpriced = m
 				}
 			}
 		}
 	}
-	if m, ok := d.exacts[n]; ok && (m.Prices != nil || unpriced == nil) {
+	if m, ok := d.exacts[n]; ok && (m.Prices != nil || unpriced.Name == "") {
 		return d.fill(m, q), true
 	}
-	if unpriced != nil {
-		return d.fill(*unpriced, q), true
+	if unpriced.Name != "" {
+		return d.fill(unpriced, q), true
 	}
 	return Model{}, false
 }
