@@ -32,7 +32,7 @@ func TestNewOptions(t *testing.T) {
 		{"budget", []history.Option{history.WithBudget(500)}, "", 500},
 		{"model from the table", []history.Option{history.WithModel("gpt-4o-mini")}, "", 128000 - history.DefaultReserve},
 		{"model behind a router prefix", []history.Option{history.WithModel("acme-gateway/gpt-4"), history.WithReserve(192)}, "", 8000},
-		{"a gateway's own listing", []history.Option{history.WithModel("openai/gpt-4"), history.WithReserve(191)}, "", 8000},
+		{"a provider's prefix names the provider's own model", []history.Option{history.WithModel("openai/gpt-4"), history.WithReserve(192)}, "", 8000},
 		{"exact name before a prefix", []history.Option{history.WithModel("o1-mini")}, "", 128000 - history.DefaultReserve},
 		{"a local model family", []history.Option{history.WithModel("llama3.1:8b")}, "", 131072 - history.DefaultReserve},
 		{"windower wins", []history.Option{history.WithModel("gpt-4o"), history.WithWindower(windower(10000))}, "", 10000 - history.DefaultReserve},
