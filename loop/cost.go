@@ -50,6 +50,9 @@ type spend struct {
 	max    float64 // the tree's limit, 0 for none
 	mu     sync.Mutex
 	usd    float64
+	// reserved is what the requests in flight may cost, until they are
+	// settled.
+	reserved float64
 }
 
 func (sp *spend) add(usd float64) float64 {

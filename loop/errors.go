@@ -132,12 +132,19 @@ type LimitError struct {
 	Max   int64
 	// UsedUSD and MaxUSD are set for LimitCost.
 	UsedUSD, MaxUSD float64
+	// NextUSD, for LimitCost, is set when the limit refused a request
+	// before it was sent: what the request could cost at the least (its
+	// input and MinAnswerTokens of answer), more than the limit had left.
+	NextUSD float64
 	// Err is the cause, e.g. context.DeadlineExceeded for LimitTime.
 	Err error
 }
 
 func (e *LimitError) Error() string {
 	if e.Limit == LimitCost {
+		if e.NextUSD > 0 {
+			return fmt.Sprintf("loop: cost limit reached ($%.4f of $%.4f spent; the next request may cost $%.4f)", e.UsedUSD, e.MaxUSD, e.NextUSD)
+		}
 		return fmt.Sprintf("loop: cost limit reached ($%.4f of $%.4f)", e.UsedUSD, e.MaxUSD)
 	}
 	return fmt.Sprintf("loop: %s limit reached (%d of %d)", e.Limit, e.Used, e.Max)
