@@ -34,7 +34,8 @@ type Admitter interface {
 // Settle ends an admission. The turn calls it once, when the provider's
 // stream has ended: answer holds the whole artifacts received, their Usage
 // priced when the Step has a Pricer, and err the failure (a
-// *ProviderError), if the stream failed. A request refused by a later
+// *ProviderError, whose Started says whether anything arrived), if the
+// stream failed. A request refused by a later
 // Admitter is settled with no answer and the refusal.
 type Settle func(ctx context.Context, answer []artifact.Artifact, err error)
 

@@ -17,6 +17,9 @@ import (
 type ProviderError struct {
 	Err     error
 	Partial []artifact.Artifact
+	// Started says the provider yielded something (a delta, an artifact)
+	// before it failed: the server may bill the request.
+	Started bool
 }
 
 func (e *ProviderError) Error() string { return "loop: provider: " + errText(e.Err) }

@@ -282,7 +282,7 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 	// A provider that ends its stream on cancellation without saying so must
 	// not have its truncated answer taken for a whole one.
 	if cerr := ctx.Err(); err == nil && cerr != nil {
-		err = &ProviderError{Err: cerr, Partial: arts}
+		err = &ProviderError{Err: cerr, Partial: arts, Started: true}
 	}
 	if err != nil {
 		adm.settle(ctx, arts, err)
@@ -433,11 +433,12 @@ func (s *Step) stream(ctx context.Context, st ledger.State, prov provider.Provid
 		defer lt.end()
 	}
 	var stopped atomic.Bool
+	started := false
 	defer func() {
 		stopped.Store(true)
 		if v := recover(); v != nil {
 			s.log().ErrorContext(ctx, "lode: provider panicked", "panic", v, "stack", string(debug.Stack()))
-			err = &ProviderError{Err: panicError(v), Partial: arts}
+			err = &ProviderError{Err: panicError(v), Partial: arts, Started: started}
 		}
 	}()
 	seq := prov.Invoke(pctx, req)
@@ -449,13 +450,14 @@ func (s *Step) stream(ctx context.Context, st ledger.State, prov provider.Provid
 			return false
 		}
 		if serr != nil {
-			err = &ProviderError{Err: serr, Partial: arts}
+			err = &ProviderError{Err: serr, Partial: arts, Started: started}
 			stopped.Store(true)
 			return false
 		}
 		if a = artifact.Normalize(a); a == nil {
 			return true
 		}
+		started = true
 		if d, ok := a.(artifact.Delta); ok {
 			if len(s.observers) > 0 {
 				s.notify(ctx, DeltaEvent{Delta: d})
