@@ -79,9 +79,9 @@ type spender struct {
 	now     func() time.Time
 }
 
-// reserveTries is how often a reservation reads the day's counters again
-// when other runs took, meanwhile, what it meant to reserve.
-const reserveTries = 3
+// reserveTries is how often a call tries to reserve on the day's counters,
+// each time sized to what the last refusal said was left.
+const reserveTries = 4
 
 // SpendAdmitter keeps the spend limits before each model call. It is a
 // loop.Admitter, and an invoke option whose ApplyInvoke does nothing, so
@@ -204,35 +204,48 @@ func (e *Enforcer) reserve(ctx context.Context, st ledger.State, req *provider.R
 		}
 	}
 	q := est.Quote(req, sp.pricer, sp.models...)
+	// What each limit has spent: the run's from the thread; a day's is
+	// taken as nothing until its counter says otherwise — the reservation
+	// itself is checked against the limit, and a refusal says the total —
+	// so that the usual call costs one write per counter, not a read too.
+	spent := make([]float64, len(bounds))
+	known := make([]bool, len(bounds))
 	runSpent := sp.runSpent(st)
+	for i, b := range bounds {
+		if b.counter == "" {
+			spent[i], known[i] = runSpent, true
+		}
+	}
 	for try := 1; ; try++ {
-		// What every limit leaves, in dollars.
 		room := math.Inf(1)
-		for _, b := range bounds {
-			spent := runSpent
-			if b.counter != "" {
-				total, _, err := sp.counter.AddCounter(ctx, b.counter, 0, ledger.NoLimit)
-				if err != nil {
-					return nil, fmt.Errorf("policy: read the day's spending: %w", err)
+		for i, b := range bounds {
+			if _, ok := q.Fit(b.usd - spent[i]); !ok {
+				if !known[i] {
+					total, _, err := sp.counter.AddCounter(ctx, b.counter, 0, ledger.NoLimit)
+					if err != nil {
+						return nil, fmt.Errorf("policy: read the day's spending: %w", err)
+					}
+					spent[i] = float64(total) / 1e6
 				}
-				spent = float64(total) / 1e6
+				return nil, &SpendError{Scope: b.scope, Period: b.period, SpentUSD: spent[i], LimitUSD: b.usd}
 			}
-			if _, ok := q.Fit(b.usd - spent); !ok {
-				return nil, &SpendError{Scope: b.scope, Period: b.period, SpentUSD: spent, LimitUSD: b.usd}
-			}
-			room = min(room, b.usd-spent)
+			room = min(room, b.usd-spent[i])
 		}
 		answer, _ := q.Fit(room)
 		micro := int64(math.Ceil(q.Cost(answer) * 1e6))
-		names, refused, err := sp.take(ctx, bounds, micro)
+		names, refused, total, err := sp.take(ctx, bounds, micro)
 		if err != nil {
 			return nil, err
 		}
-		if refused != nil {
+		if refused >= 0 {
+			// The day has less left than was asked: size the call to
+			// what it has, and try again.
+			spent[refused], known[refused] = float64(total)/1e6, true
 			if try < reserveTries {
-				continue // another run reserved meanwhile: read again
+				continue
 			}
-			return nil, refused
+			b := bounds[refused]
+			return nil, &SpendError{Scope: b.scope, Period: b.period, SpentUSD: spent[refused], LimitUSD: b.usd}
 		}
 		loop.Cap(req, answer)
 		if len(names) == 0 {
@@ -245,10 +258,10 @@ func (e *Enforcer) reserve(ctx context.Context, st ledger.State, req *provider.R
 }
 
 // take reserves micro on every daily counter, each under its limit. A
-// counter that refuses gives back what the others took, and its limit is
-// the *SpendError.
-func (sp *spender) take(ctx context.Context, bounds []bound, micro int64) (names []string, refused *SpendError, err error) {
-	for _, b := range bounds {
+// counter that refuses gives back what the others took; refused is its
+// index in bounds (-1 when none refused), and total what it holds.
+func (sp *spender) take(ctx context.Context, bounds []bound, micro int64) (names []string, refused int, total int64, err error) {
+	for i, b := range bounds {
 		if b.counter == "" {
 			continue
 		}
@@ -259,11 +272,11 @@ func (sp *spender) take(ctx context.Context, bounds []bound, micro int64) (names
 		}
 		sp.giveBack(ctx, names, micro)
 		if err != nil {
-			return nil, nil, fmt.Errorf("policy: reserve the day's spending: %w", err)
+			return nil, -1, 0, fmt.Errorf("policy: reserve the day's spending: %w", err)
 		}
-		return nil, &SpendError{Scope: b.scope, Period: b.period, SpentUSD: float64(total) / 1e6, LimitUSD: b.usd}, nil
+		return nil, i, total, nil
 	}
-	return names, nil, nil
+	return names, -1, 0, nil
 }
 
 // runSpent is what the thread's model turns cost since its last user
