@@ -264,28 +264,33 @@ func Cap(req *provider.Request, answer int64) {
 	}
 }
 
-// admitted is what a turn's admissions must settle.
+// admitted is what a turn's admissions must settle: the run's cost
+// reservation (sp, cost) and the Admitters'.
 type admitted struct {
+	sp      *spend
+	cost    float64
 	settles []Settle
 }
 
 func (a *admitted) settle(ctx context.Context, answer []artifact.Artifact, err error) {
-	if a == nil {
-		return
+	if a.sp != nil {
+		a.sp.release(a.cost)
+		a.sp = nil
 	}
 	for _, s := range a.settles {
 		s(ctx, answer, err)
 	}
+	a.settles = nil
 }
 
 // admit asks the Step's cost limit and every Admitter whether req may be
 // sent. On a refusal it settles what was admitted before it.
-func (s *Step) admit(ctx context.Context, st ledger.State, prov provider.Provider, req *provider.Request, extra []Admitter) (*admitted, error) {
+func (s *Step) admit(ctx context.Context, st ledger.State, prov provider.Provider, req *provider.Request, extra []Admitter) (a admitted, err error) {
 	sp := spendFrom(ctx)
 	pricer, maxCost := s.limits(sp)
 	costly := maxCost > 0 && sp != nil && pricer != nil
 	if !costly && len(s.admitters) == 0 && len(extra) == 0 {
-		return nil, nil
+		return a, nil
 	}
 	var est Estimate
 	if s.estimator != nil {
@@ -293,19 +298,18 @@ func (s *Step) admit(ctx context.Context, st ledger.State, prov provider.Provide
 	} else {
 		est.InputTokens = EstimateInput(req)
 	}
-	a := &admitted{}
 	if costly {
-		settle, err := sp.admit(req, est, pricer, modelsOf(prov), maxCost)
+		cost, err := sp.admit(req, est, pricer, modelsOf(prov), maxCost)
 		if err != nil {
-			return nil, err
+			return a, err
 		}
-		a.settles = append(a.settles, settle)
+		a.sp, a.cost = sp, cost
 	}
 	for i, ad := range append(s.admitters[:len(s.admitters):len(s.admitters)], extra...) {
 		settle, err := s.callAdmitter(ctx, i, ad, st, req, est)
 		if err != nil {
 			a.settle(ctx, nil, err)
-			return nil, err
+			return a, err
 		}
 		if settle != nil {
 			a.settles = append(a.settles, settle)
@@ -345,8 +349,9 @@ func (s *Step) optionIndex(o provider.InvokeOption) (i int) {
 }
 
 // admit reserves what req may cost under a run's cost limit, lowering
-// MaxTokens to what is left, or refuses it with a *LimitError.
-func (sp *spend) admit(req *provider.Request, est Estimate, pricer Pricer, models []string, maxCost float64) (Settle, error) {
+// MaxTokens to what is left, and returns the reservation; or refuses req
+// with a *LimitError.
+func (sp *spend) admit(req *provider.Request, est Estimate, pricer Pricer, models []string, maxCost float64) (float64, error) {
 	q := est.Quote(req, pricer, models...)
 	sp.mu.Lock()
 	left := maxCost - sp.usd - sp.reserved
@@ -356,15 +361,18 @@ func (sp *spend) admit(req *provider.Request, est Estimate, pricer Pricer, model
 		sp.mu.Unlock()
 		le := costLimit(used, maxCost)
 		le.NextUSD = q.Cost(min(MinAnswerTokens, q.AnswerTokens))
-		return nil, le
+		return 0, le
 	}
 	cost := q.Cost(answer)
 	sp.reserved += cost
 	sp.mu.Unlock()
 	Cap(req, answer)
-	return func(context.Context, []artifact.Artifact, error) {
-		sp.mu.Lock()
-		sp.reserved -= cost
-		sp.mu.Unlock()
-	}, nil
+	return cost, nil
+}
+
+// release ends a reservation admit made.
+func (sp *spend) release(cost float64) {
+	sp.mu.Lock()
+	sp.reserved -= cost
+	sp.mu.Unlock()
 }
