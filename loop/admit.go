@@ -203,11 +203,15 @@ type Quote struct {
 	// (int, bool) method, as x/catalog's Catalog has), else
 	// DefaultAnswerTokens.
 	AnswerTokens int64
+	// Bounded says the server keeps AnswerTokens without being told:
+	// it is the request's MaxTokens or the models' known maximum output,
+	// not DefaultAnswerTokens.
+	Bounded bool
 }
 
 // Quote prices e for req with p, at the priciest of models.
 func (e Estimate) Quote(req *provider.Request, p Pricer, models ...string) Quote {
-	q := Quote{AnswerTokens: int64(req.MaxTokens)}
+	q := Quote{AnswerTokens: int64(req.MaxTokens), Bounded: req.MaxTokens > 0}
 	in := e.InputTokens
 	for _, m := range models {
 		plain, _ := p.Cost(m, artifact.Usage{InputTokens: in})
@@ -226,6 +230,7 @@ func (e Estimate) Quote(req *provider.Request, p Pricer, models ...string) Quote
 				}
 			}
 		}
+		q.Bounded = q.AnswerTokens > 0
 		if q.AnswerTokens <= 0 {
 			q.AnswerTokens = DefaultAnswerTokens
 		}
@@ -253,15 +258,20 @@ func (q Quote) Fit(usd float64) (answer int64, ok bool) {
 	return max(answer, min(MinAnswerTokens, q.AnswerTokens)), true
 }
 
-// Cap lowers req.MaxTokens to answer, and sets it when it was unset, so
-// that the server never answers past what was counted.
-func Cap(req *provider.Request, answer int64) {
-	if answer > math.MaxInt32 {
-		answer = math.MaxInt32
+// Cap makes req keep to an answer of answer tokens, the one Fit chose:
+// it lowers req.MaxTokens to answer, and sets it when it was unset unless
+// the models' known maximum output already bounds the answer there, so
+// that the server never answers past what was counted and a request a
+// limit leaves room for goes as it was.
+func (q Quote) Cap(req *provider.Request, answer int64) {
+	answer = min(answer, math.MaxInt32)
+	if req.MaxTokens > 0 && int64(req.MaxTokens) <= answer {
+		return
 	}
-	if req.MaxTokens <= 0 || int64(req.MaxTokens) > answer {
-		req.MaxTokens = int(answer)
+	if req.MaxTokens <= 0 && q.Bounded && answer >= q.AnswerTokens {
+		return
 	}
+	req.MaxTokens = int(answer)
 }
 
 // admitted is what a turn's admissions must settle: the run's cost
@@ -366,7 +376,7 @@ func (sp *spend) admit(req *provider.Request, est Estimate, pricer Pricer, model
 	cost := q.Cost(answer)
 	sp.reserved += cost
 	sp.mu.Unlock()
-	Cap(req, answer)
+	q.Cap(req, answer)
 	return cost, nil
 }
 

@@ -144,12 +144,33 @@ func TestQuote(t *testing.T) {
 		t.Fatal("$0.11 cannot pay for the input and 16 answer tokens")
 	}
 	req := &provider.Request{}
-	loop.Cap(req, 50)
-	if req.MaxTokens != 50 {
-		t.Fatalf("MaxTokens = %d, want it set", req.MaxTokens)
+	q.Cap(req, q.AnswerTokens)
+	if req.MaxTokens != loop.DefaultAnswerTokens {
+		t.Fatalf("MaxTokens = %d, want the default answer sent: the server knows no bound", req.MaxTokens)
 	}
-	loop.Cap(req, 80)
+	q.Cap(req, 50)
+	if req.MaxTokens != 50 {
+		t.Fatalf("MaxTokens = %d, want it lowered", req.MaxTokens)
+	}
+	q.Cap(req, 80)
 	if req.MaxTokens != 50 {
 		t.Fatalf("MaxTokens = %d, raised", req.MaxTokens)
 	}
+	// A model whose maximum output is known keeps to it unasked.
+	known := loop.Estimate{InputTokens: 100}.Quote(&provider.Request{}, maxOut{perToken: prices, n: 1000}, "m")
+	req = &provider.Request{}
+	if known.Cap(req, 1000); req.MaxTokens != 0 || !known.Bounded {
+		t.Fatalf("MaxTokens = %d, want it unset under the model's own bound", req.MaxTokens)
+	}
+	if known.Cap(req, 999); req.MaxTokens != 999 {
+		t.Fatalf("MaxTokens = %d, want it lowered", req.MaxTokens)
+	}
 }
+
+// maxOut is a Pricer that knows a maximum output.
+type maxOut struct {
+	perToken
+	n int
+}
+
+func (m maxOut) MaxOutput(string) (int, bool) { return m.n, true }

@@ -30,12 +30,12 @@ func WithPricer(p Pricer) Option { return func(s *Step) { s.pricer = p } }
 // request is sent, once every invoke option has shaped it (whatever their
 // order), the request is admitted (see Admitter): its largest cost — the
 // estimated input, tools included, and MaxTokens at the output price — is
-// reserved against what the run has left, MaxTokens lowered (or set) to
-// what is left, and a request that cannot pay for its input and
-// MinAnswerTokens of answer is refused, unsent, with a *LimitError
+// reserved against what the run has left, MaxTokens lowered (or set, see
+// Quote.Cap) to what is left, and a request that cannot pay for its input
+// and MinAnswerTokens of answer is refused, unsent, with a *LimitError
 // (LimitCost, NextUSD set). Run also stops with one when the priced turns
-// reach usd while the model still calls tools. It counts
-// every turn of the run, the turns of child agents run within it included
+// reach usd while the model still calls tools. It counts every turn of the
+// run, the turns of child agents run within it included
 // (a child without its own Pricer is priced with this Step's). It needs a
 // Pricer and a provider that names its model (a Model() string method, or
 // Models() []string for one that may answer with several): Run refuses to

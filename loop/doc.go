@@ -23,8 +23,9 @@
 // Pricer's maximum output for the model, else DefaultAnswerTokens. A limit
 // that cannot pay for the input and MinAnswerTokens of answer refuses the
 // request before it is sent (a *LimitError with NextUSD for WithMaxCost);
-// otherwise it lowers MaxTokens to what it can pay for, setting it when it
-// was unset, so the server never answers past what was counted, and
+// otherwise it lowers MaxTokens to what it can pay for — setting it when
+// it was unset and the Pricer knows no maximum output for the model, so
+// the server never answers past what was counted (Quote.Cap) — and
 // reserves that cost until the answer settles it — so child runs in
 // parallel cannot pass the limit together either. The answer's usage is
 // checked again after each turn. Step.Request admits nothing.

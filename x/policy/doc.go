@@ -72,9 +72,10 @@
 // output price (loop.EstimateInput, loop.Quote). A request a limit cannot
 // pay for is refused unsent with a *SpendError naming the limit; otherwise
 // its largest cost is reserved on the store's counters (ledger.Counter,
-// each add checked against its limit in one step), MaxTokens lowered or
-// set to what the limits can pay for, and the answer's usage settles the
-// reservation, so concurrent runs and processes never pass a day together.
+// each add checked against its limit in one step), MaxTokens lowered (or
+// set, see loop.Quote.Cap) to what the limits can pay for, and the
+// answer's usage settles the reservation, so concurrent runs and processes
+// never pass a day together.
 //
 // Packs mounted together behind x/tool/pack's Router share one source;
 // WithOwners(router) lets packs: rules name each pack.

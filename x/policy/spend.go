@@ -100,8 +100,9 @@ type SpendAdmitter struct{ e *Enforcer }
 // It refuses the call, before it is sent, with a *SpendError when a limit
 // cannot pay for the input and loop.MinAnswerTokens of answer. Otherwise it
 // lowers the request's MaxTokens to what every limit can pay for — and
-// sets it when the request had none, so that the server never answers past
-// what was counted — and reserves that largest cost on the day's counters,
+// sets it when the request had none and the catalog knows no maximum
+// output for the models, so that the server never answers past what was
+// counted — and reserves that largest cost on the day's counters,
 // each under its limit, so that runs and processes sharing a store never
 // pass a daily limit together. When the answer is known the reservation is
 // settled: what the answer's usage cost replaces it; a call that failed
@@ -247,7 +248,7 @@ func (e *Enforcer) reserve(ctx context.Context, st ledger.State, req *provider.R
 			b := bounds[refused]
 			return nil, &SpendError{Scope: b.scope, Period: b.period, SpentUSD: spent[refused], LimitUSD: b.usd}
 		}
-		loop.Cap(req, answer)
+		q.Cap(req, answer)
 		if len(names) == 0 {
 			return nil, nil
 		}
