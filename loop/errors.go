@@ -66,9 +66,11 @@ type OptionError struct {
 
 func (e *OptionError) Error() string {
 	if e.Panic != nil {
-		return fmt.Sprintf("loop: invoke option %d panicked: %v", e.Index, e.Panic)
+		return fmt.Sprintf("loop: preparing the turn: invoke option %d panicked: %v", e.Index, e.Panic)
 	}
-	return fmt.Sprintf("loop: invoke option %d: %s", e.Index, errText(e.Err))
+	// An option's refusal (a policy's, a spend limit's) names itself; its
+	// index would tell a person nothing.
+	return "loop: preparing the turn: " + errText(e.Err)
 }
 func (e *OptionError) Unwrap() error { return e.Err }
 

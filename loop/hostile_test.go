@@ -449,8 +449,8 @@ func TestErrorTextsOfZeroValues(t *testing.T) {
 		want string
 	}{
 		{&loop.ProviderError{}, "loop: provider: unknown error"},
-		{&loop.OptionError{}, "loop: invoke option 0: unknown error"},
-		{&loop.OptionError{Index: 3, Panic: "x"}, "loop: invoke option 3 panicked: x"},
+		{&loop.OptionError{}, "loop: preparing the turn: unknown error"},
+		{&loop.OptionError{Index: 3, Panic: "x"}, "loop: preparing the turn: invoke option 3 panicked: x"},
 		{&loop.HandlerError{}, "loop: handler 0 on nil artifact: unknown error"},
 		{&loop.HandlerError{Handler: 2, Artifact: &artifact.Text{}, Panic: "x"}, "loop: handler 2 panicked on text: x"},
 		{&loop.LedgerError{}, "loop: ledger: unknown error"},
@@ -555,26 +555,26 @@ func TestFailingInvokeOptions(t *testing.T) {
 		{
 			name:     "step option panics on the first turn",
 			stepOpts: []provider.InvokeOption{onTurn(1, func() error { panic("filter bug") })},
-			err:      "loop: invoke option 0 panicked: filter bug", index: 0, panicked: true,
+			err:      "loop: preparing the turn: invoke option 0 panicked: filter bug", index: 0, panicked: true,
 			roles: "user", invoked: 0,
 		},
 		{
 			name:     "run option panics with an error on the second turn",
 			stepOpts: []provider.InvokeOption{fine},
 			runOpts:  []provider.InvokeOption{nil, onTurn(2, func() error { panic(io.ErrUnexpectedEOF) })},
-			err:      "loop: invoke option 2 panicked: unexpected EOF", index: 2, panicked: true, cause: io.ErrUnexpectedEOF,
+			err:      "loop: preparing the turn: invoke option 2 panicked: unexpected EOF", index: 2, panicked: true, cause: io.ErrUnexpectedEOF,
 			roles: "user,assistant,tool", invoked: 1,
 		},
 		{
 			name:    "nil OptionFunc",
 			runOpts: []provider.InvokeOption{fine, provider.OptionFunc(nil)},
-			err:     "loop: invoke option 1 panicked: runtime error: invalid memory address or nil pointer dereference", index: 1, panicked: true,
+			err:     "loop: preparing the turn: invoke option 1 panicked: runtime error: invalid memory address or nil pointer dereference", index: 1, panicked: true,
 			roles: "user", invoked: 0,
 		},
 		{
 			name:    "option returns an error on the second turn",
 			runOpts: []provider.InvokeOption{onTurn(2, func() error { return optErr })},
-			err:     "loop: invoke option 0: no tools for you", index: 0, cause: optErr,
+			err:     "loop: preparing the turn: no tools for you", index: 0, cause: optErr,
 			roles: "user,assistant,tool", invoked: 1,
 		},
 	}

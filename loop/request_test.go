@@ -42,8 +42,8 @@ func TestStepRequest(t *testing.T) {
 		{name: "step options", step: []provider.InvokeOption{byRole}, wantTools: "for_admin"},
 		{name: "call options after the step's", step: []provider.InvokeOption{byRole}, call: []provider.InvokeOption{extra}, wantTools: "extra"},
 		{name: "none", wantTools: ""},
-		{name: "failing option", step: []provider.InvokeOption{byRole, fails}, wantErr: "loop: invoke option 1: no"},
-		{name: "panicking option", call: []provider.InvokeOption{panics}, wantErr: "loop: invoke option 0 panicked: boom"},
+		{name: "failing option", step: []provider.InvokeOption{byRole, fails}, wantErr: "loop: preparing the turn: no"},
+		{name: "panicking option", call: []provider.InvokeOption{panics}, wantErr: "loop: preparing the turn: invoke option 0 panicked: boom"},
 		{name: "nil state", nilState: true, wantErr: "loop: ledger: no ledger.State given"},
 	}
 	for _, c := range cases {

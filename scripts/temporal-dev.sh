@@ -109,7 +109,9 @@ test | bench)
 	trap stop EXIT
 	cd x/temporal
 	if [ "$what" = test ]; then
-		go test -race -count=1 -run 'TestRealServer' -v "$@" ./...
+		# Only the package itself has real-server tests; ./... would also
+		# build cmd/lode and the examples under -race, minutes on 2 cores.
+		go test -race -count=1 -run 'TestRealServer' -v -timeout 30m "$@" .
 	else
 		go test -run '^$' -bench 'BenchmarkTurn' -benchtime 20x -count 3 "$@" .
 	fi

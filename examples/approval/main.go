@@ -4,10 +4,13 @@
 // the ledger (a file store) and nowhere else. A second invocation, later,
 // opens the same store, records the decisions and finishes the run:
 //
-//	approval -store DIR -dir WORK start
-//	approval -store DIR -dir WORK resume THREAD approve:call_a deny:call_b=keep it
+//	mkdir -p WORK && touch WORK/old.log WORK/notes.txt
+//	go run ./examples/approval -store DIR -dir WORK start
+//	go run ./examples/approval -store DIR -dir WORK resume THREAD approve:call_a deny:call_b=keep it
 //
-// The model is scripted, so it runs offline.
+// The model is scripted, so it runs offline: it asks to delete old.log
+// (call_a) and notes.txt (call_b) in WORK, so the two files must be there
+// for the approved deletion to succeed.
 package main
 
 import (

@@ -75,11 +75,7 @@ func run(ctx context.Context, w io.Writer, opts ...openai.Option) error {
 	if _, err := step.Run(ctx, thread, prov); err != nil {
 		return err
 	}
-	last := thread.Turns()[len(thread.Turns())-1]
-	for _, a := range last.Artifacts {
-		if t, ok := a.(artifact.Text); ok {
-			fmt.Fprintln(w, t.Content)
-		}
-	}
+	answer, _ := loop.Answer(thread)
+	fmt.Fprintln(w, answer)
 	return nil
 }

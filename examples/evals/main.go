@@ -7,28 +7,47 @@ package main
 
 import (
 	"context"
+	"embed"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/lodeworks/lode/x/eval"
 )
 
+// testdata goes into the binary, so that the command runs from any
+// folder (go run ./examples/evals from the repository's root, too).
+//
+//go:embed testdata/workspace testdata/cassettes
+var testdata embed.FS
+
 func main() {
-	root, err := os.MkdirTemp("", "evals-workspace")
+	code, err := runMain()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		fmt.Fprintln(os.Stderr, "evals:", err)
 	}
-	defer os.RemoveAll(root)
-	if err := os.CopyFS(root, os.DirFS(filepath.Join("testdata", "workspace"))); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	os.Exit(code)
+}
+
+func runMain() (int, error) {
+	tmp, err := os.MkdirTemp("", "evals")
+	if err != nil {
+		return 1, err
 	}
-	s := Suite(root, Cassettes{Dir: filepath.Join("testdata", "cassettes")})
+	defer os.RemoveAll(tmp)
+	data, err := fs.Sub(testdata, "testdata")
+	if err != nil {
+		return 1, err
+	}
+	if err := os.CopyFS(tmp, data); err != nil {
+		return 1, err
+	}
+	s := Suite(filepath.Join(tmp, "workspace"), Cassettes{Dir: filepath.Join(tmp, "cassettes")})
 	r := eval.RunSuite(context.Background(), &s)
 	_ = r.WriteTable(os.Stdout)
 	if r.Failed() > 0 {
-		os.Exit(1)
+		return 1, nil
 	}
+	return 0, nil
 }

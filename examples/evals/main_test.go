@@ -157,3 +157,11 @@ func TestJudgeReplaysOnlyItsTranscript(t *testing.T) {
 		t.Errorf("the miss does not show what differed: %v", err)
 	}
 }
+
+// The command runs from any folder: its test data is built in.
+func TestRunsFromAnotherFolder(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if code, err := runMain(); code != 0 || err != nil {
+		t.Fatalf("runMain = %d, %v", code, err)
+	}
+}

@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"io"
 	"net/http/httptest"
@@ -28,11 +29,38 @@ import (
 	"github.com/lodeworks/lode/x/tool/pack"
 )
 
+// builtinPolicy is policy.yaml, built in so that the command runs from any
+// folder (go run ./examples/roles from the repository's root, too).
+//
+//go:embed policy.yaml
+var builtinPolicy []byte
+
+// main follows the policy file named by its argument, else a copy of the
+// built-in policy.yaml.
 func main() {
-	if err := run(context.Background(), os.Stdout, "policy.yaml"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	if err := runMain(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "roles:", err)
 		os.Exit(1)
 	}
+}
+
+func runMain(args []string) error {
+	switch len(args) {
+	case 0:
+		dir, err := os.MkdirTemp("", "roles-policy")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		path := filepath.Join(dir, "policy.yaml")
+		if err := os.WriteFile(path, builtinPolicy, 0o644); err != nil {
+			return err
+		}
+		return run(context.Background(), os.Stdout, path)
+	case 1:
+		return run(context.Background(), os.Stdout, args[0])
+	}
+	return fmt.Errorf("usage: roles [POLICY.yaml] (absent: the built-in policy.yaml)")
 }
 
 var roles = []string{"viewer", "editor", "admin"}

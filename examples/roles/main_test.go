@@ -51,3 +51,14 @@ func TestBadPolicyRefused(t *testing.T) {
 		t.Fatalf("run = %v", err)
 	}
 }
+
+// The command runs from any folder, with its built-in policy.yaml.
+func TestRunsFromAnotherFolder(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := runMain(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := runMain([]string{"a", "b"}); err == nil || !strings.Contains(err.Error(), "usage: roles") {
+		t.Fatalf("two arguments: %v", err)
+	}
+}

@@ -31,7 +31,11 @@
 //     replaced by Redacted wherever it appears — URLs, forms, headers,
 //     request and response bodies of every interaction — raw, URL-escaped
 //     or inside a JSON string however escaped ("\/", "\u003c",
-//     "\u00fc"). The file is scrubbed as it is written, at Stop, so a
+//     "\u00fc"), and cut across a stream's events: the strings at one
+//     JSON path in successive events (a model's text deltas, on every
+//     wire lode speaks) are joined as a client joins them, and a secret
+//     found across pieces leaves Redacted in its first piece and nothing
+//     of itself in the others. The file is scrubbed as it is written, at Stop, so a
 //     secret first seen in the fifth interaction leaves none of the
 //     first four. A learned value shorter than MinLearnedSecret bytes is
 //     redacted only where it stood, since replacing a short value

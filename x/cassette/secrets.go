@@ -436,7 +436,7 @@ func (r *Recorder) scrubValues(i *vcr.Interaction) {
 	p.Headers = r.scrubHeaderValues(p.Headers)
 	p.Trailer = r.scrubHeaderValues(p.Trailer)
 	p.Status = r.secrets.replace(p.Status)
-	if b := r.secrets.replace(p.Body); b != p.Body {
+	if b := r.secrets.replaceSplit(r.secrets.replace(p.Body)); b != p.Body {
 		p.Body = b
 		if p.ContentLength >= 0 {
 			p.ContentLength = int64(len(b))

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/x/catalog/internal/match"
@@ -25,7 +26,9 @@ type Model struct {
 	// Name is the model's name as its provider spells it.
 	Name string
 	// Provider names who serves it at these prices ("openai", "anthropic",
-	// "google", "openrouter", …).
+	// "google", "openrouter", …): genai-prices' id for the provider whose
+	// listing was found. Where that listing lacks a window, a maximum
+	// output or prices, they are the model's own vendor's.
 	Provider string
 	// ContextWindow is how many tokens a request and its answer may hold;
 	// 0 when unknown.
@@ -104,15 +107,23 @@ func or(v, fallback float64) float64 {
 // Catalog answers what a model's window and prices are. Its methods are
 // safe for concurrent use; a Catalog does not change once made.
 type Catalog struct {
-	overrides map[string]Model // by lower-cased name
-	providers []provider
-	exacts    map[string]Model // the first listed model of each lower-cased name
-	generated string
+	overrides map[string]Model // by lower-cased name, as given to With
+	data      *data            // nil for a catalog made by New
+	host      int              // the index in data.providers of ForHost's provider; -1 for none
 
 	// found remembers what Lookup answered for each name asked, since the
 	// name rules are a scan and a run asks for the same model every turn.
 	found  sync.Map // string -> lookup
 	nfound atomic.Int32
+}
+
+// data is the generated catalog, shared by every Catalog made from it.
+type data struct {
+	generated string
+	providers []provider // in the source's order, as its model_match rules are tried
+	byID      map[string]int
+	scan      []int            // providers in the order a name no rule claims is looked for
+	exacts    map[string]Model // the first listed model of each lower-cased id, in scan order
 }
 
 // maxFound bounds the names remembered, as a server names the model that
@@ -126,82 +137,155 @@ type lookup struct {
 
 type provider struct {
 	id       string
+	api      *regexp.Regexp // the start of a base URL this provider serves
 	match    *match.Rule
-	fallback []string
+	fallback []int
 	models   []entry
+	// equals indexes the models whose rule is only equals (or an or of
+	// them): each name to the first such model; others are the rest, in
+	// order, which a name is matched against one by one.
+	equals map[string]int
+	others []int
 }
 
 type entry struct {
-	lower string // the name, lower-cased
 	rule  match.Rule
 	model Model
 }
 
 // Default returns the catalog generated into this package (see Generated
-// for the day and Sources for where it came from), parsed on first use.
+// for the day; models.json names the pinned sources), parsed on first use.
 func Default() *Catalog { return defaultCatalog() }
 
 var defaultCatalog = sync.OnceValue(func() *Catalog {
-	c, err := parse(modelsJSON)
+	d, err := parse(modelsJSON)
 	if err != nil {
 		panic("catalog: the generated models.json does not parse: " + err.Error())
 	}
-	return c
+	return &Catalog{data: d, host: -1}
 })
 
 // Generated is the day the catalog's data was generated, as YYYY-MM-DD;
 // empty for a catalog made by New.
-func (c *Catalog) Generated() string { return c.generated }
+func (c *Catalog) Generated() string {
+	if c.data == nil {
+		return ""
+	}
+	return c.data.generated
+}
 
 // New returns a catalog that knows only models, by their exact names.
 func New(models ...Model) *Catalog {
-	return (&Catalog{}).With(models...)
+	return (&Catalog{host: -1}).With(models...)
+}
+
+// clone is a copy of c that remembers no lookups.
+func (c *Catalog) clone(extra int) *Catalog {
+	out := &Catalog{data: c.data, host: c.host, overrides: make(map[string]Model, len(c.overrides)+extra)}
+	for k, m := range c.overrides {
+		out.overrides[k] = m
+	}
+	return out
 }
 
 // With returns a copy of c that knows models first, by their exact names
 // (without regard to case). For a model c already knows, the fields an
 // override sets (non-zero, or non-nil Prices) replace the known ones and
 // the others are kept, so an override can give only a window or only
-// prices.
+// prices; the known ones are those of the host ForHost names, when it is
+// called before or after With.
 func (c *Catalog) With(models ...Model) *Catalog {
-	out := &Catalog{providers: c.providers, exacts: c.exacts, generated: c.generated, overrides: make(map[string]Model, len(c.overrides)+len(models))}
-	for k, m := range c.overrides {
-		out.overrides[k] = m
-	}
+	out := c.clone(len(models))
 	for _, m := range models {
 		key := strings.ToLower(strings.TrimSpace(m.Name))
-		base, ok := out.lookup(m.Name)
-		if !ok {
-			out.overrides[key] = m
-			continue
+		if old, ok := out.overrides[key]; ok {
+			m = merge(old, m)
 		}
-		base.Name = m.Name
-		if m.Provider != "" {
-			base.Provider = m.Provider
-		}
-		if m.ContextWindow != 0 {
-			base.ContextWindow = m.ContextWindow
-		}
-		if m.MaxOutput != 0 {
-			base.MaxOutput = m.MaxOutput
-		}
-		if m.Prices != nil {
-			base.Prices = m.Prices
-		}
-		out.overrides[key] = base
+		out.overrides[key] = m
 	}
 	return out
 }
 
-// preferred are the providers lode has adapters for, asked first when a
-// name is in several providers' lists.
+// merge is base with the fields over sets.
+func merge(base, over Model) Model {
+	base.Name = over.Name
+	if over.Provider != "" {
+		base.Provider = over.Provider
+	}
+	if over.ContextWindow != 0 {
+		base.ContextWindow = over.ContextWindow
+	}
+	if over.MaxOutput != 0 {
+		base.MaxOutput = over.MaxOutput
+	}
+	if over.Prices != nil {
+		base.Prices = over.Prices
+	}
+	return base
+}
+
+// ForHost returns a copy of c that knows models as the provider whose API
+// is at baseURL sells them: baseURL is what a client is configured with
+// ("https://openrouter.ai/api/v1"), matched as genai-prices matches it,
+// by each provider's api_pattern against its start. A name that provider
+// lists, by its rules, takes its window and prices (OpenRouter's
+// "moonshotai/kimi-k2.5" at OpenRouter's rates, not another host's); one
+// it does not list is found as without a host. A baseURL no provider
+// serves (a local server, "") gives a copy of c without a host.
+func (c *Catalog) ForHost(baseURL string) *Catalog {
+	out := c.clone(0)
+	out.host = -1
+	if c.data == nil {
+		return out
+	}
+	u := strings.TrimSpace(baseURL)
+	for i := range c.data.providers {
+		if api := c.data.providers[i].api; u != "" && api != nil && api.MatchString(u) {
+			out.host = i
+			break
+		}
+	}
+	return out
+}
+
+// Host is the id of the provider ForHost chose ("openrouter"); "" for a
+// catalog without one.
+func (c *Catalog) Host() string {
+	if c.host < 0 || c.data == nil {
+		return ""
+	}
+	return c.data.providers[c.host].id
+}
+
+// preferred are the providers lode has adapters for, asked first for a
+// name no provider's own rule claims.
 var preferred = []string{"openai", "anthropic", "google"}
 
-// Lookup finds a model by name: an override's exact name, then a listed
-// model's exact name, then the name without a "vendor/" part as gateways
-// write it ("openai/gpt-5"), then the source's own name rules, which take
-// dated and suffixed names ("claude-sonnet-4-5-20250929", "gpt-4o-mini-
-// 2024-07-18") to their model.
+// Lookup finds a model by name, lower-cased, in this order:
+//
+//   - an override's exact name (With), or the name without a "vendor/"
+//     part;
+//   - with a host (ForHost), the host's models by the source's rules:
+//     each model's match rule, then the providers the host falls back on,
+//     then the name with a compact date written as the rules do
+//     ("-20250929" as "-2025-09-29");
+//   - the model's own vendor, as genai-prices finds it without a host:
+//     the first provider whose model_match rule takes the name ("grok-3"
+//     is xAI's, "deepseek-chat" DeepSeek's), then, for "vendor/name", the
+//     provider named vendor with name ("moonshotai/kimi-k2.5" is Moonshot
+//     AI's kimi-k2.5);
+//   - every provider's models by their rules (OpenAI, Anthropic and Google
+//     first, then the source's order), which finds a gateway's own names
+//     ("z-ai/glm-5-turbo-20260315", OpenRouter's);
+//   - the same for the name without a "vendor/" part ("acme/gpt-4" is
+//     OpenAI's gpt-4), then a listed model's exact id.
+//
+// A listing without prices is passed over for the next one with prices
+// (Google lists "gemma-3-12b-it" unpriced, OpenRouter prices it), except at
+// the host: there a model the host lists without a window, a maximum
+// output or prices takes them from the model's own vendor, as does one
+// found at a gateway, so that OpenRouter's window-less "grok-3" still has
+// xAI's window.
 func (c *Catalog) Lookup(name string) (Model, bool) {
 	if v, ok := c.found.Load(name); ok {
 		l := v.(lookup)
@@ -219,75 +303,89 @@ func (c *Catalog) lookup(name string) (Model, bool) {
 	if n == "" {
 		return Model{}, false
 	}
-	if m, ok := c.overrides[n]; ok {
-		return m, true
+	_, rest, _ := strings.Cut(n, "/")
+	over, ok := c.overrides[n]
+	if !ok && rest != "" {
+		over, ok = c.overrides[rest]
 	}
-	if m, ok := c.exact(n); ok {
-		return m, true
+	if !ok {
+		return c.known(n, rest)
 	}
-	if vendor, rest, ok := strings.Cut(n, "/"); ok && rest != "" {
-		if m, ok := c.overrides[rest]; ok {
+	if base, found := c.known(n, rest); found {
+		return merge(base, over), true
+	}
+	return over, true
+}
+
+// known looks n up in the generated data; rest is n without its "vendor/"
+// part, or "".
+func (c *Catalog) known(n, rest string) (Model, bool) {
+	d := c.data
+	if d == nil {
+		return Model{}, false
+	}
+	q := query{n, dashedDate(n), rest, dashedDate(rest)}
+	if c.host >= 0 {
+		if m, ok := d.ruled(c.host, q.n, q.dn); ok {
+			return d.fill(m, q), true
+		}
+	}
+	// A listing without prices does not hide a priced one further on.
+	var unpriced Model
+	if m, ok := d.own(q); ok {
+		if m.Prices != nil {
 			return m, true
 		}
-		if m, ok := c.exact(rest); ok {
-			return m, true
-		}
-		if p := c.provider(vendor); p != nil {
-			if m, ok := c.ruled(p, rest); ok {
-				return m, true
-			}
-		}
-		n = rest
+		unpriced = m
 	}
-	if m, ok := c.byRules(n); ok {
-		return m, true
-	}
-	if d := dashedDate(n); d != n {
-		return c.byRules(d)
-	}
-	return Model{}, false
-}
-
-func (c *Catalog) exact(n string) (Model, bool) {
-	m, ok := c.exacts[n]
-	return m, ok
-}
-
-func (c *Catalog) provider(id string) *provider {
-	for i := range c.providers {
-		if c.providers[i].id == id {
-			return &c.providers[i]
-		}
-	}
-	return nil
-}
-
-// byRules asks each provider whose own rule takes n, in order, for the
-// first model whose rule does.
-func (c *Catalog) byRules(n string) (Model, bool) {
-	for i := range c.providers {
-		p := &c.providers[i]
-		if p.match == nil || !p.match.Match(n) {
+	for _, name := range [][2]string{{q.n, q.dn}, {q.rest, q.drest}} {
+		if name[0] == "" {
 			continue
 		}
-		if m, ok := c.ruled(p, n); ok {
-			return m, true
+		for _, i := range d.scan {
+			if m, ok := d.ruled(i, name[0], name[1]); ok {
+				if m.Prices != nil {
+					return d.fill(m, q), true
+				}
+				if unpriced.Name == "" {
+					unpriced = m
+				}
+			}
 		}
+	}
+	if m, ok := d.exacts[n]; ok && (m.Prices != nil || unpriced.Name == "") {
+		return d.fill(m, q), true
+	}
+	if unpriced.Name != "" {
+		return d.fill(unpriced, q), true
 	}
 	return Model{}, false
 }
 
-func (c *Catalog) ruled(p *provider, n string) (Model, bool) {
-	for j := range p.models {
-		if p.models[j].rule.Match(n) {
-			return p.models[j].model, true
+// query is a name asked, with its compact dates dashed (dn), and the same
+// without its "vendor/" part ("" when it has none).
+type query struct{ n, dn, rest, drest string }
+
+// own finds n as its own vendor lists it: the first provider whose
+// model_match takes n, then the provider a "vendor/" part names.
+func (d *data) own(q query) (Model, bool) {
+	for _, name := range [][2]string{{q.n, q.dn}, {q.rest, q.drest}} {
+		if name[0] == "" {
+			continue
 		}
-	}
-	for _, id := range p.fallback {
-		if f := c.provider(id); f != nil && f != p {
-			for j := range f.models {
-				if f.models[j].rule.Match(n) {
-					return f.models[j].model, true
+		for i := range d.providers {
+			if p := &d.providers[i]; p.match != nil && p.match.Match(name[0]) {
+				if m, ok := d.ruled(i, name[0], name[1]); ok {
+					return m, true
+				}
+				break // genai-prices asks only the first
+			}
+		}
+		if name[0] == q.n && q.rest != "" {
+			vendor := q.n[:len(q.n)-len(q.rest)-1]
+			if i, ok := d.byID[vendor]; ok {
+				if m, ok := d.ruled(i, q.rest, q.drest); ok {
+					return m, true
 				}
 			}
 		}
@@ -295,12 +393,105 @@ func (c *Catalog) ruled(p *provider, n string) (Model, bool) {
 	return Model{}, false
 }
 
+// fill gives m what its listing leaves out (a window, a maximum output,
+// prices) from the model's own vendor's listing of the name.
+func (d *data) fill(m Model, q query) Model {
+	if m.ContextWindow > 0 && m.MaxOutput > 0 && m.Prices != nil {
+		return m
+	}
+	v, ok := d.own(q)
+	if !ok {
+		return m
+	}
+	if m.ContextWindow <= 0 {
+		m.ContextWindow = v.ContextWindow
+	}
+	if m.MaxOutput <= 0 {
+		m.MaxOutput = v.MaxOutput
+	}
+	if m.Prices == nil {
+		m.Prices = v.Prices
+	}
+	return m
+}
+
+// ruled is genai-prices' search of provider i for n: the first of its
+// models whose rule takes n, then the first in each provider it falls back
+// on, then the same for dn, n with its compact dates dashed.
+func (d *data) ruled(i int, n, dn string) (Model, bool) {
+	if m, ok := d.ruledAs(i, n); ok {
+		return m, true
+	}
+	if dn != n {
+		return d.ruledAs(i, dn)
+	}
+	return Model{}, false
+}
+
+func (d *data) ruledAs(i int, n string) (Model, bool) {
+	if m, ok := d.providers[i].first(n); ok {
+		return m, true
+	}
+	for _, f := range d.providers[i].fallback {
+		if m, ok := d.providers[f].first(n); ok {
+			return m, true
+		}
+	}
+	return Model{}, false
+}
+
+// first is p's first model whose rule takes n.
+func (p *provider) first(n string) (Model, bool) {
+	best, ok := p.equals[n]
+	for _, j := range p.others {
+		if ok && j > best {
+			break
+		}
+		if p.models[j].rule.Match(n) {
+			best, ok = j, true
+			break
+		}
+	}
+	if !ok {
+		return Model{}, false
+	}
+	return p.models[best].model, true
+}
+
+// equalsOf returns the names a rule of only equals (or an or of them)
+// takes, lower-cased; false for any other rule.
+func equalsOf(r *match.Rule, into []string) ([]string, bool) {
+	switch {
+	case r.Equals != "":
+		return append(into, strings.ToLower(r.Equals)), true
+	case r.Or != nil:
+		for i := range r.Or {
+			var ok bool
+			if into, ok = equalsOf(&r.Or[i], into); !ok {
+				return nil, false
+			}
+		}
+		return into, true
+	}
+	return nil, false
+}
+
 var compactDate = regexp.MustCompile(`-(20\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(-|:|$)`)
 
-// dashedDate writes a date in a name as the source's rules spell it:
-// -20250929 as -2025-09-29.
+// dashedDate writes a real date in a name as the source's rules spell it:
+// -20250929 as -2025-09-29 (-20250231 is left alone).
 func dashedDate(n string) string {
-	return compactDate.ReplaceAllString(n, "-$1-$2-$3$4")
+	if !compactDate.MatchString(n) {
+		return n
+	}
+	return compactDate.ReplaceAllStringFunc(n, func(s string) string {
+		sub := compactDate.FindStringSubmatch(s)
+		day := sub[1] + "-" + sub[2] + "-" + sub[3]
+		if _, err := time.Parse(time.DateOnly, day); err != nil {
+			return s
+		}
+		return "-" + day + sub[4]
+	})
 }
 
 // ContextWindow returns the context window of the named model, so that a
@@ -348,6 +539,7 @@ type fileJSON struct {
 
 type providerJSON struct {
 	ID       string      `json:"id"`
+	API      string      `json:"api"`
 	Match    *match.Rule `json:"match"`
 	Fallback []string    `json:"fallback"`
 	Models   []modelJSON `json:"models"`
@@ -378,37 +570,65 @@ func (r *rateJSON) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, (*plain)(r))
 }
 
-func parse(data []byte) (*Catalog, error) {
+func parse(raw []byte) (*data, error) {
 	var f fileJSON
-	if err := json.Unmarshal(data, &f); err != nil {
+	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, err
 	}
-	c := &Catalog{generated: f.Generated}
+	d := &data{generated: f.Generated, byID: make(map[string]int, len(f.Providers))}
+	for i, p := range f.Providers {
+		d.byID[p.ID] = i
+	}
 	for _, p := range f.Providers {
-		cp := provider{id: p.ID, match: p.Match, fallback: p.Fallback, models: make([]entry, 0, len(p.Models))}
-		for _, m := range p.Models {
+		cp := provider{id: p.ID, match: p.Match, models: make([]entry, 0, len(p.Models))}
+		if p.API != "" {
+			re, err := regexp.Compile("^(?:" + p.API + ")")
+			if err != nil {
+				return nil, fmt.Errorf("%s: api: %w", p.ID, err)
+			}
+			cp.api = re
+		}
+		for _, id := range p.Fallback {
+			if i, ok := d.byID[id]; ok && id != p.ID {
+				cp.fallback = append(cp.fallback, i)
+			}
+		}
+		cp.equals = make(map[string]int)
+		for j, m := range p.Models {
+			if names, ok := equalsOf(&m.Match, nil); ok {
+				for _, n := range names {
+					if _, dup := cp.equals[n]; !dup {
+						cp.equals[n] = j
+					}
+				}
+			} else {
+				cp.others = append(cp.others, j)
+			}
 			prices, err := toPrices(m.Prices)
 			if err != nil {
 				return nil, fmt.Errorf("%s/%s: %w", p.ID, m.ID, err)
 			}
 			cp.models = append(cp.models, entry{
-				lower: strings.ToLower(m.ID),
 				rule:  m.Match,
 				model: Model{Name: m.ID, Provider: p.ID, ContextWindow: m.Context, MaxOutput: m.MaxOutput, Prices: prices},
 			})
 		}
-		c.providers = append(c.providers, cp)
+		d.providers = append(d.providers, cp)
 	}
-	slices.SortStableFunc(c.providers, func(a, b provider) int { return rank(a.id) - rank(b.id) })
-	c.exacts = make(map[string]Model)
-	for _, p := range c.providers {
-		for _, e := range p.models {
-			if _, dup := c.exacts[e.lower]; !dup {
-				c.exacts[e.lower] = e.model
+	d.scan = make([]int, len(d.providers))
+	for i := range d.scan {
+		d.scan[i] = i
+	}
+	slices.SortStableFunc(d.scan, func(a, b int) int { return rank(d.providers[a].id) - rank(d.providers[b].id) })
+	d.exacts = make(map[string]Model)
+	for _, i := range d.scan {
+		for _, e := range d.providers[i].models {
+			if k := strings.ToLower(e.model.Name); d.exacts[k].Name == "" {
+				d.exacts[k] = e.model
 			}
 		}
 	}
-	return c, nil
+	return d, nil
 }
 
 func rank(id string) int {

@@ -36,8 +36,8 @@ func TestLookupKnownModels(t *testing.T) {
 		{"claude-sonnet-4-5-20250929", "anthropic", "claude-sonnet-4-5", 200000, 0, 3, 15},
 		{"claude-3-5-haiku-20241022", "anthropic", "claude-3-5-haiku-latest", 200000, 8192, 0.8, 4},
 		{"gemini-2.5-flash", "google", "gemini-2.5-flash", 1048576, 65536, 0.3, 2.5},
-		// A gateway's name for the model, listed by OpenRouter itself.
-		{"openai/gpt-5", "openrouter", "openai/gpt-5", 400000, 128000, 1.25, 10},
+		// A gateway's name for the model, without a host: the vendor's own.
+		{"openai/gpt-5", "openai", "gpt-5", 400000, 128000, 1.25, 10},
 		// A vendor part no provider lists: the model without it.
 		{"acme-gateway/gpt-4", "openai", "gpt-4", 8192, 8192, 30, 60},
 	}
@@ -227,5 +227,27 @@ func BenchmarkCost(b *testing.B) {
 				cat.Cost(name, u)
 			}
 		})
+	}
+}
+
+// BenchmarkLookupCold is a name's first lookup in a catalog, before it is
+// remembered: the rules scan.
+func BenchmarkLookupCold(b *testing.B) {
+	base := catalog.Default()
+	for _, name := range []string{"gpt-4o-mini", "claude-sonnet-4-5-20250929", "z-ai/glm-5-turbo-20260315", "unknown-model"} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				base.With().Lookup(name)
+			}
+		})
+	}
+}
+
+// BenchmarkParse is what Default costs on first use.
+func BenchmarkParse(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		catalog.ParseForBench()
 	}
 }

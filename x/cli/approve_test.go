@@ -10,7 +10,7 @@ import (
 )
 
 func TestRunPausesAndResumeFinishes(t *testing.T) {
-	dir := writeConfig(t, "approve: [calculator]\n")
+	dir := writeConfig(t, "tools:\n  calculator: {}\napprove: [calculator]\n")
 	store := filepath.Join(t.TempDir(), "ledger")
 	fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
 		callReply("call_1", "calculator__eval", `{"expression":"2^10"}`),
@@ -42,7 +42,7 @@ func TestRunPausesAndResumeFinishes(t *testing.T) {
 }
 
 func TestRunWithoutStoreSaysHowToResume(t *testing.T) {
-	dir := writeConfig(t, "approve: [calculator__eval]\n")
+	dir := writeConfig(t, "tools:\n  calculator: {}\napprove: [calculator__eval]\n")
 	fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
 		callReply("call_1", "calculator__eval", `{"expression":"1+1"}`),
 	}}
@@ -56,7 +56,7 @@ func TestRunWithoutStoreSaysHowToResume(t *testing.T) {
 }
 
 func TestChatAsksInTheTerminal(t *testing.T) {
-	dir := writeConfig(t, "approve: [calculator]\n")
+	dir := writeConfig(t, "tools:\n  calculator: {}\napprove: [calculator]\n")
 	fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
 		callReply("call_1", "calculator__eval", `{"expression":"2^10"}`),
 		textReply("I was not allowed."),
@@ -114,7 +114,7 @@ func TestResumeBadInputs(t *testing.T) {
 // asks again about that call, and the request after the decision has the
 // call's result right after the call, no user message between.
 func TestChatAsksAgainAfterABadEdit(t *testing.T) {
-	dir := writeConfig(t, "approve: [calculator]\n")
+	dir := writeConfig(t, "tools:\n  calculator: {}\napprove: [calculator]\n")
 	fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
 		callReply("call_1", "calculator__eval", `{"expression":"2^10"}`),
 		textReply("8."),

@@ -188,7 +188,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// defaultTools mounts when the configuration has no tools: map.
+// defaultTools mounts when no lode.yaml is read.
 var defaultTools = pack.ToolsMap{{Name: "calculator"}}
 
 // fileLines remembers the line of every key of a configuration file, by
@@ -488,7 +488,9 @@ func (o *options) load(e env) (*Config, error) {
 	case explicit || !errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	if cfg.Tools == nil {
+	if cfg.Tools == nil && cfg.file == nil {
+		// Without a lode.yaml the calculator makes a first run show a
+		// tool call; a lode.yaml that names no tools: mounts none.
 		cfg.Tools = defaultTools
 	}
 	if o.provider != "" {
@@ -548,15 +550,28 @@ func (o *options) load(e env) (*Config, error) {
 // ends the flags, for arguments that start with "-". It returns the other
 // arguments in order.
 func parseFlags(fs *flag.FlagSet, e env, args []string) ([]string, error) {
-	fs.SetOutput(e.stderr)
+	// The flag package prints the whole help after any mistake; a mistake
+	// is one line (main prints it), and only -h prints the help.
+	help := fs.Usage
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	defer func() { fs.Usage = help; fs.SetOutput(e.stderr) }()
 	var rest []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(e.stderr)
+				help()
 				return nil, err
 			}
 			msg := err.Error()
-			if len(rest) > 0 {
+			hint := ""
+			if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+				hint = suggestFlag(fs, name)
+				msg += hint
+			}
+			// A close flag says it was a typo, not a prompt's word.
+			if len(rest) > 0 && hint == "" {
 				msg += ` (flags may come before or after the other arguments; put -- before an argument that starts with "-")`
 			}
 			return nil, usageError{msg}
@@ -623,4 +638,54 @@ func describe(fs *flag.FlagSet, synopsis, notes string, hidden ...string) {
 			fmt.Fprintf(out, "\n%s\n", notes)
 		}
 	}
+}
+
+// suggestFlag is " (did you mean --NAME?)" for the flag of fs closest to a
+// mistyped name, or "" when none is close: at most two edits apart, or
+// one name the start of the other.
+func suggestFlag(fs *flag.FlagSet, typed string) string {
+	typed = strings.TrimLeft(typed, "-")
+	best, dist := "", 3
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Usage == "" || strings.HasPrefix(f.Usage, "deprecated") {
+			return
+		}
+		d := editDistance(typed, f.Name)
+		if d > 2 && len(typed) >= 3 && (strings.HasPrefix(f.Name, typed) || strings.HasPrefix(typed, f.Name)) {
+			d = 2
+		}
+		if d < dist {
+			best, dist = f.Name, d
+		}
+	})
+	if best == "" {
+		return ""
+	}
+	return " (did you mean --" + best + "?)"
+}
+
+// editDistance counts the insertions, deletions, substitutions and
+// swaps of two neighbours that turn a into b.
+func editDistance(a, b string) int {
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
 }

@@ -13,6 +13,9 @@ import (
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/x/catalog"
 	"github.com/lodeworks/lode/x/policy"
+	"github.com/lodeworks/lode/x/provider/anthropic"
+	"github.com/lodeworks/lode/x/provider/gemini"
+	"github.com/lodeworks/lode/x/provider/openai"
 )
 
 // CatalogEntry is one model under catalog: in lode.yaml: what lode's
@@ -63,9 +66,18 @@ func sortedKeys(m map[string]CatalogEntry) []string {
 	return keys
 }
 
-// catalogOf is lode's catalog with lode.yaml's catalog: over it.
+// catalogOf is lode's catalog with lode.yaml's catalog: over it, at the
+// host the model is served from (OpenRouter's rates for a model asked of
+// OpenRouter), when every fallback model is asked of the same host; with
+// fallbacks at other hosts, models are known by name alone.
 func catalogOf(cfg *Config) *catalog.Catalog {
-	cat := catalog.Default()
+	cat := catalog.Default().ForHost(baseURLOf(cfg.Model))
+	for _, f := range cfg.Model.Fallback {
+		if catalog.Default().ForHost(baseURLOf(f)).Host() != cat.Host() {
+			cat = catalog.Default()
+			break
+		}
+	}
 	if len(cfg.Catalog) == 0 {
 		return cat
 	}
@@ -86,6 +98,21 @@ func catalogOf(cfg *Config) *catalog.Catalog {
 		models = append(models, m)
 	}
 	return cat.With(models...)
+}
+
+// baseURLOf is the URL m's adapter talks to: base_url, else its
+// provider's default.
+func baseURLOf(m ModelConfig) string {
+	if m.BaseURL != "" {
+		return m.BaseURL
+	}
+	switch m.Provider {
+	case providerAnthropic:
+		return anthropic.DefaultBaseURL
+	case providerGemini:
+		return gemini.DefaultBaseURL
+	}
+	return openai.DefaultBaseURL
 }
 
 // costOptions are the loop options that price a door's turns and keep

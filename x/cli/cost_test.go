@@ -27,7 +27,7 @@ func costServer(t *testing.T) (*fakeOpenAI, string) {
 	return fake, srv.URL + "/v1"
 }
 
-const pricedTiny = "catalog:\n  tiny: {input: 1000, output: 2000}\n"
+const pricedTiny = "tools:\n  calculator: {}\ncatalog:\n  tiny: {input: 1000, output: 2000}\n"
 
 func TestRunPrintsTokensAndCost(t *testing.T) {
 	cases := []struct {

@@ -74,7 +74,7 @@ func TestEvalBadInputs(t *testing.T) {
 		{"diff of one", []string{"eval", "diff", "a.json"}, 2, "lode: lode eval diff takes two reports: BEFORE.json AFTER.json\n"},
 		{"diff of no report", []string{"eval", "diff", notReport, notReport}, 1,
 			"lode: eval: " + notReport + " is not a report: json: cannot unmarshal array into Go value of type eval.Report\n"},
-		{"unknown flag", []string{"eval", "--jsn", "x", failing}, 2, "lode: flag provided but not defined: -jsn\n"},
+		{"unknown flag", []string{"eval", "--jsn", "x", failing}, 2, "lode: flag provided but not defined: -jsn (did you mean --json?)\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -429,3 +429,16 @@ func TestMountsMCPServersFromConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestToolsWithoutToolsSection: with no lode.yaml the calculator is
+// mounted; a lode.yaml without tools: mounts no pack.
+func TestToolsWithoutToolsSection(t *testing.T) {
+	r := lode(t, t.TempDir(), nil, "", "tools", "--json")
+	if r.code != 0 || !strings.Contains(r.stdout, `"calculator__eval"`) {
+		t.Fatalf("no lode.yaml: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = lode(t, writeConfig(t, "system: Be brief.\n"), nil, "", "tools", "--json")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "[]" {
+		t.Fatalf("lode.yaml without tools: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -42,7 +42,7 @@ type readmeCommand struct {
 	stdin string
 	// config is the folder's lode.yaml: "" none, "main" the README's first
 	// lode.yaml (its folders made, npx played by lode serve), "policy" the
-	// README's policy example over the packs it names.
+	// README's policy example added to that lode.yaml.
 	config string
 	// thread: make a stored thread first (run --store DIR), for ID.
 	thread bool
@@ -176,11 +176,9 @@ func runReadmeCommand(t *testing.T, yamls []readmeLine, entry readmeCommand) {
 	case "main":
 		dir = readmeMainConfig(t, yamls[0].cmd)
 	case "policy":
-		body := readmeYAML(t, yamls, "policy:\n  roles:\n    viewer:")
-		dir = writeConfig(t, body+"tools:\n  calculator: {}\n  filesystem: { root: ./workspace }\n")
-		if err := os.Mkdir(filepath.Join(dir, "workspace"), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		// The Roles section's policy over the README's own lode.yaml: two
+		// examples of one page must fit together.
+		dir = readmeMainConfig(t, yamls[0].cmd+readmeYAML(t, yamls, "policy:\n  roles:\n    viewer:"))
 	default:
 		t.Fatalf("config %q is not one the test knows", entry.config)
 	}

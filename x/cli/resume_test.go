@@ -100,7 +100,7 @@ func sameFiles(a, b map[string][]byte) bool {
 // as written; pasted, they decide the call. Without decisions resume only
 // lists (no model, no write), and on a finished thread it says so.
 func TestPausedRunRoundTrip(t *testing.T) {
-	dir := writeConfig(t, "model:\n  name: m\napprove: [calculator]\n")
+	dir := writeConfig(t, "model:\n  name: m\ntools:\n  calculator: {}\napprove: [calculator]\n")
 	store := filepath.Join(t.TempDir(), "my ledger") // a blank needs quoting
 	fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
 		callReply("call_1", "calculator__eval", `{"expression":"2^10"}`),

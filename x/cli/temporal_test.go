@@ -238,7 +238,7 @@ func TestTemporalRunPausesAndResumes(t *testing.T) {
 // lode worker --temporal builds the whole agent from lode.yaml and hands
 // it to the engine.
 func TestTemporalWorker(t *testing.T) {
-	dir := writeConfig(t, "store: threads\nmodel:\n  base_url: http://127.0.0.1:1/v1\n  name: m\ntemporal:\n  namespace: agents\n")
+	dir := writeConfig(t, "store: threads\ntools:\n  calculator: {}\nmodel:\n  base_url: http://127.0.0.1:1/v1\n  name: m\ntemporal:\n  namespace: agents\n")
 	f := &fakeTemporal{}
 	r := lodeWith(t, f, dir, "worker", "--temporal", "127.0.0.1:7233")
 	if r.code != 0 || !f.worked {

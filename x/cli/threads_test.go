@@ -85,7 +85,7 @@ func TestChatKeepsItsThreadInTheStore(t *testing.T) {
 // lode threads marks a thread whose calls wait for approval, and lode run
 // on it says what waits rather than adding a message.
 func TestThreadsShowsAPausedThread(t *testing.T) {
-	dir := writeConfig(t, "approve: [calculator]\nstore: s\n")
+	dir := writeConfig(t, "tools:\n  calculator: {}\napprove: [calculator]\nstore: s\n")
 	fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
 		callReply("call_1", "calculator__eval", `{"expression":"1+1"}`),
 	}}

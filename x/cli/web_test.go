@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -95,5 +96,24 @@ func TestWebHelp(t *testing.T) {
 	r = lode(t, t.TempDir(), nil, "", "web", "--threads", "a", "--store", "b")
 	if want := "lode: --threads a and --store b name two folders: give only --store (--threads is its old name)\n"; r.code != exitUsage || r.stderr != want {
 		t.Errorf("both flags: exit %d, stderr %q, want %q", r.code, r.stderr, want)
+	}
+}
+
+// TestWebNamesTheModelWithHistory: a history: policy wraps the model, and
+// the page still learns its name from /api/info.
+func TestWebNamesTheModelWithHistory(t *testing.T) {
+	dir := writeConfig(t, "history:\n  budget: 12000\n  summarise: true\n")
+	url, _, stop := startWeb(t, dir, &fakeOpenAI{})
+	defer stop()
+	resp, err := http.Get(url + "api/info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var info struct {
+		Model string `json:"model"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil || info.Model != "m" {
+		t.Fatalf("GET /api/info: model %q (%v), want m", info.Model, err)
 	}
 }

@@ -331,6 +331,19 @@ type retrying struct {
 	next   provider.Provider
 }
 
+// Model is the wrapped provider's model name ("" when it names none), so
+// a page or a report that asks the provider for it still finds it.
+func (r retrying) Model() string {
+	if m, ok := r.next.(interface{ Model() string }); ok {
+		return m.Model()
+	}
+	return ""
+}
+
+// Unwrap returns the wrapped provider, for code that looks for an
+// optional method of its own.
+func (r retrying) Unwrap() provider.Provider { return r.next }
+
 func (r retrying) Invoke(ctx context.Context, req *provider.Request) iter.Seq2[artifact.Artifact, error] {
 	return func(yield func(artifact.Artifact, error) bool) {
 		got := false

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -69,8 +68,19 @@ type CallPolicy struct {
 	Retry *sdk.RetryPolicy
 }
 
-// DefaultHeartbeat is how often a running activity heartbeats.
-const DefaultHeartbeat = 5 * time.Second
+// DefaultHeartbeatTimeout is how long Temporal waits for a heartbeat of
+// a running activity before it takes its worker for dead and retries the
+// activity elsewhere (or, for a call that may not run twice, records it
+// as interrupted); RunInput.HeartbeatTimeout overrides it. Every activity
+// heartbeats every fifth of it (DefaultHeartbeat), from a goroutine of
+// its own, so a live activity misses four beats before it is taken for
+// dead, even on a loaded machine; NewWorker lets the SDK send them that
+// often (worker.Options.MaxHeartbeatThrottleInterval).
+const DefaultHeartbeatTimeout = 5 * time.Second
+
+// DefaultHeartbeat is how often a running activity heartbeats when its
+// heartbeat timeout is DefaultHeartbeatTimeout.
+const DefaultHeartbeat = DefaultHeartbeatTimeout / 5
 
 // Agent holds what the activities need on every worker: the store that
 // keeps the threads, the model, the handler that runs tool calls and the
@@ -179,7 +189,9 @@ func New(store ledger.Store, prov provider.Provider, opts ...Option) (*Agent, er
 	if c.owner == "" {
 		c.owner = "temporal"
 	}
-	stepOpts := append(append([]loop.Option{}, c.loopOpts...), loop.WithLeaseOwner(c.owner))
+	// The turn activity takes the thread's lease itself, as an owner that
+	// names the run (see take), so the Step takes none.
+	stepOpts := append(append([]loop.Option{}, c.loopOpts...), loop.WithLease(-1))
 	a := &Agent{store: store, prov: prov, handler: c.handler, turn: loop.New(stepOpts...), invoke: c.invoke, owner: c.owner, policy: c.policy}
 	for _, ch := range c.children {
 		for _, x := range ch.agents {
@@ -200,7 +212,7 @@ func New(store ledger.Store, prov provider.Provider, opts ...Option) (*Agent, er
 // child's own children run inside its calls, as x/agent runs them.
 func (a *Agent) adopt(reg toolpkg.Registry, x *agent.Agent, c config) {
 	spec := x.Spec()
-	stepOpts := append(append([]loop.Option{}, spec.LoopOptions...), loop.WithLeaseOwner(c.owner))
+	stepOpts := append(append([]loop.Option{}, spec.LoopOptions...), loop.WithLease(-1))
 	if a.children == nil {
 		a.children = map[string]*Agent{}
 	}
@@ -308,6 +320,9 @@ type CallResult struct {
 	Pending *artifact.Pending
 	// Len is the thread's length afterwards.
 	Len int
+	// Waiting lists, in a commit's result, the failed calls that wait
+	// for a decision: they need approval and never ran (see recovered).
+	Waiting []artifact.Pending `json:",omitempty"`
 }
 
 // load opens a thread for one activity, closing it when done.
@@ -319,15 +334,21 @@ func (a *Agent) load(ctx context.Context, id string) (*ledger.StoredThread, erro
 	return st, nil
 }
 
-// heartbeat records a heartbeat every DefaultHeartbeat until stop is
-// called, so that Temporal tells a live activity from a worker that died.
+// heartbeat records a heartbeat at once and then every fifth of the
+// activity's heartbeat timeout (DefaultHeartbeat without one) until stop
+// is called, so that Temporal tells a live activity from a worker that
+// died within seconds. Every activity calls it first.
 func heartbeat(ctx context.Context) (stop func()) {
 	if !activity.IsActivity(ctx) {
 		return func() {}
 	}
+	every := DefaultHeartbeat
+	if d := activity.GetInfo(ctx).HeartbeatTimeout; d > 0 {
+		every = d / 5
+	}
 	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(DefaultHeartbeat)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
@@ -345,6 +366,7 @@ func heartbeat(ctx context.Context) (stop func()) {
 
 // Length is the activity that reads how many turns a thread has.
 func (a *Agent) Length(ctx context.Context, thread string) (int, error) {
+	defer heartbeat(ctx)()
 	st, err := a.load(ctx, thread)
 	if err != nil {
 		return 0, err
@@ -359,6 +381,7 @@ func (a *Agent) Length(ctx context.Context, thread string) (int, error) {
 // model is asked, the names of the tools the turn offers are kept under
 // MetaOffered, for the calls the answer makes.
 func (a *Agent) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
+	defer heartbeat(ctx)()
 	a, err := a.at(in.Agent)
 	if err != nil {
 		return TurnResult{}, err
@@ -368,20 +391,28 @@ func (a *Agent) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 		return TurnResult{}, err
 	}
 	defer st.Close()
+	// The lease first, as a loop turn takes it: an owner that names this
+	// run and turn, so a retry after a worker died takes it over at once.
+	lctx, h, err := a.hold(ctx, st, a.modelOwner(ctx, in.After))
+	if err != nil {
+		return TurnResult{}, err
+	}
+	defer h.end(ctx)
 	if r, ok := a.landed(st.Turns(), in.After); ok {
 		return r, nil
 	}
-	tctx, cancel := withDeadline(ctx, in.Deadline)
+	tctx, cancel := withDeadline(lctx, in.Deadline)
 	defer cancel()
 	if tctx.Err() != nil {
 		return TurnResult{}, timeUp(in.Thread, tctx.Err())
 	}
 	// Last, so that it sees what every other option offered.
 	opts := append(a.invoke[:len(a.invoke):len(a.invoke)], provider.OptionFunc(noteOffered))
-	stop := heartbeat(ctx)
 	_, err = a.turn.Turn(tctx, st, a.prov, opts...)
-	stop()
 	if err != nil {
+		if cause := context.Cause(lctx); cause != nil && errors.Is(cause, ledger.ErrLeased) {
+			return TurnResult{}, fmt.Errorf("temporal: turn on thread %s: %w", in.Thread, cause)
+		}
 		if errors.Is(context.Cause(tctx), errTimeUp) {
 			return TurnResult{}, timeUp(in.Thread, err)
 		}
@@ -607,6 +638,7 @@ func (a *Agent) find(st *ledger.StoredThread, at int, id string) (callState, err
 // reads. The call runs with the tools the turn offered (MetaOffered), so
 // x/tool's Handler refuses any other exactly as in a loop turn.
 func (a *Agent) Call(ctx context.Context, in CallInput) (CallResult, error) {
+	defer heartbeat(ctx)()
 	a, st, cs, err := a.openCall(ctx, in.Agent, in.Thread, in.At, in.ID)
 	if err != nil {
 		return CallResult{}, err
@@ -676,10 +708,8 @@ func (a *Agent) Call(ctx context.Context, in CallInput) (CallResult, error) {
 	if a.handler == nil {
 		arts = []artifact.Artifact{artifact.ToolResult{ToolCallID: run.ID, Name: run.Name, IsError: true, Content: "temporal: no handler runs tool calls on this worker"}}
 	} else {
-		stop := heartbeat(ctx)
 		var col collect
 		herr := a.handler.Handle(cctx, run, &col)
-		stop()
 		if herr != nil {
 			// Retried by Temporal when the tool is idempotent; otherwise
 			// the workflow records the call as interrupted.
@@ -749,23 +779,36 @@ func again(ctx context.Context, st *ledger.StoredThread, write func() error) err
 
 // Interrupt is the activity that gives a call that failed for good (its
 // worker died inside it, it timed out, its attempts ran out) the error
-// result loop.InterruptedMessage, unless it has a result already.
+// result loop.InterruptedMessage, unless it has a result already, or
+// unless it never ran because it needs a person's approval (see
+// recovered): then it gets the Pending record its worker did not live to
+// write, and CallResult.Pending says it waits.
 func (a *Agent) Interrupt(ctx context.Context, in CallInput) (CallResult, error) {
-	st, err := a.load(ctx, in.Thread)
+	defer heartbeat(ctx)()
+	a, st, cs, err := a.openCall(ctx, in.Agent, in.Thread, in.At, in.ID)
 	if err != nil {
 		return CallResult{}, err
 	}
 	defer st.Close()
 	defer a.releaseDead(context.WithoutCancel(ctx), st)
-	cs, err := a.find(st, in.At, in.ID)
-	if err != nil {
-		return CallResult{}, err
-	}
 	if cs.result != nil {
 		return CallResult{IsError: cs.result.IsError, Len: cs.length}, nil
 	}
-	if err := st.Append(ledger.RoleTool, interrupted(cs.call)); err != nil {
+	if cs.pending != nil && cs.decided == nil {
+		// It waits (recorded by the call, or by an earlier attempt of
+		// this one); a decision that was sent and never recorded is
+		// asked again: the call did not run under it.
+		return CallResult{Pending: cs.pending, Len: cs.length}, nil
+	}
+	art, err := a.recovered(ctx, st, in.At, cs)
+	if err != nil {
+		return CallResult{}, err
+	}
+	if err := st.Append(ledger.RoleTool, art); err != nil {
 		return CallResult{}, fmt.Errorf("temporal: thread %s: interrupt %s: %w", in.Thread, in.ID, err)
+	}
+	if p, ok := art.(artifact.Pending); ok {
+		return CallResult{Pending: &p, Len: st.Len()}, nil
 	}
 	return CallResult{IsError: true, Len: st.Len()}, nil
 }
@@ -774,12 +817,60 @@ func interrupted(c artifact.ToolCall) artifact.ToolResult {
 	return artifact.ToolResult{ToolCallID: c.ID, Name: c.Name, IsError: true, Content: loop.InterruptedMessage}
 }
 
-// Commit is the activity that ends a turn's parallel calls: it appends
-// their staged results in the calls' order, as a loop turn does, gives
-// each call of in.Failed without a result loop.InterruptedMessage, clears
-// the staging keys and releases the turn's lease. Run again, it appends
-// nothing twice.
+// recovered is what a call that ended for good without a result or a
+// record gets. A call on which no decision was recorded, and that the
+// approval rules covering it send to a person, never ran: a call that
+// needs approval runs only under a recorded decision. Its worker died
+// after the answer landed and before the Pending record was written, so
+// it gets that record now and waits, as it would have; the person is
+// asked, never skipped. Any other call may have run, partly or whole,
+// and gets loop.InterruptedMessage.
+func (a *Agent) recovered(ctx context.Context, st *ledger.StoredThread, at int, cs callState) (artifact.Artifact, error) {
+	if cs.decided == nil {
+		p, err := a.asks(ctx, st, at, cs.call)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			return *p, nil
+		}
+	}
+	return interrupted(cs.call), nil
+}
+
+// asks returns the Pending record of call, made at turn at of st, when
+// the approval rules that cover it (a's x/tool Handler's, and those of
+// every caller above a child agent) leave it to a person; nil otherwise.
+func (a *Agent) asks(ctx context.Context, st *ledger.StoredThread, at int, call artifact.ToolCall) (*artifact.Pending, error) {
+	if h, ok := a.handler.(*xtool.Handler); ok {
+		reason, err := h.GateBelow(turnContext(ctx, st, at, call.ID), toolpkg.Tool{Name: call.Name}, call)
+		if errors.Is(err, xtool.ErrPending) {
+			return &artifact.Pending{ToolCallID: call.ID, Name: call.Name, Arguments: call.Arguments, Reason: reason}, nil
+		}
+	}
+	arts, stop, err := a.gateAbove(ctx, st, at, call, false)
+	if err != nil || !stop {
+		return nil, err
+	}
+	for _, art := range arts {
+		if p, ok := art.(artifact.Pending); ok {
+			return &p, nil
+		}
+	}
+	return nil, nil
+}
+
+// Commit is the activity that ends a turn's calls run together: it
+// appends their staged results as one tool turn, in the calls' order, as
+// a loop turn does; each call of in.Failed without a result gets what
+// recovered gives it (loop.InterruptedMessage, or the Pending record of a
+// call that needs approval and never ran, listed in CallResult.Waiting).
+// It then clears the staging keys and releases the turn's lease. The
+// turn is one append at the version the thread was read at, so a commit
+// run again, or racing another, appends nothing twice: the store's
+// compare-and-swap decides.
 func (a *Agent) Commit(ctx context.Context, in CommitInput) (CallResult, error) {
+	defer heartbeat(ctx)()
 	a, err := a.at(in.Agent)
 	if err != nil {
 		return CallResult{}, err
@@ -789,24 +880,34 @@ func (a *Agent) Commit(ctx context.Context, in CommitInput) (CallResult, error) 
 		return CallResult{}, err
 	}
 	defer st.Close()
+	var arts []artifact.Artifact
 	for _, id := range in.IDs {
 		cs, err := a.find(st, in.At, id)
 		if err != nil {
 			return CallResult{}, err
 		}
-		var arts []artifact.Artifact
 		switch {
 		case cs.staged != nil:
-			arts = cs.staged
+			arts = append(arts, cs.staged...)
 		case cs.result != nil || cs.pending != nil:
-			continue // appended by an earlier attempt
+			// appended by an earlier attempt
 		case slices.Contains(in.Failed, id):
-			arts = []artifact.Artifact{interrupted(cs.call)}
-		default:
-			continue // the handler emitted nothing
+			art, err := a.recovered(ctx, st, in.At, cs)
+			if err != nil {
+				return CallResult{}, err
+			}
+			arts = append(arts, art)
 		}
+	}
+	if len(arts) > 0 {
 		if err := st.Append(ledger.RoleTool, arts...); err != nil {
-			return CallResult{}, fmt.Errorf("temporal: thread %s: commit %s: %w", in.Thread, id, err)
+			return CallResult{}, fmt.Errorf("temporal: thread %s: commit the results of turn %d: %w", in.Thread, in.At, err)
+		}
+	}
+	var out CallResult
+	for _, id := range in.Failed {
+		if cs, err := a.find(st, in.At, id); err == nil && cs.result == nil && cs.pending != nil && cs.decided == nil {
+			out.Waiting = append(out.Waiting, *cs.pending)
 		}
 	}
 	for _, id := range in.IDs {
@@ -819,44 +920,8 @@ func (a *Agent) Commit(ctx context.Context, in CommitInput) (CallResult, error) 
 	if l, err := st.Lease(); err == nil && l.Owner == a.turnOwner(ctx, in.At) {
 		_ = st.ReleaseLease(ctx, l.Owner)
 	}
-	return CallResult{Len: st.Len()}, nil
-}
-
-// turnOwner is the owner of the lease the calls of turn at take: every
-// call of the turn, and every attempt at each, is the same owner, so that
-// parallel calls share the lease and a retry after a worker died inside
-// a call takes it over at once instead of waiting for it to expire.
-func (a *Agent) turnOwner(ctx context.Context, at int) string {
-	if !activity.IsActivity(ctx) {
-		return a.owner + "/" + ledger.NewID()[:12]
-	}
-	info := activity.GetInfo(ctx)
-	return a.owner + "/" + info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID + "/turn-" + strconv.Itoa(at)
-}
-
-// lease takes the thread's lease for a call of turn at, so that lode
-// recover and loop runs keep off the thread while a tool runs. A lease the
-// turn's owner holds for long enough already is not written again.
-func (a *Agent) lease(ctx context.Context, st *ledger.StoredThread, at int) (string, error) {
-	owner := a.turnOwner(ctx, at)
-	ttl := loop.DefaultLeaseTTL
-	if activity.IsActivity(ctx) {
-		if d := activity.GetInfo(ctx).StartToCloseTimeout; d > ttl {
-			ttl = d
-		}
-	}
-	err := again(ctx, st, func() error {
-		now := time.Now()
-		if l, err := st.Lease(); err == nil && l.Owner == owner && !l.Expires.Before(now.Add(ttl)) {
-			return nil
-		}
-		_, err := st.AcquireLease(ctx, owner, now, ttl)
-		return err
-	})
-	if err != nil {
-		return "", fmt.Errorf("temporal: thread %s: %w", st.ID(), err)
-	}
-	return owner, nil
+	out.Len = st.Len()
+	return out, nil
 }
 
 // collect keeps the tool turns a handler emits.

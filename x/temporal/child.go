@@ -17,6 +17,7 @@ import (
 	"github.com/lodeworks/lode/loop"
 	toolpkg "github.com/lodeworks/lode/tool"
 	"github.com/lodeworks/lode/x/agent"
+	"github.com/lodeworks/lode/x/auth"
 	xtool "github.com/lodeworks/lode/x/tool"
 )
 
@@ -48,6 +49,9 @@ type ChildInput struct {
 	At       int
 	ID       string
 	Decision *artifact.Decision `json:",omitempty"`
+	// Stage keeps what the call ends with here (refused, denied,
+	// waiting) aside, for CommitName, as CallInput.Stage does.
+	Stage bool `json:",omitempty"`
 }
 
 // ChildStart is the child run to wait for: its thread and agent, and its
@@ -79,6 +83,9 @@ type ChildEndInput struct {
 	Limit    loop.Limit `json:",omitempty"`
 	Used     int64      `json:",omitempty"`
 	Max      int64      `json:",omitempty"`
+	// Stage keeps the call's result aside, for CommitName to append with
+	// the other calls of its answer, as CallInput.Stage does.
+	Stage bool `json:",omitempty"`
 }
 
 // ChildThreadID is the ID of the child thread the call callID of thread
@@ -95,6 +102,7 @@ func ChildThreadID(thread, callID string) string {
 // metadata, the system prompt and the task, and linked from the caller's
 // thread (agent.MetaChildPrefix). Run again, it finds the thread.
 func (a *Agent) Child(ctx context.Context, in ChildInput) (ChildStart, error) {
+	defer heartbeat(ctx)()
 	pa, st, cs, err := a.openCall(ctx, in.Agent, in.Thread, in.At, in.ID)
 	if err != nil {
 		return ChildStart{}, err
@@ -115,7 +123,7 @@ func (a *Agent) Child(ctx context.Context, in ChildInput) (ChildStart, error) {
 	}
 	call := cs.call
 	end := func(arts ...artifact.Artifact) (ChildStart, error) {
-		r, err := pa.ended(ctx, st, CallInput{Thread: in.Thread, ID: in.ID}, arts)
+		r, err := pa.ended(ctx, st, CallInput{Thread: in.Thread, ID: in.ID, Stage: in.Stage}, arts)
 		return ChildStart{Result: r}, err
 	}
 	if in.Decision != nil {
@@ -172,6 +180,13 @@ func (a *Agent) Child(ctx context.Context, in ChildInput) (ChildStart, error) {
 		agent.MetaDepth:        strconv.Itoa(depth),
 		agent.MetaParentThread: st.ID(),
 		agent.MetaParentCall:   call.ID,
+	}
+	// The caller's identity goes down with the task, as the door wrote
+	// it, so that x/policy's roles and tenant limits bind in the child.
+	for _, k := range []string{auth.UserKey, auth.TenantKey, auth.RolesKey} {
+		if v, ok := st.Metadata(k); ok {
+			meta[k] = v
+		}
 	}
 	deny, err := deniedBelow(st, ca.callerReg)
 	if err != nil {
@@ -467,6 +482,7 @@ func (a *Agent) ended(ctx context.Context, st *ledger.StoredThread, in CallInput
 // its result: the child's answer, or its failure, worded as x/agent words
 // them. Run again, it appends nothing twice.
 func (a *Agent) ChildEnd(ctx context.Context, in ChildEndInput) (CallResult, error) {
+	defer heartbeat(ctx)()
 	pa, st, cs, err := a.openCall(ctx, in.Agent, in.Thread, in.At, in.ID)
 	if err != nil {
 		return CallResult{}, err
@@ -499,6 +515,6 @@ func (a *Agent) ChildEnd(ctx context.Context, in ChildEndInput) (CallResult, err
 		failure = errors.New(in.Failure)
 	}
 	content, isError := ca.child.Answer(ctx, cst, failure)
-	return pa.ended(ctx, st, CallInput{Thread: in.Thread, ID: in.ID},
+	return pa.ended(ctx, st, CallInput{Thread: in.Thread, ID: in.ID, Stage: in.Stage},
 		[]artifact.Artifact{artifact.ToolResult{ToolCallID: cs.call.ID, Name: cs.call.Name, IsError: isError, Content: content}})
 }

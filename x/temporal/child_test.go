@@ -2,6 +2,7 @@ package temporal_test
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/tool"
 	"github.com/lodeworks/lode/x/agent"
+	"github.com/lodeworks/lode/x/auth"
 	"github.com/lodeworks/lode/x/provider/script"
 	lt "github.com/lodeworks/lode/x/temporal"
 	xtool "github.com/lodeworks/lode/x/tool"
@@ -225,5 +227,40 @@ func TestChildInheritsApprovals(t *testing.T) {
 				t.Fatalf("parent result %+v", rs)
 			}
 		})
+	}
+}
+
+// The caller's identity (user, tenant, roles, as a door wrote them) goes
+// down to the child's thread, so that x/policy's roles and tenant limits
+// bind in the child as in its caller; and the results of an answer that
+// called a child agent and a tool land as one tool turn, in call order.
+func TestChildCarriesTheCallersIdentity(t *testing.T) {
+	f := newFamily(t,
+		[]script.Step{script.Reply(artifact.ToolCall{ID: "c1", Name: "helper", Arguments: `{"task":"look"}`}, artifact.ToolCall{ID: "c2", Name: "secret", Arguments: `{}`}), script.Text("done")},
+		[]script.Step{script.Text("found it")}, nil)
+	id := auth.Identity{User: "ann", Tenant: "acme", Roles: []string{"editor", "viewer"}}
+	st, err := f.s.Load(context.Background(), f.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range id.Metadata() {
+		if err := st.SetMetadata(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	e := newEnv(f.a)
+	e.ExecuteWorkflow(lt.WorkflowName, lt.RunInput{Thread: f.id})
+	if err := e.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	child := mustLoad(t, f.s, lt.ChildThreadID(f.id, "c1"))
+	if got := auth.Of(child); !reflect.DeepEqual(got, id) {
+		t.Fatalf("the child's thread is %+v's, want %+v's", got, id)
+	}
+	parent := mustLoad(t, f.s, f.id).Turns()
+	if len(parent) != 4 || parent[2].Role != ledger.RoleTool || len(parent[2].Artifacts) != 2 ||
+		parent[2].Artifacts[0].(artifact.ToolResult).ToolCallID != "c1" || parent[2].Artifacts[1].(artifact.ToolResult).ToolCallID != "c2" {
+		t.Fatalf("parent turns %+v", parent)
 	}
 }

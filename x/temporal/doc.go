@@ -35,13 +35,43 @@
 //
 // # Parallel calls
 //
-// The calls of one answer run as parallel activities. Each keeps its
-// result aside, in the thread's metadata, and CommitName then appends
-// them in the calls' order, exactly as a loop turn does, whatever order
-// they finished in; the commit, run again, appends nothing twice. The
-// workflow schedules them together and reads them in order, so a replay
-// gives the same commands.
+// The calls of one answer run as parallel activities (one by one when a
+// child agent's call is among them). Each keeps its result aside, in the
+// thread's metadata, and CommitName then appends them all as one tool
+// turn, in the calls' order, exactly as a loop turn does, whatever order
+// they finished in: a thread stored through Temporal is turn for turn
+// what the same run stores in process. The commit is one append at the
+// version the thread was read at, so a commit run again appends nothing
+// twice (the store's compare-and-swap decides). The workflow schedules
+// parallel calls together and reads them in order, so a replay gives the
+// same commands; histories written before one-by-one calls were
+// committed together replay as they were written (ChangeOneToolTurn).
 //
+// # Workers that die
+//
+// Any worker may die at any moment; the run goes on elsewhere, within
+// seconds. Every activity heartbeats every fifth of its heartbeat timeout
+// (RunInput.HeartbeatTimeout, DefaultHeartbeatTimeout) and is retried
+// after RetryInterval, so a dead worker costs about the timeout; NewWorker
+// lets the SDK send each heartbeat (MaxHeartbeatThrottleInterval) and
+// hands a dead worker's next workflow task to another after
+// StickyTimeout. A retried activity takes over the thread's lease at
+// once: its owner names the workflow run and the step (the model turn
+// after turn N, the calls of turn N), not the process, and a live lease
+// of the same run can only be one a dead attempt left (the run takes one
+// step at a time). Another run's lease, or a loop run's, is still met,
+// and only an expired one is taken over.
+//
+// A call that needs a person's approval is always asked. Its Pending
+// record is written by the call's activity; a worker that dies after the
+// answer landed and before the record was written leaves a call with no
+// record and no decision, which the recovery (InterruptName, or
+// CommitName for calls run together) asks the approval rules about (the
+// x/tool Handler's, and every caller's above a child: Handler.GateBelow)
+// before anything else: a call they send to a person never ran, since it
+// runs only under a recorded decision, and gets its Pending record and
+// waits. Only a call that may have run gets loop.InterruptedMessage.
+
 // # The turn's tools at execution
 //
 // Before the model is asked, the turn activity keeps the names of the
@@ -62,7 +92,9 @@
 // its arguments (agent.Agent.Task), and creates the child thread
 // (ChildThreadID, with x/agent's metadata: agent, depth, parent thread
 // and call, and the tools denied to it: those of the parent's registry
-// its turn did not offer); the child workflow runs the child's loop, each
+// its turn did not offer; and the caller's identity, x/auth's user,
+// tenant and roles keys, so that x/policy's roles and tenant limits bind
+// in the child as in its caller); the child workflow runs the child's loop, each
 // of its turns and calls an activity of the child's provider, tools and
 // filter; ChildEndName words its end as x/agent does (agent.Agent.Answer)
 // and appends it as the call's result. Approvals are inherited: each call
@@ -96,12 +128,13 @@
 //
 // # Leases
 //
-// The call activity takes the thread's lease while the tool runs; every
-// call of one turn, and every attempt at each, is the same owner, so
-// parallel calls share it and lode recover keeps off while a retry takes
-// over at once. Between activities a thread has no lease: point lode
-// recover (loop.Step.Recover) at the stores that loop runs use, not at
-// one this workflow runs on, where Temporal already continues every run.
+// The model turn holds the thread's lease while the model streams
+// (renewed every third of loop.DefaultLeaseTTL); the call activity holds
+// it while the tool runs, every call of one turn, and every attempt at
+// each, as the same owner, so parallel calls share it. Between activities
+// a thread has no lease: point lode recover (loop.Step.Recover) at the
+// stores that loop runs use, not at one this workflow runs on, where
+// Temporal already continues every run.
 //
 // An application builds one Agent (New: store, provider, handler) and a
 // worker with NewWorker, and starts runs with Start on threads whose
@@ -113,9 +146,12 @@
 // a run on the workers (--thread goes on with a stored thread) and lode
 // resume --temporal signals decisions. Every worker and the client share
 // one store: (the ledger) and one lease owner. scripts/temporal-dev.sh
-// test runs TestRealServerWorkers against a dev server of the pinned
-// Temporal CLI: a worker SIGKILLed inside a tool, another finishing the
-// run, an approval signalled from a third process.
+// test runs TestRealServerWorkers and TestRealServerKills against a dev
+// server of the pinned Temporal CLI: workers SIGKILLed inside a model
+// stream, just after an answer, inside a tool, after a tool's work and
+// while a run waits for approval, each run finished by another worker,
+// approvals signalled from another process, every thread equal to its
+// in-process twin, and the time each kind of death cost printed.
 //
 // Not done here: the calls made by a child's own children, which run
 // inside its calls as x/agent runs them, count toward the callers above

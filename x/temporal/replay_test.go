@@ -381,3 +381,59 @@ func TestReplayChildRunAtItsTokens(t *testing.T) {
 		t.Fatalf("replaying a run that stopped under its tokens: %v", err)
 	}
 }
+
+// marker records the version marker GetVersion writes for change id.
+func (h *history) marker(id string, version int) {
+	last := h.events[len(h.events)-1].EventId
+	h.add(enumspb.EVENT_TYPE_MARKER_RECORDED, func(e *historypb.HistoryEvent) {
+		e.Attributes = &historypb.HistoryEvent_MarkerRecordedEventAttributes{MarkerRecordedEventAttributes: &historypb.MarkerRecordedEventAttributes{
+			MarkerName:                   "Version",
+			Details:                      map[string]*commonpb.Payloads{"change-id": h.payloads(id), "version": h.payloads(version)},
+			WorkflowTaskCompletedEventId: last,
+		}}
+	})
+	// GetVersion upserts the TemporalChangeVersion search attribute.
+	h.add(enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES, func(e *historypb.HistoryEvent) {
+		e.Attributes = &historypb.HistoryEvent_UpsertWorkflowSearchAttributesEventAttributes{UpsertWorkflowSearchAttributesEventAttributes: &historypb.UpsertWorkflowSearchAttributesEventAttributes{
+			WorkflowTaskCompletedEventId: last,
+			SearchAttributes:             &commonpb.SearchAttributes{IndexedFields: map[string]*commonpb.Payload{"TemporalChangeVersion": h.payloads([]string{id + "-1"}).Payloads[0]}},
+		}}
+	})
+}
+
+// TestReplayOneToolTurnWithAChild replays a run whose answer called a
+// child agent and a plain tool: written before ChangeOneToolTurn, each
+// call appended its own result and the history replays so; written
+// after, the calls keep their results aside and one commit appends them
+// as one tool turn. A history that mixes the two is refused.
+func TestReplayOneToolTurnWithAChild(t *testing.T) {
+	id := lt.ChildThreadID("t1", "c1")
+	build := func(marker, staged bool) *history {
+		h := &history{t: t}
+		h.start(lt.RunInput{Thread: "t1"})
+		h.activity(lt.LengthName, "t1", 1)
+		h.activity(lt.TurnName, lt.TurnInput{Thread: "t1", After: 0}, lt.TurnResult{At: 1, Calls: []lt.CallRef{{ID: "c1", Name: "helper", Child: true}, {ID: "c2", Name: "rm"}}})
+		if marker {
+			h.marker(lt.ChangeOneToolTurn, 1)
+		}
+		h.activity(lt.ChildName, lt.ChildInput{Thread: "t1", At: 1, ID: "c1", Stage: staged}, lt.ChildStart{Child: id, Agent: "helper", MaxTurns: 10})
+		h.child(lt.WorkflowID(id), lt.RunInput{Thread: id, Agent: "helper", MaxTurns: 10}, lt.RunOutput{Thread: id, Turns: 1, Answer: "found it"})
+		h.activity(lt.ChildEndName, lt.ChildEndInput{Thread: "t1", At: 1, ID: "c1", Child: id, Stage: staged}, lt.CallResult{Len: 2})
+		h.activity(lt.CallName, lt.CallInput{Thread: "t1", At: 1, ID: "c2", Stage: staged}, lt.CallResult{Len: 2})
+		if staged {
+			h.activity(lt.CommitName, lt.CommitInput{Thread: "t1", At: 1, IDs: []string{"c1", "c2"}}, lt.CallResult{Len: 3})
+		}
+		h.activity(lt.TurnName, lt.TurnInput{Thread: "t1", After: 1}, lt.TurnResult{At: 3, Answer: "done"})
+		h.complete(lt.RunOutput{Thread: "t1", Turns: 2, Answer: "done"})
+		return h
+	}
+	if err := replay(t, build(false, false)); err != nil {
+		t.Fatalf("replaying a history written before the change: %v", err)
+	}
+	if err := replay(t, build(true, true)); err != nil {
+		t.Fatalf("replaying a history written after the change: %v", err)
+	}
+	if err := replay(t, build(true, false)); err == nil || !strings.Contains(err.Error(), "TMPRL1100") {
+		t.Fatalf("replaying the change's marker without its commit: %v", err)
+	}
+}

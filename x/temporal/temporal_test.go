@@ -149,7 +149,7 @@ func TestWorkflowRunsTheLoop(t *testing.T) {
 	for _, tr := range turns {
 		roles = append(roles, tr.Role)
 	}
-	want := []ledger.Role{ledger.RoleUser, ledger.RoleAssistant, ledger.RoleTool, ledger.RoleTool, ledger.RoleAssistant}
+	want := []ledger.Role{ledger.RoleUser, ledger.RoleAssistant, ledger.RoleTool, ledger.RoleAssistant}
 	if len(roles) != len(want) {
 		t.Fatalf("roles %v", roles)
 	}
@@ -164,7 +164,7 @@ func TestWorkflowRunsTheLoop(t *testing.T) {
 	}
 	// The model's second request carried both results, in call order.
 	req := prov.Requests()[1]
-	if len(req.Turns) != 4 {
+	if len(req.Turns) != 3 {
 		t.Fatalf("second request %+v", req.Turns)
 	}
 	if l, _ := st.Lease(); l.Owner != "" {

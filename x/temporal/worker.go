@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -26,10 +27,29 @@ func (a *Agent) Register(r worker.Registry) {
 	r.RegisterActivityWithOptions(a.ChildEnd, activity.RegisterOptions{Name: ChildEndName})
 }
 
+// StickyTimeout is the StickyScheduleToStartTimeout NewWorker sets when
+// opts leaves it zero: how long the next workflow task of a run waits for
+// the worker that ran the last one before any worker takes it (the SDK's
+// default is 5 s), which is what a dead worker costs a run between
+// activities.
+const StickyTimeout = 2 * time.Second
+
 // NewWorker returns a worker on taskQueue that runs lode's workflow with
 // a's activities. Start it with Run or Start; any number of workers, on
 // any machines, sharing a's store, run any thread.
+//
+// Zero fields of opts that decide how fast a dead worker is noticed get
+// lode's values: MaxHeartbeatThrottleInterval DefaultHeartbeat, so each
+// heartbeat the activities record reaches the server (the SDK would hold
+// them back for 4/5 of the heartbeat timeout), and
+// StickyScheduleToStartTimeout StickyTimeout.
 func NewWorker(c client.Client, taskQueue string, a *Agent, opts worker.Options) worker.Worker {
+	if opts.MaxHeartbeatThrottleInterval == 0 {
+		opts.MaxHeartbeatThrottleInterval = DefaultHeartbeat
+	}
+	if opts.StickyScheduleToStartTimeout == 0 {
+		opts.StickyScheduleToStartTimeout = StickyTimeout
+	}
 	w := worker.New(c, taskQueue, opts)
 	a.Register(w)
 	return w

@@ -22,6 +22,17 @@ const (
 	PendingQuery = "lode.pending"
 )
 
+// ChangeOneToolTurn is the workflow.GetVersion change ID under which a
+// turn whose calls include a child agent's, run one by one, commits
+// their results as one tool turn (version 1) rather than one turn per
+// call (workflow.DefaultVersion, the histories written before).
+const ChangeOneToolTurn = "lode.one-tool-turn"
+
+// RetryInterval is how long Temporal waits before it retries an activity
+// that failed or whose worker died (its retry policy's InitialInterval,
+// doubled at each further attempt).
+const RetryInterval = 250 * time.Millisecond
+
 // Defaults of RunInput's zero values.
 const (
 	DefaultMaxTurns     = 50
@@ -53,6 +64,10 @@ type RunInput struct {
 	// run, and time spent waiting for a decision is not counted, as a
 	// resumed loop run starts its limit afresh; 0 means none.
 	TimeLimit time.Duration `json:",omitempty"`
+	// HeartbeatTimeout is how long Temporal waits for a heartbeat of any
+	// of the run's activities before it takes its worker for dead: what a
+	// worker's death costs the run; 0 means DefaultHeartbeatTimeout.
+	HeartbeatTimeout time.Duration `json:",omitempty"`
 }
 
 // Application error types of a run that stopped at a limit; the error's
@@ -136,19 +151,23 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		_ = workflow.SignalExternalWorkflow(ctx, parent.ID, parent.RunID, ChildPendingSignal, ChildPending{Thread: in.Thread, Pending: now}).Get(ctx, nil)
 	}
 
+	// Every activity heartbeats, so a worker that dies costs the run its
+	// heartbeat timeout and a short retry interval, never a StartToClose.
+	beat := or(in.HeartbeatTimeout, DefaultHeartbeatTimeout)
 	short := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         &sdk.RetryPolicy{MaximumAttempts: 5},
+		HeartbeatTimeout:    beat,
+		RetryPolicy:         &sdk.RetryPolicy{InitialInterval: RetryInterval, MaximumAttempts: 5},
 	})
 	turnCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: or(in.TurnTimeout, DefaultTurnTimeout),
-		HeartbeatTimeout:    3 * DefaultHeartbeat,
-		RetryPolicy:         &sdk.RetryPolicy{MaximumAttempts: 3},
+		HeartbeatTimeout:    beat,
+		RetryPolicy:         &sdk.RetryPolicy{InitialInterval: RetryInterval, MaximumAttempts: 3},
 	})
 	callCtx := func(c CallRef) workflow.Context {
 		return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			StartToCloseTimeout: or(c.Timeout, or(in.CallTimeout, DefaultCallTimeout)),
-			HeartbeatTimeout:    3 * DefaultHeartbeat,
+			HeartbeatTimeout:    beat,
 			RetryPolicy:         callRetry(c, in.CallAttempts),
 		})
 	}
@@ -158,9 +177,9 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	// child runs the call c to a child agent as a child workflow, passing
 	// decisions down and what waits below up, and gives the call the
 	// child's answer.
-	child := func(c CallRef, at int, d *artifact.Decision) (CallResult, error) {
+	child := func(c CallRef, at int, d *artifact.Decision, stage bool) (CallResult, error) {
 		var cs ChildStart
-		if err := workflow.ExecuteActivity(short, ChildName, ChildInput{Thread: in.Thread, Agent: in.Agent, At: at, ID: c.ID, Decision: d}).Get(ctx, &cs); err != nil {
+		if err := workflow.ExecuteActivity(short, ChildName, ChildInput{Thread: in.Thread, Agent: in.Agent, At: at, ID: c.ID, Decision: d, Stage: stage}).Get(ctx, &cs); err != nil {
 			return CallResult{}, err
 		}
 		if cs.Child == "" {
@@ -202,7 +221,7 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		}
 		delete(below, cs.Child)
 		report()
-		end := ChildEndInput{Thread: in.Thread, Agent: in.Agent, At: at, ID: c.ID, Child: cs.Child}
+		end := ChildEndInput{Thread: in.Thread, Agent: in.Agent, At: at, ID: c.ID, Child: cs.Child, Stage: stage}
 		if cerr != nil {
 			end.Failure = cerr.Error()
 			if ae := (*sdk.ApplicationError)(nil); errors.As(cerr, &ae) {
@@ -230,7 +249,7 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	call := func(c CallRef, at int, d *artifact.Decision) (CallResult, error) {
 		var r CallResult
 		if c.Child {
-			return child(c, at, d)
+			return child(c, at, d, false)
 		}
 		in := CallInput{Thread: in.Thread, Agent: in.Agent, At: at, ID: c.ID, Decision: d, Deadline: deadline}
 		err := workflow.ExecuteActivity(callCtx(c), CallName, in).Get(ctx, &r)
@@ -243,30 +262,59 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		}
 		return r, nil
 	}
-	// parallel runs the calls of one answer at once, each keeping its
-	// result aside, then appends the results in the calls' order, as a
-	// loop turn does; a call whose attempts fail for good is interrupted.
-	parallel := func(calls []CallRef, at int) ([]artifact.Pending, error) {
-		futures := make([]workflow.Future, len(calls))
-		for i, c := range calls {
-			futures[i] = workflow.ExecuteActivity(callCtx(c), CallName, CallInput{Thread: in.Thread, Agent: in.Agent, At: at, ID: c.ID, Stage: true, Deadline: deadline})
-		}
+	// together runs the calls of one answer, each keeping its result
+	// aside, then appends the results as one tool turn in the calls'
+	// order, as a loop turn does; a call whose attempts fail for good is
+	// interrupted, or waits when it needs approval and never ran. The
+	// calls run at once, or one by one when a child agent's call is among
+	// them (oneByOne).
+	together := func(calls []CallRef, at int, oneByOne bool) ([]artifact.Pending, error) {
 		commit := CommitInput{Thread: in.Thread, Agent: in.Agent, At: at}
 		var pending []artifact.Pending
-		for i, f := range futures {
+		got := func(i int, r CallResult, err error) {
 			commit.IDs = append(commit.IDs, calls[i].ID)
-			var r CallResult
-			if err := f.Get(ctx, &r); err != nil {
+			if err != nil {
 				commit.Failed = append(commit.Failed, calls[i].ID)
-				continue
+				return
 			}
 			if r.Pending != nil {
 				pending = append(pending, *r.Pending)
 			}
 		}
+		if oneByOne {
+			for i, c := range calls {
+				var r CallResult
+				var err error
+				if c.Child {
+					// A child's failure is its call's result already
+					// (ChildEndName); an error here is the activity's.
+					if r, err = child(c, at, nil, true); err != nil {
+						return nil, err
+					}
+				} else {
+					err = workflow.ExecuteActivity(callCtx(c), CallName, CallInput{Thread: in.Thread, Agent: in.Agent, At: at, ID: c.ID, Stage: true, Deadline: deadline}).Get(ctx, &r)
+				}
+				got(i, r, err)
+			}
+		} else {
+			futures := make([]workflow.Future, len(calls))
+			for i, c := range calls {
+				futures[i] = workflow.ExecuteActivity(callCtx(c), CallName, CallInput{Thread: in.Thread, Agent: in.Agent, At: at, ID: c.ID, Stage: true, Deadline: deadline})
+			}
+			for i, f := range futures {
+				var r CallResult
+				err := f.Get(ctx, &r)
+				got(i, r, err)
+			}
+		}
 		var r CallResult
 		if err := workflow.ExecuteActivity(short, CommitName, commit).Get(ctx, &r); err != nil {
 			return nil, err
+		}
+		for _, p := range r.Waiting {
+			if indexOf(pending, p.ToolCallID) < 0 {
+				pending = append(pending, p)
+			}
 		}
 		return pending, nil
 	}
@@ -317,9 +365,14 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		for _, c := range tr.Calls {
 			refs[c.ID] = c
 		}
-		// A turn with a child agent's call runs its calls one by one.
-		if len(tr.Calls) > 1 && !slices.ContainsFunc(tr.Calls, func(c CallRef) bool { return c.Child }) {
-			p, err := parallel(tr.Calls, tr.At)
+		// A turn with a child agent's call runs its calls one by one; all
+		// the calls of an answer land as one tool turn. Histories written
+		// before the one-by-one calls were committed together append each
+		// call's result apart, and replay so.
+		withChild := slices.ContainsFunc(tr.Calls, func(c CallRef) bool { return c.Child })
+		oneTurn := len(tr.Calls) > 1 && (!withChild || workflow.GetVersion(ctx, ChangeOneToolTurn, workflow.DefaultVersion, 1) == 1)
+		if oneTurn {
+			p, err := together(tr.Calls, tr.At, withChild)
 			if err != nil {
 				return out, err
 			}
@@ -382,7 +435,7 @@ func callRetry(c CallRef, attempts int32) *sdk.RetryPolicy {
 	if attempts <= 0 {
 		attempts = DefaultCallAttempts
 	}
-	rp := sdk.RetryPolicy{MaximumAttempts: attempts}
+	rp := sdk.RetryPolicy{InitialInterval: RetryInterval, MaximumAttempts: attempts}
 	if c.Retry != nil {
 		rp = *c.Retry
 		if rp.MaximumAttempts == 0 {

@@ -39,7 +39,7 @@ func TestPanickingFilterFailsTheTurn(t *testing.T) {
 	_, err := step.Run(context.Background(), th, prov, xtool.WithFilteredTools(reg, filter))
 
 	var oe *loop.OptionError
-	if !errors.As(err, &oe) || err.Error() != "loop: invoke option 0 panicked: assignment to entry in nil map" {
+	if !errors.As(err, &oe) || err.Error() != "loop: preparing the turn: invoke option 0 panicked: assignment to entry in nil map" {
 		t.Fatalf("err = %v (%T), want a *loop.OptionError", err, err)
 	}
 	if len(oe.Stack) == 0 || !strings.Contains(logs.String(), "stack=") {

@@ -147,7 +147,7 @@
 //	Referrer-Policy: no-referrer
 //
 // so no page of another origin can frame the chat and lure a click onto
-// its Approve button, and the page runs nothing but its own app.js: it has
+// its Approve button, and the page runs nothing but its own scripts: it has
 // no inline script, style or event handler.
 //
 // # Approvals
@@ -223,21 +223,27 @@
 //
 // # The page
 //
-// The embedded page (page/index.html, app.js, app.css; no library, no
-// build step) shows the model and the offered tools on its first screen,
-// the caller's threads (GET /api/threads) to switch between and a New
-// chat button, answers in Markdown with code blocks, tool cards labelled
-// with the tool's name, Input and Output (or Error, or Denied), approval
-// cards built from the thread's data-approval part, so that a reload or
-// another device shows them, a running turn followed again after a
-// reload (GET /api/chat/{id}/stream), and under each answer what it used
-// ("1,280 tokens in (640 cached), 64 out, $0.0123", or "; no price for
-// MODEL" in place of the cost), from its message's metadata, with the
-// thread's total in the header. Its Markdown renderer builds DOM
-// nodes and sets only textContent: model, tool and user text can make
-// paragraphs, headings, lists, quotes, emphasis, code and links, nothing
-// else, and links only to http: and https: addresses, with
-// rel="noopener noreferrer".
+// The embedded page (page/index.html, markdown.js, app.js, app.css; no
+// library, no build step) shows the model and the offered tools on its
+// first screen, the caller's threads (GET /api/threads) to switch between
+// and a New chat button, answers in Markdown with code blocks, tool cards
+// labelled with the tool's name, Input and Output (or Error, or Denied),
+// approval cards built from the thread's data-approval part, so that a
+// reload or another device shows them, a running turn followed again
+// after a reload (GET /api/chat/{id}/stream), and under each answer what
+// it used ("1,280 tokens in (640 cached), 64 out, $0.0123", or "; no
+// price for MODEL" in place of the cost), from its message's metadata,
+// with the thread's total in the header. Its Markdown renderer
+// (markdown.js) builds DOM nodes and sets only textContent: model, tool
+// and user text can make paragraphs, headings, lists, quotes, emphasis,
+// code and links, nothing else, and links only to http: and https:
+// addresses, with rel="noopener noreferrer". It takes time linear in the
+// text, whatever the text; quotes and lists nest at most 24 deep and
+// emphasis 16, and deeper text shows as written. A growing answer is
+// rendered again at most every 100 ms (longer when a render is slow), and
+// once whole when it ends. Text the renderer fails on anyway is shown as
+// written, with a note, and the rest of the thread (later messages,
+// approval cards, the composer) still works.
 //
 // The Host and cross-origin checks are this package's own; x/tool/mcp has
 // equivalent ones, and the two could share one internal middleware.

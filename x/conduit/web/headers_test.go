@@ -42,6 +42,7 @@ func TestSecurityHeadersOnEveryRoute(t *testing.T) {
 	}{
 		{"page", "GET", "/", "", nil, 200},
 		{"script", "GET", "/app.js", "", nil, 200},
+		{"markdown script", "GET", "/markdown.js", "", nil, 200},
 		{"style", "GET", "/app.css", "", nil, 200},
 		{"unknown path", "GET", "/favicon.ico", "", nil, 404},
 		{"wrong method", "PUT", "/", "", nil, 405},
@@ -94,7 +95,7 @@ func TestSecurityHeadersOnEveryRoute(t *testing.T) {
 // handler; the browser tests show it working, this names what to avoid.
 func TestPageHasNothingInline(t *testing.T) {
 	f := serve(t, script.Play())
-	for _, path := range []string{"/", "/app.js"} {
+	for _, path := range []string{"/", "/markdown.js", "/app.js"} {
 		resp, err := f.srv.Client().Get(f.srv.URL + path)
 		if err != nil {
 			t.Fatal(err)

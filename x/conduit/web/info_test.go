@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -195,5 +196,41 @@ func TestInfoFollowsPolicy(t *testing.T) {
 		if code, body := get(t, srv.URL+"/api/info", "X-User", "ann", "X-Role", c.role); code != 200 || body != c.want+"\n" {
 			t.Errorf("role %q: %d %q, want %q", c.role, code, body, c.want)
 		}
+	}
+}
+
+// TestStreamErrorEventSaysTheServerFailed: an OpenAI-compatible server
+// that fails mid-stream with an error event read whole is shown as the
+// server failing, not as an answer that could not be read; the server's
+// own message is the detail.
+func TestStreamErrorEventSaysTheServerFailed(t *testing.T) {
+	cases := []struct{ event, want string }{
+		{`{"error":{"message":"upstream fell over","type":"server_error"}}`, "The model server failed: try again later."},
+		{`{"error":{"message":"slow down","type":"rate_limit_exceeded"}}`, "The model server is rate limiting requests: try again in a moment."},
+		{`{"error":{"message":"what","type":"something_new"}}`, "The model server failed: try again later."},
+	}
+	for _, c := range cases {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, `data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"par"}}]}`+"\n\n")
+			_, _ = io.WriteString(w, "data: "+c.event+"\n\n")
+		}))
+		prov, err := openai.New(openai.WithBaseURL(srv.URL+"/v1"), openai.WithModel("m"), openai.WithAPIKey("k"), openai.WithMaxRetries(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := serve(t, prov, quiet())
+		ps := parts(t, f.post(t, "/api/chat", chatBody("", "hi")))
+		last := ps[len(ps)-1]
+		if last["type"] != "error" || last["errorText"] != c.want {
+			t.Errorf("%s: last part %v, want %q", c.event, last, c.want)
+		}
+		data, _ := find(ps, "data-error")["data"].(map[string]any)
+		var msg map[string]map[string]string
+		_ = json.Unmarshal([]byte(c.event), &msg)
+		if detail, _ := data["detail"].(string); !strings.Contains(detail, msg["error"]["message"]) {
+			t.Errorf("%s: detail %q does not carry the server's message", c.event, detail)
+		}
+		srv.Close()
 	}
 }

@@ -296,6 +296,7 @@ func New(prov provider.Provider, store ledger.Store, opts ...Option) (*Handler, 
 	files := http.FileServerFS(page)
 	h.mux = http.NewServeMux()
 	h.mux.Handle("GET /{$}", files)
+	h.mux.Handle("GET /markdown.js", files)
 	h.mux.Handle("GET /app.js", files)
 	h.mux.Handle("GET /app.css", files)
 	h.mux.HandleFunc("POST /api/chat", h.chat)

@@ -234,7 +234,10 @@ func TestClassify(t *testing.T) {
 		{live, &openai.APIError{StatusCode: 404}, fallback.ClassRequest},
 		{live, &openai.APIError{StatusCode: 401}, fallback.ClassAuth},
 		{live, &openai.APIError{StatusCode: 403}, fallback.ClassAuth},
-		{live, &openai.APIError{StatusCode: 0, Message: "in stream"}, fallback.ClassOther},
+		// An error event inside a stream is the server failing unless its type says otherwise.
+		{live, &openai.APIError{StatusCode: 0, Message: "in stream"}, fallback.ClassServer},
+		{live, &openai.APIError{Type: "rate_limit_exceeded"}, fallback.ClassRateLimit},
+		{live, &openai.APIError{Type: "invalid_request_error"}, fallback.ClassRequest},
 		{live, &anthropic.APIError{StatusCode: 529}, fallback.ClassOverloaded},
 		{live, &anthropic.APIError{Type: "overloaded_error"}, fallback.ClassOverloaded},
 		{live, &anthropic.APIError{Type: "rate_limit_error"}, fallback.ClassRateLimit},

@@ -52,10 +52,17 @@ type APIError struct {
 	RetryAfter time.Duration
 }
 
-// HTTPStatus is StatusCode: 0 for an error inside a stream. Code that must
-// not import this package (x/provider/fallback choosing what falls back)
-// reads it through this method.
-func (e *APIError) HTTPStatus() int { return e.StatusCode }
+// HTTPStatus is StatusCode, or for an error inside a stream that gave no
+// code the status its status name stands for (one it does not know is
+// 500). Code that must not import this package (x/provider/fallback
+// choosing what falls back, a page telling a person what failed) reads it
+// through this method.
+func (e *APIError) HTTPStatus() int {
+	if e.StatusCode != 0 {
+		return e.StatusCode
+	}
+	return apierr.GoogleStatus(e.Status)
+}
 
 func (e *APIError) Error() string {
 	r := apierr.Refusal{Prefix: "gemini", Status: e.StatusCode, Type: e.Status, Message: e.Message, Attempts: e.Attempts, Hint: e.Hint}

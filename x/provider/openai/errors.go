@@ -49,10 +49,17 @@ func (e *APIError) Error() string {
 
 func (e *APIError) Unwrap() error { return e.Err }
 
-// HTTPStatus is StatusCode: 0 for an error event inside a stream. Code
-// that must not import this package (x/provider/fallback choosing what
-// falls back) reads it through this method.
-func (e *APIError) HTTPStatus() int { return e.StatusCode }
+// HTTPStatus is StatusCode, or for an error event inside a stream
+// (StatusCode 0) the status the API answers its type or code with: a
+// server_error, or a type it does not know, is 500. Code that must not
+// import this package (x/provider/fallback choosing what falls back, a
+// page telling a person what failed) reads it through this method.
+func (e *APIError) HTTPStatus() int {
+	if e.StatusCode != 0 {
+		return e.StatusCode
+	}
+	return apierr.StreamStatus(e.Type, e.Code)
+}
 
 // Is matches the sentinel of e's status.
 func (e *APIError) Is(target error) bool {

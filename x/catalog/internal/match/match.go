@@ -24,7 +24,8 @@ type Rule struct {
 	// source's ^(?!x)y is kept as and: [not: ^x, ^y].
 	Not *Rule `json:"not,omitempty"`
 
-	re *regexp.Regexp
+	re    *regexp.Regexp
+	lower string // the one string of equals, starts_with, ends_with or contains, lower-cased
 }
 
 // UnmarshalJSON reads a rule and compiles its regex, refusing a rule with
@@ -49,6 +50,7 @@ func (r *Rule) compile() error {
 	if kinds != 1 {
 		return errors.New("match: a rule has exactly one of equals, starts_with, ends_with, contains, regex, or, and, not")
 	}
+	r.lower = strings.ToLower(r.Equals + r.StartsWith + r.EndsWith + r.Contains)
 	if r.Regex != "" && r.re == nil {
 		re, err := regexp.Compile(r.Regex)
 		if err != nil {
@@ -71,17 +73,26 @@ func (r *Rule) compile() error {
 	return nil
 }
 
+// low is s lower-cased, as compile keeps it (a Rule made without
+// UnmarshalJSON lower-cases it on each use).
+func (r *Rule) low(s string) string {
+	if r.lower != "" {
+		return r.lower
+	}
+	return strings.ToLower(s)
+}
+
 // Match reports whether name, already lower-cased, satisfies r.
 func (r *Rule) Match(name string) bool {
 	switch {
 	case r.Equals != "":
-		return name == strings.ToLower(r.Equals)
+		return name == r.low(r.Equals)
 	case r.StartsWith != "":
-		return strings.HasPrefix(name, strings.ToLower(r.StartsWith))
+		return strings.HasPrefix(name, r.low(r.StartsWith))
 	case r.EndsWith != "":
-		return strings.HasSuffix(name, strings.ToLower(r.EndsWith))
+		return strings.HasSuffix(name, r.low(r.EndsWith))
 	case r.Contains != "":
-		return strings.Contains(name, strings.ToLower(r.Contains))
+		return strings.Contains(name, r.low(r.Contains))
 	case r.re != nil:
 		return r.re.MatchString(name)
 	case r.Or != nil:

@@ -1,219 +1,9 @@
-// The chat page of x/conduit/web: one script, no library, no build step.
-// First the Markdown renderer, then the page.
+// The chat page of x/conduit/web: it speaks the AI SDK's UI message
+// stream that the handler serves at api/chat, with no library and no build
+// step. Model text goes through lodeMarkdown (markdown.js, which
+// index.html loads first), which builds nodes; everything else is set
+// with textContent.
 "use strict";
-// Markdown for the chat page, written for it: no library, no build step.
-// It builds DOM nodes and sets only textContent and a checked href, never
-// inner HTML, so that text from a model, a tool or a person can make
-// elements of the kinds below and nothing else: no script, no handler, no
-// style, no image, and links only to http: and https: addresses.
-//
-// Blocks: fenced code (``` or ~~~, with a language), headings (#…######),
-// block quotes, lists (-, *, + and 1.), rules (---), paragraphs; a line
-// break inside a paragraph is kept. Inline: `code`, **strong**, *em*,
-// _em_, ~~del~~, [text](http://…) and bare http(s) addresses.
-(function (global) {
-  function el(tag, cls) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    return e;
-  }
-
-  // safeURL is the address a link may have: absolute http or https, else
-  // null (script and data addresses, relative paths and the rest are not links).
-  function safeURL(raw) {
-    let u;
-    try { u = new URL(raw); } catch (_) { return null; }
-    return u.protocol === "http:" || u.protocol === "https:" ? u.href : null;
-  }
-
-  function link(text, href) {
-    const a = el("a");
-    a.href = href;
-    a.rel = "noopener noreferrer";
-    a.target = "_blank";
-    a.append(...inline(text, true));
-    return a;
-  }
-
-  // One pattern per inline form; the earliest match wins, then the longest.
-  const INLINE = [
-    { re: /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/y, node: m => { const c = el("code"); c.textContent = m[2].replace(/^ (.*) $/s, "$1"); return c; } },
-    { re: /\*\*(?=\S)([\s\S]*?\S)\*\*/y, node: (m, l) => wrap("strong", m[1], l) },
-    { re: /__(?=\S)([\s\S]*?\S)__(?![A-Za-z0-9])/y, node: (m, l) => wrap("strong", m[1], l) },
-    { re: /~~(?=\S)([\s\S]*?\S)~~/y, node: (m, l) => wrap("del", m[1], l) },
-    { re: /\*(?=[^\s*])([\s\S]*?[^\s*])\*/y, node: (m, l) => wrap("em", m[1], l) },
-    { re: /(?<![A-Za-z0-9])_(?=[^\s_])([\s\S]*?[^\s_])_(?![A-Za-z0-9])/y, node: (m, l) => wrap("em", m[1], l) },
-    { re: /\[([^\]\n]*)\]\(\s*<?([^()\s<>]*(?:\([^()\s]*\)[^()\s<>]*)*)>?(?:\s+"[^"\n]*")?\s*\)/y, link: true,
-      node: (m, inLink) => {
-        const href = safeURL(m[2]);
-        if (!href || inLink) { const s = el("span", "link-refused"); s.append(...inline(m[1], true)); return s; }
-        return link(m[1], href);
-      } },
-    { re: /https?:\/\/[^\s<>()\[\]]*[^\s<>()\[\].,;:!?'"*_~]/y, link: true,
-      node: (m, inLink) => { const href = safeURL(m[0]); return href && !inLink ? link(m[0], href) : document.createTextNode(m[0]); } },
-  ];
-  function wrap(tag, text, inLink) {
-    const e = el(tag);
-    e.append(...inline(text, inLink));
-    return e;
-  }
-
-  // inline returns the nodes of one paragraph's text; a newline is a <br>.
-  function inline(text, inLink) {
-    const out = [];
-    let plain = "";
-    const flush = () => {
-      const lines = plain.split("\n");
-      lines.forEach((l, i) => {
-        if (i > 0) out.push(el("br"));
-        if (l) out.push(document.createTextNode(l));
-      });
-      plain = "";
-    };
-    let i = 0;
-    while (i < text.length) {
-      const c = text[i];
-      if (c === "\\" && i + 1 < text.length && /[\\`*_{}\[\]()#+\-.!~>|]/.test(text[i + 1])) {
-        plain += text[i + 1];
-        i += 2;
-        continue;
-      }
-      let done = false;
-      if ("`*_~[h".includes(c)) {
-        for (const f of INLINE) {
-          f.re.lastIndex = i;
-          const m = f.re.exec(text);
-          if (!m) continue;
-          flush();
-          out.push(f.node(m, inLink));
-          i += m[0].length;
-          done = true;
-          break;
-        }
-      }
-      if (!done) { plain += c; i++; }
-    }
-    flush();
-    return out;
-  }
-
-  const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)[^`]*$/;
-  const HEADING = /^ {0,3}(#{1,6})(?:\s+(.*?))?\s*#*\s*$/;
-  const RULE = /^ {0,3}([-*_])(?:\s*\1){2,}\s*$/;
-  const BULLET = /^( {0,3})([-*+])\s+(.*)$/;
-  const ORDERED = /^( {0,3})(\d{1,9})[.)]\s+(.*)$/;
-  const QUOTE = /^ {0,3}>\s?(.*)$/;
-
-  // blocks renders lines into parent.
-  function blocks(lines, parent) {
-    let i = 0;
-    let para = [];
-    const endPara = () => {
-      if (para.length) {
-        const p = el("p");
-        p.append(...inline(para.join("\n").trim()));
-        parent.append(p);
-        para = [];
-      }
-    };
-    while (i < lines.length) {
-      const line = lines[i];
-      let m;
-      if ((m = FENCE.exec(line))) {
-        endPara();
-        const fence = m[1];
-        // The info string names a language only when it is a plain word.
-        const lang = /^[A-Za-z0-9_+#.-]+$/.test(m[2]) ? m[2].toLowerCase().replace(/[^a-z0-9_+-]/g, "") : "";
-        const body = [];
-        i++;
-        const closes = l => { const t = l.trim(); return t.length >= fence.length && t === fence[0].repeat(t.length); };
-        while (i < lines.length && !closes(lines[i])) {
-          body.push(lines[i]);
-          i++;
-        }
-        i++; // the closing fence, or the end of an answer still streaming
-        const pre = el("pre", "code");
-        const code = el("code");
-        if (lang) { code.className = "language-" + lang; pre.dataset.lang = lang; }
-        code.textContent = body.join("\n");
-        pre.append(code);
-        parent.append(pre);
-        continue;
-      }
-      if (line.trim() === "") { endPara(); i++; continue; }
-      if ((m = HEADING.exec(line))) {
-        endPara();
-        const h = el("h" + Math.min(6, m[1].length + 2)); // inside a message, # is not the page's title
-        h.append(...inline(m[2] || ""));
-        parent.append(h);
-        i++;
-        continue;
-      }
-      if (RULE.test(line)) { endPara(); parent.append(el("hr")); i++; continue; }
-      if (QUOTE.test(line)) {
-        endPara();
-        const q = [];
-        while (i < lines.length && (m = QUOTE.exec(lines[i]))) { q.push(m[1]); i++; }
-        const bq = el("blockquote");
-        blocks(q, bq);
-        parent.append(bq);
-        continue;
-      }
-      const bullet = BULLET.exec(line), ordered = ORDERED.exec(line);
-      if (bullet || ordered) {
-        endPara();
-        const list = el(bullet ? "ul" : "ol");
-        if (ordered && ordered[2] !== "1") list.start = parseInt(ordered[2], 10);
-        const item = bullet ? BULLET : ORDERED;
-        let cur = null;
-        while (i < lines.length) {
-          const l = lines[i];
-          if ((m = item.exec(l))) {
-            cur = [m[3]];
-            const li = el("li");
-            li.lines = cur;
-            list.append(li);
-            i++;
-            continue;
-          }
-          // A line indented under an item, or a lazy continuation, stays in it.
-          if (cur && l.trim() !== "" && (/^\s{2,}/.test(l) || !(BULLET.test(l) || ORDERED.test(l) || FENCE.test(l) || HEADING.test(l) || QUOTE.test(l)))) {
-            cur.push(l.replace(/^\s{2,4}/, ""));
-            i++;
-            continue;
-          }
-          if (cur && l.trim() === "" && i + 1 < lines.length && /^\s{2,}\S/.test(lines[i + 1])) { cur.push(""); i++; continue; }
-          break;
-        }
-        for (const li of list.children) {
-          const inner = li.lines;
-          delete li.lines;
-          if (inner.length === 1) li.append(...inline(inner[0]));
-          else blocks(inner, li);
-        }
-        parent.append(list);
-        continue;
-      }
-      para.push(line);
-      i++;
-    }
-    endPara();
-  }
-
-  // render returns a fragment holding text as Markdown.
-  function render(text) {
-    const f = document.createDocumentFragment();
-    blocks(String(text).replace(/\r\n?/g, "\n").split("\n"), f);
-    return f;
-  }
-
-  global.lodeMarkdown = { render: render, safeURL: safeURL };
-})(window);
-
-// The chat page: it speaks the AI SDK's UI message stream that the
-// handler serves at api/chat, with no library and no build step. Model
-// text goes through lodeMarkdown, which builds nodes; everything else is
-// set with textContent.
 (function () {
   const log = document.getElementById("log");
   const form = document.getElementById("form");
@@ -259,7 +49,11 @@
     failure(box, msg, r.status + " " + r.statusText + ": " + text);
   }
 
-  // --- Markdown text parts, rendered again as their text grows.
+  // --- Markdown text parts, rendered again as their text grows: at most
+  // once per 100 ms, and after a render that took t, not for another 4t,
+  // so that a long answer's renders take at most a fifth of the page's
+  // time however many deltas it has. The render at its end is of the
+  // whole text.
   function textPart(box, cls) {
     const e = box.appendChild(el("div", cls));
     e.source = "";
@@ -269,9 +63,26 @@
     e.source = text;
     if (e.pending) return;
     e.pending = true;
-    requestAnimationFrame(() => { e.pending = false; e.replaceChildren(lodeMarkdown.render(e.source)); });
+    const wait = Math.max(100, 4 * (e.cost || 0)) - (performance.now() - (e.drawnAt || -Infinity));
+    setTimeout(() => requestAnimationFrame(() => { e.pending = false; draw(e); }), Math.max(0, wait));
   }
-  function textNow(e, text) { e.source = text; e.replaceChildren(lodeMarkdown.render(text)); }
+  function textNow(e, text) { e.source = text; draw(e); }
+  // draw renders e's text. Text the renderer fails on is shown as written,
+  // with a note, and the rest of the thread still shows.
+  function draw(e) {
+    if (e.drawn === e.source) return;
+    const start = performance.now();
+    e.drawn = e.source;
+    try {
+      e.replaceChildren(lodeMarkdown.render(e.source));
+      e.classList.remove("unformatted");
+    } catch (err) {
+      e.classList.add("unformatted");
+      e.replaceChildren(el("div", "plain", e.source), el("div", "note render-failed", "This text could not be formatted; it is shown as written."));
+    }
+    e.drawnAt = performance.now();
+    e.cost = e.drawnAt - start;
+  }
 
   // --- Tool cards: the tool's name and state, its Input, then its
   // Output or Error.
@@ -423,20 +234,26 @@
   function renderMessage(m) {
     const box = messageBox(m.role, m.id);
     for (const p of m.parts || []) {
-      if (p.type === "text") {
-        if (m.role === "user") box.append(el("div", "text plain", p.text));
-        else textNow(textPart(box, "text"), p.text);
-      } else if (p.type === "reasoning") textNow(textPart(box, "reasoning"), p.text);
-      else if (p.type.startsWith("tool-")) {
-        const c = toolCard(box, p.type.slice(5), p.toolCallId);
-        setInput(c, p.input);
-        if (p.state === "output-available") setOutput(c, p.output, false);
-        else if (p.state === "output-error") setOutput(c, p.errorText, true);
-        else if (p.state === "output-denied") setOutput(c, "The call was denied.", true, "Denied");
-        else if (p.state === "approval-requested") waiting(c);
-        else if (p.state === "approval-responded") setState(c, "running", " …");
-      } else if (p.type === "data-approval") approvalCards(box, p.data);
-      else if (p.type === "data-stopped") stoppedNote(box);
+      // A part that cannot be shown is a note; the parts after it, and
+      // the messages after this one, still show.
+      try {
+        if (p.type === "text") {
+          if (m.role === "user") box.append(el("div", "text plain", p.text));
+          else textNow(textPart(box, "text"), p.text);
+        } else if (p.type === "reasoning") textNow(textPart(box, "reasoning"), p.text);
+        else if (p.type.startsWith("tool-")) {
+          const c = toolCard(box, p.type.slice(5), p.toolCallId);
+          setInput(c, p.input);
+          if (p.state === "output-available") setOutput(c, p.output, false);
+          else if (p.state === "output-error") setOutput(c, p.errorText, true);
+          else if (p.state === "output-denied") setOutput(c, "The call was denied.", true, "Denied");
+          else if (p.state === "approval-requested") waiting(c);
+          else if (p.state === "approval-responded") setState(c, "running", " …");
+        } else if (p.type === "data-approval") approvalCards(box, p.data);
+        else if (p.type === "data-stopped") stoppedNote(box);
+      } catch (err) {
+        box.append(el("div", "note render-failed", "A part of this message could not be shown."));
+      }
     }
     if (m.role === "assistant" && m.metadata) setUsage(box, m.metadata.usage);
     box.dataset.done = "true";
@@ -634,7 +451,9 @@
               }
               showTotal();
             }
-            apply(box, part, state);
+            try { apply(box, part, state); } catch (err) {
+              if (!state.unshown) state.unshown = failure(box, "A part of the answer could not be shown.", String(err));
+            }
           }
         }
       }

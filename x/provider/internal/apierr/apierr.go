@@ -193,3 +193,52 @@ func Closed(err error) bool { return errors.Is(err, io.EOF) || errors.Is(err, io
 func Unreachable(prefix, baseURL string, err error) error {
 	return fmt.Errorf("%s: cannot reach the server at %s: %w", prefix, baseURL, err)
 }
+
+// StreamStatus is the HTTP status an OpenAI-style API answers an error of
+// this type or code with, for an error event inside a 200 stream, which
+// carries no status of its own. The server failed in any case it does not
+// know: the stream was read, and it said so.
+func StreamStatus(typ, code string) int {
+	for _, s := range []string{code, typ} {
+		switch s {
+		case "invalid_api_key", "authentication_error", "unauthorized":
+			return http.StatusUnauthorized
+		case "permission_error", "permission_denied", "forbidden":
+			return http.StatusForbidden
+		case "model_not_found", "not_found_error", "not_found":
+			return http.StatusNotFound
+		case "rate_limit_exceeded", "rate_limit_error", "insufficient_quota", "tokens":
+			return http.StatusTooManyRequests
+		case "context_length_exceeded", "invalid_request_error", "invalid_prompt", "bad_request":
+			return http.StatusBadRequest
+		case "timeout", "timeout_error":
+			return http.StatusGatewayTimeout
+		case "overloaded_error", "server_overloaded", "service_unavailable":
+			return http.StatusServiceUnavailable
+		}
+	}
+	return http.StatusInternalServerError
+}
+
+// GoogleStatus is the HTTP status of a Google API status name
+// ("RESOURCE_EXHAUSTED"), for an error inside a stream that gives no code;
+// like StreamStatus, a name it does not know is the server failing.
+func GoogleStatus(status string) int {
+	switch status {
+	case "INVALID_ARGUMENT", "FAILED_PRECONDITION", "OUT_OF_RANGE":
+		return http.StatusBadRequest
+	case "UNAUTHENTICATED":
+		return http.StatusUnauthorized
+	case "PERMISSION_DENIED":
+		return http.StatusForbidden
+	case "NOT_FOUND":
+		return http.StatusNotFound
+	case "RESOURCE_EXHAUSTED":
+		return http.StatusTooManyRequests
+	case "UNAVAILABLE":
+		return http.StatusServiceUnavailable
+	case "DEADLINE_EXCEEDED":
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusInternalServerError
+}

@@ -48,10 +48,17 @@ type APIError struct {
 	Err error
 }
 
-// HTTPStatus is StatusCode: 0 for an error inside a stream. Code that must
-// not import this package (x/provider/fallback choosing what falls back)
-// reads it through this method.
-func (e *APIError) HTTPStatus() int { return e.StatusCode }
+// HTTPStatus is StatusCode, or for an error inside a stream (StatusCode
+// 0) the status the API answers its code or type with: a server_error, or
+// one it does not know, is 500. Code that must not import this package
+// (x/provider/fallback choosing what falls back, a page telling a person
+// what failed) reads it through this method.
+func (e *APIError) HTTPStatus() int {
+	if e.StatusCode != 0 {
+		return e.StatusCode
+	}
+	return apierr.StreamStatus(e.Type, e.Code)
+}
 
 func (e *APIError) Error() string {
 	typ := e.Code
