@@ -87,7 +87,7 @@ func spendStep(t testing.TB, doc string, counter ledger.Counter, day time.Time, 
 	}
 	enf := policy.NewEnforcer(tool.NewRegistry(), pol, policy.WithSpend(counter, spendPrices, models...),
 		policy.WithSpendClock(func() time.Time { return day }))
-	return loop.New(loop.WithHandlers(echo, enf.SpendRecorder()), loop.WithInvokeOptions(enf.SpendLimit()), loop.WithPricer(spendPrices))
+	return loop.New(loop.WithHandlers(echo), loop.WithInvokeOptions(enf.SpendLimit()), loop.WithPricer(spendPrices))
 }
 
 func callerThread(meta map[string]string, prompt string) *ledger.Thread {
