@@ -47,9 +47,10 @@ func TestChargeCountsTowardTheLimit(t *testing.T) {
 	}{
 		// Two turns of 100 tokens at $0.001 are $0.20, under the $0.25
 		// limit, and the run would go on to its answer; with a summary
-		// before each (1,000 tokens at $0.0001, $0.10) they are $0.40,
-		// and the run stops after the second.
-		{name: "priced summaries", usage: artifact.Usage{InputTokens: 1000}, usedUSD: 0.4},
+		// before each (1,000 tokens at $0.0001, $0.10) the first turn
+		// costs $0.20, the second summary brings it to $0.30, and the
+		// second request is refused before it is sent.
+		{name: "priced summaries", usage: artifact.Usage{InputTokens: 1000}, usedUSD: 0.3},
 		{name: "a summary model without a price", usage: artifact.Usage{InputTokens: 1000, Model: "unknown"}, wantErr: loop.ErrUnpriced},
 	} {
 		t.Run(c.name, func(t *testing.T) {

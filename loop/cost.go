@@ -26,9 +26,16 @@ type Pricer interface {
 // lode.cost_usd.
 func WithPricer(p Pricer) Option { return func(s *Step) { s.pricer = p } }
 
-// WithMaxCost stops Run with a *LimitError (LimitCost) when the priced
-// turns of the run reach usd while the model still calls tools. It counts
-// every turn of the run, the turns of child agents run within it included
+// WithMaxCost bounds what one Run spends, in US dollars. Before each
+// request is sent, once every invoke option has shaped it (whatever their
+// order), the request is admitted (see Admitter): its largest cost — the
+// estimated input, tools included, and MaxTokens at the output price — is
+// reserved against what the run has left, MaxTokens lowered (or set, see
+// Quote.Cap) to what is left, and a request that cannot pay for its input
+// and MinAnswerTokens of answer is refused, unsent, with a *LimitError
+// (LimitCost, NextUSD set). Run also stops with one when the priced turns
+// reach usd while the model still calls tools. It counts every turn of the
+// run, the turns of child agents run within it included
 // (a child without its own Pricer is priced with this Step's). It needs a
 // Pricer and a provider that names its model (a Model() string method, or
 // Models() []string for one that may answer with several): Run refuses to
@@ -50,6 +57,9 @@ type spend struct {
 	max    float64 // the tree's limit, 0 for none
 	mu     sync.Mutex
 	usd    float64
+	// reserved is what the requests in flight may cost, until they are
+	// settled.
+	reserved float64
 }
 
 func (sp *spend) add(usd float64) float64 {

@@ -3,6 +3,7 @@ package loop_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -64,10 +65,10 @@ func TestMaxCost(t *testing.T) {
 		opts    []loop.Option
 		model   string
 		wantErr error
-		limit   bool // a *LimitError for LimitCost, after two turns
+		limit   bool // a *LimitError for LimitCost, refusing the second request
 		invoked int  // requests the provider received
 	}{
-		{name: "stops when reached", opts: []loop.Option{loop.WithPricer(prices), loop.WithMaxCost(0.15)}, model: "m", limit: true, invoked: 2},
+		{name: "refuses what may pass it", opts: []loop.Option{loop.WithPricer(prices), loop.WithMaxCost(0.15)}, model: "m", limit: true, invoked: 1},
 		{name: "under the limit", opts: []loop.Option{loop.WithPricer(prices), loop.WithMaxCost(10)}, model: "m", invoked: 4},
 		{name: "unpriced model", opts: []loop.Option{loop.WithPricer(prices), loop.WithMaxCost(1)}, model: "other", wantErr: loop.ErrUnpriced},
 		{name: "no pricer", opts: []loop.Option{loop.WithMaxCost(1)}, model: "m", wantErr: loop.ErrUnpriced},
@@ -95,15 +96,22 @@ func TestMaxCost(t *testing.T) {
 				if !errors.As(err, &le) || le.Limit != loop.LimitCost || !errors.Is(err, loop.ErrLimit) {
 					t.Fatalf("err = %v, want a cost LimitError", err)
 				}
-				if le.UsedUSD != 0.2 || le.MaxUSD != 0.15 || le.Used != 200000 || le.Max != 150000 {
+				// The first answer cost $0.10; the second request, with
+				// at least 16 answer tokens, could pass the $0.15: it is
+				// refused before it is sent.
+				if le.UsedUSD != 0.1 || le.MaxUSD != 0.15 || le.Used != 100000 || le.Max != 150000 || le.NextUSD <= 0.05 {
 					t.Fatalf("limit = %+v", le)
 				}
-				if got := err.Error(); got != "loop: cost limit reached ($0.2000 of $0.1500)" {
-					t.Fatalf("message = %q", got)
+				if got, want := err.Error(), fmt.Sprintf("loop: cost limit reached ($0.1000 of $0.1500 spent; the next request may cost $%.4f)", le.NextUSD); got != want {
+					t.Fatalf("message = %q, want %q", got, want)
 				}
-				// What the run did is kept: user, two calls and their results.
-				if n := len(th.Turns()); n != 5 {
-					t.Fatalf("thread has %d turns, want 5", n)
+				// The first request was capped to what the limit could pay.
+				if mt := prov.Requests()[0].MaxTokens; mt <= 0 || mt > 150 {
+					t.Fatalf("first request's MaxTokens = %d", mt)
+				}
+				// What the run did is kept: user, one call and its result.
+				if n := len(th.Turns()); n != 3 {
+					t.Fatalf("thread has %d turns, want 3", n)
 				}
 			default:
 				if err != nil {

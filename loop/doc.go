@@ -7,7 +7,30 @@
 // With a Pricer (WithPricer; x/catalog's Catalog is one) each turn's
 // artifact.Usage is stored with its model and cost; WithMaxCost bounds a
 // run's dollars, its child runs' included, and refuses to start when a model
-// it may use has no price (ErrUnpriced). WithMeter records tokens and
+// it may use has no price (ErrUnpriced).
+//
+// # Admission: limits that see the whole request
+//
+// After every invoke option has been resolved — in whatever order they were
+// given — and before the provider is called, a turn admits the request:
+// WithMaxCost first, then each Admitter (WithAdmitters, or an invoke option
+// that is one, such as x/policy's SpendLimit). They see the request exactly
+// as it will be sent: the system prompt, the history as a history policy
+// shortened it, every tool offered, MaxTokens. EstimateInput bounds its input
+// tokens (two bytes a token for text, tool names, descriptions and JSON
+// schemas, plus framing; WithEstimator replaces it) and a Quote prices it at
+// the priciest model, the answer at the output price: MaxTokens, else the
+// Pricer's maximum output for the model, else DefaultAnswerTokens. A limit
+// that cannot pay for the input and MinAnswerTokens of answer refuses the
+// request before it is sent (a *LimitError with NextUSD for WithMaxCost);
+// otherwise it lowers MaxTokens to what it can pay for — setting it when
+// it was unset and the Pricer knows no maximum output for the model, so
+// the server never answers past what was counted (Quote.Cap) — and
+// reserves that cost until the answer settles it — so child runs in
+// parallel cannot pass the limit together either. The answer's usage is
+// checked again after each turn. Step.Request admits nothing.
+//
+// WithMeter records tokens and
 // dollars as OpenTelemetry metrics. A model call made for a turn outside
 // the thread (x/history's summaries) counts with Charge: priced, toward
 // the limit, on the meters, and to the observers as a UsageEvent.

@@ -17,6 +17,9 @@ import (
 type ProviderError struct {
 	Err     error
 	Partial []artifact.Artifact
+	// Started says the provider yielded something (a delta, an artifact)
+	// before it failed: the server may bill the request.
+	Started bool
 }
 
 func (e *ProviderError) Error() string { return "loop: provider: " + errText(e.Err) }
@@ -134,12 +137,19 @@ type LimitError struct {
 	Max   int64
 	// UsedUSD and MaxUSD are set for LimitCost.
 	UsedUSD, MaxUSD float64
+	// NextUSD, for LimitCost, is set when the limit refused a request
+	// before it was sent: what the request could cost at the least (its
+	// input and MinAnswerTokens of answer), more than the limit had left.
+	NextUSD float64
 	// Err is the cause, e.g. context.DeadlineExceeded for LimitTime.
 	Err error
 }
 
 func (e *LimitError) Error() string {
 	if e.Limit == LimitCost {
+		if e.NextUSD > 0 {
+			return fmt.Sprintf("loop: cost limit reached ($%.4f of $%.4f spent; the next request may cost $%.4f)", e.UsedUSD, e.MaxUSD, e.NextUSD)
+		}
 		return fmt.Sprintf("loop: cost limit reached ($%.4f of $%.4f)", e.UsedUSD, e.MaxUSD)
 	}
 	return fmt.Sprintf("loop: %s limit reached (%d of %d)", e.Limit, e.Used, e.Max)

@@ -13,7 +13,8 @@ import (
 // resolved with (ctx, st), as Turn resolves them. Its Tools are the tools
 // that turn would offer, after every filter, so a page can show a caller
 // what it may use before the first message. An option that fails or
-// panics is an *OptionError, as in Turn; nothing is appended to st.
+// panics is an *OptionError, as in Turn; nothing is appended to st. No
+// Admitter is asked and no cost limit reserves anything: nothing is sent.
 func (s *Step) Request(ctx context.Context, st ledger.State, opts ...provider.InvokeOption) (*provider.Request, error) {
 	if st == nil {
 		return nil, &LedgerError{Err: errors.New("no ledger.State given")}

@@ -61,6 +61,10 @@ type Step struct {
 	pricer      Pricer
 	maxCost     float64
 	meters      *meters
+	// admitters are WithAdmitters', then the invoke options that are
+	// Admitters, in order; estimator is WithEstimator's.
+	admitters []Admitter
+	estimator Estimator
 	// approvalExpiry is how long Recover lets a call wait for approval;
 	// 0: for ever.
 	approvalExpiry time.Duration
@@ -132,6 +136,11 @@ func New(opts ...Option) *Step {
 	}
 	if s.concurrency < 1 {
 		s.concurrency = DefaultConcurrency
+	}
+	for _, o := range s.invokeOpts {
+		if a, ok := o.(Admitter); ok {
+			s.admitters = append(s.admitters, a)
+		}
 	}
 	return s
 }
@@ -262,18 +271,26 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 	if err := s.resolve(ctx, st, req, opts); err != nil {
 		return out, err
 	}
-
-	arts, err := s.stream(ctx, st, prov, req)
+	// Admission comes after every option, so that what a limit counts is
+	// what will be sent.
+	adm, err := s.admit(ctx, st, prov, req, callAdmitters(opts))
 	if err != nil {
 		return out, err
 	}
+
+	arts, err := s.stream(ctx, st, prov, req)
 	// A provider that ends its stream on cancellation without saying so must
 	// not have its truncated answer taken for a whole one.
-	if err := ctx.Err(); err != nil {
-		return out, &ProviderError{Err: err, Partial: arts}
+	if cerr := ctx.Err(); err == nil && cerr != nil {
+		err = &ProviderError{Err: cerr, Partial: arts, Started: true}
+	}
+	if err != nil {
+		adm.settle(ctx, arts, err)
+		return out, err
 	}
 
 	out.cost, out.unpriced = s.price(ctx, prov, arts)
+	adm.settle(ctx, arts, nil)
 	if s.meters != nil {
 		s.meters.record(ctx, prov, arts)
 	}
@@ -354,6 +371,17 @@ func (s *Step) appendTurn(ctx context.Context, st ledger.State, role ledger.Role
 	return nil
 }
 
+// callAdmitters are the options given to Turn or Run that are Admitters.
+func callAdmitters(opts []provider.InvokeOption) []Admitter {
+	var out []Admitter
+	for _, o := range opts {
+		if a, ok := o.(Admitter); ok {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // resolve applies the Step's invoke options, then opts, to req. An option
 // that fails or panics stops the turn with an *OptionError before the
 // provider is called: a bug in a tool filter fails one turn, never the
@@ -405,11 +433,12 @@ func (s *Step) stream(ctx context.Context, st ledger.State, prov provider.Provid
 		defer lt.end()
 	}
 	var stopped atomic.Bool
+	started := false
 	defer func() {
 		stopped.Store(true)
 		if v := recover(); v != nil {
 			s.log().ErrorContext(ctx, "lode: provider panicked", "panic", v, "stack", string(debug.Stack()))
-			err = &ProviderError{Err: panicError(v), Partial: arts}
+			err = &ProviderError{Err: panicError(v), Partial: arts, Started: started}
 		}
 	}()
 	seq := prov.Invoke(pctx, req)
@@ -421,13 +450,14 @@ func (s *Step) stream(ctx context.Context, st ledger.State, prov provider.Provid
 			return false
 		}
 		if serr != nil {
-			err = &ProviderError{Err: serr, Partial: arts}
+			err = &ProviderError{Err: serr, Partial: arts, Started: started}
 			stopped.Store(true)
 			return false
 		}
 		if a = artifact.Normalize(a); a == nil {
 			return true
 		}
+		started = true
 		if d, ok := a.(artifact.Delta); ok {
 			if len(s.observers) > 0 {
 				s.notify(ctx, DeltaEvent{Delta: d})

@@ -150,7 +150,9 @@ func TestCostArithmetic(t *testing.T) {
 // costs what the price sheet says for the usage the server reported.
 func TestRecordedSessionCost(t *testing.T) {
 	prices := catalog.Prices{Input: 0.15, Output: 0.6, CachedInput: 0.075}
-	cat := catalog.Default().With(catalog.Model{Name: "gpt-test", Prices: &prices})
+	// A known maximum output bounds the answer, so the cost limit sends
+	// the request as recorded, without max_tokens.
+	cat := catalog.Default().With(catalog.Model{Name: "gpt-test", MaxOutput: 16384, Prices: &prices})
 	client := cassette.ForTest(t, filepath.Join("..", "provider", "openai", "testdata", "cassettes", "loop_tool_handler.yaml"))
 	prov, err := openai.New(openai.WithAPIKey("sk-test"), openai.WithModel("gpt-test"),
 		openai.WithBaseURL("http://openai.test/v1"), openai.WithHTTPClient(client))

@@ -152,6 +152,9 @@ func explainCost(err error, cfg *Config) error {
 		return fmt.Errorf("%v: give the model's prices under catalog: in lode.yaml (US dollars per million tokens)", err)
 	}
 	var limit *loop.LimitError
+	if errors.As(err, &limit) && limit.Limit == loop.LimitCost && limit.NextUSD > 0 {
+		return fmt.Errorf("the run was stopped at its cost limit before a request that may cost $%.4f: $%.4f of $%.4f spent (--max-cost, or max_cost in lode.yaml)", limit.NextUSD, limit.UsedUSD, limit.MaxUSD)
+	}
 	if errors.As(err, &limit) && limit.Limit == loop.LimitCost {
 		return fmt.Errorf("the run was stopped at its cost limit: $%.4f of $%.4f spent, with the model still calling tools (--max-cost, or max_cost in lode.yaml)", limit.UsedUSD, limit.MaxUSD)
 	}

@@ -40,9 +40,12 @@ func TestRunPrintsTokensAndCost(t *testing.T) {
 		{"priced", pricedTiny, nil, 0, []string{"(used: 20 tokens in, 5 out, $0.0300)"}, 2},
 		{"per turn with --trace", pricedTiny, []string{"--trace"}, 0, []string{"(turn 1: 20 tokens in, 5 out, $0.0300)", "(used: 20 tokens in, 5 out, $0.0300)"}, 2},
 		{"unpriced", "", nil, 0, []string{"(used: 20 tokens in, 5 out; no price for tiny (catalog: in lode.yaml gives one))"}, 2},
+		// At $1000 per million tokens the first request (the calculator's
+		// schema with it) may cost more than $0.01: refused before it is
+		// sent.
 		{"cost limit", pricedTiny, []string{"--max-cost", "0.01"}, 1,
-			[]string{"the run was stopped at its cost limit: $0.0300 of $0.0100 spent, with the model still calling tools (--max-cost, or max_cost in lode.yaml)"}, 1},
-		{"cost limit from lode.yaml", pricedTiny + "max_cost: 0.01\n", nil, 1, []string{"the run was stopped at its cost limit"}, 1},
+			[]string{"the run was stopped at its cost limit before a request that may cost $", ": $0.0000 of $0.0100 spent (--max-cost, or max_cost in lode.yaml)"}, 0},
+		{"cost limit from lode.yaml", pricedTiny + "max_cost: 0.01\n", nil, 1, []string{"the run was stopped at its cost limit"}, 0},
 		{"a limit without prices", "", []string{"--max-cost", "1"}, 1,
 			[]string{`loop: the model has no price, so the cost limit cannot be kept: "tiny": a cost limit needs the model's prices; give them under catalog: in lode.yaml`}, 0},
 	}
@@ -105,8 +108,8 @@ func TestChatPrintsTokensAndCost(t *testing.T) {
 	}
 }
 
-// lode web keeps max_cost: the run stops after the turn that reached it,
-// and the page's stream says why.
+// lode web keeps max_cost: a request that may pass it is not sent, and
+// the page's stream says why.
 func TestWebKeepsTheCostLimit(t *testing.T) {
 	fake, url := costServer(t)
 	dir := writeConfig(t, pricedTiny+"max_cost: 0.01\n")
@@ -144,8 +147,8 @@ func TestWebKeepsTheCostLimit(t *testing.T) {
 	fake.mu.Lock()
 	n := len(fake.requests)
 	fake.mu.Unlock()
-	if n != 1 {
-		t.Errorf("%d model requests, want 1: the limit was passed after the first", n)
+	if n != 0 {
+		t.Errorf("%d model requests, want none: the first may cost more than the limit", n)
 	}
 	cancel()
 	<-done

@@ -134,7 +134,10 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 	if src != nil {
 		d.enf = policy.NewEnforcer(tb.reg, src, policy.WithOwners(ownersOf(tb)),
 			policy.WithSpend(counterOf(d.store), d.catalog, cfg.Model.Name))
-		d.loop = append(d.loop, loop.WithInvokeOptions(d.enf.SpendLimit()), loop.WithHandlers(d.enf.SpendRecorder()))
+		// The loop admits each request once every invoke option has
+		// shaped it, so the limit counts the tools and history the
+		// door's options add after this.
+		d.loop = append(d.loop, loop.WithAdmitters(d.enf.SpendLimit()))
 		d.filter = d.enf.Filter()
 		roles := spec.roles
 		d.roles = &roles

@@ -59,6 +59,24 @@
 // any other verifier (signed tokens, an identity provider) only has to
 // produce the roles.
 //
+// # Spend limits
+//
+// limits: usd_per_run (since the last user message) and usd_per_day (a UTC
+// day, per role of a tenant, and per tenant under tenants:) are kept by
+// the Enforcer's SpendLimit, with WithSpend's prices and counters. It is a
+// loop.Admitter: the loop asks it after every invoke option has shaped the
+// request, so option order does not matter — before or after the tool
+// filter, the history policy or the system prompt, it counts the whole
+// request as it will be sent: system prompt, history as shortened, every
+// tool offered (name, description, JSON schema), and MaxTokens at the
+// output price (loop.EstimateInput, loop.Quote). A request a limit cannot
+// pay for is refused unsent with a *SpendError naming the limit; otherwise
+// its largest cost is reserved on the store's counters (ledger.Counter,
+// each add checked against its limit in one step), MaxTokens lowered (or
+// set, see loop.Quote.Cap) to what the limits can pay for, and the
+// answer's usage settles the reservation, so concurrent runs and processes
+// never pass a day together.
+//
 // Packs mounted together behind x/tool/pack's Router share one source;
 // WithOwners(router) lets packs: rules name each pack.
 //

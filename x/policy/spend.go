@@ -2,11 +2,9 @@ package policy
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"time"
 
 	"github.com/lodeworks/lode/artifact"
@@ -61,7 +59,7 @@ func (e *SpendError) Unwrap() []error { return []error{ErrSpendLimit, loop.ErrLi
 // PostgreSQL stores are Counters; nil refuses daily limits).
 func WithSpend(counter ledger.Counter, pricer loop.Pricer, models ...string) EnforcerOption {
 	return func(e *Enforcer) {
-		e.spend = &spender{counter: counter, pricer: pricer, models: models, now: time.Now, held: map[string]reservation{}}
+		e.spend = &spender{counter: counter, pricer: pricer, models: models, now: time.Now}
 	}
 }
 
@@ -79,55 +77,58 @@ type spender struct {
 	pricer  loop.Pricer
 	models  []string
 	now     func() time.Time
-
-	mu   sync.Mutex
-	held map[string]reservation // by thread: reserved for the call in flight
 }
 
-// reservation is what a model call holds of the day's counters until its
-// usage is known.
-type reservation struct {
-	req   *provider.Request
-	names []string
-	micro int64 // millionths of a dollar, on each counter
+// reserveTries is how often a call tries to reserve on the day's counters,
+// each time sized to what the last refusal said was left.
+const reserveTries = 4
+
+// SpendAdmitter keeps the spend limits before each model call. It is a
+// loop.Admitter, and an invoke option whose ApplyInvoke does nothing, so
+// that it may go to loop.WithInvokeOptions in any place among the other
+// options, or to loop.WithAdmitters.
+type SpendAdmitter struct{ e *Enforcer }
+
+// SpendLimit returns what keeps the spend limits before each model call
+// (give it to loop.WithInvokeOptions or loop.WithAdmitters). The loop asks
+// it once every invoke option has shaped the request, whatever their
+// order, so its estimate covers the whole request: the system prompt, the
+// history as the history policy shortened it, every tool offered (name,
+// description, schema), and the answer at the output price (see
+// loop.EstimateInput and loop.Quote).
+//
+// It refuses the call, before it is sent, with a *SpendError when a limit
+// cannot pay for the input and loop.MinAnswerTokens of answer. Otherwise it
+// lowers the request's MaxTokens to what every limit can pay for — and
+// sets it when the request had none and the catalog knows no maximum
+// output for the models, so that the server never answers past what was
+// counted — and reserves that largest cost on the day's counters,
+// each under its limit, so that runs and processes sharing a store never
+// pass a daily limit together. When the answer is known the reservation is
+// settled: what the answer's usage cost replaces it; a call that failed
+// before anything arrived gives it back, and one that failed midway keeps
+// it (the server may bill what it streamed). Without WithSpend, or for a
+// caller no usd_ limit binds, it does nothing.
+func (e *Enforcer) SpendLimit() *SpendAdmitter { return &SpendAdmitter{e: e} }
+
+// ApplyInvoke does nothing: the limits are kept when the loop admits the
+// resolved request (Admit).
+func (*SpendAdmitter) ApplyInvoke(context.Context, ledger.State, *provider.Request) error {
+	return nil
 }
 
-// minAnswer is the fewest answer tokens worth a call: below it the call is
-// refused rather than cut to nothing.
-const minAnswer = 16
-
-// defaultAnswer is the answer size reserved for when neither the request
-// nor the catalog bounds it.
-const defaultAnswer = 4096
-
-// SpendLimit returns the invoke option that keeps the spend limits before
-// each model call (give it to loop.WithInvokeOptions, with SpendRecorder
-// among the handlers): it refuses the call with a *SpendError when a
-// limit is used up, and otherwise reserves what the call may cost on the
-// day's counters, lowering the request's MaxTokens to what the limits can
-// pay for, so that processes sharing a store never pass a daily limit
-// together. Without WithSpend, or for a caller no usd_ limit binds, it
-// does nothing.
-func (e *Enforcer) SpendLimit() provider.InvokeOption {
-	return provider.OptionFunc(func(ctx context.Context, st ledger.State, req *provider.Request) error {
-		return e.reserve(ctx, st, req)
-	})
+// Admit keeps the limits for req, which every invoke option has shaped;
+// est is its input estimate.
+func (a *SpendAdmitter) Admit(ctx context.Context, st ledger.State, req *provider.Request, est loop.Estimate) (loop.Settle, error) {
+	return a.e.reserve(ctx, st, req, est)
 }
 
-// SpendRecorder returns the handler that settles each answer's usage on
-// the day's counters: what the call cost replaces what was reserved.
+// SpendRecorder returns a handler that does nothing: SpendLimit settles
+// each call itself when the loop's stream ends.
+//
+// Deprecated: drop it; SpendLimit alone keeps the limits.
 func (e *Enforcer) SpendRecorder() loop.Handler {
-	return loop.HandlerFunc(func(ctx context.Context, a artifact.Artifact, _ loop.Emitter) error {
-		u, ok := a.(artifact.Usage)
-		if !ok || e.spend == nil {
-			return nil
-		}
-		turn, ok := loop.CurrentTurn(ctx)
-		if !ok || turn.State == nil {
-			return nil
-		}
-		return e.spend.settle(ctx, turn.State.ID(), turn.Request, u)
-	})
+	return loop.HandlerFunc(func(context.Context, artifact.Artifact, loop.Emitter) error { return nil })
 }
 
 // bound is one limit that binds a call.
@@ -180,65 +181,88 @@ func (e *Enforcer) bounds(st ledger.State, day string) []bound {
 	return out
 }
 
-func (e *Enforcer) reserve(ctx context.Context, st ledger.State, req *provider.Request) error {
+func (e *Enforcer) reserve(ctx context.Context, st ledger.State, req *provider.Request, est loop.Estimate) (loop.Settle, error) {
 	sp := e.spend
 	if sp == nil {
-		return nil
+		return nil, nil
 	}
 	day := sp.now().UTC().Format(time.DateOnly)
 	bounds := e.bounds(st, day)
 	if len(bounds) == 0 {
-		return nil
+		return nil, nil
 	}
-	sp.release(ctx, st.ID())
 	if sp.pricer == nil || len(sp.models) == 0 {
-		return fmt.Errorf("%w: no prices were given (policy.WithSpend)", ErrSpendSetup)
+		return nil, fmt.Errorf("%w: no prices were given (policy.WithSpend)", ErrSpendSetup)
 	}
 	for _, m := range sp.models {
 		if _, ok := sp.pricer.Cost(m, artifact.Usage{}); !ok {
-			return fmt.Errorf("%w: the model %q has no price", ErrSpendSetup, m)
+			return nil, fmt.Errorf("%w: the model %q has no price", ErrSpendSetup, m)
 		}
 	}
-	in := estimateInput(req)
-	inCost, perOut := sp.rates(in)
-	answer := int64(req.MaxTokens)
-	if answer <= 0 {
-		answer = sp.maxOutput()
+	for _, b := range bounds {
+		if b.counter != "" && sp.counter == nil {
+			return nil, fmt.Errorf("%w: %s has a daily limit and the store keeps no shared counters (ledger.Counter)", ErrSpendSetup, b.scope)
+		}
 	}
-	// What every limit leaves, in dollars.
-	room := math.Inf(1)
+	q := est.Quote(req, sp.pricer, sp.models...)
+	// What each limit has spent: the run's from the thread; a day's is
+	// taken as nothing until its counter says otherwise — the reservation
+	// itself is checked against the limit, and a refusal says the total —
+	// so that the usual call costs one write per counter, not a read too.
+	spent := make([]float64, len(bounds))
+	known := make([]bool, len(bounds))
 	runSpent := sp.runSpent(st)
-	for _, b := range bounds {
-		spent := runSpent
-		if b.counter != "" {
-			if sp.counter == nil {
-				return fmt.Errorf("%w: %s has a daily limit and the store keeps no shared counters (ledger.Counter)", ErrSpendSetup, b.scope)
+	for i, b := range bounds {
+		if b.counter == "" {
+			spent[i], known[i] = runSpent, true
+		}
+	}
+	for try := 1; ; try++ {
+		room := math.Inf(1)
+		for i, b := range bounds {
+			if _, ok := q.Fit(b.usd - spent[i]); !ok {
+				if !known[i] {
+					total, _, err := sp.counter.AddCounter(ctx, b.counter, 0, ledger.NoLimit)
+					if err != nil {
+						return nil, fmt.Errorf("policy: read the day's spending: %w", err)
+					}
+					spent[i] = float64(total) / 1e6
+				}
+				return nil, &SpendError{Scope: b.scope, Period: b.period, SpentUSD: spent[i], LimitUSD: b.usd}
 			}
-			total, _, err := sp.counter.AddCounter(ctx, b.counter, 0, ledger.NoLimit)
-			if err != nil {
-				return fmt.Errorf("policy: read the day's spending: %w", err)
+			room = min(room, b.usd-spent[i])
+		}
+		answer, _ := q.Fit(room)
+		micro := int64(math.Ceil(q.Cost(answer) * 1e6))
+		names, refused, total, err := sp.take(ctx, bounds, micro)
+		if err != nil {
+			return nil, err
+		}
+		if refused >= 0 {
+			// The day has less left than was asked: size the call to
+			// what it has, and try again.
+			spent[refused], known[refused] = float64(total)/1e6, true
+			if try < reserveTries {
+				continue
 			}
-			spent = float64(total) / 1e6
+			b := bounds[refused]
+			return nil, &SpendError{Scope: b.scope, Period: b.period, SpentUSD: spent[refused], LimitUSD: b.usd}
 		}
-		left := b.usd - spent
-		if left < inCost+float64(minAnswer)*perOut {
-			return &SpendError{Scope: b.scope, Period: b.period, SpentUSD: spent, LimitUSD: b.usd}
+		q.Cap(req, answer)
+		if len(names) == 0 {
+			return nil, nil
 		}
-		room = min(room, left)
+		return func(ctx context.Context, answer []artifact.Artifact, err error) {
+			sp.settle(ctx, names, micro, answer, err)
+		}, nil
 	}
-	if perOut > 0 {
-		if affordable := int64((room - inCost) / perOut); affordable < answer {
-			answer = affordable
-		}
-	}
-	if answer < minAnswer {
-		answer = minAnswer
-	}
-	micro := int64(math.Ceil((inCost + float64(answer)*perOut) * 1e6))
-	// Reserve on every daily counter, each under its limit; a counter
-	// that refuses gives back what the others took.
-	var names []string
-	for _, b := range bounds {
+}
+
+// take reserves micro on every daily counter, each under its limit. A
+// counter that refuses gives back what the others took; refused is its
+// index in bounds (-1 when none refused), and total what it holds.
+func (sp *spender) take(ctx context.Context, bounds []bound, micro int64) (names []string, refused int, total int64, err error) {
+	for i, b := range bounds {
 		if b.counter == "" {
 			continue
 		}
@@ -249,48 +273,11 @@ func (e *Enforcer) reserve(ctx context.Context, st ledger.State, req *provider.R
 		}
 		sp.giveBack(ctx, names, micro)
 		if err != nil {
-			return fmt.Errorf("policy: reserve the day's spending: %w", err)
+			return nil, -1, 0, fmt.Errorf("policy: reserve the day's spending: %w", err)
 		}
-		return &SpendError{Scope: b.scope, Period: b.period, SpentUSD: float64(total) / 1e6, LimitUSD: b.usd}
+		return nil, i, total, nil
 	}
-	if req.MaxTokens <= 0 || int64(req.MaxTokens) > answer {
-		req.MaxTokens = int(answer)
-	}
-	if len(names) > 0 {
-		sp.mu.Lock()
-		sp.held[st.ID()] = reservation{req: req, names: names, micro: micro}
-		sp.mu.Unlock()
-	}
-	return nil
-}
-
-// rates are what the input costs and what one answer token costs, at the
-// priciest of the models.
-func (sp *spender) rates(input int64) (inCost, perOut float64) {
-	for _, m := range sp.models {
-		in, _ := sp.pricer.Cost(m, artifact.Usage{InputTokens: input})
-		withOut, _ := sp.pricer.Cost(m, artifact.Usage{InputTokens: input, OutputTokens: 1_000_000})
-		inCost = max(inCost, in)
-		perOut = max(perOut, (withOut-in)/1_000_000)
-	}
-	return inCost, perOut
-}
-
-// maxOutput is the largest answer the models may give, where the pricer
-// knows it.
-func (sp *spender) maxOutput() int64 {
-	var n int64
-	for _, m := range sp.models {
-		if c, ok := sp.pricer.(interface{ MaxOutput(string) (int, bool) }); ok {
-			if v, ok := c.MaxOutput(m); ok {
-				n = max(n, int64(v))
-			}
-		}
-	}
-	if n == 0 {
-		n = defaultAnswer
-	}
-	return n
+	return names, -1, 0, nil
 }
 
 // runSpent is what the thread's model turns cost since its last user
@@ -317,83 +304,51 @@ func (sp *spender) cost(u artifact.Usage) float64 {
 	if !ok {
 		// A model the pricer does not know answered: count it at the
 		// priciest known rates rather than as free.
-		in, out := sp.rates(u.InputTokens)
-		usd = in + float64(u.OutputTokens)*out
+		q := loop.Estimate{InputTokens: u.InputTokens}.Quote(&provider.Request{MaxTokens: 1}, sp.pricer, sp.models...)
+		usd = q.InputUSD + float64(u.OutputTokens)*q.AnswerTokenUSD
 	}
 	return usd
 }
 
-// settle replaces a call's reservation with what it cost.
-func (sp *spender) settle(ctx context.Context, thread string, req *provider.Request, u artifact.Usage) error {
-	sp.mu.Lock()
-	r, ok := sp.held[thread]
-	if ok && r.req == req {
-		delete(sp.held, thread)
-	}
-	sp.mu.Unlock()
-	if !ok || r.req != req {
-		return nil
-	}
-	actual := int64(math.Ceil(sp.cost(u) * 1e6))
-	for _, name := range r.names {
-		if _, _, err := sp.counter.AddCounter(ctx, name, actual-r.micro, ledger.NoLimit); err != nil {
-			return fmt.Errorf("policy: record the day's spending: %w", err)
+// settle replaces a call's reservation of micro on the named counters
+// with what its answer cost. A call that failed before anything arrived
+// gives the reservation back; one that failed midway, or whose answer
+// reports no usage, keeps it: what it cost is not known to be less.
+func (sp *spender) settle(ctx context.Context, names []string, micro int64, answer []artifact.Artifact, failed error) {
+	var usd float64
+	reported := false
+	for _, a := range answer {
+		if u, ok := a.(artifact.Usage); ok {
+			reported = true
+			usd += sp.cost(u)
 		}
 	}
-	return nil
+	var delta int64
+	switch {
+	case reported:
+		delta = int64(math.Ceil(usd*1e6)) - micro
+	case failed != nil && !started(failed) && len(answer) == 0:
+		delta = -micro
+	default:
+		return
+	}
+	for _, name := range names {
+		// Settled even when the turn's context ended: the spending
+		// happened.
+		_, _, _ = sp.counter.AddCounter(context.WithoutCancel(ctx), name, delta, ledger.NoLimit)
+	}
 }
 
-// release gives back the reservation of a call on thread that ended
-// without usage (it failed), before the thread's next call reserves.
-func (sp *spender) release(ctx context.Context, thread string) {
-	sp.mu.Lock()
-	r, ok := sp.held[thread]
-	delete(sp.held, thread)
-	sp.mu.Unlock()
-	if ok {
-		sp.giveBack(ctx, r.names, r.micro)
-	}
+// started says whether a failed call got anything from its server: a
+// failure that is not the provider's (a later limit refused the call)
+// sent nothing.
+func started(err error) bool {
+	var pe *loop.ProviderError
+	return errors.As(err, &pe) && (pe.Started || len(pe.Partial) > 0)
 }
 
 func (sp *spender) giveBack(ctx context.Context, names []string, micro int64) {
 	for _, name := range names {
 		_, _, _ = sp.counter.AddCounter(context.WithoutCancel(ctx), name, -micro, ledger.NoLimit)
 	}
-}
-
-// imageBytes stands for a picture, as x/history counts one: 800 tokens.
-const imageBytes = 4 * 800
-
-// estimateInput bounds the tokens of a request from above: a token is at
-// least two bytes of the text and schemas sent in most tokenisers (English
-// runs near four), plus a few per turn.
-func estimateInput(req *provider.Request) int64 {
-	n := 0
-	for _, t := range req.Turns {
-		n += 8
-		for _, a := range t.Artifacts {
-			switch a := a.(type) {
-			case artifact.Text:
-				n += len(a.Content)
-			case artifact.Reasoning:
-				n += len(a.Content)
-			case artifact.ToolCall:
-				n += len(a.Name) + len(a.Arguments) + len(a.ID)
-			case artifact.ToolResult:
-				n += len(a.Content) + len(a.ToolCallID) + 2*imageBytes*len(a.Parts)
-			case artifact.Usage, artifact.Finish:
-				// Not sent.
-			case artifact.Image:
-				n += 2 * imageBytes
-			default:
-				if b, err := json.Marshal(a); err == nil {
-					n += len(b)
-				}
-			}
-		}
-	}
-	for _, t := range req.Tools {
-		n += len(t.Name) + len(t.Description) + len(t.Schema)
-	}
-	return int64(n/2 + 16)
 }

@@ -27,7 +27,9 @@ func ExampleEnforcer_SpendLimit() {
 	pol, _ := policy.Parse([]byte("roles:\n  user:\n    allow: {tools: ['*']}\ntenants:\n  '*': {usd_per_day: 0.00125}\n"))
 	prices := catalog.New(catalog.Model{Name: "m", Prices: &catalog.Prices{Input: 1, Output: 4}}) // $ per million tokens
 	enf := policy.NewEnforcer(tool.NewRegistry(), pol, policy.WithSpend(store, prices, "m"))
-	step := loop.New(loop.WithInvokeOptions(enf.SpendLimit()), loop.WithHandlers(enf.SpendRecorder()), loop.WithPricer(prices))
+	// SpendLimit is asked once every invoke option has shaped the request,
+	// so it may go anywhere among them, or to loop.WithAdmitters.
+	step := loop.New(loop.WithAdmitters(enf.SpendLimit()), loop.WithPricer(prices))
 
 	for i := range 3 {
 		th := ledger.NewThread(ledger.WithMetadata(map[string]string{policy.RolesKey: "user", policy.TenantKey: "acme"}))

@@ -87,7 +87,7 @@ func spendStep(t testing.TB, doc string, counter ledger.Counter, day time.Time, 
 	}
 	enf := policy.NewEnforcer(tool.NewRegistry(), pol, policy.WithSpend(counter, spendPrices, models...),
 		policy.WithSpendClock(func() time.Time { return day }))
-	return loop.New(loop.WithHandlers(echo, enf.SpendRecorder()), loop.WithInvokeOptions(enf.SpendLimit()), loop.WithPricer(spendPrices))
+	return loop.New(loop.WithHandlers(echo), loop.WithInvokeOptions(enf.SpendLimit()), loop.WithPricer(spendPrices))
 }
 
 func callerThread(meta map[string]string, prompt string) *ledger.Thread {
@@ -207,29 +207,44 @@ func TestSpendSetupFailsClosed(t *testing.T) {
 	}
 }
 
-// A call that fails keeps nothing of its reservation once the thread
-// calls again.
+// A call that fails before anything arrived gives its reservation back at
+// once; one that fails midway keeps it, since the server may bill what it
+// streamed; one that answers is settled on its usage.
 func TestSpendFailedCallGivesBack(t *testing.T) {
 	store, err := file.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
+	ctx := context.Background()
 	step := spendStep(t, "roles:\n  r:\n    allow: {tools: ['*']}\n    limits: {usd_per_day: 5}\n", store, day1)
+	name := "lode.spend:2026-12-01:role:r:tenant:"
+	counter := func() int64 {
+		n, _, err := store.AddCounter(ctx, name, 0, ledger.NoLimit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
 	th := callerThread(map[string]string{policy.RolesKey: "r"}, "go")
 	failing := script.New([]script.Step{script.Fail(errors.New("server down"))}, script.WithModel("m"))
-	if _, err := step.Run(context.Background(), th, failing); err == nil {
+	if _, err := step.Run(ctx, th, failing); err == nil {
 		t.Fatal("the failing call succeeded")
 	}
-	name := "lode.spend:2026-12-01:role:r:tenant:"
-	held, _, _ := store.AddCounter(context.Background(), name, 0, ledger.NoLimit)
-	if held <= 0 {
-		t.Fatalf("nothing was reserved for the failed call: %d", held)
+	if held := counter(); held != 0 {
+		t.Fatalf("a call refused before anything arrived holds %d µUSD", held)
 	}
-	if _, err := step.Run(context.Background(), th, honest(0)); err != nil {
+	midway := script.New([]script.Step{script.FailAfter(1, errors.New("connection reset"), artifact.Text{Content: "partial answer"})}, script.WithModel("m"))
+	if _, err := step.Run(ctx, th, midway); err == nil {
+		t.Fatal("the call that broke midway succeeded")
+	}
+	held := counter()
+	if held <= 0 {
+		t.Fatalf("a call that broke midway gave back its reservation")
+	}
+	if _, err := step.Run(ctx, th, honest(0)); err != nil {
 		t.Fatal(err)
 	}
-	total, _, _ := store.AddCounter(context.Background(), name, 0, ledger.NoLimit)
 	var spent float64
 	for _, turn := range th.Turns() {
 		for _, a := range turn.Artifacts {
@@ -238,8 +253,8 @@ func TestSpendFailedCallGivesBack(t *testing.T) {
 			}
 		}
 	}
-	if want := int64(spent*1e6 + 0.999999); total != want {
-		t.Fatalf("counter = %d µUSD, want the one answer's %d", total, want)
+	if want := held + int64(spent*1e6+0.999999); counter() != want {
+		t.Fatalf("counter = %d µUSD, want the broken call's %d and the answer's %d", counter(), held, want-held)
 	}
 }
 
