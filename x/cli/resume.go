@@ -24,6 +24,7 @@ func cmdResume(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("lode resume", flag.ContinueOnError)
 	var o options
 	o.register(fs)
+	o.registerTenant(fs)
 	var tf temporalFlags
 	tf.register(fs)
 	describe(fs, "lode resume [flags] THREAD [approve:ID | deny:ID=REASON | edit:ID=JSON ...]", resumeNotes+temporalNotes+exitCodes)
@@ -62,6 +63,9 @@ func cmdResume(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkTenant(st, o.tenant); err != nil {
+		return err
+	}
 	// Listing reads the thread only: no tools are mounted, no model asked.
 	if len(ds) == 0 {
 		calls := loop.Pending(st)
@@ -77,11 +81,15 @@ func cmdResume(ctx context.Context, e env, args []string) error {
 	if onTemporal {
 		return resumeOnTemporal(ctx, e, &o, &tf, cfg, dir, st, ds)
 	}
+	o.thread = rememberedModel(st)
 	a, err := newAgent(ctx, e, &o)
 	if err != nil {
 		return err
 	}
 	defer a.close()
+	if err := a.rememberModel(st); err != nil {
+		return err
+	}
 	ctx, stop := interruptible(ctx, e)
 	defer stop()
 	_, err = a.step.Resume(ctx, st, a.prov, ds)

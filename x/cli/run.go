@@ -310,6 +310,7 @@ func cmdRun(ctx context.Context, e env, args []string) (err error) {
 	fs := flag.NewFlagSet("lode run", flag.ContinueOnError)
 	var o options
 	o.register(fs)
+	o.registerTenant(fs)
 	var cas cassetteFlags
 	cas.register(fs)
 	var threadID string
@@ -350,6 +351,14 @@ printed; --thread ID adds the prompt to that thread and goes on with it.
 	if e.cassette != nil {
 		defer func() { err = stopCassette(e.cassette, e, err) }()
 	}
+	var stored ledger.State
+	if threadID != "" {
+		var closeStored func()
+		if stored, closeStored, err = openStored(ctx, e, &o, threadID); err != nil {
+			return err
+		}
+		defer closeStored()
+	}
 	a, err := newAgent(ctx, e, &o)
 	if err != nil {
 		return err
@@ -357,7 +366,7 @@ printed; --thread ID adds the prompt to that thread and goes on with it.
 	defer a.close()
 	ctx, stop := interruptible(ctx, e)
 	defer stop()
-	thread, closeStore, err := openThread(ctx, a.store, threadID)
+	thread, closeStore, err := a.startThread(ctx, &o, stored)
 	if err != nil {
 		return err
 	}
@@ -427,6 +436,7 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("lode chat", flag.ContinueOnError)
 	var o options
 	o.register(fs)
+	o.registerTenant(fs)
 	var threadID string
 	registerThread(fs, &threadID)
 	describe(fs, "lode chat [flags]", "Ctrl-C stops a turn; at the prompt it only says how to quit. Ctrl-D quits.\n--timeout and --idle-timeout bound each answer; one that runs out is reported and the chat goes on.\nA call that needs approval is asked about here (y, n, e to edit); an edit the\ntool's schema refuses is asked about again, and calls that wait are decided\nbefore the next message.\nWith a store (--store, store: in lode.yaml) the chat's thread is kept there and\nits ID printed; --thread ID goes on with a stored thread.\n\n"+exitCodes)
@@ -440,6 +450,14 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 	// Lines are read apart from the loop so that a signal or the end of
 	// ctx is seen while the prompt waits; an MCP server's elicitation
 	// reads them too, while a turn runs.
+	var stored ledger.State
+	if threadID != "" {
+		var closeStored func()
+		if stored, closeStored, err = openStored(ctx, e, &o, threadID); err != nil {
+			return err
+		}
+		defer closeStored()
+	}
 	lines := make(chan string)
 	e.elicit = terminalElicitor(e.stderr, lines)
 	a, err := newAgent(ctx, e, &o)
@@ -469,7 +487,7 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 		close(lines)
 	}()
 
-	thread, closeStore, err := openThread(ctx, a.store, threadID)
+	thread, closeStore, err := a.startThread(ctx, &o, stored)
 	if err != nil {
 		return err
 	}
