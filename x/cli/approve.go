@@ -200,5 +200,6 @@ func (a *agent) resume(ctx context.Context, thread ledger.State, ds []artifact.D
 	_, err := a.step.Resume(ctx, thread, a.prov, ds)
 	_ = a.step.Flush(context.WithoutCancel(ctx))
 	a.printer.endLine()
+	noteStop(thread, err)
 	return explain(err, a.cfg, a.baseURL)
 }

@@ -50,35 +50,35 @@ func (o *recoverOptions) register(fs *flag.FlagSet, worker bool) {
 	}
 }
 
-// prepare checks the flags and the ledger, and builds the agent that
-// continues the runs, through openDoor as every other door.
-func (o *recoverOptions) prepare(ctx context.Context, e env, cmd string, rest []string) (*agent, *file.Store, string, error) {
+// prepare checks the flags and the ledger, and readies the recoverer
+// that continues the runs; it builds each agent, through openDoor as every
+// other door, when a thread needs it.
+func (o *recoverOptions) prepare(e env, cmd string, rest []string) (*recoverer, error) {
 	if len(rest) > 0 {
-		return nil, nil, "", usageError{fmt.Sprintf("%s takes no arguments, got %q", cmd, rest)}
+		return nil, usageError{fmt.Sprintf("%s takes no arguments, got %q", cmd, rest)}
 	}
 	if o.approvalExpiry < 0 {
-		return nil, nil, "", usageError{fmt.Sprintf("--approval-expiry %s: must not be negative (0 means approval_expiry in lode.yaml, or wait for ever)", o.approvalExpiry)}
+		return nil, usageError{fmt.Sprintf("--approval-expiry %s: must not be negative (0 means approval_expiry in lode.yaml, or wait for ever)", o.approvalExpiry)}
 	}
 	if o.every < 0 {
-		return nil, nil, "", usageError{fmt.Sprintf("--every %s: must not be negative (0 means %s)", o.every, DefaultWorkerEvery)}
+		return nil, usageError{fmt.Sprintf("--every %s: must not be negative (0 means %s)", o.every, DefaultWorkerEvery)}
 	}
 	cfg, err := o.load(e)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, err
 	}
-	if o.store == "" && cfg.Store == "" {
-		return nil, nil, "", usageError{cmd + " needs the ledger the runs used: --store DIR, or store: in lode.yaml"}
+	dir := o.store
+	if dir == "" {
+		dir = cfg.Store
 	}
-	a, err := newAgent(ctx, e, &o.options)
+	if dir == "" {
+		return nil, usageError{cmd + " needs the ledger the runs used: --store DIR, or store: in lode.yaml"}
+	}
+	s, err := file.Open(dir)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, err
 	}
-	s, err := file.Open(a.store)
-	if err != nil {
-		a.close()
-		return nil, nil, "", err
-	}
-	return a, s, a.store, nil
+	return &recoverer{e: e, o: &o.options, store: s, dir: dir, expiry: time.Duration(cfg.ApprovalExpiry), agents: map[modelMemory]*agent{}}, nil
 }
 
 // cmdRecover continues, once, every run of the ledger whose process died.
@@ -91,15 +91,14 @@ func cmdRecover(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	a, s, dir, err := o.prepare(ctx, e, "lode recover", rest)
+	r, err := o.prepare(e, "lode recover", rest)
 	if err != nil {
 		return err
 	}
-	defer a.close()
-	defer s.Close()
+	defer r.close()
 	ctx, stop := interruptible(ctx, e)
 	defer stop()
-	return recoverPass(ctx, e, a, s, o.resumeCmd(dir))
+	return r.pass(ctx)
 }
 
 // cmdWorker recovers stopped runs every --every until a signal stops it.
@@ -120,12 +119,11 @@ func cmdWorker(ctx context.Context, e env, args []string) error {
 		}
 		return workerOnTemporal(ctx, e, &o, &tf, rest)
 	}
-	a, s, dir, err := o.prepare(ctx, e, "lode worker", rest)
+	r, err := o.prepare(e, "lode worker", rest)
 	if err != nil {
 		return err
 	}
-	defer a.close()
-	defer s.Close()
+	defer r.close()
 	every := o.every
 	if every == 0 {
 		every = DefaultWorkerEvery
@@ -134,11 +132,11 @@ func cmdWorker(ctx context.Context, e env, args []string) error {
 	// cancelled, its lease released, and the next worker finishes it.
 	ctx, stop := interruptible(ctx, e)
 	defer stop()
-	fmt.Fprintf(e.stderr, "lode worker: recovering stopped runs in %s every %s\n", dir, every)
+	fmt.Fprintf(e.stderr, "lode worker: recovering stopped runs in %s every %s\n", r.dir, every)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		if err := recoverPass(ctx, e, a, s, o.resumeCmd(dir)); err != nil && ctx.Err() == nil {
+		if err := r.pass(ctx); err != nil && ctx.Err() == nil {
 			var pe pausedErr
 			if !errors.As(err, &pe) {
 				fmt.Fprintln(e.stderr, "lode worker: "+oneLine(err.Error()))
@@ -151,40 +149,6 @@ func cmdWorker(ctx context.Context, e env, args []string) error {
 		case <-tick.C:
 		}
 	}
-}
-
-// recoverPass runs one Recover over s and reports each run on stderr. It
-// fails when a run or the store failed, and otherwise with a pausedErr
-// when a run paused for approval.
-func recoverPass(ctx context.Context, e env, a *agent, s *file.Store, rc resumeCmd) error {
-	recs, err := a.step.Recover(ctx, s, a.prov)
-	_ = a.step.Flush(context.WithoutCancel(ctx))
-	a.printer.endLine()
-	var failed, paused []string
-	for _, r := range recs {
-		fmt.Fprintln(e.stderr, describeRecovery(r))
-		var pe *loop.PendingError
-		switch {
-		case r.Err == nil:
-		case errors.As(r.Err, &pe):
-			listPending(e.stderr, pe.Thread, pe.Calls, rc)
-			paused = append(paused, r.Thread)
-		default:
-			fmt.Fprintf(e.stderr, "thread %s: %s\n", r.Thread, oneLine(explain(r.Err, a.cfg, a.baseURL).Error()))
-			failed = append(failed, r.Thread)
-		}
-	}
-	switch {
-	case err != nil:
-		return err
-	case len(failed) > 0:
-		return fmt.Errorf("%d recovered run(s) failed: %s", len(failed), strings.Join(failed, ", "))
-	case len(paused) > 0:
-		return pausedErr{fmt.Sprintf("%d recovered run(s) wait for approval: %s", len(paused), strings.Join(paused, ", "))}
-	case len(recs) == 0:
-		fmt.Fprintln(e.stderr, "no stopped runs to recover")
-	}
-	return nil
 }
 
 // describeRecovery is one line saying which run was taken over, from

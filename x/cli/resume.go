@@ -70,6 +70,10 @@ func cmdResume(ctx context.Context, e env, args []string) error {
 	if len(ds) == 0 {
 		calls := loop.Pending(st)
 		if len(calls) == 0 {
+			if answerDue(st) {
+				fmt.Fprintf(e.stderr, "thread %s has no tool calls waiting for approval, and its run stopped before the model answered: %s goes on with it\n", st.ID(), goOnCmd(&o, dir, st.ID()))
+				return nil
+			}
 			fmt.Fprintf(e.stderr, "thread %s has no tool calls waiting for approval; nothing to do\n", st.ID())
 			return nil
 		}
@@ -95,6 +99,7 @@ func cmdResume(ctx context.Context, e env, args []string) error {
 	_, err = a.step.Resume(ctx, st, a.prov, ds)
 	_ = a.step.Flush(context.WithoutCancel(ctx))
 	a.printer.endLine()
+	noteStop(st, err)
 	var pe *loop.PendingError
 	if errors.As(err, &pe) {
 		return pausedError(e.stderr, pe, o.resumeCmd(dir))

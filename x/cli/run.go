@@ -231,6 +231,7 @@ func (a *agent) ask(ctx context.Context, thread ledger.State, prompt string) err
 	_ = a.step.Flush(context.WithoutCancel(ctx))
 	a.printer.endLine()
 	a.printer.summary()
+	noteStop(thread, err)
 	return explain(err, a.cfg, a.baseURL)
 }
 
@@ -333,12 +334,15 @@ printed; --thread ID adds the prompt to that thread and goes on with it.
 			return err
 		}
 	}
-	if prompt == "" {
+	if prompt == "" && threadID == "" {
 		return usageError{`lode run needs a prompt: lode run "what is 2^64?" (or lode run - to read it from standard input)`}
 	}
 	if onTemporal, err := tf.check(e); err != nil || onTemporal {
 		if err != nil {
 			return err
+		}
+		if prompt == "" {
+			return usageError{"lode run --temporal needs a prompt"}
 		}
 		if cas.record != "" || cas.replay != "" {
 			return usageError{"--record and --replay run the model in this process; with --temporal it runs on the workers"}
@@ -377,7 +381,16 @@ printed; --thread ID adds the prompt to that thread and goes on with it.
 		listPending(e.stderr, thread.ID(), waiting, o.resumeCmd(a.store))
 		return pausedErr{fmt.Sprintf("thread %s waits for the decisions above before it takes another message", thread.ID())}
 	}
-	err = a.ask(ctx, thread, prompt)
+	if prompt == "" {
+		// Without a prompt, --thread goes on with a run that stopped
+		// before the model answered (its server failed, Ctrl-C).
+		if !answerDue(thread) {
+			return usageError{fmt.Sprintf("thread %s ends with the model's answer, so there is nothing to go on with: give lode run a prompt", thread.ID())}
+		}
+		err = a.goOn(ctx, thread)
+	} else {
+		err = a.ask(ctx, thread, prompt)
+	}
 	var pe *loop.PendingError
 	if errors.As(err, &pe) {
 		return pausedError(e.stderr, pe, o.resumeCmd(a.store))
