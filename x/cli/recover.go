@@ -25,8 +25,14 @@ started and has no result gets an "interrupted" error result (a tool marked
 idempotent runs again), a model answer that never landed is asked for again,
 and calls that wait for approval keep waiting, unless --approval-expiry (or
 approval_expiry: in lode.yaml) has passed: then they are denied, and the model
-reads why. Two recoverers never continue one thread. lode worker does the same
-every --every until Ctrl-C or SIGTERM, which stop it after the run in hand.
+reads why. A run that stopped on an error before the model answered (its server
+was unreachable or failed; lode marks the thread lode.run.stopped) is continued
+too: the model is asked again. Two recoverers never continue one thread. Each
+thread goes on with the model it remembers (lode.model.* in its metadata), and
+as it was, with its own user, tenant and roles; flags (--provider, --base-url,
+--model) come first, then the thread's memory, then the environment and
+lode.yaml. lode worker does the same every --every until Ctrl-C or SIGTERM,
+which stop it after the run in hand.
 
 Exit codes: lode recover: 0 every run it found finished (or none was found);
 1 a run or the store failed; 2 a mistake in the command line; 3 a run paused

@@ -15,7 +15,9 @@ const resumeNotes = `Each decision names a call: approve:ID runs it once, deny:I
 (the model reads the reason), edit:ID=JSON runs it with other arguments. Calls
 left undecided keep waiting. Without decisions it lists the calls that wait,
 with the command that decides each, and changes nothing; a thread with nothing
-waiting is said so, and no model is asked.
+waiting is said so, and no model is asked; one whose run stopped before the
+model answered (its server failed) is said so too, with the lode run --thread
+command that goes on with it.
 
 `
 
@@ -27,7 +29,7 @@ func cmdResume(ctx context.Context, e env, args []string) error {
 	o.registerTenant(fs)
 	var tf temporalFlags
 	tf.register(fs)
-	describe(fs, "lode resume [flags] THREAD [approve:ID | deny:ID=REASON | edit:ID=JSON ...]", resumeNotes+temporalNotes+exitCodes)
+	describe(fs, "lode resume [flags] THREAD [approve:ID | deny:ID=REASON | edit:ID=JSON ...]", resumeNotes+identityNotes+"\n"+rememberNotes+"\n"+temporalNotes+exitCodes)
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err

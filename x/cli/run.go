@@ -321,9 +321,11 @@ func cmdRun(ctx context.Context, e env, args []string) (err error) {
 	describe(fs, `lode run [flags] "prompt"   (or lode run [flags] - to read the prompt from standard input)`, `A call that needs approval stops the run with exit code 3; with --store (or
 store: in lode.yaml) the lode resume commands that decide it are printed, one
 per choice, ready to paste. With a store, the run's thread is kept and its ID
-printed; --thread ID adds the prompt to that thread and goes on with it.
+printed; --thread ID adds the prompt to that thread and goes on with it, and
+--thread ID without a prompt goes on with a run that stopped before the model
+answered (its server failed, Ctrl-C).
 
-`+temporalNotes+exitCodes)
+`+identityNotes+"\n"+rememberNotes+"\n"+temporalNotes+exitCodes)
 	words, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err
@@ -452,7 +454,7 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 	o.registerTenant(fs)
 	var threadID string
 	registerThread(fs, &threadID)
-	describe(fs, "lode chat [flags]", "Ctrl-C stops a turn; at the prompt it only says how to quit. Ctrl-D quits.\n--timeout and --idle-timeout bound each answer; one that runs out is reported and the chat goes on.\nA call that needs approval is asked about here (y, n, e to edit); an edit the\ntool's schema refuses is asked about again, and calls that wait are decided\nbefore the next message.\nWith a store (--store, store: in lode.yaml) the chat's thread is kept there and\nits ID printed; --thread ID goes on with a stored thread.\n\n"+exitCodes)
+	describe(fs, "lode chat [flags]", "Ctrl-C stops a turn; at the prompt it only says how to quit. Ctrl-D quits.\n--timeout and --idle-timeout bound each answer; one that runs out is reported and the chat goes on.\nA call that needs approval is asked about here (y, n, e to edit); an edit the\ntool's schema refuses is asked about again, and calls that wait are decided\nbefore the next message.\nWith a store (--store, store: in lode.yaml) the chat's thread is kept there and\nits ID printed; --thread ID goes on with a stored thread.\n\n"+identityNotes+"\n"+rememberNotes+"\n"+exitCodes)
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err
