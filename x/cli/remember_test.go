@@ -1,12 +1,17 @@
 package cli
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/ledger/file"
 )
 
 // failReply answers with an error the client does not retry.
@@ -151,5 +156,46 @@ func TestRunStoppedBeforeTheAnswerGoesOn(t *testing.T) {
 	r = lode(t, dir, nil, "", "run", "--store", store, "--thread", id)
 	if r.code != exitUsage || !strings.Contains(r.stderr, "ends with the model's answer, so there is nothing to go on with") {
 		t.Errorf("run --thread of a finished thread without a prompt: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// lode recover continues each thread with the model it remembers: two
+// threads of two servers and models, in a folder that configures neither,
+// are each answered by their own.
+func TestRecoverAsksEachThreadsModel(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "threads")
+	var fakes []*fakeOpenAI
+	for i, model := range []string{"alpha", "beta"} {
+		fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){textReply("from " + model)}}
+		srv := httptest.NewServer(fake)
+		defer srv.Close()
+		fakes = append(fakes, fake)
+		s, err := file.Open(store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta := modelMemory{provider: "openai", baseURL: srv.URL + "/v1", name: model, keyEnv: "OPENAI_API_KEY"}.metadata()
+		meta[stoppedKey] = "2026-01-01T00:00:00Z the server was down"
+		st, err := s.Create(context.Background(), ledger.WithID(fmt.Sprintf("t%d", i)), ledger.WithMetadata(meta), ledger.WithTurns(userTurn("hi")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+		s.Close()
+	}
+	r := lode(t, t.TempDir(), nil, "", "recover", "--store", store)
+	if r.code != 0 || strings.Count(r.stderr, "its run had stopped before the model answered") != 2 {
+		t.Fatalf("recover: exit %d:\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "from alpha") || !strings.Contains(r.stdout, "from beta") {
+		t.Errorf("stdout %q lacks an answer", r.stdout)
+	}
+	for i, want := range []string{"alpha", "beta"} {
+		if got := fakes[i].models(); len(got) != 1 || got[0] != want {
+			t.Errorf("server %d was asked for %q, want %s once", i, got, want)
+		}
+		if v, _ := storedThread(t, store, fmt.Sprintf("t%d", i)).Metadata(stoppedKey); v != "" {
+			t.Errorf("thread t%d is still marked stopped", i)
+		}
 	}
 }
