@@ -16,7 +16,11 @@
 // without one). The child's metadata names the agent (MetaAgent), its depth
 // (MetaDepth), the parent's thread (MetaParentThread) and the tool call
 // that started it (MetaParentCall); the parent thread gets the key
-// MetaChildPrefix+callID naming the child thread. Observers of the parent
+// MetaChildPrefix+callID naming the child thread. The child also carries
+// its caller's identity, copied from the parent thread: the user, tenant
+// and roles under x/auth's UserKey, TenantKey and RolesKey (never from the
+// model's arguments), so x/policy's roles and tenants: limits bind the
+// child as they bind its caller. Observers of the parent
 // find the child's Outcome on the tool result with OutcomeOf.
 //
 // # Tracing

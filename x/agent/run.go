@@ -18,6 +18,7 @@ import (
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/auth"
 	"github.com/lodeworks/lode/x/output"
 	xtool "github.com/lodeworks/lode/x/tool"
 )
@@ -204,6 +205,14 @@ func (a *Agent) call(ctx context.Context, parent tool.Registry, args map[string]
 	}
 	if parentState != nil {
 		meta[MetaParentThread] = parentState.ID()
+		// The child acts for its caller: it carries the caller's user,
+		// tenant and roles, from the parent thread (never from the
+		// model's arguments), so that the caller's limits bind it.
+		for k, v := range auth.Of(parentState).Metadata() {
+			if v != "" {
+				meta[k] = v
+			}
+		}
 	}
 	if callID != "" {
 		meta[MetaParentCall] = callID

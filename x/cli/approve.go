@@ -19,16 +19,17 @@ func (o *options) registerStore(fs *flag.FlagSet) {
 	fs.StringVar(&o.store, "store", "", "directory of the ledger that keeps threads, so that a run paused for approval can be resumed (default: store in lode.yaml; none keeps the thread in memory)")
 }
 
-// newThread is a thread of the store at dir, or an in-memory one.
-func newThread(ctx context.Context, dir string) (ledger.State, func(), error) {
+// newThread is a thread of the store at dir, or an in-memory one, created
+// with meta.
+func newThread(ctx context.Context, dir string, meta map[string]string) (ledger.State, func(), error) {
 	if dir == "" {
-		return ledger.NewThread(), func() {}, nil
+		return ledger.NewThread(ledger.WithMetadata(meta)), func() {}, nil
 	}
 	s, err := file.Open(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := s.Create(ctx)
+	st, err := s.Create(ctx, ledger.WithMetadata(meta))
 	if err != nil {
 		s.Close()
 		return nil, nil, err
@@ -199,5 +200,6 @@ func (a *agent) resume(ctx context.Context, thread ledger.State, ds []artifact.D
 	_, err := a.step.Resume(ctx, thread, a.prov, ds)
 	_ = a.step.Flush(context.WithoutCancel(ctx))
 	a.printer.endLine()
+	noteStop(thread, err)
 	return explain(err, a.cfg, a.baseURL)
 }

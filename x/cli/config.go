@@ -421,6 +421,11 @@ type options struct {
 	role     string
 	// approvalExpiry is --approval-expiry (lode recover and worker).
 	approvalExpiry time.Duration
+	// tenant is --tenant (lode run, chat and resume).
+	tenant string
+	// thread is what the stored thread a command goes on with remembers
+	// of its model; load puts it between the environment and the flags.
+	thread modelMemory
 }
 
 // register adds the flags of a command that runs the model (run, chat).
@@ -493,6 +498,7 @@ func (o *options) load(e env) (*Config, error) {
 		// tool call; a lode.yaml that names no tools: mounts none.
 		cfg.Tools = defaultTools
 	}
+	fromThread := o.thread.applyProvider(cfg, o.provider)
 	if o.provider != "" {
 		cfg.Model.Provider = o.provider
 	}
@@ -508,6 +514,9 @@ func (o *options) load(e env) (*Config, error) {
 	}
 	if v := e.getenv("LODE_MODEL"); v != "" {
 		cfg.Model.Name = v
+	}
+	if fromThread {
+		o.thread.applyModel(cfg)
 	}
 	if o.baseURL != "" {
 		cfg.Model.BaseURL = o.baseURL
@@ -539,7 +548,7 @@ func (o *options) load(e env) (*Config, error) {
 	if cfg.Model.IdleTimeout == 0 {
 		cfg.Model.IdleTimeout = Duration(openai.DefaultIdleTimeout)
 	}
-	if cfg.Model.APIKeyEnv == "" {
+	if cfg.Model.APIKeyEnv == "" || cfg.Model.APIKeyEnv == keyEnv && fromThread && o.thread.keyEnv == keyEnv {
 		cfg.Model.APIKeyEnv, cfg.Model.keyEnvDefault = keyEnv, true
 	}
 	return cfg, nil

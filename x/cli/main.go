@@ -30,7 +30,10 @@ usage:
   lode run --record FILE "..."   record the run's traffic with the model and MCP servers
   lode run --replay FILE "..."   replay a recorded run, with no network
   lode chat [flags]              talk to the agent; Ctrl-C stops a turn, Ctrl-D quits
-  lode run|chat --thread ID ...  go on with a stored thread (--store, or store: in lode.yaml)
+  lode run|chat --thread ID ...  go on with a stored thread (--store, or store: in lode.yaml);
+                                 it keeps its model and tenant, and lode run --thread ID
+                                 without a prompt goes on with a run the model never answered
+  lode run|chat --tenant T ...   a new thread of tenant T: the policy's tenants: limits bind it
   lode threads [flags]           list the stored threads: ID, title, turns, updated, paused
   lode resume [flags] THREAD [approve:ID | deny:ID=REASON | edit:ID=JSON ...]
                                  decide on calls waiting for approval (--store), then go on

@@ -25,8 +25,14 @@ started and has no result gets an "interrupted" error result (a tool marked
 idempotent runs again), a model answer that never landed is asked for again,
 and calls that wait for approval keep waiting, unless --approval-expiry (or
 approval_expiry: in lode.yaml) has passed: then they are denied, and the model
-reads why. Two recoverers never continue one thread. lode worker does the same
-every --every until Ctrl-C or SIGTERM, which stop it after the run in hand.
+reads why. A run that stopped on an error before the model answered (its server
+was unreachable or failed; lode marks the thread lode.run.stopped) is continued
+too: the model is asked again. Two recoverers never continue one thread. Each
+thread goes on with the model it remembers (lode.model.* in its metadata), and
+as it was, with its own user, tenant and roles; flags (--provider, --base-url,
+--model) come first, then the thread's memory, then the environment and
+lode.yaml. lode worker does the same every --every until Ctrl-C or SIGTERM,
+which stop it after the run in hand.
 
 Exit codes: lode recover: 0 every run it found finished (or none was found);
 1 a run or the store failed; 2 a mistake in the command line; 3 a run paused
@@ -50,35 +56,35 @@ func (o *recoverOptions) register(fs *flag.FlagSet, worker bool) {
 	}
 }
 
-// prepare checks the flags and the ledger, and builds the agent that
-// continues the runs, through openDoor as every other door.
-func (o *recoverOptions) prepare(ctx context.Context, e env, cmd string, rest []string) (*agent, *file.Store, string, error) {
+// prepare checks the flags and the ledger, and readies the recoverer
+// that continues the runs; it builds each agent, through openDoor as every
+// other door, when a thread needs it.
+func (o *recoverOptions) prepare(e env, cmd string, rest []string) (*recoverer, error) {
 	if len(rest) > 0 {
-		return nil, nil, "", usageError{fmt.Sprintf("%s takes no arguments, got %q", cmd, rest)}
+		return nil, usageError{fmt.Sprintf("%s takes no arguments, got %q", cmd, rest)}
 	}
 	if o.approvalExpiry < 0 {
-		return nil, nil, "", usageError{fmt.Sprintf("--approval-expiry %s: must not be negative (0 means approval_expiry in lode.yaml, or wait for ever)", o.approvalExpiry)}
+		return nil, usageError{fmt.Sprintf("--approval-expiry %s: must not be negative (0 means approval_expiry in lode.yaml, or wait for ever)", o.approvalExpiry)}
 	}
 	if o.every < 0 {
-		return nil, nil, "", usageError{fmt.Sprintf("--every %s: must not be negative (0 means %s)", o.every, DefaultWorkerEvery)}
+		return nil, usageError{fmt.Sprintf("--every %s: must not be negative (0 means %s)", o.every, DefaultWorkerEvery)}
 	}
 	cfg, err := o.load(e)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, err
 	}
-	if o.store == "" && cfg.Store == "" {
-		return nil, nil, "", usageError{cmd + " needs the ledger the runs used: --store DIR, or store: in lode.yaml"}
+	dir := o.store
+	if dir == "" {
+		dir = cfg.Store
 	}
-	a, err := newAgent(ctx, e, &o.options)
+	if dir == "" {
+		return nil, usageError{cmd + " needs the ledger the runs used: --store DIR, or store: in lode.yaml"}
+	}
+	s, err := file.Open(dir)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, err
 	}
-	s, err := file.Open(a.store)
-	if err != nil {
-		a.close()
-		return nil, nil, "", err
-	}
-	return a, s, a.store, nil
+	return &recoverer{e: e, o: &o.options, store: s, dir: dir, expiry: time.Duration(cfg.ApprovalExpiry), agents: map[modelMemory]*agent{}}, nil
 }
 
 // cmdRecover continues, once, every run of the ledger whose process died.
@@ -91,15 +97,14 @@ func cmdRecover(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	a, s, dir, err := o.prepare(ctx, e, "lode recover", rest)
+	r, err := o.prepare(e, "lode recover", rest)
 	if err != nil {
 		return err
 	}
-	defer a.close()
-	defer s.Close()
+	defer r.close()
 	ctx, stop := interruptible(ctx, e)
 	defer stop()
-	return recoverPass(ctx, e, a, s, o.resumeCmd(dir))
+	return r.pass(ctx)
 }
 
 // cmdWorker recovers stopped runs every --every until a signal stops it.
@@ -120,12 +125,11 @@ func cmdWorker(ctx context.Context, e env, args []string) error {
 		}
 		return workerOnTemporal(ctx, e, &o, &tf, rest)
 	}
-	a, s, dir, err := o.prepare(ctx, e, "lode worker", rest)
+	r, err := o.prepare(e, "lode worker", rest)
 	if err != nil {
 		return err
 	}
-	defer a.close()
-	defer s.Close()
+	defer r.close()
 	every := o.every
 	if every == 0 {
 		every = DefaultWorkerEvery
@@ -134,11 +138,11 @@ func cmdWorker(ctx context.Context, e env, args []string) error {
 	// cancelled, its lease released, and the next worker finishes it.
 	ctx, stop := interruptible(ctx, e)
 	defer stop()
-	fmt.Fprintf(e.stderr, "lode worker: recovering stopped runs in %s every %s\n", dir, every)
+	fmt.Fprintf(e.stderr, "lode worker: recovering stopped runs in %s every %s\n", r.dir, every)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		if err := recoverPass(ctx, e, a, s, o.resumeCmd(dir)); err != nil && ctx.Err() == nil {
+		if err := r.pass(ctx); err != nil && ctx.Err() == nil {
 			var pe pausedErr
 			if !errors.As(err, &pe) {
 				fmt.Fprintln(e.stderr, "lode worker: "+oneLine(err.Error()))
@@ -151,40 +155,6 @@ func cmdWorker(ctx context.Context, e env, args []string) error {
 		case <-tick.C:
 		}
 	}
-}
-
-// recoverPass runs one Recover over s and reports each run on stderr. It
-// fails when a run or the store failed, and otherwise with a pausedErr
-// when a run paused for approval.
-func recoverPass(ctx context.Context, e env, a *agent, s *file.Store, rc resumeCmd) error {
-	recs, err := a.step.Recover(ctx, s, a.prov)
-	_ = a.step.Flush(context.WithoutCancel(ctx))
-	a.printer.endLine()
-	var failed, paused []string
-	for _, r := range recs {
-		fmt.Fprintln(e.stderr, describeRecovery(r))
-		var pe *loop.PendingError
-		switch {
-		case r.Err == nil:
-		case errors.As(r.Err, &pe):
-			listPending(e.stderr, pe.Thread, pe.Calls, rc)
-			paused = append(paused, r.Thread)
-		default:
-			fmt.Fprintf(e.stderr, "thread %s: %s\n", r.Thread, oneLine(explain(r.Err, a.cfg, a.baseURL).Error()))
-			failed = append(failed, r.Thread)
-		}
-	}
-	switch {
-	case err != nil:
-		return err
-	case len(failed) > 0:
-		return fmt.Errorf("%d recovered run(s) failed: %s", len(failed), strings.Join(failed, ", "))
-	case len(paused) > 0:
-		return pausedErr{fmt.Sprintf("%d recovered run(s) wait for approval: %s", len(paused), strings.Join(paused, ", "))}
-	case len(recs) == 0:
-		fmt.Fprintln(e.stderr, "no stopped runs to recover")
-	}
-	return nil
 }
 
 // describeRecovery is one line saying which run was taken over, from

@@ -231,6 +231,7 @@ func (a *agent) ask(ctx context.Context, thread ledger.State, prompt string) err
 	_ = a.step.Flush(context.WithoutCancel(ctx))
 	a.printer.endLine()
 	a.printer.summary()
+	noteStop(thread, err)
 	return explain(err, a.cfg, a.baseURL)
 }
 
@@ -310,6 +311,7 @@ func cmdRun(ctx context.Context, e env, args []string) (err error) {
 	fs := flag.NewFlagSet("lode run", flag.ContinueOnError)
 	var o options
 	o.register(fs)
+	o.registerTenant(fs)
 	var cas cassetteFlags
 	cas.register(fs)
 	var threadID string
@@ -319,9 +321,11 @@ func cmdRun(ctx context.Context, e env, args []string) (err error) {
 	describe(fs, `lode run [flags] "prompt"   (or lode run [flags] - to read the prompt from standard input)`, `A call that needs approval stops the run with exit code 3; with --store (or
 store: in lode.yaml) the lode resume commands that decide it are printed, one
 per choice, ready to paste. With a store, the run's thread is kept and its ID
-printed; --thread ID adds the prompt to that thread and goes on with it.
+printed; --thread ID adds the prompt to that thread and goes on with it, and
+--thread ID without a prompt goes on with a run that stopped before the model
+answered (its server failed, Ctrl-C).
 
-`+temporalNotes+exitCodes)
+`+identityNotes+"\n"+rememberNotes+"\n"+temporalNotes+exitCodes)
 	words, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err
@@ -332,12 +336,15 @@ printed; --thread ID adds the prompt to that thread and goes on with it.
 			return err
 		}
 	}
-	if prompt == "" {
+	if prompt == "" && threadID == "" {
 		return usageError{`lode run needs a prompt: lode run "what is 2^64?" (or lode run - to read it from standard input)`}
 	}
 	if onTemporal, err := tf.check(e); err != nil || onTemporal {
 		if err != nil {
 			return err
+		}
+		if prompt == "" {
+			return usageError{"lode run --temporal needs a prompt"}
 		}
 		if cas.record != "" || cas.replay != "" {
 			return usageError{"--record and --replay run the model in this process; with --temporal it runs on the workers"}
@@ -350,6 +357,14 @@ printed; --thread ID adds the prompt to that thread and goes on with it.
 	if e.cassette != nil {
 		defer func() { err = stopCassette(e.cassette, e, err) }()
 	}
+	var stored ledger.State
+	if threadID != "" {
+		var closeStored func()
+		if stored, closeStored, err = openStored(ctx, e, &o, threadID); err != nil {
+			return err
+		}
+		defer closeStored()
+	}
 	a, err := newAgent(ctx, e, &o)
 	if err != nil {
 		return err
@@ -357,7 +372,7 @@ printed; --thread ID adds the prompt to that thread and goes on with it.
 	defer a.close()
 	ctx, stop := interruptible(ctx, e)
 	defer stop()
-	thread, closeStore, err := openThread(ctx, a.store, threadID)
+	thread, closeStore, err := a.startThread(ctx, &o, stored)
 	if err != nil {
 		return err
 	}
@@ -368,7 +383,16 @@ printed; --thread ID adds the prompt to that thread and goes on with it.
 		listPending(e.stderr, thread.ID(), waiting, o.resumeCmd(a.store))
 		return pausedErr{fmt.Sprintf("thread %s waits for the decisions above before it takes another message", thread.ID())}
 	}
-	err = a.ask(ctx, thread, prompt)
+	if prompt == "" {
+		// Without a prompt, --thread goes on with a run that stopped
+		// before the model answered (its server failed, Ctrl-C).
+		if !answerDue(thread) {
+			return usageError{fmt.Sprintf("thread %s ends with the model's answer, so there is nothing to go on with: give lode run a prompt", thread.ID())}
+		}
+		err = a.goOn(ctx, thread)
+	} else {
+		err = a.ask(ctx, thread, prompt)
+	}
 	var pe *loop.PendingError
 	if errors.As(err, &pe) {
 		return pausedError(e.stderr, pe, o.resumeCmd(a.store))
@@ -427,9 +451,10 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("lode chat", flag.ContinueOnError)
 	var o options
 	o.register(fs)
+	o.registerTenant(fs)
 	var threadID string
 	registerThread(fs, &threadID)
-	describe(fs, "lode chat [flags]", "Ctrl-C stops a turn; at the prompt it only says how to quit. Ctrl-D quits.\n--timeout and --idle-timeout bound each answer; one that runs out is reported and the chat goes on.\nA call that needs approval is asked about here (y, n, e to edit); an edit the\ntool's schema refuses is asked about again, and calls that wait are decided\nbefore the next message.\nWith a store (--store, store: in lode.yaml) the chat's thread is kept there and\nits ID printed; --thread ID goes on with a stored thread.\n\n"+exitCodes)
+	describe(fs, "lode chat [flags]", "Ctrl-C stops a turn; at the prompt it only says how to quit. Ctrl-D quits.\n--timeout and --idle-timeout bound each answer; one that runs out is reported and the chat goes on.\nA call that needs approval is asked about here (y, n, e to edit); an edit the\ntool's schema refuses is asked about again, and calls that wait are decided\nbefore the next message.\nWith a store (--store, store: in lode.yaml) the chat's thread is kept there and\nits ID printed; --thread ID goes on with a stored thread.\n\n"+identityNotes+"\n"+rememberNotes+"\n"+exitCodes)
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err
@@ -440,6 +465,14 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 	// Lines are read apart from the loop so that a signal or the end of
 	// ctx is seen while the prompt waits; an MCP server's elicitation
 	// reads them too, while a turn runs.
+	var stored ledger.State
+	if threadID != "" {
+		var closeStored func()
+		if stored, closeStored, err = openStored(ctx, e, &o, threadID); err != nil {
+			return err
+		}
+		defer closeStored()
+	}
 	lines := make(chan string)
 	e.elicit = terminalElicitor(e.stderr, lines)
 	a, err := newAgent(ctx, e, &o)
@@ -469,7 +502,7 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 		close(lines)
 	}()
 
-	thread, closeStore, err := openThread(ctx, a.store, threadID)
+	thread, closeStore, err := a.startThread(ctx, &o, stored)
 	if err != nil {
 		return err
 	}

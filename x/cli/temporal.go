@@ -179,7 +179,7 @@ func runOnTemporal(ctx context.Context, e env, o *options, tf *temporalFlags, th
 		return err
 	}
 	defer s.Close()
-	st, err := temporalThread(ctx, s, dir, threadID)
+	st, err := temporalThread(ctx, s, dir, threadID, o)
 	if err != nil {
 		return err
 	}
@@ -203,11 +203,12 @@ func runOnTemporal(ctx context.Context, e env, o *options, tf *temporalFlags, th
 	return temporalEnded(e, pr, o, dir, tf, id, err)
 }
 
-// temporalThread is a new thread in the workers' store, or the stored
-// thread --thread names when it waits for nothing.
-func temporalThread(ctx context.Context, s *file.Store, dir, id string) (*ledger.StoredThread, error) {
+// temporalThread is a new thread in the workers' store, made with the
+// caller's identity, or the stored thread --thread names when it waits for
+// nothing and the caller's tenant is its own.
+func temporalThread(ctx context.Context, s *file.Store, dir, id string, o *options) (*ledger.StoredThread, error) {
 	if id == "" {
-		return s.Create(ctx)
+		return s.Create(ctx, ledger.WithMetadata(newThreadMeta(o.identity())))
 	}
 	if err := ledger.CheckID(id); err != nil {
 		return nil, usageError{fmt.Sprintf("--thread %q is not a thread ID: %v", id, err)}
@@ -217,6 +218,10 @@ func temporalThread(ctx context.Context, s *file.Store, dir, id string) (*ledger
 		return nil, fmt.Errorf("thread %s is not in %s: lode threads --store %s lists the stored threads", id, dir, dir)
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := checkTenant(st, o.tenant); err != nil {
+		st.Close()
 		return nil, err
 	}
 	if n := len(loop.Pending(st)); n > 0 {

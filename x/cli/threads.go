@@ -28,10 +28,10 @@ func registerThread(fs *flag.FlagSet, id *string) {
 
 // openThread is the thread a run or chat talks on: the stored thread id
 // when one is given, else a new thread in the store at dir, else (no
-// store) a thread in memory.
-func openThread(ctx context.Context, dir, id string) (ledger.State, func(), error) {
+// store) a thread in memory; a new thread is created with meta.
+func openThread(ctx context.Context, dir, id string, meta map[string]string) (ledger.State, func(), error) {
 	if id == "" {
-		return newThread(ctx, dir)
+		return newThread(ctx, dir, meta)
 	}
 	if dir == "" {
 		return nil, nil, usageError{"--thread needs the store that keeps the thread: --store DIR, or store: in lode.yaml"}
