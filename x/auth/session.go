@@ -31,10 +31,18 @@ const (
 	RevokedCounterPrefix = "lode.session.revoked:"
 )
 
-// ErrSessionEnded is what Sessions.Authenticate returns, wrapped, for a
-// cookie that was good once: its session expired or was logged out, or its
-// token is no longer configured. It matches ErrUnauthenticated too.
-var ErrSessionEnded = fmt.Errorf("%w: the session has ended: log in again", ErrUnauthenticated)
+// ErrSessionEnded is what Sessions.Authenticate returns for a cookie that
+// was good once: its session expired or was logged out. The error returned
+// matches ErrUnauthenticated too.
+var ErrSessionEnded = errors.New("auth: the session has ended: log in again")
+
+// ended is the error of an ended session: ErrSessionEnded, which is also
+// ErrUnauthenticated.
+type ended struct{}
+
+func (ended) Error() string { return ErrSessionEnded.Error() }
+
+func (ended) Is(target error) bool { return target == ErrSessionEnded || target == ErrUnauthenticated }
 
 // SessionOption configures Sessions.
 type SessionOption func(*sessionConfig)
@@ -197,9 +205,10 @@ func (s *Sessions) Logout(w http.ResponseWriter, r *http.Request) error {
 
 // Authenticate returns the Identity of r's session cookie: that of its
 // token as the Tokens grant it now. No cookie, or a forged one, is
-// ErrUnauthenticated; an expired or logged-out one, or one whose token is
-// gone, is ErrSessionEnded. A failure to read the revocations is returned
-// as it is: the request is not authenticated either way.
+// ErrUnauthenticated, and so is one whose token is no longer configured
+// (its key is gone); an expired or logged-out one is ErrSessionEnded. A
+// failure to read the revocations is returned as it is: the request is not
+// authenticated either way.
 func (s *Sessions) Authenticate(r *http.Request) (Identity, error) {
 	sid, _, e, err := s.verify(r)
 	if err != nil {
@@ -209,7 +218,7 @@ func (s *Sessions) Authenticate(r *http.Request) (Identity, error) {
 	_, gone := s.revoked[sid]
 	s.mu.Unlock()
 	if gone {
-		return Identity{}, ErrSessionEnded
+		return Identity{}, ended{}
 	}
 	if s.cfg.counter != nil {
 		n, _, err := s.cfg.counter.AddCounter(r.Context(), RevokedCounterPrefix+sid, 0, ledger.NoLimit)
@@ -217,7 +226,7 @@ func (s *Sessions) Authenticate(r *http.Request) (Identity, error) {
 			return Identity{}, fmt.Errorf("auth: read the session's revocation: %w", err)
 		}
 		if n > 0 {
-			return Identity{}, ErrSessionEnded
+			return Identity{}, ended{}
 		}
 	}
 	return e.id.clone(), nil
@@ -263,7 +272,7 @@ func (s *Sessions) verify(r *http.Request) (sid string, exp int64, e *tokenEntry
 		return "", 0, nil, ErrUnauthenticated
 	}
 	if s.cfg.now().Unix() >= exp {
-		return "", 0, nil, ErrSessionEnded
+		return "", 0, nil, ended{}
 	}
 	return parts[1], exp, e, nil
 }
