@@ -21,16 +21,22 @@ type toolView struct {
 	Description string `json:"description,omitempty"`
 }
 
-// asCaller is a thread as the caller of a request sees it: its role is
-// the caller's, as it will be once the caller posts to it.
+// asCaller is a thread as the caller of a request sees it: its user,
+// tenant and role are the caller's, as they will be once the caller posts
+// to it.
 type asCaller struct {
 	ledger.State
-	role string
+	who Identity
 }
 
 func (a asCaller) Metadata(key string) (string, bool) {
-	if key == RoleKey {
-		return a.role, true
+	switch key {
+	case RoleKey:
+		return a.who.Role, true
+	case UserKey:
+		return a.who.Caller, true
+	case TenantKey:
+		return a.who.Tenant, true
 	}
 	return a.State.Metadata(key)
 }
@@ -51,9 +57,11 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer stored.Close()
-		st = asCaller{State: stored, role: who.Role}
+		st = asCaller{State: stored, who: who}
 	} else {
-		st = ledger.NewThread(ledger.WithMetadata(map[string]string{OwnerKey: who.Caller, RoleKey: who.Role}))
+		meta := who.metadata()
+		meta[OwnerKey] = who.Caller
+		st = ledger.NewThread(ledger.WithMetadata(meta))
 	}
 	req, err := loop.New(h.cfg.loopOpts...).Request(r.Context(), st)
 	if err != nil {
