@@ -6,6 +6,7 @@ import (
 
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/x/auth"
 )
 
 // infoView is what GET /api/info answers: what the page shows before the
@@ -14,6 +15,11 @@ type infoView struct {
 	// Model is the provider's Model(), when it has that method.
 	Model string     `json:"model"`
 	Tools []toolView `json:"tools"`
+	// User is the caller, when authenticated; Session says the request
+	// came with a session cookie (WithSessions), which POST /api/logout
+	// ends: the page then offers to log out.
+	User    string `json:"user,omitempty"`
+	Session bool   `json:"session,omitempty"`
 }
 
 type toolView struct {
@@ -70,6 +76,14 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := infoView{Tools: make([]toolView, 0, len(req.Tools))}
+	if h.cfg.authn != nil {
+		v.User = who.Caller
+	}
+	if h.cfg.sessions != nil {
+		if c, err := r.Cookie(auth.CookieName); err == nil && c.Value != "" {
+			v.Session = true
+		}
+	}
 	if m, ok := h.prov.(interface{ Model() string }); ok {
 		v.Model = m.Model()
 	}
