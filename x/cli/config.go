@@ -66,9 +66,14 @@ type Config struct {
 	// names a file that holds it instead. Either is followed for changes.
 	Policy     *yaml.Node `yaml:"policy"`
 	PolicyFile string     `yaml:"policy_file"`
-	// Tokens grant roles to HTTP callers, each token read from a variable
-	// or a file.
+	// Tokens grant an identity (user, tenant, roles) to HTTP callers, each
+	// token read from a variable or a file. lode web and serve --http
+	// check them, and proxy:, whether or not a policy is configured.
 	Tokens []TokenConfig `yaml:"tokens"`
+	// Proxy trusts an authenticating proxy's headers from its addresses.
+	Proxy ProxyConfig `yaml:"proxy"`
+	// Sessions sets the cookie lode web's page trades a token for.
+	Sessions SessionsConfig `yaml:"sessions"`
 	// Temporal says where lode worker, run and resume --temporal find
 	// their runs.
 	Temporal TemporalConfig `yaml:"temporal"`
@@ -395,6 +400,9 @@ func parseConfig(name string, data []byte) (*Config, error) {
 	}
 	if cfg.Model.IdleTimeout < 0 {
 		return nil, fmt.Errorf("%s: model.idle_timeout must not be negative (0 means the default, %s)", f.at("model.idle_timeout"), openai.DefaultIdleTimeout)
+	}
+	if err := checkLogins(cfg, f); err != nil {
+		return nil, err
 	}
 	if cfg.Lease < 0 {
 		return nil, fmt.Errorf("%s: lease must not be negative (0 means the default, %s)", f.at("lease"), loop.DefaultLeaseTTL)

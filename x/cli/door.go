@@ -49,10 +49,11 @@ const serveHint = "use an MCP client that supports elicitation, run it through l
 // doorSpec is what a command knows beyond the configuration.
 type doorSpec struct {
 	kind doorKind
-	// roles is --role: the caller's roles, or over HTTP those of callers
-	// whose request carries no token when tokens: grant none.
+	// roles is --role: the caller's roles; over HTTP, every caller's, and
+	// only when lode.yaml configures no logins (tokens:, proxy:).
 	roles string
-	// http says the door is served over HTTP, where tokens: apply.
+	// http says the door is served over HTTP, where tokens: and proxy:
+	// apply (lode web always is).
 	http bool
 	// prov, when set, is the model the door's loop talks to: openDoor
 	// wraps it in lode.yaml's history: policy.
@@ -98,6 +99,9 @@ type door struct {
 	// search is lode.yaml's defer: (nil without it); a loop's turns
 	// offer through its Filter, over filter.
 	search *toolsearch.Search
+	// logins are the credentials an HTTP door checks on every request,
+	// with or without a policy; nil when lode.yaml configures none.
+	logins *logins
 }
 
 // openDoor builds what a door needs from cfg and the mounted tools.
@@ -131,6 +135,16 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 	if src == nil && spec.roles != "" {
 		return nil, usageError{"--role needs a policy: in lode.yaml (or policy_file:)"}
 	}
+	if spec.http || spec.kind == doorWeb {
+		// Checked whatever else is configured: a door's safety does not
+		// hang on an unrelated setting such as policy:.
+		if d.logins, err = loginsOf(e, cfg, spec.kind == doorWeb, counterOf(d.store)); err != nil {
+			return nil, err
+		}
+		if d.logins != nil && spec.roles != "" {
+			return nil, usageError{fmt.Sprintf("--role gives the roles of callers of a door with no logins; lode.yaml has %s, which give each caller's: leave --role out", d.logins.what())}
+		}
+	}
 	if src != nil {
 		d.enf = policy.NewEnforcer(tb.reg, src, policy.WithOwners(ownersOf(tb)),
 			policy.WithSpend(counterOf(d.store), d.catalog, cfg.Model.Name))
@@ -141,10 +155,8 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 		d.filter = d.enf.Filter()
 		roles := spec.roles
 		d.roles = &roles
-		if err := d.identities(e, cfg, spec); err != nil {
-			return nil, err
-		}
 	}
+	d.identities(spec)
 	d.needs = approvalRule(cfg, tb, d.enf)
 	var approver xtool.Approver = xtool.PauseForDecision
 	if spec.kind == doorServe {
@@ -162,36 +174,43 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 	return d, nil
 }
 
-// identities says who the caller of a served door is: over HTTP the roles
-// of the bearer token each caller presents when tokens: are given, else
-// the roles of --role.
-func (d *door) identities(e env, cfg *Config, spec doorSpec) error {
-	var tokens *policy.Tokens
-	if spec.http || spec.kind == doorWeb {
-		var err error
-		if tokens, err = tokensOf(e, cfg); err != nil {
-			return err
-		}
-	}
+// identities says who the caller of a served door is: over HTTP, with
+// logins configured, who the request's credentials name (a request
+// without them is refused before anything runs); otherwise the roles of
+// --role.
+func (d *door) identities(spec doorSpec) {
 	switch spec.kind {
 	case doorServe:
-		d.server = []mcp.ServerOption{mcp.WithFilter(d.filter)}
-		if tokens != nil {
-			d.server = append(d.server, mcp.WithIdentify(tokens.Identify))
-		} else {
+		if d.filter != nil {
+			d.server = append(d.server, mcp.WithFilter(d.filter))
+		}
+		switch {
+		case spec.http && d.logins != nil:
+			d.server = append(d.server, mcp.WithIdentify(d.logins.identify))
+		case d.enf != nil:
 			d.server = append(d.server, mcp.WithState(ledger.NewThread(ledger.WithMetadata(map[string]string{policy.RolesKey: spec.roles}))))
 		}
 	case doorWeb:
-		identify := func(*http.Request) (web.Identity, error) { return web.Identity{Role: spec.roles}, nil }
-		if tokens != nil {
-			identify = func(r *http.Request) (web.Identity, error) {
-				caller, rs, err := tokens.Lookup(r)
-				return web.Identity{Caller: caller, Role: strings.Join(rs, ",")}, err
+		switch {
+		case d.logins != nil:
+			d.web = append(d.web, web.WithAuthenticator(d.logins.authn))
+			if d.logins.sessions != nil {
+				d.web = append(d.web, web.WithSessions(d.logins.sessions))
 			}
+		case spec.roles != "":
+			identify := func(*http.Request) (web.Identity, error) { return web.Identity{Role: spec.roles}, nil }
+			d.web = append(d.web, web.WithIdentify(identify))
 		}
-		d.web = []web.Option{web.WithIdentify(identify)}
 	}
-	return nil
+}
+
+// unauthenticated refuses a door that would serve a non-loopback address
+// with no logins, unless the command was told so (--allow-unauthenticated).
+func (d *door) unauthenticated(flag, addr string, remote, allowed bool) error {
+	if !remote || d.logins != nil || allowed {
+		return nil
+	}
+	return usageError{fmt.Sprintf("%s %s is not a loopback address and lode.yaml configures no logins (tokens:, proxy:): anyone who reaches it could use the tools; add tokens: or proxy:, or --allow-unauthenticated to serve it with no authentication", flag, addr)}
 }
 
 // approvalRule is the one rule that says which calls wait for a person:

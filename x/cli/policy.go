@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -14,18 +13,6 @@ import (
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/x/policy"
 )
-
-// TokenConfig grants roles to the HTTP callers that present one bearer
-// token. The token itself comes from an environment variable or a file,
-// never from lode.yaml.
-type TokenConfig struct {
-	Roles []string `yaml:"roles"`
-	// Env names the variable that holds the token.
-	Env string `yaml:"env"`
-	// File names a file that holds the token (surrounding blanks dropped),
-	// relative to lode.yaml's folder.
-	File string `yaml:"file"`
-}
 
 // policySource returns the policy lode.yaml names — policy_file:, or its
 // own policy: section — followed for changes; nil when it names none.
@@ -73,47 +60,8 @@ func ownersOf(tb *toolbox) policy.Owners {
 	return tb.router
 }
 
-// tokensOf reads the tokens: section, each token from its variable or file.
-func tokensOf(e env, cfg *Config) (*policy.Tokens, error) {
-	if len(cfg.Tokens) == 0 {
-		return nil, nil
-	}
-	grants := map[string][]string{}
-	for i, tc := range cfg.Tokens {
-		at := cfg.file.at(fmt.Sprintf("tokens[%d]", i))
-		var tok string
-		switch {
-		case tc.Env != "" && tc.File != "":
-			return nil, fmt.Errorf("%s: a token comes from env: or file:, not both", at)
-		case tc.Env != "":
-			if tok = e.getenv(tc.Env); tok == "" {
-				return nil, fmt.Errorf("%s: the variable %s that should hold the token is empty or unset", at, tc.Env)
-			}
-		case tc.File != "":
-			path := tc.File
-			if !filepath.IsAbs(path) && cfg.file != nil {
-				path = filepath.Join(filepath.Dir(cfg.file.name), path)
-			}
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return nil, fmt.Errorf("%s: token file: %w", at, err)
-			}
-			if tok = strings.TrimSpace(string(b)); tok == "" {
-				return nil, fmt.Errorf("%s: the token file %s is empty", at, tc.File)
-			}
-		default:
-			return nil, fmt.Errorf("%s: a token needs env: VARIABLE or file: PATH (the token itself never goes in lode.yaml)", at)
-		}
-		if _, dup := grants[tok]; dup {
-			return nil, fmt.Errorf("%s: the same token is granted twice", at)
-		}
-		grants[tok] = tc.Roles
-	}
-	return policy.NewTokens(grants), nil
-}
-
 func (o *options) registerRole(fs *flag.FlagSet) {
-	fs.StringVar(&o.role, "role", "", "with a policy in lode.yaml: the roles (comma-separated) the caller holds; lode web: of every caller when tokens: grant none")
+	fs.StringVar(&o.role, "role", "", "with a policy in lode.yaml: the roles (comma-separated) the caller holds; lode web: of every caller when lode.yaml configures no logins (tokens:, proxy:)")
 }
 
 const policyUsage = `usage: lode policy check [--config FILE]

@@ -297,7 +297,7 @@ func TestTokensRefused(t *testing.T) {
 		{"neither", "tokens:\n  - roles: [viewer]\n", nil, "lode: lode.yaml:2: a token needs env: VARIABLE or file: PATH (the token itself never goes in lode.yaml)\n"},
 		{"both", "tokens:\n  - roles: [viewer]\n    env: T\n    file: t\n", nil, "lode: lode.yaml:2: a token comes from env: or file:, not both\n"},
 		{"unset", "tokens:\n  - roles: [viewer]\n    env: T\n", nil, "lode: lode.yaml:2: the variable T that should hold the token is empty or unset\n"},
-		{"twice", "tokens:\n  - roles: [viewer]\n    env: T\n  - roles: [editor]\n    env: U\n", map[string]string{"T": "same", "U": "same"}, "lode: lode.yaml:4: the same token is granted twice\n"},
+		{"twice", "tokens:\n  - roles: [viewer]\n    env: T\n  - roles: [editor]\n    env: U\n", map[string]string{"T": "same-token", "U": "same-token"}, "lode: lode.yaml:4: the same token is granted twice\n"},
 		{"a token in the file", "tokens:\n  - roles: [viewer]\n    token: abc\n", nil, "lode: lode.yaml:3: unknown key \"token\" in a tokens: entry (the token never goes in the file: env: or file: says where it is)\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -71,14 +71,20 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	o.registerTools(fs)
 	o.registerTrace(fs)
 	addr := fs.String("http", "", "serve streamable HTTP at POST /mcp on this loopback address (e.g. 127.0.0.1:8080) instead of stdio")
-	roles := fs.String("role", "", "with a policy in lode.yaml: the roles (comma-separated) of the caller over stdio, or over HTTP when tokens: grant none")
+	roles := fs.String("role", "", "with a policy in lode.yaml: the roles (comma-separated) of the caller over stdio, or of every caller over HTTP when lode.yaml configures no logins (tokens:, proxy:)")
 	var allowHosts []string
-	allowHostFlag(fs, &allowHosts, "accept requests for this Host name besides loopback ones (repeatable; \"*\" for any); needed to serve --http on an address other than loopback, which opens the tools to the network with no authentication")
+	allowHostFlag(fs, &allowHosts, "accept requests for this Host name besides loopback ones (repeatable; \"*\" for any); needed to serve --http on an address other than loopback")
+	unauth := fs.Bool("allow-unauthenticated", false, "serve --http on an address other than loopback with no logins (tokens:, proxy: in lode.yaml), which opens the tools to the network")
 	describe(fs, "lode serve [flags]", `A call that needs approval (a destructive tool, approve: in lode.yaml, the
 policy's approve: rules for the caller's roles) is put to the MCP client's
 person through elicitation and runs only on an accepted yes, once. A client
 that declared no elicitation gets an error result (isError) saying the call
 needs approval, why, and how to get it; the call never runs.
+
+Over --http, tokens: and proxy: in lode.yaml are checked on every request
+whenever they are configured: a request without credentials is answered
+401 and runs nothing, and the caller's user, tenant and roles are those its
+credentials name.
 
 `+exitCodes)
 	rest, err := parseFlags(fs, e, args)
@@ -121,6 +127,9 @@ needs approval, why, and how to get it; the call never runs.
 	if err != nil {
 		return err
 	}
+	if err := d.unauthenticated("--http", *addr, remote, *unauth); err != nil {
+		return err
+	}
 	hopts, popts := d.handler, d.server
 	telHandler, _ := tel.options()
 	hopts = append(hopts, telHandler...)
@@ -141,7 +150,7 @@ needs approval, why, and how to get it; the call never runs.
 		if ln, err = net.Listen("tcp", *addr); err != nil {
 			return err
 		}
-		if remote {
+		if remote && d.logins == nil {
 			fmt.Fprintf(e.stderr, "lode serve: warning: %s is not a loopback address: anyone who can reach it can run these tools, unauthenticated\n", *addr)
 		}
 		fmt.Fprintf(e.stderr, "lode serve: %d tools at http://%s/mcp\n", len(tb.reg.Tools()), ln.Addr())

@@ -33,13 +33,17 @@ func cmdWeb(ctx context.Context, e env, args []string) error {
 	// the scripts that use it.
 	threads := fs.String("threads", "", "deprecated: the same as --store")
 	var allowHosts []string
-	allowHostFlag(fs, &allowHosts, "accept requests for this Host name besides loopback ones (repeatable; \"*\" for any); needed to listen on an address other than loopback, which lets anyone who reaches it chat and run the tools, unauthenticated")
+	allowHostFlag(fs, &allowHosts, "accept requests for this Host name besides loopback ones (repeatable; \"*\" for any); needed to listen on an address other than loopback")
+	unauth := fs.Bool("allow-unauthenticated", false, "serve an address other than loopback with no logins (tokens:, proxy: in lode.yaml), which lets anyone who reaches it chat and run the tools")
 	describe(fs, "lode web [flags]", `A call that needs approval pauses the chat; the page shows it as an approval
 card (after a reload, and in another browser, too) and posts the decision.
 Each answer shows the tokens it used and their cost at the catalog's prices
 (catalog: in lode.yaml gives a model's), the thread's total in the header.
-Callers' roles, for the policy and its approve: rules, come from their tokens:
-or from --role. history: in lode.yaml applies to every request. Threads are
+Callers' identity (user, tenant, roles), for the policy, its approve: rules
+and its tenants: limits, comes from tokens: (a bearer token, or the page's
+login, which trades it for a session cookie; sessions: sets it) or from a
+trusted proxy's headers (proxy:), checked on every request whenever they
+are configured; with neither, every caller holds --role. history: in lode.yaml applies to every request. Threads are
 kept where --store says, else where store: in lode.yaml says, else in
 `+defaultThreadsDir+` (--threads, the flag's old name, still works).
 
@@ -92,6 +96,9 @@ kept where --store says, else where store: in lode.yaml says, else in
 	if err != nil {
 		return err
 	}
+	if err := d.unauthenticated("--addr", *addr, remote, *unauth); err != nil {
+		return err
+	}
 	store, err := file.Open(d.store)
 	if err != nil {
 		return err
@@ -121,7 +128,7 @@ kept where --store says, else where store: in lode.yaml says, else in
 	if err != nil {
 		return err
 	}
-	if remote {
+	if remote && d.logins == nil {
 		fmt.Fprintf(e.stderr, "lode web: warning: %s is not a loopback address: anyone who can reach it can chat and run these tools, unauthenticated\n", *addr)
 	}
 	fmt.Fprintf(e.stderr, "lode web: %d tools, threads in %s, chat at http://%s/\n", len(tb.reg.Tools()), d.store, ln.Addr())

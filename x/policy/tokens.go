@@ -19,6 +19,9 @@ var ErrUnauthenticated = errors.New("policy: no known bearer token")
 // list of roles: the verifier an operator configures without an identity
 // provider. The tokens themselves belong in the environment or in files,
 // never in a configuration file. A Tokens is safe for concurrent use.
+//
+// x/auth's Tokens do the same and grant a whole auth.Identity (user,
+// tenant, roles), for its Sessions and Chain; lode's doors use those.
 type Tokens struct {
 	entries []tokenEntry
 }

@@ -196,18 +196,34 @@
 //
 // # Callers
 //
-// WithIdentify maps each request to an Identity. The thread's creator is
-// stored under OwnerKey, and only that caller can read it, post to it or
-// cancel it; others get the same 404 as for a missing thread. The
-// caller's Role is stored under RoleKey before each turn, where a
-// ToolFilter reads it. ServeHTTP documents its checks and their statuses.
+// WithAuthenticator (an x/auth Authenticator: tokens, session cookies, a
+// trusted proxy's header, or auth.Chain of them) decides who sent each
+// request; a request it does not authenticate is answered 401 before
+// anything runs (503 when it could not check). WithSessions adds the
+// page's login: POST /api/login trades {"token": TOKEN} for the session
+// cookie (204; 401 for a token it does not know, which is never echoed)
+// and POST /api/logout ends the session and clears the cookie (204); both
+// pass the Host and cross-origin checks of every other POST. The page
+// asks for the token whenever the server answers 401, and offers Log out
+// while a session is in use. WithIdentify, the older hook, maps a request
+// to an Identity itself; it cannot be given with WithAuthenticator.
+//
+// The thread's creator is stored under OwnerKey, and only that caller can
+// read it, post to it or cancel it; others get the same 404 as for a
+// missing thread. The caller's user, tenant and roles are stored under
+// UserKey, TenantKey and RoleKey (x/auth's keys) when the thread is made
+// and before each turn, from authentication only and never from the
+// request body: a ToolFilter reads them, and x/policy's tenants: limits
+// bind by TenantKey. ServeHTTP documents its checks and their statuses.
 //
 // GET /api/info resolves the configured invoke options (loop.Step.Request)
 // as a turn of the caller would, on an empty thread of the caller's or,
 // with ?thread=ID, on one of the caller's threads, with the caller's role
 // under RoleKey: its tools are those the caller's next turn is offered,
 // after every filter and policy. model is the provider's Model(), when it
-// has one. Nothing is stored; a filter that fails is 500.
+// has one; user is the authenticated caller, and session says the request
+// came with a session cookie. Nothing is stored; a filter that fails is
+// 500.
 //
 // # Stopped answers and errors
 //

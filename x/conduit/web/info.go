@@ -6,6 +6,7 @@ import (
 
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/x/auth"
 )
 
 // infoView is what GET /api/info answers: what the page shows before the
@@ -14,6 +15,11 @@ type infoView struct {
 	// Model is the provider's Model(), when it has that method.
 	Model string     `json:"model"`
 	Tools []toolView `json:"tools"`
+	// User is the caller, when authenticated; Session says the request
+	// came with a session cookie (WithSessions), which POST /api/logout
+	// ends: the page then offers to log out.
+	User    string `json:"user,omitempty"`
+	Session bool   `json:"session,omitempty"`
 }
 
 type toolView struct {
@@ -21,16 +27,22 @@ type toolView struct {
 	Description string `json:"description,omitempty"`
 }
 
-// asCaller is a thread as the caller of a request sees it: its role is
-// the caller's, as it will be once the caller posts to it.
+// asCaller is a thread as the caller of a request sees it: its user,
+// tenant and role are the caller's, as they will be once the caller posts
+// to it.
 type asCaller struct {
 	ledger.State
-	role string
+	who Identity
 }
 
 func (a asCaller) Metadata(key string) (string, bool) {
-	if key == RoleKey {
-		return a.role, true
+	switch key {
+	case RoleKey:
+		return a.who.Role, true
+	case UserKey:
+		return a.who.Caller, true
+	case TenantKey:
+		return a.who.Tenant, true
 	}
 	return a.State.Metadata(key)
 }
@@ -51,9 +63,11 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer stored.Close()
-		st = asCaller{State: stored, role: who.Role}
+		st = asCaller{State: stored, who: who}
 	} else {
-		st = ledger.NewThread(ledger.WithMetadata(map[string]string{OwnerKey: who.Caller, RoleKey: who.Role}))
+		meta := who.metadata()
+		meta[OwnerKey] = who.Caller
+		st = ledger.NewThread(ledger.WithMetadata(meta))
 	}
 	req, err := loop.New(h.cfg.loopOpts...).Request(r.Context(), st)
 	if err != nil {
@@ -62,6 +76,14 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := infoView{Tools: make([]toolView, 0, len(req.Tools))}
+	if h.cfg.authn != nil {
+		v.User = who.Caller
+	}
+	if h.cfg.sessions != nil {
+		if c, err := r.Cookie(auth.CookieName); err == nil && c.Value != "" {
+			v.Session = true
+		}
+	}
 	if m, ok := h.prov.(interface{ Model() string }); ok {
 		v.Model = m.Model()
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/x/auth"
 )
 
 // Defaults for the options that have one.
@@ -53,8 +54,13 @@ const (
 	OwnerKey = "lode.owner"
 	// RoleKey holds the Identity.Role of the caller who posted the latest
 	// message, set before the turn runs so a ToolFilter can read it with
-	// st.Metadata(RoleKey).
-	RoleKey = "role"
+	// st.Metadata(RoleKey). It is auth.RolesKey.
+	RoleKey = auth.RolesKey
+	// UserKey holds the Identity.Caller who posted the latest message,
+	// and TenantKey its Identity.Tenant, set with RoleKey. They are
+	// x/auth's keys: x/policy's tenants: limits read TenantKey.
+	UserKey   = auth.UserKey
+	TenantKey = auth.TenantKey
 	// TitleKey holds the thread's title, its first user message trimmed
 	// (see GET /api/threads), so that listing threads reads no history.
 	TitleKey = "lode.title"
@@ -70,15 +76,31 @@ var (
 	ErrOption     = errors.New("web: invalid option")
 )
 
-// Identity is who sent a request, as the WithIdentify hook decides.
+// Identity is who sent a request, as authentication decides it
+// (WithAuthenticator, WithSessions, or the WithIdentify hook); never as a
+// request body says.
 type Identity struct {
-	// Caller names the person or client. Threads belong to the caller
-	// that created them; the empty Caller is a caller like any other.
+	// Caller names the person or client: an auth.Identity's User. Threads
+	// belong to the caller that created them; the empty Caller is a caller
+	// like any other.
 	Caller string
 	// Role is copied into the thread's metadata under RoleKey before each
 	// turn, so that per-turn tool filters can act on it. Several roles are
 	// written comma-separated, as x/policy reads them.
 	Role string
+	// Tenant is copied into the thread's metadata under TenantKey with
+	// Role, so that x/policy's tenants: limits bind the caller's tenant.
+	Tenant string
+}
+
+// IdentityOf is the Identity a request authenticated as id has.
+func IdentityOf(id auth.Identity) Identity {
+	return Identity{Caller: id.User, Role: strings.Join(id.Roles, ","), Tenant: id.Tenant}
+}
+
+// metadata is what a thread says of who: its user, tenant and roles.
+func (who Identity) metadata() map[string]string {
+	return map[string]string{UserKey: who.Caller, TenantKey: who.Tenant, RoleKey: who.Role}
 }
 
 // DisconnectPolicy says what happens to a turn whose browser goes away
@@ -99,6 +121,8 @@ type Option func(*config)
 type config struct {
 	loopOpts   []loop.Option
 	identify   func(*http.Request) (Identity, error)
+	authn      auth.Authenticator
+	sessions   *auth.Sessions
 	maxBody    int64
 	buffer     int
 	bufBytes   int
@@ -124,6 +148,34 @@ func WithLoopOptions(opts ...loop.Option) Option {
 // caller, which suits a loopback, single-user server.
 func WithIdentify(f func(r *http.Request) (Identity, error)) Option {
 	return func(c *config) { c.identify = f }
+}
+
+// WithAuthenticator makes a every request's judge: a request a does not
+// authenticate is answered 401 (503 when a could not check, e.g. its store
+// failed) before anything runs, and the caller's user, tenant and roles
+// are those a finds. It replaces WithIdentify; giving both is an error.
+// A nil a is an error too: a door that authenticates nobody gives neither.
+func WithAuthenticator(a auth.Authenticator) Option {
+	return func(c *config) {
+		if a == nil {
+			c.errs = append(c.errs, fmt.Errorf("%w: WithAuthenticator(nil): give an auth.Authenticator, or leave the option out for a loopback server of one person", ErrOption))
+		}
+		c.authn = a
+	}
+}
+
+// WithSessions routes the page's login and logout: POST /api/login trades
+// {"token": TOKEN} for s's session cookie (204; 401 for a token s does not
+// know), and POST /api/logout ends the cookie's session and clears it
+// (204). s's cookie then authenticates every request, after
+// WithAuthenticator's authenticator when one is given.
+func WithSessions(s *auth.Sessions) Option {
+	return func(c *config) {
+		if s == nil {
+			c.errs = append(c.errs, fmt.Errorf("%w: WithSessions(nil): give the auth.Sessions that issue the cookies", ErrOption))
+		}
+		c.sessions = s
+	}
 }
 
 // WithMaxBodyBytes bounds a request body; a larger one is answered 413.
@@ -269,6 +321,9 @@ func New(prov provider.Provider, store ledger.Store, opts ...Option) (*Handler, 
 	if prov == nil {
 		errs = append(errs, ErrNoProvider)
 	}
+	if c.identify != nil && (c.authn != nil || c.sessions != nil) {
+		errs = append(errs, fmt.Errorf("%w: WithIdentify and WithAuthenticator (or WithSessions) both given: give one", ErrOption))
+	}
 	if store == nil {
 		errs = append(errs, ErrNoStore)
 	}
@@ -290,6 +345,9 @@ func New(prov provider.Provider, store ledger.Store, opts ...Option) (*Handler, 
 	if c.logger == nil {
 		c.logger = slog.Default()
 	}
+	if c.sessions != nil {
+		c.authn = auth.Chain(c.authn, c.sessions)
+	}
 	h := &Handler{cfg: c, prov: prov, store: store, turns: map[string]*running{}, cop: http.NewCrossOriginProtection()}
 	h.base, h.stop = context.WithCancel(context.Background())
 	page, _ := fs.Sub(pageFS, "page")
@@ -307,6 +365,10 @@ func New(prov provider.Provider, store ledger.Store, opts ...Option) (*Handler, 
 	h.mux.HandleFunc("POST /api/threads/{id}/cancel", h.cancel)
 	h.mux.HandleFunc("POST /api/threads/{id}/decide", h.decide)
 	h.mux.HandleFunc("GET /api/info", h.info)
+	if c.sessions != nil {
+		h.mux.HandleFunc("POST /api/login", h.login)
+		h.mux.HandleFunc("POST /api/logout", h.logout)
+	}
 	return h, nil
 }
 
@@ -316,7 +378,9 @@ func New(prov provider.Provider, store ledger.Store, opts ...Option) (*Handler, 
 //  1. its Host is loopback or allowed (WithAllowedHosts), and a browser's
 //     cross-origin POST is refused (http.CrossOriginProtection): 403;
 //  2. the path is known (404) and the method is one it takes (405, with Allow);
-//  3. the WithIdentify hook accepts it: 401;
+//  3. it is authenticated (WithAuthenticator, WithSessions or the
+//     WithIdentify hook): 401, or 503 when the credentials could not be
+//     checked; POST /api/login and /api/logout are not;
 //  4. the body fits WithMaxBodyBytes: 413;
 //  5. the body is JSON of the expected shape: 400;
 //  6. the thread exists and belongs to the caller: 404 either way, so
@@ -375,6 +439,9 @@ func (h *Handler) hostAllowed(hostport string) bool {
 }
 
 func (h *Handler) identify(w http.ResponseWriter, r *http.Request) (id Identity, ok bool) {
+	if h.cfg.authn != nil {
+		return h.authenticate(w, r)
+	}
 	if h.cfg.identify == nil {
 		return Identity{}, true
 	}
@@ -394,6 +461,18 @@ func (h *Handler) identify(w http.ResponseWriter, r *http.Request) (id Identity,
 		return id, false
 	}
 	return id, true
+}
+
+// stamp writes who is about to run a turn on st: its user, tenant and
+// roles (UserKey, TenantKey, RoleKey), from authentication only.
+func stamp(st *ledger.StoredThread, who Identity) error {
+	meta := who.metadata()
+	for _, k := range []string{UserKey, TenantKey, RoleKey} {
+		if err := st.SetMetadata(k, meta[k]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // chatRequest is the body useChat's default transport sends: the chat's
@@ -485,7 +564,8 @@ func (h *Handler) load(w http.ResponseWriter, r *http.Request, id string, who Id
 // creates a thread with a new ID. A thread of another caller is 404, as
 // in load. created says the thread is new.
 func (h *Handler) open(w http.ResponseWriter, r *http.Request, id string, who Identity) (st *ledger.StoredThread, created, ok bool) {
-	meta := map[string]string{OwnerKey: who.Caller, RoleKey: who.Role}
+	meta := who.metadata()
+	meta[OwnerKey] = who.Caller
 	if id == "" {
 		st, err := h.store.Create(r.Context(), ledger.WithMetadata(meta))
 		if err != nil {
@@ -670,7 +750,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	if err := st.SetMetadata(RoleKey, who.Role); err != nil {
+	if err := stamp(st, who); err != nil {
 		h.storeError(w, r, st.ID(), err)
 		return
 	}
@@ -942,7 +1022,7 @@ func (h *Handler) continueTurn(w http.ResponseWriter, r *http.Request, who Ident
 		st.Close()
 		return
 	}
-	if err := st.SetMetadata(RoleKey, who.Role); err != nil {
+	if err := stamp(st, who); err != nil {
 		cancel(nil)
 		st.Close()
 		h.release(id)
@@ -1043,7 +1123,7 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, who Identit
 		}
 		st = nst
 	}
-	if err := st.SetMetadata(RoleKey, who.Role); err != nil {
+	if err := stamp(st, who); err != nil {
 		cancel(nil)
 		st.Close()
 		h.release(req.ID)
@@ -1179,7 +1259,9 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	st, err := h.store.Create(r.Context(), ledger.WithMetadata(map[string]string{OwnerKey: who.Caller, RoleKey: who.Role}))
+	meta := who.metadata()
+	meta[OwnerKey] = who.Caller
+	st, err := h.store.Create(r.Context(), ledger.WithMetadata(meta))
 	if err != nil {
 		h.cfg.logger.ErrorContext(r.Context(), "lode: web could not create a thread", "err", err)
 		httpError(w, http.StatusInternalServerError, "web: the thread could not be created")

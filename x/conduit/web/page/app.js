@@ -13,6 +13,11 @@
   const list = document.getElementById("threads");
   const modelLabel = document.getElementById("model");
   const spentLabel = document.getElementById("spent");
+  const loginBox = document.getElementById("login");
+  const loginForm = document.getElementById("login-form");
+  const tokenInput = document.getElementById("token");
+  const loginError = document.getElementById("login-error");
+  const logoutBtn = document.getElementById("logout");
   let thread = location.hash.slice(1);
   let abort = null; // the stream being read, if any
   let info = null;  // GET api/info: the model and the tools offered
@@ -48,6 +53,58 @@
     if (!/[.!?]$/.test(msg)) msg += ".";
     failure(box, msg, r.status + " " + r.statusText + ": " + text);
   }
+
+  // --- Logins. A server with tokens answers 401 without credentials: the
+  // page then asks for a token, trades it for a session cookie at
+  // api/login (HttpOnly: the page never holds it), and loads again. It
+  // asks again whenever the session ends (a 401 later on).
+  async function request(url, opts) {
+    const r = await fetch(url, opts);
+    if (r.status === 401) locked();
+    return r;
+  }
+  function locked() {
+    if (abort) { abort.switched = true; abort.abort(); }
+    document.body.classList.add("locked");
+    loginBox.hidden = false;
+    logoutBtn.hidden = true;
+    info = null;
+    modelLabel.textContent = "";
+    spentLabel.textContent = "";
+    list.replaceChildren();
+    log.replaceChildren();
+    tokenInput.focus();
+  }
+  function unlocked() {
+    document.body.classList.remove("locked");
+    loginBox.hidden = true;
+    loginError.textContent = "";
+  }
+  loginForm.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const token = tokenInput.value;
+    if (!token) return;
+    loginError.textContent = "";
+    let r;
+    try {
+      r = await fetch(api("login"), { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ token: token }) });
+    } catch (e) {
+      loginError.textContent = "The server could not be reached.";
+      return;
+    }
+    if (r.status === 401) { loginError.textContent = "That token is not valid."; tokenInput.select(); return; }
+    if (r.status === 404) { loginError.textContent = "This server takes no logins here: send the token as a bearer token, or ask your operator."; return; }
+    if (!r.ok) { loginError.textContent = "The login failed (" + r.status + "): " + (await r.text()).trim(); return; }
+    tokenInput.value = "";
+    unlocked();
+    start();
+  });
+  logoutBtn.addEventListener("click", async () => {
+    try { await fetch(api("logout"), { method: "POST" }); } catch (_) { /* the cookie is cleared on the next login */ }
+    thread = "";
+    history.replaceState(null, "", location.pathname);
+    locked();
+  });
 
   // --- Markdown text parts, rendered again as their text grows: at most
   // once per 100 ms, and after a render that took t, not for another 4t,
@@ -290,18 +347,21 @@
   }
   async function loadInfo() {
     try {
-      const r = await fetch(api("info"));
+      const r = await request(api("info"));
+      if (r.status === 401) return;
       if (r.ok) info = await r.json();
       else info = null;
     } catch (_) { info = null; }
     modelLabel.textContent = info && info.model ? info.model : "";
+    logoutBtn.hidden = !(info && info.session);
+    if (info && info.user) logoutBtn.title = "Logged in as " + info.user;
     showWelcome();
   }
 
   // --- The thread list.
   async function loadThreads() {
     let r;
-    try { r = await fetch(api("threads")); } catch (_) { return; }
+    try { r = await request(api("threads")); } catch (_) { return; }
     if (!r.ok) return;
     const v = await r.json();
     list.replaceChildren();
@@ -337,10 +397,11 @@
     showTotal();
     if (!thread) { showWelcome(); return; }
     let r;
-    try { r = await fetch(threadPath(thread)); } catch (e) {
+    try { r = await request(threadPath(thread)); } catch (e) {
       failure(messageBox("assistant"), "The server could not be reached.", String(e));
       return;
     }
+    if (r.status === 401) return;
     if (!r.ok) { await refusal(messageBox("assistant"), r); return; }
     const t = await r.json();
     if (t.id !== thread) return; // another thread was chosen meanwhile
@@ -420,7 +481,7 @@
     const state = { parts: {} };
     sendBtn.disabled = true; stopBtn.disabled = false;
     try {
-      const r = await fetch(url, body === null ? { signal: own.signal } : {
+      const r = await request(url, body === null ? { signal: own.signal } : {
         method: "POST",
         headers: { "Content-Type": "application/json" },
         body: JSON.stringify(body),
@@ -487,12 +548,15 @@
     if (ev.key === "Enter" && !ev.shiftKey) { ev.preventDefault(); form.requestSubmit(); }
   });
   stopBtn.addEventListener("click", () => {
-    if (thread) fetch(threadPath(thread, "/cancel"), { method: "POST" });
+    if (thread) request(threadPath(thread, "/cancel"), { method: "POST" });
     else if (abort) abort.abort();
   });
   document.getElementById("new").addEventListener("click", () => switchTo(""));
   window.addEventListener("hashchange", () => { if (location.hash.slice(1) !== thread) switchTo(location.hash.slice(1)); });
-  loadInfo();
-  loadThreads();
-  load();
+  function start() {
+    loadInfo();
+    loadThreads();
+    load();
+  }
+  start();
 })();
