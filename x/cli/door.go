@@ -83,9 +83,13 @@ type door struct {
 	// spec.prov wrapped to retry a request the server finds too long.
 	history *history.Policy
 	prov    provider.Provider
-	// store is the ledger folder: the command's flag, else store: in
-	// lode.yaml, else spec.def ("" keeps threads in memory).
+	// store is the ledger's spec (x/store: a folder, sqlite:PATH or a
+	// postgres:// URL): the command's flag, else store: in lode.yaml, else
+	// spec.def ("" keeps threads in memory).
 	store string
+	// spend counts the policy's usd_per_day spending in that store; nil
+	// without a policy or a store. The command closes it.
+	spend *spendCounter
 	// server and web are the options of lode serve's MCP server and lode
 	// web's handler: who the caller is, and for serve the filter.
 	server []mcp.ServerOption
@@ -104,6 +108,9 @@ type door struct {
 func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 	d := &door{store: spec.store, catalog: catalogOf(cfg)}
 	d.loop = costOptions(cfg, d.catalog)
+	if err := checkStore(spec.store, cfg); err != nil {
+		return nil, err
+	}
 	if d.store == "" {
 		d.store = cfg.Store
 	}
@@ -132,8 +139,12 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 		return nil, usageError{"--role needs a policy: in lode.yaml (or policy_file:)"}
 	}
 	if src != nil {
+		var counter ledger.Counter
+		if d.spend = counterOf(d.store); d.spend != nil {
+			counter = d.spend
+		}
 		d.enf = policy.NewEnforcer(tb.reg, src, policy.WithOwners(ownersOf(tb)),
-			policy.WithSpend(counterOf(d.store), d.catalog, cfg.Model.Name))
+			policy.WithSpend(counter, d.catalog, cfg.Model.Name))
 		d.loop = append(d.loop, loop.WithInvokeOptions(d.enf.SpendLimit()), loop.WithHandlers(d.enf.SpendRecorder()))
 		d.filter = d.enf.Filter()
 		roles := spec.roles

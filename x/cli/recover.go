@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lodeworks/lode/ledger/file"
+	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 )
 
@@ -52,7 +52,7 @@ func (o *recoverOptions) register(fs *flag.FlagSet, worker bool) {
 
 // prepare checks the flags and the ledger, and builds the agent that
 // continues the runs, through openDoor as every other door.
-func (o *recoverOptions) prepare(ctx context.Context, e env, cmd string, rest []string) (*agent, *file.Store, string, error) {
+func (o *recoverOptions) prepare(ctx context.Context, e env, cmd string, rest []string) (*agent, ledger.Store, string, error) {
 	if len(rest) > 0 {
 		return nil, nil, "", usageError{fmt.Sprintf("%s takes no arguments, got %q", cmd, rest)}
 	}
@@ -73,7 +73,7 @@ func (o *recoverOptions) prepare(ctx context.Context, e env, cmd string, rest []
 	if err != nil {
 		return nil, nil, "", err
 	}
-	s, err := file.Open(a.store)
+	s, err := openStore(ctx, a.store)
 	if err != nil {
 		a.close()
 		return nil, nil, "", err
@@ -134,7 +134,7 @@ func cmdWorker(ctx context.Context, e env, args []string) error {
 	// cancelled, its lease released, and the next worker finishes it.
 	ctx, stop := interruptible(ctx, e)
 	defer stop()
-	fmt.Fprintf(e.stderr, "lode worker: recovering stopped runs in %s every %s\n", dir, every)
+	fmt.Fprintf(e.stderr, "lode worker: recovering stopped runs in %s every %s\n", storeName(dir), every)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
@@ -156,7 +156,7 @@ func cmdWorker(ctx context.Context, e env, args []string) error {
 // recoverPass runs one Recover over s and reports each run on stderr. It
 // fails when a run or the store failed, and otherwise with a pausedErr
 // when a run paused for approval.
-func recoverPass(ctx context.Context, e env, a *agent, s *file.Store, rc resumeCmd) error {
+func recoverPass(ctx context.Context, e env, a *agent, s ledger.Store, rc resumeCmd) error {
 	recs, err := a.step.Recover(ctx, s, a.prov)
 	_ = a.step.Flush(context.WithoutCancel(ctx))
 	a.printer.endLine()

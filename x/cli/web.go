@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lodeworks/lode/ledger/file"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/conduit/web"
@@ -53,7 +52,7 @@ kept where --store says, else where store: in lode.yaml says, else in
 	}
 	if *threads != "" {
 		if o.store != "" && o.store != *threads {
-			return usageError{fmt.Sprintf("--threads %s and --store %s name two folders: give only --store (--threads is its old name)", *threads, o.store)}
+			return usageError{fmt.Sprintf("--threads %s and --store %s name two stores: give only --store (--threads is its old name)", *threads, o.store)}
 		}
 		o.store = *threads
 		fmt.Fprintln(e.stderr, "lode web: warning: --threads is deprecated: use --store, which means the same")
@@ -92,7 +91,8 @@ kept where --store says, else where store: in lode.yaml says, else in
 	if err != nil {
 		return err
 	}
-	store, err := file.Open(d.store)
+	defer d.spend.Close()
+	store, err := openStore(ctx, d.store)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ kept where --store says, else where store: in lode.yaml says, else in
 	if remote {
 		fmt.Fprintf(e.stderr, "lode web: warning: %s is not a loopback address: anyone who can reach it can chat and run these tools, unauthenticated\n", *addr)
 	}
-	fmt.Fprintf(e.stderr, "lode web: %d tools, threads in %s, chat at http://%s/\n", len(tb.reg.Tools()), d.store, ln.Addr())
+	fmt.Fprintf(e.stderr, "lode web: %d tools, threads in %s, chat at http://%s/\n", len(tb.reg.Tools()), storeName(d.store), ln.Addr())
 	ctx, stop := interruptible(ctx, e)
 	defer stop()
 	err = h.Serve(ctx, ln)
