@@ -105,7 +105,7 @@ kept where --store says, else where store: in lode.yaml says, else in
 	hopts = append(hopts, telHandler...)
 	loopOpts = append(loopOpts, telLoop...)
 	loopOpts = append(loopOpts, loop.WithHandlers(xtool.NewHandler(tb.reg, hopts...)), loop.WithInvokeOptions(d.invoke(cfg, tb)...))
-	wopts := append(d.web, web.WithLoopOptions(loopOpts...))
+	wopts := append(d.web, web.WithLoopOptions(loopOpts...), web.WithLease(time.Duration(cfg.Lease)))
 	if len(allowHosts) > 0 {
 		wopts = append(wopts, web.WithAllowedHosts(allowHosts...))
 	}
