@@ -120,7 +120,7 @@ func TestWebReplicasOverPostgres(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	dir := writeConfig(t, fmt.Sprintf("store: %s\nlease: 2s\ntools:\n  bash: {dir: %q}\n", dsn, sandbox))
+	dir := writeConfig(t, fmt.Sprintf("store: %s\nlease: 3s\ntools:\n  bash: {dir: %q}\n", dsn, sandbox))
 	cfg := filepath.Join(dir, "lode.yaml")
 	streaming := make(chan struct{})
 	fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
@@ -173,8 +173,12 @@ func TestWebReplicasOverPostgres(t *testing.T) {
 	}()
 	inside := make(chan error, 1)
 	go func() {
-		f, err := os.Open(fifo) // blocks until the command writes
+		// Opening blocks until the command writes; reading to the end lets
+		// its echo finish (a reader gone first would kill the shell with
+		// SIGPIPE).
+		f, err := os.Open(fifo)
 		if err == nil {
+			_, err = io.ReadAll(f)
 			f.Close()
 		}
 		inside <- err
@@ -198,7 +202,7 @@ func TestWebReplicasOverPostgres(t *testing.T) {
 	}
 	code, _, body = a.call(t, "POST", "/api/chat", userMessage(thread, "too soon"))
 	if code != http.StatusConflict || !strings.Contains(body, "wait for it to end, or follow it with GET /api/chat/"+thread+"/stream") {
-		t.Fatalf("a message on A meanwhile: %d %q", code, body)
+		t.Fatalf("a message on A meanwhile: %d %q\nA said:\n%s\nB said:\n%s", code, body, a.err.String(), b.err.String())
 	}
 
 	// A follows B's turn; B dies inside the call; A goes on.

@@ -39,8 +39,12 @@ Each answer shows the tokens it used and their cost at the catalog's prices
 (catalog: in lode.yaml gives a model's), the thread's total in the header.
 Callers' roles, for the policy and its approve: rules, come from their tokens:
 or from --role. history: in lode.yaml applies to every request. Threads are
-kept where --store says, else where store: in lode.yaml says, else in
-`+defaultThreadsDir+` (--threads, the flag's old name, still works).
+kept where --store says (`+storeForms+`), else where
+store: in lode.yaml says, else in `+defaultThreadsDir+` (--threads, the flag's
+old name, still works). Several lode web processes may serve one store (one
+PostgreSQL database): a turn holds its thread's lease (lease: in lode.yaml,
+30s by default), so the others refuse a message on it with 409 until it ends,
+or until the lease of a process that died lapses.
 
 `+exitCodes, "threads")
 	rest, err := parseFlags(fs, e, args)
