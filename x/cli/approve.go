@@ -10,22 +10,21 @@ import (
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
-	"github.com/lodeworks/lode/ledger/file"
 	"github.com/lodeworks/lode/loop"
 )
 
 // registerStore adds --store, the ledger that lets a paused run resume.
 func (o *options) registerStore(fs *flag.FlagSet) {
-	fs.StringVar(&o.store, "store", "", "directory of the ledger that keeps threads, so that a run paused for approval can be resumed (default: store in lode.yaml; none keeps the thread in memory)")
+	fs.StringVar(&o.store, "store", "", "where threads are kept, so that a run paused for approval can be resumed: "+storeForms+" (default: store in lode.yaml; none keeps the thread in memory)")
 }
 
-// newThread is a thread of the store at dir, or an in-memory one, created
-// with meta.
-func newThread(ctx context.Context, dir string, meta map[string]string) (ledger.State, func(), error) {
-	if dir == "" {
+// newThread is a thread of the store spec names, or an in-memory one,
+// created with meta.
+func newThread(ctx context.Context, spec string, meta map[string]string) (ledger.State, func(), error) {
+	if spec == "" {
 		return ledger.NewThread(ledger.WithMetadata(meta)), func() {}, nil
 	}
-	s, err := file.Open(dir)
+	s, err := openStore(ctx, spec)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -61,7 +60,7 @@ func (r resumeCmd) line(thread, decision string) string {
 	if r.config != "" {
 		words = append(words, "--config", r.config)
 	}
-	words = append(words, "--store", r.store)
+	words = append(words, "--store", storeName(r.store))
 	if r.role != "" {
 		words = append(words, "--role", r.role)
 	}

@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/lodeworks/lode/artifact"
-	"github.com/lodeworks/lode/ledger"
-	"github.com/lodeworks/lode/ledger/file"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/x/catalog"
 	"github.com/lodeworks/lode/x/policy"
@@ -126,17 +124,14 @@ func costOptions(cfg *Config, cat *catalog.Catalog) []loop.Option {
 }
 
 // counterOf is where the day's spending is counted for the policy's
-// usd_per_day limits: the ledger folder, whose counters every process
-// sharing it sees; nil without one, which refuses those limits.
-func counterOf(dir string) ledger.Counter {
-	if dir == "" {
+// usd_per_day limits: the store the threads are kept in (a folder, SQLite
+// or PostgreSQL), whose counters every process sharing it sees; nil
+// without one, which refuses those limits.
+func counterOf(spec string) *spendCounter {
+	if spec == "" {
 		return nil
 	}
-	s, err := file.Open(dir)
-	if err != nil {
-		return nil
-	}
-	return s
+	return &spendCounter{spec: spec}
 }
 
 // explainCost says what to do about a cost limit, or nil for another error.

@@ -84,9 +84,13 @@ type door struct {
 	// spec.prov wrapped to retry a request the server finds too long.
 	history *history.Policy
 	prov    provider.Provider
-	// store is the ledger folder: the command's flag, else store: in
-	// lode.yaml, else spec.def ("" keeps threads in memory).
+	// store is the ledger's spec (x/store: a folder, sqlite:PATH or a
+	// postgres:// URL): the command's flag, else store: in lode.yaml, else
+	// spec.def ("" keeps threads in memory).
 	store string
+	// spend counts the policy's usd_per_day spending in that store; nil
+	// without a policy or a store. The command closes it.
+	spend *spendCounter
 	// server and web are the options of lode serve's MCP server and lode
 	// web's handler: who the caller is, and for serve the filter.
 	server []mcp.ServerOption
@@ -108,6 +112,9 @@ type door struct {
 func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 	d := &door{store: spec.store, catalog: catalogOf(cfg)}
 	d.loop = costOptions(cfg, d.catalog)
+	if err := checkStore(spec.store, cfg); err != nil {
+		return nil, err
+	}
 	if d.store == "" {
 		d.store = cfg.Store
 	}
@@ -135,10 +142,16 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 	if src == nil && spec.roles != "" {
 		return nil, usageError{"--role needs a policy: in lode.yaml (or policy_file:)"}
 	}
+	// The day's spending and the sessions' revocations are counted in
+	// the store, which every process sharing it sees.
+	var counter ledger.Counter
+	if d.spend = counterOf(d.store); d.spend != nil {
+		counter = d.spend
+	}
 	if spec.http || spec.kind == doorWeb {
 		// Checked whatever else is configured: a door's safety does not
 		// hang on an unrelated setting such as policy:.
-		if d.logins, err = loginsOf(e, cfg, spec.kind == doorWeb, counterOf(d.store)); err != nil {
+		if d.logins, err = loginsOf(e, cfg, spec.kind == doorWeb, counter); err != nil {
 			return nil, err
 		}
 		if d.logins != nil && spec.roles != "" {
@@ -147,7 +160,7 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 	}
 	if src != nil {
 		d.enf = policy.NewEnforcer(tb.reg, src, policy.WithOwners(ownersOf(tb)),
-			policy.WithSpend(counterOf(d.store), d.catalog, cfg.Model.Name))
+			policy.WithSpend(counter, d.catalog, cfg.Model.Name))
 		// The loop admits each request once every invoke option has
 		// shaped it, so the limit counts the tools and history the
 		// door's options add after this.

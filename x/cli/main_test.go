@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lodeworks/lode/internal/pgtest"
 	"github.com/lodeworks/lode/tool"
 	"github.com/lodeworks/lode/x/tool/mcp"
 )
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building lode: %v\n%s", err, out)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := pgtest.Main(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

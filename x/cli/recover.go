@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lodeworks/lode/ledger/file"
 	"github.com/lodeworks/lode/loop"
 )
 
@@ -59,7 +58,7 @@ func (o *recoverOptions) register(fs *flag.FlagSet, worker bool) {
 // prepare checks the flags and the ledger, and readies the recoverer
 // that continues the runs; it builds each agent, through openDoor as every
 // other door, when a thread needs it.
-func (o *recoverOptions) prepare(e env, cmd string, rest []string) (*recoverer, error) {
+func (o *recoverOptions) prepare(ctx context.Context, e env, cmd string, rest []string) (*recoverer, error) {
 	if len(rest) > 0 {
 		return nil, usageError{fmt.Sprintf("%s takes no arguments, got %q", cmd, rest)}
 	}
@@ -80,7 +79,10 @@ func (o *recoverOptions) prepare(e env, cmd string, rest []string) (*recoverer, 
 	if dir == "" {
 		return nil, usageError{cmd + " needs the ledger the runs used: --store DIR, or store: in lode.yaml"}
 	}
-	s, err := file.Open(dir)
+	if err := checkStore(o.store, cfg); err != nil {
+		return nil, err
+	}
+	s, err := openStore(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +99,7 @@ func cmdRecover(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := o.prepare(e, "lode recover", rest)
+	r, err := o.prepare(ctx, e, "lode recover", rest)
 	if err != nil {
 		return err
 	}
@@ -125,7 +127,7 @@ func cmdWorker(ctx context.Context, e env, args []string) error {
 		}
 		return workerOnTemporal(ctx, e, &o, &tf, rest)
 	}
-	r, err := o.prepare(e, "lode worker", rest)
+	r, err := o.prepare(ctx, e, "lode worker", rest)
 	if err != nil {
 		return err
 	}
@@ -138,7 +140,7 @@ func cmdWorker(ctx context.Context, e env, args []string) error {
 	// cancelled, its lease released, and the next worker finishes it.
 	ctx, stop := interruptible(ctx, e)
 	defer stop()
-	fmt.Fprintf(e.stderr, "lode worker: recovering stopped runs in %s every %s\n", r.dir, every)
+	fmt.Fprintf(e.stderr, "lode worker: recovering stopped runs in %s every %s\n", storeName(r.dir), every)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/lodeworks/lode/ledger"
-	"github.com/lodeworks/lode/ledger/file"
 	"github.com/lodeworks/lode/loop"
 )
 
@@ -20,7 +19,7 @@ import (
 type recoverer struct {
 	e      env
 	o      *options
-	store  *file.Store
+	store  ledger.Store
 	dir    string
 	expiry time.Duration
 	// agents by the model they ask, as modelOf reads their configuration.
@@ -190,7 +189,7 @@ func (r *recoverer) goOn(ctx context.Context, a *agent, info ledger.ThreadInfo) 
 
 // someThreads is a store whose listing holds only the threads in ids.
 type someThreads struct {
-	*file.Store
+	ledger.Store
 	ids map[string]bool
 }
 

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/lodeworks/lode/ledger/file"
 	"github.com/lodeworks/lode/loop"
 )
 
@@ -49,6 +48,9 @@ func cmdResume(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkStore(o.store, cfg); err != nil {
+		return err
+	}
 	dir := o.store
 	if dir == "" {
 		dir = cfg.Store
@@ -56,7 +58,7 @@ func cmdResume(ctx context.Context, e env, args []string) error {
 	if dir == "" {
 		return usageError{"lode resume needs the ledger the run used: --store DIR, or store: in lode.yaml"}
 	}
-	s, err := file.Open(dir)
+	s, err := openStore(ctx, dir)
 	if err != nil {
 		return err
 	}

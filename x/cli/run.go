@@ -143,8 +143,10 @@ type agent struct {
 	shutdown func(context.Context) error
 	// roles, with a policy, are what every thread of the agent holds.
 	roles *string
-	// store is the ledger folder of the agent's threads ("" in memory).
+	// store is the spec of the agent's threads' store ("" in memory).
 	store string
+	// spend counts usd_per_day spending in that store (nil without).
+	spend *spendCounter
 	// handler, loopOpts (without it) and invoke are what step was built
 	// from, for a Temporal worker to take turns and calls apart.
 	handler  loop.Handler
@@ -207,11 +209,12 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 		sendTo = d.prov
 	}
 	step := loop.New(append(slices.Clip(loopOpts), loop.WithHandlers(handler), loop.WithInvokeOptions(invoke...))...)
-	return &agent{cfg: cfg, step: step, prov: sendTo, baseURL: prov.BaseURL(), tools: tb, printer: pr, shutdown: shutdown, roles: d.roles, store: d.store,
+	return &agent{cfg: cfg, step: step, prov: sendTo, baseURL: prov.BaseURL(), tools: tb, printer: pr, shutdown: shutdown, roles: d.roles, store: d.store, spend: d.spend,
 		handler: handler, loopOpts: loopOpts, invoke: invoke}, nil
 }
 
 func (a *agent) close() {
+	_ = a.spend.Close()
 	_ = a.tools.Close()
 	_ = a.shutdown(context.Background())
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
-	"github.com/lodeworks/lode/ledger/file"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/policy"
@@ -136,11 +135,11 @@ func (t *temporalFlags) words() []string {
 
 // agent is the Agent of cfg with the flags over it, its store opened at
 // dir; the caller closes the store.
-func (t *temporalFlags) agent(e env, cfg *Config, dir string, show loop.Emitter) (*Agent, *file.Store, error) {
+func (t *temporalFlags) agent(e env, cfg *Config, dir string, show loop.Emitter) (*Agent, ledger.Store, error) {
 	if dir == "" {
 		return nil, nil, usageError{"--temporal needs the ledger every worker shares: --store DIR, or store: in lode.yaml"}
 	}
-	s, err := file.Open(dir)
+	s, err := openStore(context.Background(), dir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -206,7 +205,7 @@ func runOnTemporal(ctx context.Context, e env, o *options, tf *temporalFlags, th
 // temporalThread is a new thread in the workers' store, made with the
 // caller's identity, or the stored thread --thread names when it waits for
 // nothing and the caller's tenant is its own.
-func temporalThread(ctx context.Context, s *file.Store, dir, id string, o *options) (*ledger.StoredThread, error) {
+func temporalThread(ctx context.Context, s ledger.Store, dir, id string, o *options) (*ledger.StoredThread, error) {
 	if id == "" {
 		return s.Create(ctx, ledger.WithMetadata(newThreadMeta(o.identity())))
 	}
@@ -215,7 +214,7 @@ func temporalThread(ctx context.Context, s *file.Store, dir, id string, o *optio
 	}
 	st, err := s.Load(ctx, id)
 	if errors.Is(err, ledger.ErrNotFound) {
-		return nil, fmt.Errorf("thread %s is not in %s: lode threads --store %s lists the stored threads", id, dir, dir)
+		return nil, fmt.Errorf("thread %s is not in %s: lode threads --store %s lists the stored threads", id, storeName(dir), shellQuote(storeName(dir)))
 	}
 	if err != nil {
 		return nil, err
@@ -240,7 +239,7 @@ func resumeOnTemporal(ctx context.Context, e env, o *options, tf *temporalFlags,
 	}
 	for _, d := range ds {
 		if !waiting[d.ToolCallID] {
-			return fmt.Errorf("thread %s has no call %s waiting for approval (lode resume --store %s %s lists those that wait)", st.ID(), d.ToolCallID, dir, st.ID())
+			return fmt.Errorf("thread %s has no call %s waiting for approval (lode resume --store %s %s lists those that wait)", st.ID(), d.ToolCallID, shellQuote(storeName(dir)), st.ID())
 		}
 	}
 	pr := &printer{out: e.stdout, info: e.stderr, perTurn: o.trace}

@@ -6,14 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
-	"github.com/lodeworks/lode/ledger/file"
 	"github.com/lodeworks/lode/loop"
 )
 
@@ -27,29 +25,34 @@ func registerThread(fs *flag.FlagSet, id *string) {
 }
 
 // openThread is the thread a run or chat talks on: the stored thread id
-// when one is given, else a new thread in the store at dir, else (no
+// when one is given, else a new thread in the store spec names, else (no
 // store) a thread in memory; a new thread is created with meta.
-func openThread(ctx context.Context, dir, id string, meta map[string]string) (ledger.State, func(), error) {
+func openThread(ctx context.Context, spec, id string, meta map[string]string) (ledger.State, func(), error) {
 	if id == "" {
-		return newThread(ctx, dir, meta)
+		return newThread(ctx, spec, meta)
 	}
-	if dir == "" {
+	if spec == "" {
 		return nil, nil, usageError{"--thread needs the store that keeps the thread: --store DIR, or store: in lode.yaml"}
 	}
 	if err := ledger.CheckID(id); err != nil {
 		return nil, nil, usageError{fmt.Sprintf("--thread %q is not a thread ID: %v", id, err)}
 	}
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return nil, nil, fmt.Errorf("thread %s is not in %s: the folder does not exist (check --store, or store: in lode.yaml)", id, dir)
+	what, absent, err := storeAbsent(spec)
+	if err != nil {
+		return nil, nil, err
 	}
-	s, err := file.Open(dir)
+	name := storeName(spec)
+	if absent {
+		return nil, nil, fmt.Errorf("thread %s is not in %s: %s does not exist (check --store, or store: in lode.yaml)", id, name, what)
+	}
+	s, err := openStore(ctx, spec)
 	if err != nil {
 		return nil, nil, err
 	}
 	st, err := s.Load(ctx, id)
 	if errors.Is(err, ledger.ErrNotFound) {
 		s.Close()
-		return nil, nil, fmt.Errorf("thread %s is not in %s: lode threads --store %s lists the stored threads", id, dir, dir)
+		return nil, nil, fmt.Errorf("thread %s is not in %s: lode threads --store %s lists the stored threads", id, name, shellQuote(name))
 	}
 	if err != nil {
 		s.Close()
@@ -59,11 +62,11 @@ func openThread(ctx context.Context, dir, id string, meta map[string]string) (le
 }
 
 // threadNote says how to go on with a stored thread.
-func threadNote(w io.Writer, thread ledger.State, dir string) {
-	if dir == "" {
+func threadNote(w io.Writer, thread ledger.State, spec string) {
+	if spec == "" {
 		return
 	}
-	fmt.Fprintf(w, "(thread %s in %s: --thread %s goes on with it)\n", thread.ID(), dir, thread.ID())
+	fmt.Fprintf(w, "(thread %s in %s: --thread %s goes on with it)\n", thread.ID(), storeName(spec), thread.ID())
 }
 
 const threadsNotes = `Each line: the thread's ID, its title (its title metadata, else its first
@@ -89,19 +92,26 @@ func cmdThreads(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	dir := o.store
-	if dir == "" {
-		dir = cfg.Store
+	if err := checkStore(o.store, cfg); err != nil {
+		return err
 	}
-	if dir == "" {
+	spec := o.store
+	if spec == "" {
+		spec = cfg.Store
+	}
+	if spec == "" {
 		return usageError{"lode threads needs the store: --store DIR, or store: in lode.yaml"}
 	}
-	// Listing creates nothing: a folder that is not there holds no threads.
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintf(e.stderr, "no threads in %s (the folder does not exist)\n", dir)
+	name := storeName(spec)
+	// Listing creates nothing: a folder or file that is not there holds
+	// no threads.
+	if what, absent, err := storeAbsent(spec); err != nil {
+		return err
+	} else if absent {
+		fmt.Fprintf(e.stderr, "no threads in %s (%s does not exist)\n", name, what)
 		return nil
 	}
-	s, err := file.Open(dir)
+	s, err := openStore(ctx, spec)
 	if err != nil {
 		return err
 	}
@@ -132,7 +142,7 @@ func cmdThreads(ctx context.Context, e env, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", info.ID, threadTitle(st), info.Turns, info.Updated.UTC().Format(time.DateTime), state)
 	}
 	if n == 0 {
-		fmt.Fprintf(e.stderr, "no threads in %s\n", dir)
+		fmt.Fprintf(e.stderr, "no threads in %s\n", name)
 		return nil
 	}
 	return tw.Flush()

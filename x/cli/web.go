@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lodeworks/lode/ledger/file"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/conduit/web"
@@ -43,9 +42,14 @@ Callers' identity (user, tenant, roles), for the policy, its approve: rules
 and its tenants: limits, comes from tokens: (a bearer token, or the page's
 login, which trades it for a session cookie; sessions: sets it) or from a
 trusted proxy's headers (proxy:), checked on every request whenever they
-are configured; with neither, every caller holds --role. history: in lode.yaml applies to every request. Threads are
-kept where --store says, else where store: in lode.yaml says, else in
+are configured; with neither, every caller holds --role. history: in
+lode.yaml applies to every request. Threads are kept where --store says
+(`+storeForms+`), else where store: in lode.yaml says, else in
 `+defaultThreadsDir+` (--threads, the flag's old name, still works).
+Several lode web processes may serve one store (one PostgreSQL database):
+a turn holds its thread's lease (lease: in lode.yaml, 30s by default), so
+the others refuse a message on it with 409 until it ends, or until the
+lease of a process that died lapses.
 
 `+exitCodes, "threads")
 	rest, err := parseFlags(fs, e, args)
@@ -57,7 +61,7 @@ kept where --store says, else where store: in lode.yaml says, else in
 	}
 	if *threads != "" {
 		if o.store != "" && o.store != *threads {
-			return usageError{fmt.Sprintf("--threads %s and --store %s name two folders: give only --store (--threads is its old name)", *threads, o.store)}
+			return usageError{fmt.Sprintf("--threads %s and --store %s name two stores: give only --store (--threads is its old name)", *threads, o.store)}
 		}
 		o.store = *threads
 		fmt.Fprintln(e.stderr, "lode web: warning: --threads is deprecated: use --store, which means the same")
@@ -99,7 +103,8 @@ kept where --store says, else where store: in lode.yaml says, else in
 	if err := d.unauthenticated("--addr", *addr, remote, *unauth); err != nil {
 		return err
 	}
-	store, err := file.Open(d.store)
+	defer d.spend.Close()
+	store, err := openStore(ctx, d.store)
 	if err != nil {
 		return err
 	}
@@ -112,7 +117,7 @@ kept where --store says, else where store: in lode.yaml says, else in
 	hopts = append(hopts, telHandler...)
 	loopOpts = append(loopOpts, telLoop...)
 	loopOpts = append(loopOpts, loop.WithHandlers(xtool.NewHandler(tb.reg, hopts...)), loop.WithInvokeOptions(d.invoke(cfg, tb)...))
-	wopts := append(d.web, web.WithLoopOptions(loopOpts...))
+	wopts := append(d.web, web.WithLoopOptions(loopOpts...), web.WithLease(time.Duration(cfg.Lease)))
 	if len(allowHosts) > 0 {
 		wopts = append(wopts, web.WithAllowedHosts(allowHosts...))
 	}
@@ -131,7 +136,7 @@ kept where --store says, else where store: in lode.yaml says, else in
 	if remote && d.logins == nil {
 		fmt.Fprintf(e.stderr, "lode web: warning: %s is not a loopback address: anyone who can reach it can chat and run these tools, unauthenticated\n", *addr)
 	}
-	fmt.Fprintf(e.stderr, "lode web: %d tools, threads in %s, chat at http://%s/\n", len(tb.reg.Tools()), d.store, ln.Addr())
+	fmt.Fprintf(e.stderr, "lode web: %d tools, threads in %s, chat at http://%s/\n", len(tb.reg.Tools()), storeName(d.store), ln.Addr())
 	ctx, stop := interruptible(ctx, e)
 	defer stop()
 	err = h.Serve(ctx, ln)

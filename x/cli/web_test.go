@@ -94,7 +94,7 @@ func TestWebHelp(t *testing.T) {
 		t.Errorf("lode web -h should offer --store and not --threads:\n%s", r.stderr)
 	}
 	r = lode(t, t.TempDir(), nil, "", "web", "--threads", "a", "--store", "b")
-	if want := "lode: --threads a and --store b name two folders: give only --store (--threads is its old name)\n"; r.code != exitUsage || r.stderr != want {
+	if want := "lode: --threads a and --store b name two stores: give only --store (--threads is its old name)\n"; r.code != exitUsage || r.stderr != want {
 		t.Errorf("both flags: exit %d, stderr %q, want %q", r.code, r.stderr, want)
 	}
 }

@@ -72,7 +72,39 @@
 // In GET /api/threads, title is the first user message on one line (at
 // most 80 characters, "" before the first message), updated the time of
 // the thread's last change (RFC 3339) and running whether a turn runs on
-// it now.
+// it now, here or on another replica.
+//
+// # Several replicas
+//
+// Handlers in several processes over one store (lode web replicas over
+// one PostgreSQL database) serve the same threads. A turn holds its
+// thread's lease in the store (ledger.StoredThread.AcquireLease): taken
+// before the turn writes anything, renewed every third of WithLease
+// (DefaultLease, 30s) while it runs — one small write however many tokens
+// stream — and released when it ends; the loop.Step the handler builds
+// takes no lease of its own (loop.WithLease(-1)). So while a turn runs on
+// one replica, every other one
+//
+//   - answers a new message, regenerate or decision on the thread with 409
+//     ("a turn is running on thread X on another server (OWNER holds its
+//     lease until …)"), storing nothing;
+//   - shows the thread running in GET /api/threads and GET /api/threads/{id};
+//   - follows it on GET /api/chat/{id}/stream: it reloads the thread every
+//     tenth of the lease (100ms to 1s) until the lease is released or
+//     lapses, then replays the last answer as one stream;
+//   - answers POST /api/threads/{id}/cancel with 409: a turn is stopped
+//     where it runs.
+//
+// A decision recorded on any replica runs its call once: the decision
+// turn is appended at the version the pending calls were read at, under
+// the lease. A replica that dies mid-turn (SIGKILL, a lost host) leaves
+// its lease to lapse after at most WithLease; the next message or
+// decision, on any replica, takes the thread over, and a call the dead
+// turn left without a result is given loop.InterruptedMessage before the
+// model is asked again. A replica whose renewal finds the lease taken
+// over (it stalled past WithLease) stops its turn and writes nothing
+// more. Lease expiry is judged by each reader's clock, so replicas'
+// clocks must agree to within a small part of WithLease.
 //
 // # The stream
 //

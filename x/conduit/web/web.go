@@ -130,6 +130,7 @@ type config struct {
 	maxTurns   int
 	disconnect DisconnectPolicy
 	hosts      []string
+	lease      time.Duration
 	logger     *slog.Logger
 	errs       []error
 }
@@ -292,6 +293,7 @@ type Handler struct {
 // running is a turn in flight on one thread.
 type running struct {
 	owner  string
+	lease  *turnLease // the thread's lease in the store, once taken
 	cancel context.CancelCauseFunc
 	s      *stream       // set once the turn's stream exists, under Handler.mu
 	ended  chan struct{} // closed once the turn is stored and the thread free
@@ -348,6 +350,9 @@ func New(prov provider.Provider, store ledger.Store, opts ...Option) (*Handler, 
 	if c.sessions != nil {
 		c.authn = auth.Chain(c.authn, c.sessions)
 	}
+	if c.lease == 0 {
+		c.lease = DefaultLease
+	}
 	h := &Handler{cfg: c, prov: prov, store: store, turns: map[string]*running{}, cop: http.NewCrossOriginProtection()}
 	h.base, h.stop = context.WithCancel(context.Background())
 	page, _ := fs.Sub(pageFS, "page")
@@ -385,8 +390,10 @@ func New(prov provider.Provider, store ledger.Store, opts ...Option) (*Handler, 
 //  5. the body is JSON of the expected shape: 400;
 //  6. the thread exists and belongs to the caller: 404 either way, so
 //     that no one can probe for another caller's threads;
-//  7. no other turn runs on the thread (409) and the handler runs fewer
-//     than WithMaxConcurrentTurns turns (429).
+//  7. no other turn runs on the thread (409), in this handler or in
+//     another process that holds the thread's lease in the store (see
+//     WithLease), and the handler runs fewer than WithMaxConcurrentTurns
+//     turns (429).
 //
 // A request that fails a check changes nothing in the store. POST
 // /api/chat answers 503 after Close.
@@ -610,25 +617,47 @@ func (h *Handler) open(w http.ResponseWriter, r *http.Request, id string, who Id
 	return nil, false, false
 }
 
-// claim reserves the thread for one turn.
-func (h *Handler) claim(w http.ResponseWriter, id string, run *running) bool {
+// claim reserves the thread st for one turn: in this handler, then in
+// the store, by taking the thread's lease before anything is written, so
+// that no other process (another replica over the same store, a lode
+// resume) runs a turn on it meanwhile. elsewhere says the refusal was
+// another process's live lease.
+func (h *Handler) claim(w http.ResponseWriter, r *http.Request, st *ledger.StoredThread, run *running) (ok, elsewhere bool) {
+	id := st.ID()
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	switch {
 	case h.closed:
+		h.mu.Unlock()
 		httpError(w, http.StatusServiceUnavailable, "web: the server is shutting down")
-		return false
+		return false, false
 	case h.turns[id] != nil:
+		h.mu.Unlock()
 		httpError(w, http.StatusConflict, fmt.Sprintf("web: a turn is already running on thread %q: wait for it or cancel it", id))
-		return false
+		return false, false
 	case h.cfg.maxTurns > 0 && len(h.turns) >= h.cfg.maxTurns:
+		n := len(h.turns)
+		h.mu.Unlock()
 		w.Header().Set("Retry-After", "1")
-		httpError(w, http.StatusTooManyRequests, fmt.Sprintf("web: %d turns are running, the most this server runs at once: retry later", len(h.turns)))
-		return false
+		httpError(w, http.StatusTooManyRequests, fmt.Sprintf("web: %d turns are running, the most this server runs at once: retry later", n))
+		return false, false
 	}
 	h.turns[id] = run
 	h.wg.Add(1)
-	return true
+	h.mu.Unlock()
+	l, err := h.acquire(r.Context(), st)
+	if err != nil {
+		h.release(id)
+		if busy, ok := errors.AsType[errBusyElsewhere](err); ok {
+			httpError(w, http.StatusConflict, busyMessage(id, busy.holder))
+			return false, true
+		}
+		h.storeError(w, r, id, err)
+		return false, false
+	}
+	h.mu.Lock()
+	run.lease = l
+	h.mu.Unlock()
+	return true, false
 }
 
 func (h *Handler) unclaim(id string) {
@@ -640,8 +669,16 @@ func (h *Handler) unclaim(id string) {
 	h.mu.Unlock()
 }
 
-// release undoes claim for a turn that never started.
+// release undoes claim for a turn that never started: its lease, if it
+// took one, and its place in the handler.
 func (h *Handler) release(id string) {
+	h.mu.Lock()
+	var l *turnLease
+	if run := h.turns[id]; run != nil {
+		l = run.lease
+	}
+	h.mu.Unlock()
+	l.end(h.base)
 	h.unclaim(id)
 	h.wg.Done()
 }
@@ -704,13 +741,13 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	runCtx, cancel := context.WithCancelCause(h.base)
 	run := newRunning(who.Caller, cancel)
-	if !h.claim(w, st.ID(), run) {
+	if ok, elsewhere := h.claim(w, r, st, run); !ok {
 		cancel(nil)
 		st.Close()
 		// A refused request leaves the store as it was, unless another
 		// request with the same ID runs on the thread now.
 		h.mu.Lock()
-		busy := h.turns[st.ID()] != nil
+		busy := h.turns[st.ID()] != nil || elsewhere
 		h.mu.Unlock()
 		if created && !busy {
 			if err := h.store.Delete(context.WithoutCancel(r.Context()), st.ID()); err != nil {
@@ -807,7 +844,9 @@ func (h *Handler) start(w http.ResponseWriter, r *http.Request, st *ledger.Store
 	s := newStream(h.cfg.buffer, h.cfg.bufBytes, h.logMax(), messageID(st.Len()), st.ID(), nil)
 	h.attach(run, s)
 	step := h.step(s)
-	go h.runTurn(runCtx, cancel, st, s, done, func(ctx context.Context) error {
+	run.lease.use(st)
+	run.lease.start(closedChan, cancel)
+	go h.runTurn(runCtx, cancel, st, s, run.lease, done, func(ctx context.Context) error {
 		_, err := step.Run(ctx, st, h.prov)
 		return err
 	}, step)
@@ -834,14 +873,18 @@ func pendingNames(calls []artifact.Pending) string {
 	return strings.Join(parts, ", ")
 }
 
-// step builds a request's loop.Step: the configured options and s.
+// step builds a request's loop.Step: the configured options and s. The
+// loop takes no lease of its own: the turn holds the thread's (claim).
 func (h *Handler) step(s *stream) *loop.Step {
-	return loop.New(append(h.cfg.loopOpts[:len(h.cfg.loopOpts):len(h.cfg.loopOpts)], loop.WithObserver(s))...)
+	return loop.New(append(h.cfg.loopOpts[:len(h.cfg.loopOpts):len(h.cfg.loopOpts)], loop.WithObserver(s), loop.WithLease(-1))...)
 }
+
+// closedChan is a channel that is always ready.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // runTurn runs a claimed turn to its end and ends its stream; done, when
 // not nil, gets the turn's error before the stream ends.
-func (h *Handler) runTurn(runCtx context.Context, cancel context.CancelCauseFunc, st *ledger.StoredThread, s *stream, done chan<- error, run func(context.Context) error, step *loop.Step) {
+func (h *Handler) runTurn(runCtx context.Context, cancel context.CancelCauseFunc, st *ledger.StoredThread, s *stream, lease *turnLease, done chan<- error, run func(context.Context) error, step *loop.Step) {
 	defer h.wg.Done()
 	err := run(runCtx)
 	// The observer waits only on its browser's writes, each bounded by
@@ -856,10 +899,15 @@ func (h *Handler) runTurn(runCtx context.Context, cancel context.CancelCauseFunc
 	// showed it, and says it stopped: the stored thread and the client's
 	// message agree, the model reads what the person read, and a reload
 	// shows "Stopped." again.
-	if err != nil && cause != nil && !errors.Is(err, loop.ErrPending) {
-		h.keepStopped(context.WithoutCancel(runCtx), st, s.partial())
+	// A turn whose lease was lost writes nothing more: another process
+	// has the thread now.
+	if !lease.isLost() {
+		if err != nil && cause != nil && !errors.Is(err, loop.ErrPending) {
+			h.keepStopped(context.WithoutCancel(runCtx), st, s.partial())
+		}
+		h.keepOutside(runCtx, st, s)
 	}
-	h.keepOutside(runCtx, st, s)
+	lease.end(runCtx)
 	cancel(nil)
 	st.Close()
 	// The thread is free before the browser reads the end of the
@@ -1017,7 +1065,7 @@ func (h *Handler) continueTurn(w http.ResponseWriter, r *http.Request, who Ident
 	id := st.ID()
 	runCtx, cancel := context.WithCancelCause(h.base)
 	run := newRunning(who.Caller, cancel)
-	if !h.claim(w, id, run) {
+	if ok, _ := h.claim(w, r, st, run); !ok {
 		cancel(nil)
 		st.Close()
 		return
@@ -1047,7 +1095,10 @@ func (h *Handler) continueTurn(w http.ResponseWriter, r *http.Request, who Ident
 	h.attach(run, s)
 	step := h.step(s)
 	done := make(chan error, 1)
-	go h.runTurn(runCtx, cancel, st, s, done, func(ctx context.Context) error {
+	// The lease is renewed once the decisions are stored: a renewal in
+	// between would move the version Resume claims them at.
+	run.lease.start(s.decided, cancel)
+	go h.runTurn(runCtx, cancel, st, s, run.lease, done, func(ctx context.Context) error {
 		_, err := step.Resume(ctx, st, h.prov, decisions)
 		return err
 	}, step)
@@ -1108,9 +1159,18 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, who Identit
 	}
 	runCtx, cancel := context.WithCancelCause(h.base)
 	run := newRunning(who.Caller, cancel)
-	if !h.claim(w, st.ID(), run) {
+	if ok, _ := h.claim(w, r, st, run); !ok {
 		cancel(nil)
 		st.Close()
+		return
+	}
+	if st.Len() != len(turns) {
+		// Taking the lease found the thread changed elsewhere since it
+		// was read: the cut was made on an old copy.
+		cancel(nil)
+		st.Close()
+		h.release(req.ID)
+		h.storeError(w, r, req.ID, ledger.ErrConflict)
 		return
 	}
 	if cut < len(turns) {
@@ -1212,8 +1272,18 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	defer st.Close()
+	// A turn another process runs is followed to its end; its answer is
+	// then replayed, as one stream.
+	if _, elsewhere := h.leasedElsewhere(st); elsewhere {
+		if !h.follow(r.Context(), st) {
+			if r.Context().Err() == nil {
+				httpError(w, http.StatusInternalServerError, "web: the thread could not be read again")
+			}
+			return
+		}
+	}
 	msgs := h.messages(st)
-	st.Close()
 	if len(msgs) == 0 || msgs[len(msgs)-1].Role != "assistant" {
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -1311,11 +1381,11 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 		if !ok && info.Turns > 0 {
 			title = h.storedTitle(r.Context(), info.ID)
 		}
-		out = append(out, threadSummary{ID: info.ID, Title: title, Updated: info.Updated.UTC()})
+		out = append(out, threadSummary{ID: info.ID, Title: title, Updated: info.Updated.UTC(), Running: liveLease(info.Metadata)})
 	}
 	h.mu.Lock()
 	for i := range out {
-		out[i].Running = h.turns[out[i].ID] != nil
+		out[i].Running = out[i].Running || h.turns[out[i].ID] != nil
 	}
 	h.mu.Unlock()
 	slices.SortStableFunc(out, func(a, b threadSummary) int {
@@ -1381,6 +1451,9 @@ func (h *Handler) replay(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	busy := h.turns[id] != nil
 	h.mu.Unlock()
+	if _, elsewhere := h.leasedElsewhere(st); elsewhere {
+		busy = true
+	}
 	w.Header().Set("Content-Type", "application/json")
 	msgs := h.messages(st)
 	_ = json.NewEncoder(w).Encode(threadView{ID: id, Running: busy, Messages: msgs})
@@ -1414,7 +1487,11 @@ func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	st.Close()
+	defer st.Close()
+	if l, elsewhere := h.leasedElsewhere(st); elsewhere {
+		httpError(w, http.StatusConflict, fmt.Sprintf("web: the turn on thread %q runs on another server (%s): stop it there, or wait for it to end", id, l.Owner))
+		return
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -28,10 +28,12 @@ import (
 	"github.com/lodeworks/lode/x/conduit/web"
 	"github.com/lodeworks/lode/x/provider/script"
 	xtool "github.com/lodeworks/lode/x/tool"
+
+	"github.com/lodeworks/lode/internal/pgtest"
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Main(m)
 	if code == 0 {
 		if err := goleak.Find(
 			goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
