@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/ledger/file"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/auth"
@@ -354,7 +355,10 @@ func TestServeCarriesTheIdentity(t *testing.T) {
 			t.Errorf("%s may not use the calculator: %+v", c.identity, dec)
 		}
 		req := &provider.Request{Turns: []ledger.Turn{{Role: ledger.RoleUser}}}
-		err = d.enf.SpendLimit().ApplyInvoke(context.Background(), st, req)
+		settle, err := d.enf.SpendLimit().Admit(context.Background(), st, req, loop.Estimate{InputTokens: loop.EstimateInput(req)})
+		if settle != nil {
+			settle(context.Background(), nil, errors.New("not sent"))
+		}
 		if fmt.Sprint(err) != c.spend {
 			t.Errorf("%s: spend limit %v, want %s", c.identity, err, c.spend)
 		}

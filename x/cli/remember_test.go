@@ -46,7 +46,7 @@ func TestPrintedResumeReachesTheThreadsModel(t *testing.T) {
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	url := srv.URL + "/v1"
-	dir := writeConfig(t, "approve: [calculator]\n")
+	dir := writeConfig(t, "tools:\n  calculator: {}\napprove: [calculator]\n")
 	store := filepath.Join(dir, "threads")
 	r := lode(t, dir, map[string]string{"OPENAI_API_KEY": "sk-secret"}, "", "run", "--base-url", url, "--model", "m", "--store", store, "what is 2^10?")
 	if r.code != exitPaused {
@@ -106,7 +106,7 @@ func TestRunStoppedBeforeTheAnswerGoesOn(t *testing.T) {
 	}}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
-	dir := writeConfig(t, "approve: [calculator]\n")
+	dir := writeConfig(t, "tools:\n  calculator: {}\napprove: [calculator]\n")
 	store := filepath.Join(dir, "threads")
 	r := lode(t, dir, nil, "", "run", "--base-url", srv.URL+"/v1", "--model", "m", "--store", store, "what is 2^10?")
 	if r.code != exitPaused {

@@ -32,7 +32,7 @@ func TestCommandsOnSQLStores(t *testing.T) {
 	for kind, newSpec := range storeSpecs(t) {
 		t.Run(kind, func(t *testing.T) {
 			spec := newSpec(t)
-			dir := writeConfig(t, "model:\n  name: m\napprove: [calculator]\n")
+			dir := writeConfig(t, "model:\n  name: m\ntools:\n  calculator: {}\napprove: [calculator]\n")
 			fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
 				textReply("Hello."),
 				textReply("Still here."),
