@@ -6,7 +6,7 @@
 //
 //	mkdir -p WORK && touch WORK/old.log WORK/notes.txt
 //	go run ./examples/approval -store DIR -dir WORK start
-//	go run ./examples/approval -store DIR -dir WORK resume THREAD approve:call_a deny:call_b=keep it
+//	go run ./examples/approval -store DIR -dir WORK resume THREAD approve:call_a 'deny:call_b=keep it'
 //
 // The model is scripted, so it runs offline: it asks to delete old.log
 // (call_a) and notes.txt (call_b) in WORK, so the two files must be there
