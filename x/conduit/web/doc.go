@@ -46,7 +46,11 @@
 // store cannot drop turns, so the thread is deleted and created again,
 // same ID and metadata; a copy of the whole thread, "regenerate-" plus a
 // new ID and listed for the same caller, is kept while that happens, and
-// is what a crash in between would leave.
+// is what a crash in between would leave. What the thread's metadata
+// records of the dropped turns goes with them: their usage, and the tools
+// their searches loaded (x/tool/toolsearch's record, trimmed with
+// toolsearch.Rewind), so the new answer is offered what the kept turns
+// loaded, as it was when they were the last.
 //
 // A user message sent with a "messageId" (the SDK's sendMessage in place
 // of an earlier message) replaces the stored user message at its place in

@@ -24,6 +24,7 @@ import (
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/auth"
+	"github.com/lodeworks/lode/x/tool/toolsearch"
 )
 
 // Defaults for the options that have one.
@@ -1198,7 +1199,9 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, who Identit
 // deleted and created again with the same ID and metadata; a copy of the
 // whole thread, named "regenerate-" plus a new ID and owned by the same
 // caller, is kept until the new thread is stored, so that a crash between
-// the two leaves the conversation in the caller's list.
+// the two leaves the conversation in the caller's list. Metadata that
+// belongs to the dropped turns (their usage, the tools their searches
+// loaded) is not carried over.
 func (h *Handler) rewrite(ctx context.Context, st *ledger.StoredThread, keep []ledger.Turn) (*ledger.StoredThread, error) {
 	id, meta, all := st.ID(), st.AllMetadata(), st.Turns()
 	ctx = context.WithoutCancel(ctx)
@@ -1211,6 +1214,9 @@ func (h *Handler) rewrite(ctx context.Context, st *ledger.StoredThread, keep []l
 			delete(kept, k)
 		}
 	}
+	// So do the tools their searches loaded: the answer that replaces
+	// them is offered what the kept turns loaded, and nothing more.
+	toolsearch.Rewind(kept, len(keep))
 	backup, err := h.store.Create(ctx, ledger.WithID("regenerate-"+ledger.NewID()), ledger.WithMetadata(meta), ledger.WithTurns(all...))
 	if err != nil {
 		st.Close()
