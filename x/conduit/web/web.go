@@ -713,19 +713,9 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		// Only the calls that wait are decided: the client sends back
 		// every part it holds, decided ones included.
-		waiting := map[string]bool{}
-		for _, p := range loop.Pending(st) {
-			waiting[p.ToolCallID] = true
-		}
-		var decisions []artifact.Decision
-		for _, d := range answers {
-			if waiting[d.ToolCallID] {
-				decisions = append(decisions, d)
-			}
-		}
-		if len(decisions) == 0 {
+		decisions, ok := decidable(w, st, answers, false)
+		if !ok {
 			st.Close()
-			httpError(w, http.StatusConflict, fmt.Sprintf("web: no tool call of thread %q waits for the approvals sent: they were decided already", req.ID))
 			return
 		}
 		h.continueTurn(w, r, who, st, decisions)
@@ -1034,9 +1024,11 @@ func (d *decideRequest) decisions(by string) ([]artifact.Decision, error) {
 }
 
 // decide records the caller's decisions on the thread's pending calls and
-// streams the run that continues, as chat does. A decision Resume refuses
-// (an unknown call, edited arguments the tool refuses) is answered 400,
-// and one already taken by another decider 409; nothing is stored then.
+// streams the run that continues, as chat does. A malformed decision (a
+// call the thread never had, edited arguments the tool refuses) is
+// answered 400, and one on a call that waits for none (decided already,
+// by anyone) 409, as the SDK's approvals over chat are; nothing is stored
+// then.
 func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	who, ok := h.identify(w, r)
 	if !ok {
@@ -1055,7 +1047,68 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if _, ok := decidable(w, st, decisions, true); !ok {
+		st.Close()
+		return
+	}
 	h.continueTurn(w, r, who, st, decisions)
+}
+
+// decidable checks decisions against the calls of st that wait for one,
+// and answers w when it refuses them. A decision naming a call the thread
+// never had is a malformed request, 400 (the body, not the thread in the
+// path, is wrong, so not 404); one on a call that does not wait (decided
+// already, or run without asking) is 409, in the same words from both
+// routes, so that an app tells "already decided" by the status alone.
+// With all (POST /api/threads/{id}/decide) every decision must wait;
+// without it (POST /api/chat, whose client sends back every approval it
+// holds, decided ones included) the rest are dropped, and 409 is answered
+// only when none waits. It returns the decisions to record.
+func decidable(w http.ResponseWriter, st ledger.State, ds []artifact.Decision, all bool) ([]artifact.Decision, bool) {
+	waiting := make(map[string]bool)
+	for _, p := range loop.Pending(st) {
+		waiting[p.ToolCallID] = true
+	}
+	var keep []artifact.Decision
+	stale := ""
+	for _, d := range ds {
+		switch {
+		case waiting[d.ToolCallID]:
+			keep = append(keep, d)
+		case stale == "":
+			stale = d.ToolCallID
+		}
+	}
+	if stale == "" {
+		return keep, true
+	}
+	// Reading the whole history is left to the refusals and the
+	// client's decided parts, which are rare next to decisions.
+	had := make(map[string]bool)
+	for _, t := range st.Turns() {
+		for _, a := range t.Artifacts {
+			if c, ok := a.(artifact.ToolCall); ok {
+				had[c.ID] = true
+			}
+		}
+	}
+	for _, d := range ds {
+		if !had[d.ToolCallID] {
+			httpError(w, http.StatusBadRequest, fmt.Sprintf("web: thread %q has no tool call %q", st.ID(), d.ToolCallID))
+			return nil, false
+		}
+	}
+	if all || len(keep) == 0 {
+		httpError(w, http.StatusConflict, notWaiting(st.ID(), stale))
+		return nil, false
+	}
+	return keep, true
+}
+
+// notWaiting is the 409 answer to a decision on a call that waits for
+// none, whichever route it came by.
+func notWaiting(thread, call string) string {
+	return fmt.Sprintf("web: tool call %q of thread %q waits for no decision: it was decided already, or ran without one", call, thread)
 }
 
 // continueTurn records decisions on st's pending calls with Resume and
@@ -1108,13 +1161,21 @@ func (h *Handler) continueTurn(w http.ResponseWriter, r *http.Request, who Ident
 	select {
 	case <-s.decided:
 	case err := <-done:
-		if _, refused := errors.AsType[*loop.DecisionError](err); refused || errors.Is(err, ledger.ErrConflict) {
-			code := http.StatusBadRequest
-			if errors.Is(err, ledger.ErrConflict) {
-				code = http.StatusConflict
-			}
+		de, refused := errors.AsType[*loop.DecisionError](err)
+		switch {
+		case refused && (errors.Is(de.Err, loop.ErrNotPending) || errors.Is(de.Err, ledger.ErrConflict)):
+			// decidable saw the call wait; another decider (or the turn
+			// it ran in) got there first since.
 			s.abandon()
-			httpError(w, code, oneLine(strings.TrimPrefix(err.Error(), "loop: ")))
+			httpError(w, http.StatusConflict, notWaiting(id, de.ToolCallID))
+			return
+		case refused:
+			s.abandon()
+			httpError(w, http.StatusBadRequest, oneLine(strings.TrimPrefix(err.Error(), "loop: ")))
+			return
+		case errors.Is(err, ledger.ErrConflict):
+			s.abandon()
+			httpError(w, http.StatusConflict, oneLine(strings.TrimPrefix(err.Error(), "loop: ")))
 			return
 		}
 	}
