@@ -713,12 +713,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		// Only the calls that wait are decided: the client sends back
 		// every part it holds, decided ones included.
-		decisions, ok := decidable(w, st, answers, false)
-		if !ok {
-			st.Close()
-			return
-		}
-		h.continueTurn(w, r, who, st, decisions)
+		h.continueTurn(w, r, who, st, answers, false)
 		return
 	}
 	text, err := req.userText()
@@ -1047,11 +1042,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, ok := decidable(w, st, decisions, true); !ok {
-		st.Close()
-		return
-	}
-	h.continueTurn(w, r, who, st, decisions)
+	h.continueTurn(w, r, who, st, decisions, true)
 }
 
 // decidable checks decisions against the calls of st that wait for one,
@@ -1063,7 +1054,10 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 // With all (POST /api/threads/{id}/decide) every decision must wait;
 // without it (POST /api/chat, whose client sends back every approval it
 // holds, decided ones included) the rest are dropped, and 409 is answered
-// only when none waits. It returns the decisions to record.
+// only when none waits. It returns the decisions to record. It is asked
+// once the thread is claimed: a turn running on it, here or on another
+// replica, is answered as such (the call waits for none while it runs),
+// and what it reads cannot change under the lease.
 func decidable(w http.ResponseWriter, st ledger.State, ds []artifact.Decision, all bool) ([]artifact.Decision, bool) {
 	waiting := make(map[string]bool)
 	for _, p := range loop.Pending(st) {
@@ -1114,14 +1108,22 @@ func notWaiting(thread, call string) string {
 // continueTurn records decisions on st's pending calls with Resume and
 // streams the rest of the turn as the continuation of the paused message:
 // its start part has that message's ID, and the stream goes on from the
-// decided calls' outputs. st is closed when the turn ends.
-func (h *Handler) continueTurn(w http.ResponseWriter, r *http.Request, who Identity, st *ledger.StoredThread, decisions []artifact.Decision) {
+// decided calls' outputs. st is closed when the turn ends. all is
+// decidable's: whether every decision must be on a waiting call.
+func (h *Handler) continueTurn(w http.ResponseWriter, r *http.Request, who Identity, st *ledger.StoredThread, decisions []artifact.Decision, all bool) {
 	id := st.ID()
 	runCtx, cancel := context.WithCancelCause(h.base)
 	run := newRunning(who.Caller, cancel)
 	if ok, _ := h.claim(w, r, st, run); !ok {
 		cancel(nil)
 		st.Close()
+		return
+	}
+	decisions, ok := decidable(w, st, decisions, all)
+	if !ok {
+		cancel(nil)
+		st.Close()
+		h.release(id)
 		return
 	}
 	if err := stamp(st, who); err != nil {
