@@ -155,8 +155,8 @@ func TestDecidedCallConflicts(t *testing.T) {
 	resp = f.post(t, "/api/threads/"+id+"/decide", decideBody(map[string]any{"id": "c1", "approve": true}))
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusConflict || !strings.Contains(string(b), "already decided") {
-		t.Errorf("second decision on c1: %d %q, want 409", resp.StatusCode, b)
+	if want := `web: tool call "c1" of thread "` + id + `" waits for no decision: it was decided already, or ran without one` + "\n"; resp.StatusCode != http.StatusConflict || string(b) != want {
+		t.Errorf("second decision on c1: %d %q, want 409 %q", resp.StatusCode, b, want)
 	}
 	if len(turns(t, f.store, id)) != len(before) || results(t, f, id, "c1") != 1 || len(prov.Requests()) != 1 {
 		t.Errorf("the refused decision changed the thread or invoked the model")
@@ -205,7 +205,7 @@ func TestBadDecisions(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"unknown call", decideBody(map[string]any{"id": "c9", "approve": true}), http.StatusBadRequest, `decision on call "c9": no such pending call`},
+		{"unknown call", decideBody(map[string]any{"id": "c9", "approve": true}), http.StatusBadRequest, `" has no tool call "c9"`},
 		{"edited arguments break the schema", decideBody(map[string]any{"id": "c1", "approve": true, "arguments": map[string]any{"a": "two"}}), http.StatusBadRequest, `decision on call "c1"`},
 		{"edited arguments are not JSON", decideBody(map[string]any{"id": "c1", "approve": true, "arguments": `{"a":`}), http.StatusBadRequest, `decision on call "c1"`},
 		{"arguments on a denial", decideBody(map[string]any{"id": "c1", "approve": false, "arguments": map[string]any{"a": 1}}), http.StatusBadRequest, `web: decision on call "c1": arguments are only taken with an approval`},
@@ -254,5 +254,58 @@ func TestMessageWhileCallsWaitConflicts(t *testing.T) {
 	}
 	if len(turns(t, f.store, id)) != len(before) || len(prov.Requests()) != 1 {
 		t.Errorf("the refused message changed the thread or invoked the model")
+	}
+}
+
+// TestDecisionStatusesAgree: once a turn has ended, the same decision
+// answers the same status and body by either route: 409 for a call that
+// was decided already, 400 for a call the thread never had or a body
+// that does not parse, and nothing is stored or asked of the model.
+func TestDecisionStatusesAgree(t *testing.T) {
+	prov := script.Play(script.Call("c1", "add", `{"a":2,"b":3}`), script.Text("It is 5."))
+	f := serveTools(t, prov, askForAdd, quiet())
+	id := paused(t, f)
+	parts(t, f.post(t, "/api/threads/"+id+"/decide", decideBody(map[string]any{"id": "c1", "approve": true})))
+	before := turns(t, f.store, id)
+	decided := `web: tool call "c1" of thread "` + id + `" waits for no decision: it was decided already, or ran without one` + "\n"
+	unknown := `web: thread "` + id + `" has no tool call "c9"` + "\n"
+	const notJSON = "web: the body is not valid JSON: "
+	decide, chat := "/api/threads/"+id+"/decide", "/api/chat"
+	tests := []struct {
+		name, path, body string
+		code             int
+		want             string // the whole body, or its start when prefix
+		prefix           bool
+	}{
+		{"decide: decided already", decide, decideBody(map[string]any{"id": "c1", "approve": false}), http.StatusConflict, decided, false},
+		{"chat: decided already", chat, approvalBody(id, "c1", map[string]any{"id": "c1", "approved": false}), http.StatusConflict, decided, false},
+		{"decide: a call the thread never had", decide, decideBody(map[string]any{"id": "c9", "approve": true}), http.StatusBadRequest, unknown, false},
+		{"chat: a call the thread never had", chat, approvalBody(id, "c9", map[string]any{"id": "c9", "approved": true}), http.StatusBadRequest, unknown, false},
+		{"decide: a call never had beside one decided", decide, decideBody(map[string]any{"id": "c1", "approve": true}, map[string]any{"id": "c9", "approve": true}), http.StatusBadRequest, unknown, false},
+		{"chat: not JSON", chat, `{"id":`, http.StatusBadRequest, notJSON, true},
+		{"decide: not JSON", decide, `{"decisions":`, http.StatusBadRequest, notJSON, true},
+		{"decide: no decision word", decide, `{"decisions":[{"id":"c1","approve":"maybe"}]}`, http.StatusBadRequest, notJSON, true},
+		{"chat: no decision word", chat, approvalBody(id, "c1", map[string]any{"id": "c1", "approved": "maybe"}), http.StatusBadRequest, notJSON, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := f.post(t, tt.path, tt.body)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			body := string(b)
+			ok := body == tt.want
+			if tt.prefix {
+				ok = strings.HasPrefix(body, tt.want) && strings.Count(body, "\n") == 1
+			}
+			if resp.StatusCode != tt.code || !ok {
+				t.Errorf("got %d %q, want %d %q", resp.StatusCode, body, tt.code, tt.want)
+			}
+			if n := len(turns(t, f.store, id)); n != len(before) {
+				t.Errorf("%d turns, %d before: the refused decision stored something", n, len(before))
+			}
+		})
+	}
+	if n := len(prov.Requests()); n != 2 {
+		t.Errorf("%d model invocations, want 2", n)
 	}
 }

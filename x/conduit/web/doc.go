@@ -24,7 +24,8 @@
 //	GET  /api/info                 what the first screen shows: {"model": NAME, "tools": [{"name", "description"}]}
 //	POST /api/threads/{id}/cancel  cancel the turn running on the thread: 204 once it has ended
 //	POST /api/threads/{id}/decide  {"decisions": [{"id": CALL, "approve": BOOL, "reason": ..., "arguments": ...}]}:
-//	                               decide calls waiting for approval, stream the continued turn
+//	                               decide calls waiting for approval, stream the continued turn;
+//	                               409 for a call decided already (see Approvals for the statuses)
 //
 // POST /api/chat reads only the last message, which must be the user's
 // (or the assistant's, answering approval requests: see Approvals): the
@@ -46,7 +47,11 @@
 // store cannot drop turns, so the thread is deleted and created again,
 // same ID and metadata; a copy of the whole thread, "regenerate-" plus a
 // new ID and listed for the same caller, is kept while that happens, and
-// is what a crash in between would leave.
+// is what a crash in between would leave. What the thread's metadata
+// records of the dropped turns goes with them: their usage, and the tools
+// their searches loaded (x/tool/toolsearch's record, trimmed with
+// toolsearch.Rewind), so the new answer is offered what the kept turns
+// loaded, as it was when they were the last.
 //
 // A user message sent with a "messageId" (the SDK's sendMessage in place
 // of an earlier message) replaces the stored user message at its place in
@@ -199,8 +204,9 @@
 // the turn goes on as the continuation of the paused message: start with
 // its ID, tool-output-denied for a denied call, tool-output-available (or
 // -error) as an approved one finishes, then the next model turn's step.
-// Approvals for calls already decided are ignored, and if none is left the
-// answer is 409.
+// Approvals for calls that wait for none (decided already) are ignored,
+// since the client sends back every part it holds, and if none is left
+// the answer is 409.
 //
 // Replays show the same states: approval-requested while a call waits
 // (and the last message ends with the data-approval part), approval-responded
@@ -212,9 +218,25 @@
 // part's data is {"threadId", "calls": [{"toolCallId", "toolName",
 // "input", "reason"}]}. Approval "arguments" (a JSON object, or a string
 // holding one) replace the model's; the stream sends the call's new
-// tool-input-available then. A decision Resume refuses (no such pending
-// call, edited arguments the tool refuses) is answered 400, and a call
-// already decided by someone else 409; nothing is stored then.
+// tool-input-available then. Every decision it is sent must be on a call
+// that waits.
+//
+// Both routes refuse a decision with the same status and, where the same
+// thing is wrong, the same one-line text body, storing nothing:
+//
+//   - 409 Conflict: the call waits for no decision: it was decided already
+//     (by this caller, or another, on this replica or another) or ran
+//     without one ("web: tool call "C" of thread "T" waits for no
+//     decision: it was decided already, or ran without one"); also a turn
+//     running on the thread.
+//   - 400 Bad Request: a malformed request: a body that is not JSON, or a
+//     decision that is not a boolean; a call the thread never had ("web:
+//     thread "T" has no tool call "C""), which is the body's fault rather
+//     than a missing resource, so not 404; on decide, no decisions, a
+//     decision with no call ID or given twice, or edited arguments the
+//     tool refuses.
+//   - 404 Not Found: the thread itself is not the caller's or does not
+//     exist.
 //
 // # Notifications
 //

@@ -57,8 +57,8 @@ func TestApprovalAnswerOverChat(t *testing.T) {
 		{"no approval", approvalBody(id, "c1", nil), 400, `web: the approval-responded part of call "c1" has no approval.approved`},
 		{"no thread", approvalBody("", "c1", map[string]any{"id": "c1", "approved": true}), 400, "web: approvals sent with no thread id"},
 		{"unknown thread", approvalBody("nosuch", "c1", map[string]any{"id": "c1", "approved": true}), 404, `web: thread "nosuch" not found`},
-		{"a call that does not wait", approvalBody(id, "c9", map[string]any{"id": "c9", "approved": true}), 409,
-			fmt.Sprintf("web: no tool call of thread %q waits for the approvals sent: they were decided already", id)},
+		{"a call the thread never had", approvalBody(id, "c9", map[string]any{"id": "c9", "approved": true}), 400,
+			fmt.Sprintf("web: thread %q has no tool call \"c9\"", id)},
 	}
 	for _, c := range bad {
 		t.Run(c.name, func(t *testing.T) {

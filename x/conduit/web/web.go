@@ -24,6 +24,7 @@ import (
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/auth"
+	"github.com/lodeworks/lode/x/tool/toolsearch"
 )
 
 // Defaults for the options that have one.
@@ -712,22 +713,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		// Only the calls that wait are decided: the client sends back
 		// every part it holds, decided ones included.
-		waiting := map[string]bool{}
-		for _, p := range loop.Pending(st) {
-			waiting[p.ToolCallID] = true
-		}
-		var decisions []artifact.Decision
-		for _, d := range answers {
-			if waiting[d.ToolCallID] {
-				decisions = append(decisions, d)
-			}
-		}
-		if len(decisions) == 0 {
-			st.Close()
-			httpError(w, http.StatusConflict, fmt.Sprintf("web: no tool call of thread %q waits for the approvals sent: they were decided already", req.ID))
-			return
-		}
-		h.continueTurn(w, r, who, st, decisions)
+		h.continueTurn(w, r, who, st, answers, false)
 		return
 	}
 	text, err := req.userText()
@@ -1033,9 +1019,11 @@ func (d *decideRequest) decisions(by string) ([]artifact.Decision, error) {
 }
 
 // decide records the caller's decisions on the thread's pending calls and
-// streams the run that continues, as chat does. A decision Resume refuses
-// (an unknown call, edited arguments the tool refuses) is answered 400,
-// and one already taken by another decider 409; nothing is stored then.
+// streams the run that continues, as chat does. A malformed decision (a
+// call the thread never had, edited arguments the tool refuses) is
+// answered 400, and one on a call that waits for none (decided already,
+// by anyone) 409, as the SDK's approvals over chat are; nothing is stored
+// then.
 func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	who, ok := h.identify(w, r)
 	if !ok {
@@ -1054,20 +1042,88 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	h.continueTurn(w, r, who, st, decisions)
+	h.continueTurn(w, r, who, st, decisions, true)
+}
+
+// decidable checks decisions against the calls of st that wait for one,
+// and answers w when it refuses them. A decision naming a call the thread
+// never had is a malformed request, 400 (the body, not the thread in the
+// path, is wrong, so not 404); one on a call that does not wait (decided
+// already, or run without asking) is 409, in the same words from both
+// routes, so that an app tells "already decided" by the status alone.
+// With all (POST /api/threads/{id}/decide) every decision must wait;
+// without it (POST /api/chat, whose client sends back every approval it
+// holds, decided ones included) the rest are dropped, and 409 is answered
+// only when none waits. It returns the decisions to record. It is asked
+// once the thread is claimed: a turn running on it, here or on another
+// replica, is answered as such (the call waits for none while it runs),
+// and what it reads cannot change under the lease.
+func decidable(w http.ResponseWriter, st ledger.State, ds []artifact.Decision, all bool) ([]artifact.Decision, bool) {
+	waiting := make(map[string]bool)
+	for _, p := range loop.Pending(st) {
+		waiting[p.ToolCallID] = true
+	}
+	var keep []artifact.Decision
+	stale := ""
+	for _, d := range ds {
+		switch {
+		case waiting[d.ToolCallID]:
+			keep = append(keep, d)
+		case stale == "":
+			stale = d.ToolCallID
+		}
+	}
+	if stale == "" {
+		return keep, true
+	}
+	// Reading the whole history is left to the refusals and the
+	// client's decided parts, which are rare next to decisions.
+	had := make(map[string]bool)
+	for _, t := range st.Turns() {
+		for _, a := range t.Artifacts {
+			if c, ok := a.(artifact.ToolCall); ok {
+				had[c.ID] = true
+			}
+		}
+	}
+	for _, d := range ds {
+		if !had[d.ToolCallID] {
+			httpError(w, http.StatusBadRequest, fmt.Sprintf("web: thread %q has no tool call %q", st.ID(), d.ToolCallID))
+			return nil, false
+		}
+	}
+	if all || len(keep) == 0 {
+		httpError(w, http.StatusConflict, notWaiting(st.ID(), stale))
+		return nil, false
+	}
+	return keep, true
+}
+
+// notWaiting is the 409 answer to a decision on a call that waits for
+// none, whichever route it came by.
+func notWaiting(thread, call string) string {
+	return fmt.Sprintf("web: tool call %q of thread %q waits for no decision: it was decided already, or ran without one", call, thread)
 }
 
 // continueTurn records decisions on st's pending calls with Resume and
 // streams the rest of the turn as the continuation of the paused message:
 // its start part has that message's ID, and the stream goes on from the
-// decided calls' outputs. st is closed when the turn ends.
-func (h *Handler) continueTurn(w http.ResponseWriter, r *http.Request, who Identity, st *ledger.StoredThread, decisions []artifact.Decision) {
+// decided calls' outputs. st is closed when the turn ends. all is
+// decidable's: whether every decision must be on a waiting call.
+func (h *Handler) continueTurn(w http.ResponseWriter, r *http.Request, who Identity, st *ledger.StoredThread, decisions []artifact.Decision, all bool) {
 	id := st.ID()
 	runCtx, cancel := context.WithCancelCause(h.base)
 	run := newRunning(who.Caller, cancel)
 	if ok, _ := h.claim(w, r, st, run); !ok {
 		cancel(nil)
 		st.Close()
+		return
+	}
+	decisions, ok := decidable(w, st, decisions, all)
+	if !ok {
+		cancel(nil)
+		st.Close()
+		h.release(id)
 		return
 	}
 	if err := stamp(st, who); err != nil {
@@ -1107,13 +1163,21 @@ func (h *Handler) continueTurn(w http.ResponseWriter, r *http.Request, who Ident
 	select {
 	case <-s.decided:
 	case err := <-done:
-		if _, refused := errors.AsType[*loop.DecisionError](err); refused || errors.Is(err, ledger.ErrConflict) {
-			code := http.StatusBadRequest
-			if errors.Is(err, ledger.ErrConflict) {
-				code = http.StatusConflict
-			}
+		de, refused := errors.AsType[*loop.DecisionError](err)
+		switch {
+		case refused && (errors.Is(de.Err, loop.ErrNotPending) || errors.Is(de.Err, ledger.ErrConflict)):
+			// decidable saw the call wait; another decider (or the turn
+			// it ran in) got there first since.
 			s.abandon()
-			httpError(w, code, oneLine(strings.TrimPrefix(err.Error(), "loop: ")))
+			httpError(w, http.StatusConflict, notWaiting(id, de.ToolCallID))
+			return
+		case refused:
+			s.abandon()
+			httpError(w, http.StatusBadRequest, oneLine(strings.TrimPrefix(err.Error(), "loop: ")))
+			return
+		case errors.Is(err, ledger.ErrConflict):
+			s.abandon()
+			httpError(w, http.StatusConflict, oneLine(strings.TrimPrefix(err.Error(), "loop: ")))
 			return
 		}
 	}
@@ -1198,7 +1262,9 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, who Identit
 // deleted and created again with the same ID and metadata; a copy of the
 // whole thread, named "regenerate-" plus a new ID and owned by the same
 // caller, is kept until the new thread is stored, so that a crash between
-// the two leaves the conversation in the caller's list.
+// the two leaves the conversation in the caller's list. Metadata that
+// belongs to the dropped turns (their usage, the tools their searches
+// loaded) is not carried over.
 func (h *Handler) rewrite(ctx context.Context, st *ledger.StoredThread, keep []ledger.Turn) (*ledger.StoredThread, error) {
 	id, meta, all := st.ID(), st.AllMetadata(), st.Turns()
 	ctx = context.WithoutCancel(ctx)
@@ -1211,6 +1277,9 @@ func (h *Handler) rewrite(ctx context.Context, st *ledger.StoredThread, keep []l
 			delete(kept, k)
 		}
 	}
+	// So do the tools their searches loaded: the answer that replaces
+	// them is offered what the kept turns loaded, and nothing more.
+	toolsearch.Rewind(kept, len(keep))
 	backup, err := h.store.Create(ctx, ledger.WithID("regenerate-"+ledger.NewID()), ledger.WithMetadata(meta), ledger.WithTurns(all...))
 	if err != nil {
 		st.Close()

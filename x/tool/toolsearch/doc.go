@@ -59,7 +59,10 @@
 // compaction summary (x/history) that covers the turn a tool was loaded
 // at drops it, since the model no longer sees the search that found it
 // (KeepOnCompaction keeps it). Expired and dropped entries leave the
-// record the next time it is written. Reading the record costs one
+// record the next time it is written. A door that drops a thread's later
+// turns (x/conduit/web's regenerate and edit) trims the record with
+// Rewind, since the record keeps the turn of each load, not the search
+// that made it. Reading the record costs one
 // metadata lookup (the last record decoded is cached by value) and a scan
 // of the turns since the oldest live activation, only when WithExpiry or
 // compaction dropping needs it.

@@ -153,3 +153,31 @@ func merge(acts []Activation, at int, names []string) []Activation {
 	}
 	return out
 }
+
+// Rewind drops from meta, a thread's metadata, the activations of every
+// turn from turn n on, for a door that keeps only a thread's first n
+// turns (a regenerated answer, an edited message): a search those turns
+// made is gone from the thread, so what it loaded must not be offered to
+// the turns that replace them. An activation at n or later was made by a
+// search whose result is turn n or later (see MetaKey). A record with
+// nothing left is removed; a damaged one is left as it is, since it
+// activates nothing. Rewind reads only meta, so it also serves a door
+// that builds the shorter thread anew.
+func Rewind(meta map[string]string, n int) {
+	raw, ok := meta[MetaKey]
+	if !ok || raw == "" {
+		return
+	}
+	var acts []Activation
+	if err := json.Unmarshal([]byte(raw), &acts); err != nil {
+		return
+	}
+	kept := slices.DeleteFunc(acts, func(a Activation) bool { return a.At >= n })
+	out, err := encode(kept)
+	if len(kept) == 0 || err != nil {
+		// Removing the record can only hide a tool, never offer one.
+		delete(meta, MetaKey)
+		return
+	}
+	meta[MetaKey] = out
+}
