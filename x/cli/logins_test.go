@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/lodeworks/lode/ledger"
-	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/ledger/file"
+	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/auth"
 	"github.com/lodeworks/lode/x/policy"
