@@ -38,15 +38,24 @@ type Text struct {
 
 // Reasoning is the model's visible chain of thought, where a server sends it.
 // Signature is an opaque token some servers require back with the reasoning.
-// Field and Data belong to the adapter that read the reasoning, so that it
-// goes back to the server as it came: Field names where the server put it
-// (empty: the adapter's default), and Data is structured reasoning exactly
-// as the server sent it, kept as text so that storage keeps it byte for byte.
+//
+// Field, ContentField and Data belong to the adapter that read the
+// reasoning, so that it goes back to the server as it came; other code
+// passes them through. Field names the one place the server put the
+// reasoning (Data when there is Data, else Content; empty: the adapter's
+// default). ContentField names a second place, when the server also sent
+// Content there on its own and wants it back there as well (Kimi behind a
+// gateway: Field "reasoning_details" for Data, ContentField
+// "reasoning_content" for the text); empty, Content goes back with Field
+// or not at all. Each holds one name, never a list, so comparing either
+// with == asks one question. Data is structured reasoning exactly as the
+// server sent it, kept as text so that storage keeps it byte for byte.
 type Reasoning struct {
-	Content   string `json:"content"`
-	Signature string `json:"signature,omitempty"`
-	Field     string `json:"field,omitempty"`
-	Data      string `json:"data,omitempty"`
+	Content      string `json:"content"`
+	Signature    string `json:"signature,omitempty"`
+	Field        string `json:"field,omitempty"`
+	ContentField string `json:"content_field,omitempty"`
+	Data         string `json:"data,omitempty"`
 }
 
 // ToolCall is the model's request to run a tool. Arguments is the JSON text

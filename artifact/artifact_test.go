@@ -1,6 +1,7 @@
 package artifact_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -16,6 +17,7 @@ func TestRoundTrip(t *testing.T) {
 		artifact.Reasoning{Content: "think", Signature: "sig"},
 		// Data is opaque JSON from a server: spaces, <, > and & survive.
 		artifact.Reasoning{Content: "a", Field: "reasoning_details", Data: "[ {\"type\": \"reasoning.text\", \"text\": \"<a> & b\"} ]"},
+		artifact.Reasoning{Content: "a", Field: "reasoning_details", ContentField: "reasoning_content", Data: "[]"},
 		artifact.ToolCall{ID: "c1", Name: "add", Arguments: `{"a":1,`},
 		artifact.ToolResult{ToolCallID: "c1", Name: "add", Content: "3", IsError: true, Truncated: true, Full: "3333",
 			Parts: artifact.List{artifact.Image{MIMEType: "image/png", Data: []byte{0, 1, 2}}}},
@@ -213,5 +215,68 @@ func TestEmptyFieldsDecodeAsNil(t *testing.T) {
 				t.Fatalf("second round trip via %s = %#v, %v", b, again, err)
 			}
 		})
+	}
+}
+
+// Reasoning stored before ContentField held both of Kimi's places in Field,
+// joined by a comma, the text's first. It decodes into one name each, and
+// encodes in the form of today.
+func TestReasoningStoredForms(t *testing.T) {
+	cases := []struct {
+		name, stored string
+		want         artifact.Reasoning
+		again        string // its encoding now; "" when the same as stored
+	}{
+		{"one field", `{"kind":"reasoning","content":"r","field":"reasoning"}`,
+			artifact.Reasoning{Content: "r", Field: "reasoning"}, ""},
+		{"no field", `{"kind":"reasoning","content":"r","signature":"s"}`,
+			artifact.Reasoning{Content: "r", Signature: "s"}, ""},
+		{"both fields, old form", `{"kind":"reasoning","content":"Plan.","field":"reasoning_content,reasoning_details","data":"[{\"type\":\"reasoning.text\"}]"}`,
+			artifact.Reasoning{Content: "Plan.", Field: "reasoning_details", ContentField: "reasoning_content", Data: `[{"type":"reasoning.text"}]`},
+			`{"kind":"reasoning","content":"Plan.","field":"reasoning_details","content_field":"reasoning_content","data":"[{\"type\":\"reasoning.text\"}]"}`},
+		{"both fields", `{"kind":"reasoning","content":"Plan.","field":"reasoning_details","content_field":"reasoning_content","data":"[]"}`,
+			artifact.Reasoning{Content: "Plan.", Field: "reasoning_details", ContentField: "reasoning_content", Data: "[]"}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := artifact.Unmarshal([]byte(tc.stored))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("decoded %#v\nwant %#v", got, tc.want)
+			}
+			if r := got.(artifact.Reasoning); strings.Contains(r.Field, ",") || strings.Contains(r.ContentField, ",") {
+				t.Errorf("a field holds more than one name: %#v", r)
+			}
+			want := cmp.Or(tc.again, tc.stored)
+			if b, err := artifact.Marshal(got); err != nil || string(b) != want {
+				t.Errorf("encodes as %s (%v)\nwant %s", b, err, want)
+			}
+		})
+	}
+}
+
+// A comma anywhere else is neither form: decoding refuses it rather than
+// guess, and so does encoding, whose output would read back changed.
+func TestReasoningFieldHoldsOneName(t *testing.T) {
+	for _, stored := range []string{
+		`{"kind":"reasoning","field":"a,b,c"}`,
+		`{"kind":"reasoning","field":",b"}`,
+		`{"kind":"reasoning","field":"a,"}`,
+		`{"kind":"reasoning","field":"a,b","content_field":"c"}`,
+		`{"kind":"reasoning","field":"a","content_field":"b,c"}`,
+	} {
+		if a, err := artifact.Unmarshal([]byte(stored)); err == nil || !strings.Contains(err.Error(), "artifact: decode reasoning:") {
+			t.Errorf("Unmarshal(%s) = %#v, %v; want a decode error", stored, a, err)
+		}
+	}
+	for _, r := range []artifact.Reasoning{
+		{Field: "reasoning_content,reasoning_details"},
+		{Field: "reasoning_details", ContentField: "a,b"},
+	} {
+		if b, err := artifact.Marshal(r); err == nil || !strings.Contains(err.Error(), "each holds one name") {
+			t.Errorf("Marshal(%#v) = %s, %v; want an error", r, b, err)
+		}
 	}
 }

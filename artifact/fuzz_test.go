@@ -15,6 +15,8 @@ func FuzzUnmarshal(f *testing.F) {
 	for _, s := range []string{
 		`{"kind":"text","content":"héllo"}`,
 		`{"content":"x","kind":"reasoning","signature":"s"}`,
+		`{"kind":"reasoning","content":"x","field":"reasoning_content,reasoning_details","data":"[]"}`,
+		`{"kind":"reasoning","field":"a","content_field":"b"}`,
 		`{"kind":"tool_call","id":"c1","name":"add","arguments":"{\"a\":1,"}`,
 		`{"kind":"tool_result","tool_call_id":"c1","content":"3","is_error":true,"parts":[{"kind":"image","data":"AAEC"}]}`,
 		`{"kind":"usage","input_tokens":10,"output_tokens":5}`,

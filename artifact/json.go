@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 )
 
 // Unknown is an artifact of a kind this version of lode does not know, read
@@ -28,11 +29,18 @@ func Marshal(a Artifact) ([]byte, error) {
 	if a = Normalize(a); a == nil {
 		return nil, errors.New("artifact: marshal nil artifact")
 	}
-	if u, ok := a.(Unknown); ok {
-		if !json.Valid(u.Raw) {
-			return nil, fmt.Errorf("artifact: unknown kind %q holds invalid JSON", u.Type)
+	switch a := a.(type) {
+	case Unknown:
+		if !json.Valid(a.Raw) {
+			return nil, fmt.Errorf("artifact: unknown kind %q holds invalid JSON", a.Type)
 		}
-		return append([]byte(nil), u.Raw...), nil
+		return append([]byte(nil), a.Raw...), nil
+	case Reasoning:
+		// A comma in Field reads back as the older two-name form, so the
+		// value would not come back as it went.
+		if strings.Contains(a.Field, ",") || strings.Contains(a.ContentField, ",") {
+			return nil, fmt.Errorf("artifact: marshal reasoning: field %q, content field %q: each holds one name, without a comma", a.Field, a.ContentField)
+		}
 	}
 	body, err := json.Marshal(a)
 	if err != nil {
@@ -148,6 +156,32 @@ func (r *Resource) normalize() {
 	if len(r.Blob) == 0 {
 		r.Blob = nil
 	}
+}
+
+// reasoningJSON is Reasoning without its methods, for UnmarshalJSON.
+type reasoningJSON Reasoning
+
+// UnmarshalJSON reads the form Marshal writes and the older one, in which
+// Field held two names joined by a comma, the text's place first and the
+// data's second (the OpenAI adapter wrote "reasoning_content,reasoning_details"
+// for Kimi behind a gateway). The first name becomes ContentField and the
+// second Field, so that a stored thread goes back to the server as it did.
+func (r *Reasoning) UnmarshalJSON(data []byte) error {
+	var v reasoningJSON
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	if text, rest, ok := strings.Cut(v.Field, ","); ok {
+		if v.ContentField != "" || text == "" || rest == "" || strings.Contains(rest, ",") {
+			return fmt.Errorf("field %q is neither one name nor the older pair of names (content field %q)", v.Field, v.ContentField)
+		}
+		v.ContentField, v.Field = text, rest
+	}
+	if strings.Contains(v.ContentField, ",") {
+		return fmt.Errorf("content field %q holds more than one name", v.ContentField)
+	}
+	*r = Reasoning(v)
+	return nil
 }
 
 // Normalize returns a as the loop, the ledger and Marshal expect it: nil

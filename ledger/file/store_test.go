@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/ledger/file"
 	"github.com/lodeworks/lode/ledger/ledgertest"
@@ -722,4 +724,55 @@ func TestListSkipsStrayFiles(t *testing.T) {
 func TestLeaseCrash(t *testing.T) {
 	ledgertest.LeaseCrash(t, "TestLeaseCrash", func(t testing.TB) string { return t.TempDir() },
 		func(dir string) (ledger.Store, error) { return file.Open(dir) })
+}
+
+// A journal written before artifact.Reasoning had ContentField holds Kimi's
+// reasoning under the field "reasoning_content,reasoning_details". It loads
+// into one name each, and the thread goes on from there.
+func TestOldReasoningForm(t *testing.T) {
+	dir := t.TempDir()
+	s, err := file.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Create(context.Background(), ledger.WithID("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Append(ledger.RoleUser, ledgertest.Text("q")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	old := `{"t":"turn","n":2,"turn":{"role":"assistant","artifacts":[{"kind":"reasoning","content":"Plan.",` +
+		`"field":"reasoning_content,reasoning_details","data":"[{\"type\":\"reasoning.text\",\"text\":\"Plan.\"}]"},` +
+		`{"kind":"tool_call","id":"call_1","name":"look","arguments":"{}"}]}}`
+	f, err := os.OpenFile(filepath.Join(dir, "k.journal"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(frameLine(old)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	want := []artifact.Artifact{
+		artifact.Reasoning{Content: "Plan.", Field: "reasoning_details", ContentField: "reasoning_content", Data: `[{"type":"reasoning.text","text":"Plan."}]`},
+		artifact.ToolCall{ID: "call_1", Name: "look", Arguments: "{}"},
+	}
+	s2, err := file.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s2.Close() })
+	st = ledgertest.Load(t, s2, "k")
+	if turns := st.Turns(); len(turns) != 2 || !reflect.DeepEqual([]artifact.Artifact(turns[1].Artifacts), want) {
+		t.Fatalf("loaded %#v\nwant turn 2 to hold %#v", turns, want)
+	}
+	ledgertest.Append(t, st, ledger.RoleTool, artifact.ToolResult{ToolCallID: "call_1", Name: "look", Content: "seen"})
+	again := ledgertest.Load(t, s2, "k")
+	if turns := again.Turns(); len(turns) != 3 || !reflect.DeepEqual([]artifact.Artifact(turns[1].Artifacts), want) {
+		t.Fatalf("after an append, loaded %#v", turns)
+	}
 }

@@ -130,6 +130,7 @@ func TestForeignReasoningNotSent(t *testing.T) {
 	p := newTestProvider(t, f)
 	tt := turns(user("x"), ledger.Turn{Role: ledger.RoleAssistant, Artifacts: []artifact.Artifact{
 		artifact.Reasoning{Content: "claude thinking", Signature: "EqQBCkYIBxgCKkA="},
+		artifact.Reasoning{Content: "kimi thinking", Field: "reasoning_details", ContentField: "reasoning_content", Data: `[]`},
 		artifact.Text{Content: "answer"}, artifact.Usage{InputTokens: 1}, artifact.Finish{Reason: "stop"},
 	}}, user("more"))
 	if _, _, err := collect(p, &provider.Request{Turns: tt}); err != nil {

@@ -391,7 +391,7 @@ func TestKimiThinkingToolLoop(t *testing.T) {
 	if _, err := step.Run(t.Context(), th, p); err != nil {
 		t.Fatal(err)
 	}
-	wantReasoning := artifact.Reasoning{Content: first + second, Field: "reasoning_content,reasoning_details", Data: merged}
+	wantReasoning := artifact.Reasoning{Content: first + second, Field: "reasoning_details", ContentField: "reasoning_content", Data: merged}
 	if got := th.Turns()[1].Artifacts[0]; !reflect.DeepEqual(got, wantReasoning) {
 		t.Errorf("reasoning = %#v\nwant %#v", got, wantReasoning)
 	}
@@ -420,7 +420,7 @@ func TestReasoningBesideDetailsWhole(t *testing.T) {
 		sent          string
 	}{
 		{"reasoning_content and details", `"reasoning_content":"Plan.","reasoning_details":` + details,
-			artifact.Reasoning{Content: "Plan.", Field: "reasoning_content,reasoning_details", Data: details},
+			artifact.Reasoning{Content: "Plan.", Field: "reasoning_details", ContentField: "reasoning_content", Data: details},
 			`{"role":"assistant",` + call + `,"reasoning_content":"Plan.","reasoning_details":` + details + `}`},
 		{"reasoning and details", `"reasoning":"Plan.","reasoning_details":` + details,
 			artifact.Reasoning{Content: "Plan.", Field: "reasoning_details", Data: details},
@@ -449,5 +449,41 @@ func TestReasoningBesideDetailsWhole(t *testing.T) {
 				t.Errorf("follow-up body:\n%s\ndoes not hold\n%s", raw, tc.sent)
 			}
 		})
+	}
+}
+
+// TestStoredCommaFieldGoesBackAsBefore: a thread stored before Reasoning had
+// ContentField holds Kimi's reasoning under the field
+// "reasoning_content,reasoning_details". It loads into the shape the stream
+// now gives, and the follow-up request carries both fields, byte for byte
+// as it did.
+func TestStoredCommaFieldGoesBackAsBefore(t *testing.T) {
+	details := `[{"type":"reasoning.text","text":"Plan <a> & b.","format":"unknown","index":0}]`
+	detailsJSON, _ := json.Marshal(details)
+	stored := `{"role":"assistant","artifacts":[` +
+		`{"kind":"reasoning","content":"Plan \u003ca\u003e \u0026 b.","field":"reasoning_content,reasoning_details","data":` + string(detailsJSON) + `},` +
+		`{"kind":"tool_call","id":"call_1","name":"look","arguments":"{}"},` +
+		`{"kind":"finish","reason":"tool_calls"}]}`
+	var turn ledger.Turn
+	if err := json.Unmarshal([]byte(stored), &turn); err != nil {
+		t.Fatal(err)
+	}
+	want := artifact.Reasoning{Content: "Plan <a> & b.", Field: fieldReasoningDetails, ContentField: fieldReasoningContent, Data: details}
+	if got := turn.Artifacts[0]; !reflect.DeepEqual(got, want) {
+		t.Fatalf("stored reasoning loads as %#v\nwant %#v", got, want)
+	}
+
+	f := newFake(t, okReply)
+	p := f.provider(t, WithModel("moonshotai/kimi-k2.5"))
+	req := userReq("q")
+	req.Turns = append(req.Turns, turn,
+		ledger.Turn{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{artifact.ToolResult{ToolCallID: "call_1", Name: "look", Content: "seen"}}})
+	if err := drain(t.Context(), p, req); err != nil {
+		t.Fatal(err)
+	}
+	sent := `{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"look","arguments":"{}"}}],` +
+		`"reasoning_content":"Plan <a> & b.","reasoning_details":` + details + `}`
+	if raw := f.requests()[0].Raw; !bytes.Contains(raw, []byte(sent)) {
+		t.Errorf("request:\n%s\ndoes not hold, byte for byte,\n%s", raw, sent)
 	}
 }

@@ -520,9 +520,9 @@ func describeParts(parts artifact.List) string {
 //
 // Reasoning goes back where the server put it (Reasoning.Field): its
 // structured reasoning_details as they came, and its text as
-// reasoning_content too when it came there beside them; else its text as
-// "reasoning" or, by default, "reasoning_content". extra are members
-// go-openai's message cannot carry, for the body to gain.
+// reasoning_content too when it came there beside them (ContentField);
+// else its text as "reasoning" or, by default, "reasoning_content". extra
+// are members go-openai's message cannot carry, for the body to gain.
 func (p *Provider) assistantMessage(i int, t ledger.Turn) (m goopenai.ChatCompletionMessage, extra []member, ok bool, err error) {
 	m = goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleAssistant}
 	var (
@@ -543,9 +543,9 @@ func (p *Provider) assistantMessage(i int, t ledger.Turn) (m goopenai.ChatComple
 			if field == "" {
 				field = a.Field
 			}
-			if (a.Field == fieldReasoningDetails || a.Field == fieldContentAndDetails) && a.Data != "" {
+			if a.Field == fieldReasoningDetails && a.Data != "" {
 				details = append(details, a.Data)
-				both = both || a.Field == fieldContentAndDetails
+				both = both || a.ContentField == fieldReasoningContent
 			}
 		case artifact.ToolCall:
 			if a.Name == "" {

@@ -47,12 +47,6 @@ const (
 	fieldReasoningContent = "reasoning_content"
 	fieldReasoning        = "reasoning"
 	fieldReasoningDetails = "reasoning_details"
-	// fieldContentAndDetails: the text came as reasoning_content beside
-	// reasoning_details (Kimi through Avian); both go back, since Kimi
-	// refuses a tool-calling assistant message without reasoning_content.
-	// Text under "reasoning" beside the details (OpenRouter) is the
-	// server's rendering of them and does not go back.
-	fieldContentAndDetails = fieldReasoningContent + "," + fieldReasoningDetails
 )
 
 func (p *Provider) runStream(ctx context.Context, client *goopenai.Client, ct *callTransport,
@@ -399,13 +393,17 @@ func (a *assembler) end(yield func(artifact.Artifact, error) bool) error {
 
 // reasoningArtifact is the answer's reasoning, noting where it came from
 // so that it goes back there: structured reasoning_details, when sent, win
-// over the plain text, which servers derive from them.
+// over the plain text, which servers derive from them. Text that came as
+// reasoning_content beside the details (Kimi through Avian) goes back
+// there too (ContentField), since Kimi refuses a tool-calling assistant
+// message without it; text under "reasoning" beside them (OpenRouter) is
+// the server's rendering of the details and does not.
 func (a *assembler) reasoningArtifact() *artifact.Reasoning {
 	r := artifact.Reasoning{Content: a.reasoning.String(), Field: a.reasonField}
 	if d := a.details.json(); d != "" {
 		r.Field, r.Data = fieldReasoningDetails, d
 		if a.contentSeen {
-			r.Field = fieldContentAndDetails
+			r.ContentField = fieldReasoningContent
 		}
 	}
 	if r.Content == "" && r.Data == "" {

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -46,6 +47,7 @@ func Run(t *testing.T, newBackend func(t testing.TB) Backend) {
 		{"MissingLastTurnRow", testMissingLastTurn},
 		{"ExtraTurnRow", testExtraTurn},
 		{"RenumberedTurnRow", testRenumberedTurn},
+		{"OldReasoningForm", testOldReasoningForm},
 		{"DatabaseClosedUnderneath", testDBClosed},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newBackend(t)) })
@@ -230,6 +232,45 @@ func damaged(t *testing.T, b Backend, tamper string, args []any, listWant string
 func testDamagedTurn(t *testing.T, b Backend) {
 	damaged(t, b, `UPDATE lode_turns SET turn = ? WHERE thread_id = 'd' AND seq = 1`, []any{`{"role":"user","artifacts":[{"content":"no kind"}]}`},
 		"", "load d", "turn 1 does not decode", `no "kind"`)
+}
+
+// oldReasoningTurn is an assistant turn as stores hold it from before
+// artifact.Reasoning had ContentField: Kimi's reasoning under the field
+// "reasoning_content,reasoning_details"; oldReasoningArtifacts is what it
+// loads as.
+const oldReasoningTurn = `{"role":"assistant","artifacts":[{"kind":"reasoning","content":"Plan.",` +
+	`"field":"reasoning_content,reasoning_details","data":"[{\"type\":\"reasoning.text\",\"text\":\"Plan.\"}]"},` +
+	`{"kind":"tool_call","id":"call_1","name":"look","arguments":"{}"}]}`
+
+var oldReasoningArtifacts = []artifact.Artifact{
+	artifact.Reasoning{Content: "Plan.", Field: "reasoning_details", ContentField: "reasoning_content", Data: `[{"type":"reasoning.text","text":"Plan."}]`},
+	artifact.ToolCall{ID: "call_1", Name: "look", Arguments: "{}"},
+}
+
+// A row written before ContentField loads into the shape of today.
+func testOldReasoningForm(t *testing.T, b Backend) {
+	s := b.Open(t)
+	st, err := s.Create(context.Background(), ledger.WithID("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Append(ledger.RoleUser, artifact.Text{Content: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Append(ledger.RoleAssistant, artifact.Text{Content: "overwritten below"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Raw.Exec(q(b, `UPDATE lode_turns SET turn = ? WHERE thread_id = 'k' AND seq = 1`), oldReasoningTurn); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Open(t).Load(context.Background(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns := got.Turns()
+	if len(turns) != 2 || !reflect.DeepEqual([]artifact.Artifact(turns[1].Artifacts), oldReasoningArtifacts) {
+		t.Fatalf("loaded %#v\nwant turn 2 to hold %#v", turns, oldReasoningArtifacts)
+	}
 }
 
 func testMissingTurn(t *testing.T, b Backend) {

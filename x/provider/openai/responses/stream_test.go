@@ -89,6 +89,7 @@ func TestRequestMapping(t *testing.T) {
 		{Role: ledger.RoleAssistant, Artifacts: []artifact.Artifact{
 			artifact.Reasoning{Content: "Weather first.", Signature: "gAAAA-enc==", Field: FieldItem, Data: raw},
 			artifact.Reasoning{Content: "from another server"},
+			artifact.Reasoning{Content: "from Kimi", Field: "reasoning_details", ContentField: "reasoning_content", Data: `[]`},
 			artifact.Text{Content: "Checking."},
 			artifact.ToolCall{ID: "call_w", Name: "get_weather", Arguments: `{"city":"Paris"}`},
 			artifact.ToolCall{ID: "call_n", Name: "now", Arguments: ``},
