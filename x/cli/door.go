@@ -170,6 +170,15 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 		d.roles = &roles
 	}
 	d.identities(spec)
+	if d.enf != nil && spec.roles == "" && d.logins == nil {
+		// Only stderr: lode serve's stdout carries the protocol.
+		switch spec.kind {
+		case doorLoop:
+			fmt.Fprintln(e.stderr, noRoleWarning(noRoleModel))
+		case doorServe:
+			fmt.Fprintln(e.stderr, noRoleWarning(noRoleClients))
+		}
+	}
 	d.needs = approvalRule(cfg, tb, d.enf)
 	var approver xtool.Approver = xtool.PauseForDecision
 	if spec.kind == doorServe {
