@@ -44,7 +44,7 @@ const (
 
 // serveHint is what lode serve tells a caller whose client cannot ask a
 // person about a call that needs approval.
-const serveHint = "use an MCP client that supports elicitation, run it through lode run or lode chat, or change approve: (or the policy's approve: rules) in lode.yaml"
+const serveHint = "use an MCP client that supports elicitation, run it through lode run or lode chat, or change approve: (or the policy's approve: rules, or a mounted MCP server's read_only: and trust:) in lode.yaml"
 
 // doorSpec is what a command knows beyond the configuration.
 type doorSpec struct {
