@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -173,6 +176,59 @@ func TestMCPTrustServe(t *testing.T) {
 			}
 			if res.IsError != tc.isError || text != tc.want {
 				t.Fatalf("%q (isError %v)\nwant exactly %q (isError %v)", text, res.IsError, tc.want, tc.isError)
+			}
+		})
+	}
+}
+
+// lode web shows an approval card for a call to an unannotated tool of a
+// mounted server, and runs it once trust: names it.
+func TestMCPTrustWeb(t *testing.T) {
+	for _, tc := range []struct {
+		name, extra, want string
+	}{
+		{"spec defaults: an approval card", "", `"type":"data-approval"`},
+		{"trusted: the call runs", "    trust: [test_simple_text]\n", "This is a simple text response for testing."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Chdir(writeConfig(t, fixtureConfig(t, tc.extra)))
+			fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
+				callReply("call_1", "fx__test_simple_text", `{}`), textReply("done"),
+			}}
+			model := httptest.NewServer(fake)
+			defer model.Close()
+			lines := make(chan string, 100)
+			e := env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: lineWriter{lines}, getenv: func(string) string { return "" }, interrupts: make(chan os.Signal)}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan int, 1)
+			go func() {
+				done <- run(ctx, e, []string{"web", "--addr", "127.0.0.1:0", "--base-url", model.URL + "/v1", "--model", "m", "--store", t.TempDir()})
+			}()
+			var url string
+			select {
+			case l := <-lines:
+				m := regexp.MustCompile(`chat at (http://\S+/)`).FindStringSubmatch(l)
+				if m == nil {
+					t.Fatalf("lode web said %q", l)
+				}
+				url = m[1]
+			case code := <-done:
+				t.Fatalf("lode web exited with %d", code)
+			}
+			body := `{"messages":[{"role":"user","parts":[{"type":"text","text":"go"}]}]}`
+			resp, err := http.Post(url+"api/chat", "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.Contains(string(b), tc.want) {
+				t.Errorf("the chat's stream lacks %s:\n%s", tc.want, b)
+			}
+			cancel()
+			if code := <-done; code != 0 {
+				t.Errorf("lode web ended with %d", code)
 			}
 		})
 	}
