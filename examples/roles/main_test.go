@@ -20,10 +20,14 @@ func TestRun(t *testing.T) {
 	if !ok {
 		t.Fatalf("no MCP part:\n%s", out.String())
 	}
-	refused := `  filesystem__write -> refused: unknown tool "filesystem__write". Tools available in this turn: ` + viewerList + ".\n"
+	// A loop turn's refusal speaks of the turn; an MCP client has none.
+	refused := map[string]string{
+		loop: `  filesystem__write -> refused: unknown tool "filesystem__write". Tools available in this turn: ` + viewerList + ".\n",
+		mcp:  `  filesystem__write -> refused: unknown tool "filesystem__write". Tools available to this caller: ` + viewerList + ".\n",
+	}
 	for _, part := range []string{loop, mcp} {
 		for _, want := range []string{
-			refused,
+			refused[part],
 			"  filesystem__write -> replaced the content of notes.txt (7 bytes)\n",
 			"  calculator__eval -> 42\n",
 		} {

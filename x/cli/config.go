@@ -163,6 +163,14 @@ type MCPServer struct {
 	// OAuth names a client registered in advance with the server's
 	// authorization server; absent, lode mcp login registers one itself.
 	OAuth MCPOAuth `yaml:"oauth"`
+	// ReadOnly says every tool of the server changes nothing; Trust names
+	// tools of it, as the server names them, that are not destructive.
+	// MCP takes a tool without annotations as destructive, and lode asks
+	// a person about every call to a destructive tool; these take the
+	// operator's word over the server's (mcp.WithReadOnly, WithTrusted).
+	// approve: and the policy's approve: rules still apply.
+	ReadOnly bool     `yaml:"read_only"`
+	Trust    []string `yaml:"trust"`
 	// httpc carries the traffic of a url: server; nil means the MCP
 	// client's own.
 	httpc *http.Client
@@ -298,6 +306,11 @@ func (f *fileLines) checkKeys(n *yaml.Node, t reflect.Type, path, where string) 
 				return err
 			}
 		}
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String && n.Kind == yaml.SequenceNode:
+		// Each entry's line, for an error about one name of a list.
+		for i, item := range n.Content {
+			f.lines[fmt.Sprintf("%s[%d]", path, i)] = item.Line
+		}
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct:
 		if n.Kind != yaml.SequenceNode {
 			return fmt.Errorf("%s:%d: %s must be a list", f.name, n.Line, path)
@@ -378,6 +391,14 @@ func parseConfig(name string, data []byte) (*Config, error) {
 			return nil, fmt.Errorf("%s: mcp server %q: timeout must be more than 0 (leave it out for the client's default)", f.at(fmt.Sprintf("mcp[%d].timeout", i)), s.Name)
 		case s.ConnectTimeout < 0 || (s.ConnectTimeout == 0 && f.lines[fmt.Sprintf("mcp[%d].connect_timeout", i)] != 0):
 			return nil, fmt.Errorf("%s: mcp server %q: connect_timeout must be more than 0 (leave it out for the default, %s)", f.at(fmt.Sprintf("mcp[%d].connect_timeout", i)), s.Name, mcp.DefaultConnectTimeout)
+		}
+		if s.ReadOnly && len(s.Trust) > 0 {
+			return nil, fmt.Errorf("%s: mcp server %q: read_only: true already trusts every tool of the server; leave trust: out", f.at(fmt.Sprintf("mcp[%d].trust", i)), s.Name)
+		}
+		for j, n := range s.Trust {
+			if strings.TrimSpace(n) == "" {
+				return nil, fmt.Errorf("%s: mcp server %q: trust: entry %d is empty; write the names of the server's tools", f.at(fmt.Sprintf("mcp[%d].trust[%d]", i, j)), s.Name, j+1)
+			}
 		}
 		if err := cfg.MCP[i].OAuth.check(f, fmt.Sprintf("mcp[%d].oauth", i), s); err != nil {
 			return nil, err

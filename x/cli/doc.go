@@ -80,6 +80,14 @@
 // connect_timeout: connecting to it (mcp.DefaultConnectTimeout, 60s, long
 // enough for npx to fetch and start a server on a cold cache).
 //
+// MCP takes a tool without annotations as destructive, so every call to
+// it waits for a person. An MCP server's read_only: true takes all its
+// tools as read-only, and its trust: [TOOL, ...] the tools named (as the
+// server names them) as not destructive; mountMCP gives both to the
+// client, so every door that mounts the server, lode worker's among
+// them, sees the same, and a trust: name the server does not offer is an
+// error naming its line.
+//
 // A policy: section in lode.yaml (or a file that policy_file: names) says
 // which roles may use which tools (see x/policy); lode run, chat, web and
 // serve enforce it, with the caller's roles from --role, or over HTTP from

@@ -44,7 +44,7 @@ const (
 
 // serveHint is what lode serve tells a caller whose client cannot ask a
 // person about a call that needs approval.
-const serveHint = "use an MCP client that supports elicitation, run it through lode run or lode chat, or change approve: (or the policy's approve: rules) in lode.yaml"
+const serveHint = "use an MCP client that supports elicitation, run it through lode run or lode chat, or change approve: (or the policy's approve: rules, or a mounted MCP server's read_only: and trust:) in lode.yaml"
 
 // doorSpec is what a command knows beyond the configuration.
 type doorSpec struct {
@@ -170,6 +170,15 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 		d.roles = &roles
 	}
 	d.identities(spec)
+	if d.enf != nil && spec.roles == "" && d.logins == nil {
+		// Only stderr: lode serve's stdout carries the protocol.
+		switch spec.kind {
+		case doorLoop:
+			fmt.Fprintln(e.stderr, noRoleWarning(noRoleModel))
+		case doorServe:
+			fmt.Fprintln(e.stderr, noRoleWarning(noRoleClients))
+		}
+	}
 	d.needs = approvalRule(cfg, tb, d.enf)
 	var approver xtool.Approver = xtool.PauseForDecision
 	if spec.kind == doorServe {

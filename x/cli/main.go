@@ -79,7 +79,10 @@ const doorsHelp = `Approvals: calls to destructive tools, to what approve: in lo
 to what the policy's approve: rules name for the caller's roles wait for a
 person at every door. chat asks in the terminal; run stops (exit 3) and prints
 the lode resume commands that decide; web shows an approval card; serve asks
-the MCP client through elicitation, and refuses the call when it cannot ask.`
+the MCP client through elicitation, and refuses the call when it cannot ask.
+A mounted MCP server's tool without annotations counts as destructive (MCP's
+defaults); under the server's entry in lode.yaml, read_only: true takes all its
+tools as read-only, and trust: [TOOL, ...] the tools named as not destructive.`
 
 // temporalNotes is the part of the help that says what --temporal does.
 const temporalNotes = `Temporal: lode worker --temporal HOST:PORT serves lode.yaml's agent to a Temporal

@@ -144,7 +144,7 @@ func TestServePolicyOverHTTP(t *testing.T) {
 		call  string
 		want  string
 	}{
-		{"view-secret", 3, "filesystem__edit", `unknown tool "filesystem__edit". Tools available in this turn: calculator__eval, filesystem__list, filesystem__read.`},
+		{"view-secret", 3, "filesystem__edit", `unknown tool "filesystem__edit". Tools available to this caller: calculator__eval, filesystem__list, filesystem__read.`},
 		{"ed-secret", 7, "calculator__eval", "4"},
 	} {
 		c, err := mcp.NewClient(mcp.WithName("lode"), mcp.WithHTTP(url), mcp.WithHeader("Authorization", "Bearer "+tc.token))

@@ -190,9 +190,6 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 		_ = tb.Close()
 		return nil, err
 	}
-	if d.enf != nil && o.role == "" {
-		fmt.Fprintln(e.stderr, noRoleWarning)
-	}
 	handlerOpts := d.handler
 	loopOpts := []loop.Option{loop.WithMaxTurns(cfg.MaxTurns), loop.WithTimeLimit(time.Duration(cfg.Model.Timeout)),
 		loop.WithLease(time.Duration(cfg.Lease)), loop.WithApprovalExpiry(time.Duration(cfg.ApprovalExpiry))}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -18,8 +19,14 @@ import (
 // mountMCP connects the configured MCP servers and mounts each under its
 // name ("<name>__<tool>").
 func mountMCP(ctx context.Context, tb *toolbox, cfg *Config) error {
-	for _, s := range cfg.MCP {
+	for i, s := range cfg.MCP {
 		opts := append([]mcp.Option{mcp.WithName(s.Name)}, mcpFeatures(cfg, s)...)
+		if s.ReadOnly {
+			opts = append(opts, mcp.WithReadOnly())
+		}
+		if len(s.Trust) > 0 {
+			opts = append(opts, mcp.WithTrusted(s.Trust...))
+		}
 		if s.Timeout > 0 {
 			opts = append(opts, mcp.WithCallTimeout(time.Duration(s.Timeout)))
 		}
@@ -60,6 +67,39 @@ func mountMCP(ctx context.Context, tb *toolbox, cfg *Config) error {
 		tb.closers = append(tb.closers, c.Close)
 		if err := tb.reg.Mount(ctx, c); err != nil {
 			return fmt.Errorf("mcp server %q: %w", s.Name, err)
+		}
+		if err := checkTrust(ctx, cfg, i, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTrust refuses a name in an MCP server's trust: list that the server
+// does not offer: a misspelt name would leave its tool waiting for
+// approval on every call, with nothing said.
+func checkTrust(ctx context.Context, cfg *Config, i int, c *mcp.Client) error {
+	s := cfg.MCP[i]
+	if len(s.Trust) == 0 {
+		return nil
+	}
+	tools, err := c.Tools(ctx)
+	if err != nil {
+		return fmt.Errorf("mcp server %q: %w", s.Name, err)
+	}
+	names := make([]string, len(tools))
+	for k, t := range tools {
+		names[k] = t.Name
+	}
+	sort.Strings(names)
+	for j, n := range s.Trust {
+		if !slices.Contains(names, n) {
+			at := cfg.file.at(fmt.Sprintf("mcp[%d].trust[%d]", i, j))
+			if own := strings.TrimPrefix(n, s.Name+tool.Separator); own != n && slices.Contains(names, own) {
+				return fmt.Errorf("%s: mcp server %q, trust %q: write %q, the server's own name for it", at, s.Name, n, own)
+			}
+			return fmt.Errorf("%s: mcp server %q, trust %q: no tool of the server matches; its tools are %s",
+				at, s.Name, n, strings.Join(names, ", "))
 		}
 	}
 	return nil

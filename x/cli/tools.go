@@ -55,7 +55,9 @@ const approvalNote = `A tool marked "needs approval" (destructive, named by appr
 by the policy's approve: rules for --role) never runs without a person's yes:
 lode run pauses (exit 3) for lode resume; lode chat asks in the terminal; lode
 web shows an approval card; lode serve asks the MCP client through elicitation
-and refuses the call when the client cannot ask.`
+and refuses the call when the client cannot ask. An MCP server's tool without
+annotations counts as destructive (MCP's defaults) unless the server's entry in
+lode.yaml has read_only: true, or trust: names the tool.`
 
 // toolbox is what a configuration mounts.
 type toolbox struct {

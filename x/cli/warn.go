@@ -55,6 +55,16 @@ func httpURL(u string) (local, ok bool) {
 	return ip != nil && ip.IsLoopback(), true
 }
 
-// noRoleWarning is what lode run, chat and resume say with a policy and
-// no --role: the policy grants a caller without roles nothing.
-const noRoleWarning = "lode: warning: lode.yaml has a policy and no --role was given, so the model is offered no tools: give the caller's roles with --role R (lode policy explain --role R says what R may use)"
+// noRoleWarning is what a door says with a policy, no --role and no
+// logins that would name each caller's roles (lode run, chat and resume;
+// lode serve): the policy grants a caller without roles nothing. who is
+// the one offered no tools.
+func noRoleWarning(who string) string {
+	return "lode: warning: lode.yaml has a policy and no --role was given, so " + who + " no tools: give the caller's roles with --role R (lode policy explain --role R says what R may use)"
+}
+
+// Who a door without roles offers nothing, for noRoleWarning.
+const (
+	noRoleModel   = "the model is offered"
+	noRoleClients = "MCP clients are offered"
+)

@@ -46,7 +46,7 @@ func TestRunWarns(t *testing.T) {
 		args         []string
 		want         string
 	}{
-		{"policy without --role", "tools:\n  calculator: {}\npolicy:\n  roles:\n    viewer:\n      allow: { packs: [calculator] }\n", nil, noRoleWarning + "\n"},
+		{"policy without --role", "tools:\n  calculator: {}\npolicy:\n  roles:\n    viewer:\n      allow: { packs: [calculator] }\n", nil, noRoleWarning(noRoleModel) + "\n"},
 		{"policy with --role", "tools:\n  calculator: {}\npolicy:\n  roles:\n    viewer:\n      allow: { packs: [calculator] }\n", []string{"--role", "viewer"}, ""},
 		{"api_key_env unset", "model:\n  api_key_env: LOCAL_KEY\n", nil,
 			"lode: warning: model.api_key_env names LOCAL_KEY, which is not set: requests to BASE go out with no key\n"},

@@ -201,7 +201,7 @@ func TestEveryDoorGivesTheSameAnswer(t *testing.T) {
 			if !ok {
 				t.Fatalf("mcp Call returned %T", out)
 			}
-			checkDoor(t, "mcp tools/call", c.allowed, approval, mr.Content, mr.IsError, ran, unknownIn(c.tool, offered))
+			checkDoor(t, "mcp tools/call", c.allowed, approval, mr.Content, mr.IsError, ran, unknownTo(c.tool, offered))
 
 			// The web handler, identified by the same token.
 			content, isErr := webCall(t, webHTTP.URL, token(c.roles), fmt.Sprintf("w%d", i))
@@ -224,6 +224,14 @@ func containsTool(tools []tool.Tool, name string) bool {
 func unknownIn(name string, tools []tool.Tool) string {
 	h := xtool.NewHandler(tool.NewRegistry())
 	return h.Execute(xtool.WithOffered(context.Background(), tools), artifact.ToolCall{Name: name}).Content
+}
+
+// unknownTo is unknownIn for a caller outside a loop turn (an MCP
+// client's), which is told what holds for it rather than for a turn.
+func unknownTo(name string, tools []tool.Tool) string {
+	h := xtool.NewHandler(tool.NewRegistry())
+	ctx := xtool.WithCaller(xtool.WithOffered(context.Background(), tools), ledger.NewThread())
+	return h.Execute(ctx, artifact.ToolCall{Name: name}).Content
 }
 
 func checkDoor(t *testing.T, door string, allowed, approval bool, content string, isError bool, ran, unknown string) {

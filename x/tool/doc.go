@@ -76,7 +76,9 @@
 // the span's lode.tool.hidden attribute tells the operator which it was.
 // The list names every tool the caller may use (WithOffered sets them for
 // calls outside a turn, and without any restriction it is the whole
-// registry); only the result budget cuts it, with its usual marker.
+// registry); only the result budget cuts it, with its usual marker. A
+// caller outside a loop turn, marked by WithCaller (an MCP client's, which
+// has no turns), reads "Tools available to this caller" instead.
 //
 // WithGate adds an execution check beside the offer: a rule book (such as
 // x/policy) that decides from the caller's thread — Caller returns the

@@ -38,7 +38,9 @@ func WithGate(g Gate) HandlerOption { return func(h *Handler) { h.gate = g } }
 type callerKey struct{}
 
 // WithCaller marks ctx with the thread of a caller outside a loop turn (an
-// MCP request's identity), for the Gate to read.
+// MCP request's identity), for the Gate to read. Such a caller has no
+// turns: a refused call is told which tools are available "to this
+// caller" rather than "in this turn".
 func WithCaller(ctx context.Context, st ledger.State) context.Context {
 	return context.WithValue(ctx, callerKey{}, st)
 }

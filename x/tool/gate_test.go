@@ -48,9 +48,10 @@ func TestGate(t *testing.T) {
 	ctx := xtool.WithCaller(context.Background(), ledger.NewThread(ledger.WithMetadata(map[string]string{"role": "viewer"})))
 
 	// Unrestricted: the unknown-tool list is the registry's less what the
-	// gate hides (a limit hides nothing).
-	visible := `unknown tool "fails". Tools available in this turn: badjson, big, chan, cycle, greet, hangs, obj, soft, sum.`
-	visibleGhost := `unknown tool "ghost". Tools available in this turn: badjson, big, chan, cycle, greet, hangs, obj, soft, sum.`
+	// gate hides (a limit hides nothing). A caller outside a loop turn is
+	// told what holds for it, not for a turn.
+	visible := `unknown tool "fails". Tools available to this caller: badjson, big, chan, cycle, greet, hangs, obj, soft, sum.`
+	visibleGhost := `unknown tool "ghost". Tools available to this caller: badjson, big, chan, cycle, greet, hangs, obj, soft, sum.`
 	for _, tc := range []struct {
 		name    string
 		ctx     context.Context
@@ -64,7 +65,7 @@ func TestGate(t *testing.T) {
 		{"limit", ctx, call("sum", `{"a":1,"b":2}`), "the call to sum was refused: limit reached", true, "rule-sum"},
 		{"allowed", ctx, call("greet", `{}`), "hello, world", false, "rule-greet"},
 		{"not offered, gate still asked for the span", xtool.WithOffered(ctx, []tool.Tool{{Name: "greet"}}), call("panics", `{}`),
-			`unknown tool "panics". Tools available in this turn: greet.`, true, "rule-panics"},
+			`unknown tool "panics". Tools available to this caller: greet.`, true, "rule-panics"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec.Reset()
@@ -90,7 +91,7 @@ func TestGate(t *testing.T) {
 	// The hidden refusal is word for word the one a handler without the
 	// gate gives for a tool that does not exist, offered the same tools.
 	offered := xtool.WithOffered(ctx, []tool.Tool{{Name: "greet"}})
-	if a, b := h.Execute(offered, call("fails", `{}`)), plain.Execute(offered, call("ghost", `{}`)); a.Content != `unknown tool "fails". Tools available in this turn: greet.` || b.Content != `unknown tool "ghost". Tools available in this turn: greet.` {
+	if a, b := h.Execute(offered, call("fails", `{}`)), plain.Execute(offered, call("ghost", `{}`)); a.Content != `unknown tool "fails". Tools available to this caller: greet.` || b.Content != `unknown tool "ghost". Tools available to this caller: greet.` {
 		t.Errorf("hidden %q, missing %q", a.Content, b.Content)
 	}
 	if want := []string{"viewer/local"}; !reflect.DeepEqual(g.seen[:1], want) {

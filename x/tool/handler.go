@@ -290,7 +290,7 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		// type, budget and metric series of one that does not exist, so
 		// that no caller can probe for hidden names; only the operator's
 		// span tells the two apart.
-		r, o := fail(errUnknown, unknownTool(call.Name, tools), nil)
+		r, o := fail(errUnknown, unknownTool(ctx, call.Name, tools), nil)
 		o.hidden = found
 		if found {
 			o.attrs = h.ask(ctx, b, call).Attrs
@@ -305,7 +305,7 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		if !restricted {
 			tools = h.visible(ctx, h.registry.Tools())
 		}
-		msg := unknownTool(call.Name, tools)
+		msg := unknownTool(ctx, call.Name, tools)
 		if err := h.registry.Err(); err != nil {
 			msg += " Some tool sources failed to load: " + err.Error()
 		}
@@ -549,15 +549,21 @@ func duplicateBefore(ctx context.Context, answer []artifact.Artifact, call artif
 
 // unknownTool refuses a call to name, listing every tool the caller may
 // use: a model that guessed wrong needs the whole list to choose again, and
-// the result budget, not a count, keeps it affordable.
-func unknownTool(name string, tools []toolpkg.Tool) string {
+// the result budget, not a count, keeps it affordable. A caller marked by
+// WithCaller outside a loop turn (an MCP client's, which has no turns) is
+// told what holds for it rather than for a turn.
+func unknownTool(ctx context.Context, name string, tools []toolpkg.Tool) string {
+	scope := "in this turn"
+	if _, turn := loop.CurrentTurn(ctx); !turn && ctx.Value(callerKey{}) != nil {
+		scope = "to this caller"
+	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "unknown tool %s. ", quoteName(name))
 	if len(tools) == 0 {
-		sb.WriteString("No tools are available in this turn.")
+		fmt.Fprintf(&sb, "No tools are available %s.", scope)
 		return sb.String()
 	}
-	sb.WriteString("Tools available in this turn: ")
+	fmt.Fprintf(&sb, "Tools available %s: ", scope)
 	for i, t := range tools {
 		if i > 0 {
 			sb.WriteString(", ")

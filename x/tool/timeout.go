@@ -58,7 +58,7 @@ func (h *Handler) GateBelow(ctx context.Context, t toolpkg.Tool, call artifact.T
 func (h *Handler) Admit(ctx context.Context, call artifact.ToolCall) string {
 	tools, restricted := offered(ctx)
 	if restricted && !offers(tools, call.Name) {
-		return unknownTool(call.Name, tools)
+		return unknownTool(ctx, call.Name, tools)
 	}
 	b, found := h.registry.Lookup(call.Name)
 	var v Verdict
@@ -69,7 +69,7 @@ func (h *Handler) Admit(ctx context.Context, call artifact.ToolCall) string {
 		if !restricted {
 			tools = h.visible(ctx, h.registry.Tools())
 		}
-		return unknownTool(call.Name, tools)
+		return unknownTool(ctx, call.Name, tools)
 	}
 	return v.Refuse
 }

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -80,6 +82,11 @@ type config struct {
 	protocolVersion string
 
 	features features
+
+	// readOnly and trusted are the application's word on the server's
+	// tools (WithReadOnly, WithTrusted), taken over the server's.
+	readOnly bool
+	trusted  []string
 
 	errs []error
 }
@@ -218,6 +225,46 @@ func WithStopTimeout(d time.Duration) Option { return func(c *config) { c.stopTi
 // another.
 func WithProtocolVersion(v string) Option { return func(c *config) { c.protocolVersion = v } }
 
+// WithReadOnly takes every tool of the server as read-only, and so not
+// destructive, whatever its annotations say: for a server the application
+// knows changes nothing. Without it MCP's defaults apply, and a tool that
+// does not say it is read-only or non-destructive is taken as Destructive,
+// which a Handler with an approver asks about on every call.
+func WithReadOnly() Option { return func(c *config) { c.readOnly = true } }
+
+// WithTrusted takes the tools called names, as the server names them, as
+// not destructive, whatever their annotations say; see WithReadOnly. A
+// name the server does not offer is not an error here (its list may
+// change); an application that wants it checked compares Tools.
+func WithTrusted(names ...string) Option {
+	return func(c *config) { c.trusted = append(c.trusted, names...) }
+}
+
+// vouch puts the application's word on t (WithReadOnly, WithTrusted) over
+// the server's, in its hints and in the annotations a Server passes on.
+func (c *config) vouch(t *tool.Tool) error {
+	if !c.readOnly && !slices.Contains(c.trusted, t.Name) {
+		return nil
+	}
+	var a sdk.ToolAnnotations
+	if len(t.Annotations) > 0 {
+		if err := json.Unmarshal(t.Annotations, &a); err != nil {
+			return fmt.Errorf("tool %q: annotations: %w", t.Name, err)
+		}
+	}
+	a.DestructiveHint = ptr(false)
+	t.Hints.Destructive = false
+	if c.readOnly {
+		a.ReadOnlyHint, t.Hints.ReadOnly = true, true
+	}
+	raw, err := json.Marshal(a)
+	if err != nil {
+		return fmt.Errorf("tool %q: annotations: %w", t.Name, err)
+	}
+	t.Annotations = raw
+	return nil
+}
+
 // Client is an MCP server seen as a tool.RemoteSource: mount it with
 // tool.WithMCPServer. It is safe for concurrent use.
 //
@@ -341,6 +388,11 @@ func (c *config) check() {
 		c.fail("WithHeader and WithHTTPClient apply only to WithHTTP")
 	}
 	c.features.check(c)
+	for _, n := range c.trusted {
+		if n == "" {
+			c.fail("WithTrusted: an empty tool name")
+		}
+	}
 	if c.stopTimeout <= 0 {
 		c.fail("WithStopTimeout: %s is not positive", c.stopTimeout)
 	}
@@ -410,6 +462,9 @@ func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 		}
 		for _, t := range res.Tools {
 			lt, err := fromSDKTool(t)
+			if err == nil {
+				err = c.cfg.vouch(&lt)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("mcp: server %q: %w", c.cfg.name, err)
 			}

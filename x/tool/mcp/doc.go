@@ -61,7 +61,9 @@
 // artifact.Image, Audio, Resource and ResourceLink parts (noted in Content in
 // brackets); structured content becomes Value; isError becomes IsError.
 // MCP's annotation defaults apply to hints: a tool that does not say it is
-// read-only or non-destructive is taken as Destructive. A tool's title,
+// read-only or non-destructive is taken as Destructive (so a Handler with
+// an approver asks about every call to it), unless the application vouches
+// for the server's tools with WithReadOnly or WithTrusted. A tool's title,
 // output schema and annotations are kept as the server gave them
 // (tool.Tool's Title, OutputSchema, Annotations), so that a Server serving
 // the registry again says the same of it. A tool the server runs only as an

@@ -146,5 +146,5 @@ func ExampleWithIdentify() {
 	fmt.Println(v.(*tool.Result).Content)
 	// Output:
 	// 1 read_ticket
-	// unknown tool "close_ticket". Tools available in this turn: read_ticket.
+	// unknown tool "close_ticket". Tools available to this caller: read_ticket.
 }

@@ -158,7 +158,7 @@ func TestServerFailureIsData(t *testing.T) {
 		{"fail", nil, true, "the disk is full"},
 		{"boom", nil, true, "the tool boom crashed (panic: kaboom); this is a fault in the tool, not in your arguments"},
 		{"stall", nil, true, "the call to stall timed out after 100ms and was abandoned; it may have partly taken effect"},
-		{"nope", nil, true, `unknown tool "nope". Tools available in this turn: boom, echo, fail, stall, weather.`},
+		{"nope", nil, true, `unknown tool "nope". Tools available to this caller: boom, echo, fail, stall, weather.`},
 		{"echo", map[string]any{"text": 7}, true, "invalid arguments for echo"},
 	}
 	for _, tc := range cases {
@@ -248,7 +248,7 @@ func TestServerIdentitySelectsFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := v.(*tool.Result); !r.IsError || r.Content != `unknown tool "fail". Tools available in this turn: echo, weather.` {
+	if r := v.(*tool.Result); !r.IsError || r.Content != `unknown tool "fail". Tools available to this caller: echo, weather.` {
 		t.Fatalf("viewer calling fail: %+v", r)
 	}
 	v, err = admin.Call(context.Background(), "fail", nil)
@@ -840,14 +840,15 @@ func TestHiddenToolsCannotBeProbed(t *testing.T) {
 		if len(name) > 100 {
 			q = fmt.Sprintf("%q… (%d bytes)", name[:100], len(name))
 		}
-		return "unknown tool " + q + ". Tools available in this turn: echo, weather."
+		return "unknown tool " + q + ". Tools available to this caller: echo, weather."
 	}
 
-	// Through the Handler, as a loop turn or a server would run it.
+	// Through the Handler, as the server runs it: for a caller outside a
+	// loop turn.
 	for _, c := range cases {
 		var results []artifact.ToolResult
 		for _, reg := range []tool.Registry{hiding, bare} {
-			ctx := xtool.WithOffered(context.Background(), readOnlyForViewers(context.Background(), viewer, reg.Tools()))
+			ctx := xtool.WithCaller(xtool.WithOffered(context.Background(), readOnlyForViewers(context.Background(), viewer, reg.Tools())), viewer)
 			args, _ := json.Marshal(c.args)
 			results = append(results, xtool.NewHandler(reg).Execute(ctx, artifact.ToolCall{ID: "1", Name: c.name, Arguments: string(args)}))
 		}

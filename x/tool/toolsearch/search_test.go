@@ -441,7 +441,7 @@ func TestGateOutsideATurn(t *testing.T) {
 	ctx := xtool.WithCaller(context.Background(), st)
 	c := artifact.ToolCall{ID: "1", Name: invoiceTool, Arguments: `{}`}
 	res := h.Execute(ctx, c)
-	if !res.IsError || !strings.HasPrefix(res.Content, `unknown tool "crm__send_invoice". Tools available in this turn: `) {
+	if !res.IsError || !strings.HasPrefix(res.Content, `unknown tool "crm__send_invoice". Tools available to this caller: `) {
 		t.Fatalf("before loading: %+v", res)
 	}
 	if _, err := s.Activate(ctx, st, invoiceTool); err != nil {
