@@ -85,7 +85,7 @@ func shellQuote(w string) string {
 // listPending writes the calls that wait and, with a store, the commands
 // that decide on each: one line per choice, each ready to paste.
 func listPending(w io.Writer, thread string, calls []artifact.Pending, rc resumeCmd) {
-	fmt.Fprintf(w, "%d tool call(s) wait for approval:\n", len(calls))
+	fmt.Fprintf(w, "%s %s for approval:\n", plural(len(calls), "tool call"), agree(len(calls), "waits", "wait"))
 	for _, c := range calls {
 		fmt.Fprintf(w, "  %s  %s %s  (%s)\n", c.ToolCallID, c.Name, c.Arguments, c.Reason)
 	}

@@ -205,7 +205,7 @@ func printTrace(w io.Writer, spans []sdktrace.ReadOnlySpan, st ledger.State, ela
 	sort.Slice(tools, func(i, j int) bool {
 		return attr(tools[i], "gen_ai.tool.call.id") < attr(tools[j], "gen_ai.tool.call.id")
 	})
-	fmt.Fprintf(w, "\ntrace: %d turns, %d tool calls, %s\n", turns, len(tools), elapsed.Round(time.Microsecond))
+	fmt.Fprintf(w, "\ntrace: %s, %s, %s\n", plural(turns, "turn"), plural(len(tools), "tool call"), elapsed.Round(time.Microsecond))
 	for _, s := range tools {
 		outcome := "ok"
 		if s.Status().Code == codes.Error {

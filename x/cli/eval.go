@@ -107,10 +107,3 @@ func cmdEvalDiff(e env, args []string) error {
 	}
 	return nil
 }
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}

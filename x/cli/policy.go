@@ -138,11 +138,11 @@ func cmdPolicy(ctx context.Context, e env, args []string) error {
 				for _, pr := range ce.Problems {
 					fmt.Fprintf(e.stderr, "%s:%s\n", policyName(cfg), strings.TrimPrefix(pr.String(), "line "))
 				}
-				return fmt.Errorf("policy: %d rules name nothing mounted", len(ce.Problems))
+				return fmt.Errorf("policy: %s %s nothing mounted", plural(len(ce.Problems), "rule"), agree(len(ce.Problems), "names", "name"))
 			}
 			return err
 		}
-		fmt.Fprintf(e.stdout, "policy ok: %d roles (%s) over %d tools\n", len(p.Roles()), strings.Join(p.Roles(), ", "), len(inv.Tools))
+		fmt.Fprintf(e.stdout, "policy ok: %s (%s) over %s\n", plural(len(p.Roles()), "role"), strings.Join(p.Roles(), ", "), plural(len(inv.Tools), "tool"))
 		return nil
 	}
 	held := policy.SplitRoles(roles)

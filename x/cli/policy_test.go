@@ -57,7 +57,7 @@ func TestPolicyCheck(t *testing.T) {
 				"lode.yaml:13: role editor, allow packs \"filesytem\": no mounted pack matches\n" +
 				"lode: policy: 2 rules name nothing mounted\n"},
 		{"policy_file", "tools:\n  calculator: {}\npolicy_file: roles.yaml\n", map[string]string{"roles.yaml": "roles:\n  a:\n    allow:\n      tools: [calc]\n"}, 1, "",
-			"roles.yaml:4: role a, allow tools \"calc\": no mounted tool matches\nlode: policy: 1 rules name nothing mounted\n"},
+			"roles.yaml:4: role a, allow tools \"calc\": no mounted tool matches\nlode: policy: 1 rule names nothing mounted\n"},
 		{"both", "policy_file: x.yaml\npolicy:\n  roles: {}\n", nil, 1, "", "lode: lode.yaml:1: policy: and policy_file: both given; choose one\n"},
 		{"none", "tools:\n  calculator: {}\n", nil, 1, "", "lode: policy: lode.yaml has no policy: section and no policy_file:\n"},
 		{"invalid", "policy:\n  roles:\n    a:\n      allow: [x]\n", nil, 1, "", ""},

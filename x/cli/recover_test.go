@@ -266,7 +266,7 @@ func TestRecoverExitCodes(t *testing.T) {
 		}))
 		defer srv.Close()
 		r := lode(t, dir, map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1"}, "", "recover", "--model", "m", "--store", store)
-		if r.code != exitError || !strings.Contains(r.stderr, "recovered thread failing at turn 1") || !strings.HasSuffix(r.stderr, "lode: 1 recovered run(s) failed: failing\n") {
+		if r.code != exitError || !strings.Contains(r.stderr, "recovered thread failing at turn 1") || !strings.HasSuffix(r.stderr, "lode: 1 recovered run failed: failing\n") {
 			t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 		}
 	})

@@ -157,9 +157,9 @@ func (r *recoverer) pass(ctx context.Context) error {
 	case len(errs) > 0:
 		return errors.Join(errs...)
 	case len(failed) > 0:
-		return fmt.Errorf("%d recovered run(s) failed: %s", len(failed), strings.Join(failed, ", "))
+		return fmt.Errorf("%s failed: %s", plural(len(failed), "recovered run"), strings.Join(failed, ", "))
 	case len(paused) > 0:
-		return pausedErr{fmt.Sprintf("%d recovered run(s) wait for approval: %s", len(paused), strings.Join(paused, ", "))}
+		return pausedErr{fmt.Sprintf("%s %s for approval: %s", plural(len(paused), "recovered run"), agree(len(paused), "waits", "wait"), strings.Join(paused, ", "))}
 	case found == 0:
 		fmt.Fprintln(e.stderr, "no stopped runs to recover")
 	}

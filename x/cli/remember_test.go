@@ -129,7 +129,7 @@ func TestRunStoppedBeforeTheAnswerGoesOn(t *testing.T) {
 
 	r = lode(t, dir, nil, "", "recover", "--store", store)
 	if r.code != exitError || !strings.Contains(r.stderr, "recovered thread "+id+" at turn 5: its run had stopped before the model answered") ||
-		!strings.Contains(r.stderr, "1 recovered run(s) failed: "+id) {
+		!strings.Contains(r.stderr, "1 recovered run failed: "+id) {
 		t.Fatalf("recover: exit %d:\n%s", r.code, r.stderr)
 	}
 

@@ -538,7 +538,7 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 				continue
 			}
 		} else {
-			fmt.Fprintf(e.stderr, "(%d tool call(s) still wait for approval)\n", len(waiting))
+			fmt.Fprintf(e.stderr, "(%s still %s for approval)\n", plural(len(waiting), "tool call"), agree(len(waiting), "waits", "wait"))
 		}
 		turnCtx, cancel := context.WithCancel(ctx)
 		answered := make(chan error, 1)

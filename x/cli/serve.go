@@ -193,7 +193,7 @@ credentials name.
 		if remote && d.logins == nil {
 			fmt.Fprintf(e.stderr, "lode serve: warning: %s is not a loopback address: anyone who can reach it can run these tools, unauthenticated\n", *addr)
 		}
-		fmt.Fprintf(e.stderr, "lode serve: %d tools at http://%s/mcp\n", len(tb.reg.Tools()), ln.Addr())
+		fmt.Fprintf(e.stderr, "lode serve: %s at http://%s/mcp\n", plural(len(tb.reg.Tools()), "tool"), ln.Addr())
 		err = srv.Serve(ctx, ln)
 	}
 	if ctx.Err() != nil {

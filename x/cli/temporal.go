@@ -225,7 +225,7 @@ func temporalThread(ctx context.Context, s ledger.Store, dir, id string, o *opti
 	}
 	if n := len(loop.Pending(st)); n > 0 {
 		st.Close()
-		return nil, fmt.Errorf("thread %s has %d call(s) waiting for approval: decide them with lode resume --temporal first", id, n)
+		return nil, fmt.Errorf("thread %s has %s waiting for approval: decide %s with lode resume --temporal first", id, plural(n, "call"), agree(n, "it", "them"))
 	}
 	return st, nil
 }

@@ -224,7 +224,7 @@ func TestTemporalRunPausesAndResumes(t *testing.T) {
 	// It waits again, so a further prompt is refused before anything is
 	// sent; an unknown thread is named.
 	for _, c := range []struct{ thread, want string }{
-		{f.thread, "lode: thread " + f.thread + " has 1 call(s) waiting for approval: decide them with lode resume --temporal first\n"},
+		{f.thread, "lode: thread " + f.thread + " has 1 call waiting for approval: decide it with lode resume --temporal first\n"},
 		{"0123456789abcdef0123456789abcdef", "lode: thread 0123456789abcdef0123456789abcdef is not in threads: lode threads --store threads lists the stored threads\n"},
 	} {
 		k := &fakeTemporal{}

@@ -103,7 +103,7 @@ func TestThreadsShowsAPausedThread(t *testing.T) {
 	}
 	r = lode(t, dir, vars, "", "run", "--model", "m", "--thread", m[1], "and 2+2?")
 	wantLast := "lode: thread " + m[1] + " waits for the decisions above before it takes another message\n"
-	if r.code != exitPaused || !strings.HasPrefix(r.stderr, "1 tool call(s) wait for approval:\n") || !strings.HasSuffix(r.stderr, wantLast) {
+	if r.code != exitPaused || !strings.HasPrefix(r.stderr, "1 tool call waits for approval:\n") || !strings.HasSuffix(r.stderr, wantLast) {
 		t.Fatalf("run --thread on a paused thread: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 	fake.mu.Lock()

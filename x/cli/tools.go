@@ -203,7 +203,7 @@ func cmdTools(ctx context.Context, e env, args []string) error {
 	if len(tools) == 1 {
 		fmt.Fprintln(e.stdout, "1 tool")
 	} else {
-		fmt.Fprintf(e.stdout, "%d tools\n", len(tools))
+		fmt.Fprintln(e.stdout, plural(len(tools), "tool"))
 	}
 	fmt.Fprintln(e.stdout, naming)
 	return nil

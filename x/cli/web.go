@@ -27,6 +27,9 @@ func cmdWeb(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("lode web", flag.ContinueOnError)
 	var o options
 	o.register(fs)
+	// lode web always keeps its threads: the page lists them and a paused
+	// turn waits in them.
+	fs.Lookup("store").Usage = "where the conversations are kept: " + storeForms + " (default: store in lode.yaml, else " + defaultThreadsDir + ")"
 	addr := fs.String("addr", defaultWebAddr, "listen on this loopback HOST:PORT")
 	// --threads is --store's old name, kept working (and out of -h) for
 	// the scripts that use it.
@@ -136,7 +139,7 @@ lease of a process that died lapses.
 	if remote && d.logins == nil {
 		fmt.Fprintf(e.stderr, "lode web: warning: %s is not a loopback address: anyone who can reach it can chat and run these tools, unauthenticated\n", *addr)
 	}
-	fmt.Fprintf(e.stderr, "lode web: %d tools, threads in %s, chat at http://%s/\n", len(tb.reg.Tools()), storeName(d.store), ln.Addr())
+	fmt.Fprintf(e.stderr, "lode web: %s, threads in %s, chat at http://%s/\n", plural(len(tb.reg.Tools()), "tool"), storeName(d.store), ln.Addr())
 	ctx, stop := interruptible(ctx, e)
 	defer stop()
 	err = h.Serve(ctx, ln)
