@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/x/tool/mcp"
 	"github.com/lodeworks/lode/x/tool/pack"
 )
@@ -110,7 +113,9 @@ func TestMCPFeaturesRoots(t *testing.T) {
 }
 
 // Progress reports and log messages of MCP servers show on the info
-// stream, between lines of the answer, once the printer is set.
+// stream once the printer is set; one that comes while the answer's line
+// is open waits for the line to end, so stdout holds the answer as the
+// model wrote it.
 func TestMCPNotificationsPrinted(t *testing.T) {
 	cases := []struct {
 		n    mcp.Notification
@@ -129,8 +134,51 @@ func TestMCPNotificationsPrinted(t *testing.T) {
 		n.to(pr)
 		pr.write("partial answer")
 		n.emit(context.Background(), tc.n)
-		if info.String() != tc.want || out.String() != "partial answer\n" {
+		if info.String() != "" || out.String() != "partial answer" {
+			t.Errorf("%+v mid-line: info %q, out %q; want both untouched", tc.n, info.String(), out.String())
+		}
+		pr.write(", whole.\n")
+		if info.String() != tc.want || out.String() != "partial answer, whole.\n" {
 			t.Errorf("%+v: info %q, out %q; want info %q", tc.n, info.String(), out.String(), tc.want)
 		}
+	}
+}
+
+// A note held for an open line comes out when the line is ended for a
+// tool call or by the run's end, never on stdout.
+func TestMCPNotificationsHeldUntilTheLineEnds(t *testing.T) {
+	log := mcp.Notification{Server: "s", Kind: mcp.NotifyLog, Level: "info", Message: "tick"}
+	for _, end := range []struct {
+		name string
+		do   func(*printer)
+	}{
+		{"run ends", func(p *printer) { p.endLine() }},
+		{"tool call", func(p *printer) {
+			p.Emit(context.Background(), loop.TurnCompleteEvent{Role: ledger.RoleAssistant, Artifacts: []artifact.Artifact{artifact.ToolCall{Name: "t", Arguments: "{}"}}})
+		}},
+	} {
+		var out, info bytes.Buffer
+		pr := &printer{out: &out, info: &info}
+		pr.write("half")
+		pr.Emit(context.Background(), log)
+		pr.Emit(context.Background(), log)
+		end.do(pr)
+		if out.String() != "half\n" || !strings.HasPrefix(info.String(), "  [s] info: tick\n  [s] info: tick\n") {
+			t.Errorf("%s: out %q, info %q", end.name, out.String(), info.String())
+		}
+	}
+}
+
+// In lode chat, a note that comes while the prompt waits goes on a line
+// of its own, and the prompt is shown again under it.
+func TestMCPNotificationAtThePrompt(t *testing.T) {
+	var out, info bytes.Buffer
+	pr := &printer{out: &out, info: &info}
+	pr.prompting("you> ")
+	pr.Emit(context.Background(), mcp.Notification{Server: "s", Kind: mcp.NotifyLog, Level: "info", Message: "roots changed"})
+	pr.prompting("")
+	pr.Emit(context.Background(), mcp.Notification{Server: "s", Kind: mcp.NotifyLog, Level: "info", Message: "later"})
+	if want := "you> \n  [s] info: roots changed\nyou>   [s] info: later\n"; info.String() != want || out.Len() != 0 {
+		t.Fatalf("info %q, want %q; out %q", info.String(), want, out.String())
 	}
 }

@@ -516,16 +516,20 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 		waiting := loop.Pending(thread)
 		var line string
 		if len(waiting) == 0 {
-			fmt.Fprint(e.stderr, "you> ")
+			a.printer.prompting("you> ")
 		prompt:
 			for {
 				select {
 				case <-ctx.Done():
+					a.printer.prompting("")
 					fmt.Fprintln(e.stderr)
 					return ctx.Err()
 				case <-sigs:
-					fmt.Fprint(e.stderr, "\n(Ctrl-D quits)\nyou> ")
+					a.printer.prompting("")
+					fmt.Fprint(e.stderr, "\n(Ctrl-D quits)\n")
+					a.printer.prompting("you> ")
 				case l, ok := <-lines:
+					a.printer.prompting("")
 					if !ok {
 						fmt.Fprintln(e.stderr)
 						return <-readErr
@@ -626,6 +630,46 @@ type printer struct {
 	// turn's usage as it completes.
 	run     spent
 	perTurn bool
+	// held are notes (an MCP server's logs and progress) that came while
+	// the answer's line was open: written then, they would cut the answer
+	// on stdout with a newline it does not have, so they wait for the line
+	// to end.
+	held []string
+	// prompt is the chat's prompt while it waits for a line at it: a note
+	// written then goes on a line of its own and the prompt is shown again
+	// below it, so the person types after a prompt.
+	prompt string
+}
+
+// note writes line to info, now or once the answer's line has ended.
+func (p *printer) note(line string) {
+	switch {
+	case p.midLine:
+		p.held = append(p.held, line)
+	case p.prompt != "":
+		fmt.Fprintf(p.info, "\n%s\n%s", line, p.prompt)
+	default:
+		fmt.Fprintln(p.info, line)
+	}
+}
+
+// flushHeld writes the notes held while the answer's line was open.
+func (p *printer) flushHeld() {
+	for _, l := range p.held {
+		fmt.Fprintln(p.info, l)
+	}
+	p.held = nil
+}
+
+// prompting shows the chat's prompt and records that it waits at it; ""
+// records that the line was read.
+func (p *printer) prompting(prompt string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.prompt = prompt
+	if prompt != "" {
+		fmt.Fprint(p.info, prompt)
+	}
 }
 
 func (p *printer) Emit(_ context.Context, ev loop.Event) {
@@ -633,8 +677,7 @@ func (p *printer) Emit(_ context.Context, ev loop.Event) {
 	defer p.mu.Unlock()
 	switch ev := ev.(type) {
 	case mcp.Notification:
-		p.breakLine()
-		fmt.Fprintln(p.info, notificationLine(ev))
+		p.note(notificationLine(ev))
 	case fallback.AttemptEvent:
 		if line, ok := attemptLine(ev); ok {
 			p.breakLine()
@@ -723,6 +766,9 @@ func (p *printer) summary() {
 func (p *printer) write(s string) {
 	fmt.Fprint(p.out, s)
 	p.midLine = !strings.HasSuffix(s, "\n")
+	if !p.midLine {
+		p.flushHeld()
+	}
 }
 
 func (p *printer) breakLine() {
@@ -730,6 +776,7 @@ func (p *printer) breakLine() {
 		fmt.Fprintln(p.out)
 		p.midLine = false
 	}
+	p.flushHeld()
 }
 
 // endLine ends a run's output, however the run ended.
