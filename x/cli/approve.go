@@ -199,6 +199,7 @@ func (a *agent) resume(ctx context.Context, thread ledger.State, ds []artifact.D
 	_, err := a.step.Resume(ctx, thread, a.prov, ds)
 	_ = a.step.Flush(context.WithoutCancel(ctx))
 	a.printer.endLine()
+	a.printer.summary() // the answer after a decision is spent here, not in the next one's line
 	noteStop(thread, err)
 	return explain(err, a.cfg, a.baseURL)
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -59,9 +60,9 @@ func TestChatAsksInTheTerminal(t *testing.T) {
 	dir := writeConfig(t, "tools:\n  calculator: {}\napprove: [calculator]\n")
 	fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
 		callReply("call_1", "calculator__eval", `{"expression":"2^10"}`),
-		textReply("I was not allowed."),
+		usedTextReply("I was not allowed."),
 		callReply("call_2", "calculator__eval", `{"expression":"2^10"}`),
-		textReply("8."),
+		usedTextReply("8."),
 	}}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
@@ -81,6 +82,11 @@ func TestChatAsksInTheTerminal(t *testing.T) {
 	}
 	if r.stdout != "I was not allowed.\n8.\n" {
 		t.Errorf("stdout %q", r.stdout)
+	}
+	// Each model call's usage is said once, after what it answered: the
+	// two answers that followed a decision have their own lines.
+	if n := strings.Count(r.stderr, "(used: 20 tokens in, 5 out;"); n != 4 || strings.Contains(r.stderr, "(used: 40") {
+		t.Errorf("%d usage lines of one call each, want 4:\n%s", n, r.stderr)
 	}
 	fake.mu.Lock()
 	defer fake.mu.Unlock()
@@ -142,5 +148,16 @@ func TestChatAsksAgainAfterABadEdit(t *testing.T) {
 	}
 	if got := strings.Join(roles, ","); got != "user,assistant,tool" {
 		t.Errorf("second request's turn order %s", got)
+	}
+}
+
+// usedTextReply answers text and reports the usage callReply reports.
+func usedTextReply(text string) func(http.ResponseWriter, *http.Request) {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		sse(w,
+			chunk(fmt.Sprintf(`{"role":"assistant","content":%q}`, text), ""),
+			chunk(`{}`, "stop"),
+			`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":20,"completion_tokens":5,"total_tokens":25}}`,
+		)
 	}
 }
