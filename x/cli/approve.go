@@ -196,6 +196,7 @@ func readLine(ctx context.Context, lines <-chan string) (string, error) {
 
 // resume records ds on thread and goes on with the run.
 func (a *agent) resume(ctx context.Context, thread ledger.State, ds []artifact.Decision) error {
+	a.printer.partial() // an earlier turn's unfinished text is not this one's
 	_, err := a.step.Resume(ctx, thread, a.prov, ds)
 	_ = a.step.Flush(context.WithoutCancel(ctx))
 	a.printer.endLine()

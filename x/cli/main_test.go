@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -325,14 +326,16 @@ func TestChatCtrlCStopsTheTurnNotTheProgram(t *testing.T) {
 	defer srv.Close()
 	sig := make(chan os.Signal, 1)
 	pr, pw := io.Pipe()
-	var out, errb strings.Builder
-	e := env{stdin: pr, stdout: &out, stderr: &errb, interrupts: sig,
+	out := newWatched()
+	var errb strings.Builder
+	e := env{stdin: pr, stdout: out, stderr: &errb, interrupts: sig,
 		getenv: func(k string) string { return map[string]string{"OPENAI_BASE_URL": srv.URL}[k] }}
 	t.Chdir(t.TempDir())
 	done := make(chan int)
 	go func() { done <- run(context.Background(), e, []string{"chat", "--model", "m"}) }()
 	io.WriteString(pw, "first question\n")
 	<-inTurn
+	out.waitFor(t, "Thinking very hard", 1)
 	sig <- os.Interrupt
 	io.WriteString(pw, "second question\n")
 	pw.Close()
@@ -346,6 +349,18 @@ func TestChatCtrlCStopsTheTurnNotTheProgram(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "(turn stopped)") || !strings.Contains(out.String(), "Still here.") {
 		t.Fatalf("stdout %q\nstderr %q", out.String(), errb.String())
+	}
+	// The stopped answer's text stays in the thread, as the person saw
+	// it: the next request alternates, user, assistant, user.
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	var got []string
+	for _, m := range fake.requests[1]["messages"].([]any) {
+		m := m.(map[string]any)
+		got = append(got, fmt.Sprintf("%v: %v", m["role"], m["content"]))
+	}
+	if want := []string{"user: first question", "assistant: Thinking very hard", "user: second question"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("the next request carried %q, want %q", got, want)
 	}
 }
 

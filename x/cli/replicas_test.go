@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -207,8 +208,13 @@ func TestWebReplicasOverPostgres(t *testing.T) {
 
 	// A follows B's turn; B dies inside the call; A goes on.
 	followed := make(chan int, 1)
+	asked := make(chan struct{})
 	go func() {
-		resp, err := http.Get(a.url + "/api/chat/" + thread + "/stream")
+		// B is killed once the request is on A's socket: A then has the
+		// lease's 3s, from the kill, to find the turn running elsewhere.
+		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { close(asked) }}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodGet, a.url+"/api/chat/"+thread+"/stream", nil)
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			followed <- -1
 			return
@@ -217,6 +223,11 @@ func TestWebReplicasOverPostgres(t *testing.T) {
 		resp.Body.Close()
 		followed <- resp.StatusCode
 	}()
+	select {
+	case <-asked:
+	case got := <-followed:
+		t.Fatalf("following B's turn from A failed before it was asked: %d", got)
+	}
 	b.kill(t)
 	<-decided
 	body = a.sendOnceFree(t, thread, "are you there?")

@@ -227,6 +227,7 @@ func (a *agent) ask(ctx context.Context, thread ledger.State, prompt string) err
 	if err := thread.Append(ledger.RoleUser, artifact.Text{Content: prompt}); err != nil {
 		return err
 	}
+	a.printer.partial() // an earlier turn's unfinished text is not this one's
 	_, err := a.step.Run(ctx, thread, a.prov)
 	_ = a.step.Flush(context.WithoutCancel(ctx))
 	a.printer.endLine()
@@ -598,6 +599,11 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case errors.Is(err, context.Canceled):
+			// The thread keeps what was shown, as the page does, so
+			// that the next message follows an answer.
+			if kerr := loop.KeepStopped(thread, a.printer.partial()); kerr != nil {
+				fmt.Fprintln(e.stderr, "lode: keeping the stopped answer: "+oneLine(kerr.Error()))
+			}
 			fmt.Fprintln(e.stderr, "(turn stopped)")
 		default:
 			fmt.Fprintln(e.stderr, "lode: "+oneLine(err.Error()))
@@ -635,6 +641,9 @@ type printer struct {
 	// on stdout with a newline it does not have, so they wait for the line
 	// to end.
 	held []string
+	// answer is the text of the answer being written, for the turn that
+	// is stopped before it lands (loop.KeepStopped).
+	answer strings.Builder
 	// prompt is the chat's prompt while it waits for a line at it: a note
 	// written then goes on a line of its own and the prompt is shown again
 	// below it, so the person types after a prompt.
@@ -651,6 +660,16 @@ func (p *printer) note(line string) {
 	default:
 		fmt.Fprintln(p.info, line)
 	}
+}
+
+// partial is the text shown of an answer that has not landed, and
+// forgets it.
+func (p *printer) partial() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.answer.String()
+	p.answer.Reset()
+	return s
 }
 
 // flushHeld writes the notes held while the answer's line was open.
@@ -696,6 +715,7 @@ func (p *printer) Emit(_ context.Context, ev loop.Event) {
 		case artifact.TextDelta:
 			if d.Content != "" {
 				p.streamed = true
+				p.answer.WriteString(d.Content)
 				p.write(d.Content)
 			}
 		case artifact.ReasoningDelta:
@@ -708,6 +728,7 @@ func (p *printer) Emit(_ context.Context, ev loop.Event) {
 			}
 		}
 	case loop.TurnCompleteEvent:
+		p.answer.Reset()
 		answer := ev.Role == ledger.RoleAssistant
 		for _, a := range ev.Artifacts {
 			switch a := a.(type) {

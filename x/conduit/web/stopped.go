@@ -3,8 +3,8 @@ package web
 import (
 	"context"
 
-	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/loop"
 )
 
 // StoppedReason is the artifact.Finish reason of an answer whose turn was
@@ -15,17 +15,11 @@ import (
 // then "Stopped."; GET /api/threads/{id} ends its message with a
 // data-stopped part. Adapters send no Finish to a model, and no empty
 // assistant turn, so the model sees the partial text and nothing more.
-const StoppedReason = "cancelled"
+const StoppedReason = loop.StoppedReason
 
-// keepStopped stores the answer of a cancelled turn: text, if any, and a
-// Finish with StoppedReason.
+// keepStopped stores the answer of a cancelled turn (loop.KeepStopped).
 func (h *Handler) keepStopped(ctx context.Context, st *ledger.StoredThread, text string) {
-	var arts []artifact.Artifact
-	if text != "" {
-		arts = append(arts, artifact.Text{Content: text})
-	}
-	arts = append(arts, artifact.Finish{Reason: StoppedReason})
-	if err := st.Append(ledger.RoleAssistant, arts...); err != nil {
+	if err := loop.KeepStopped(st, text); err != nil {
 		h.cfg.logger.WarnContext(ctx, "lode: web could not store a stopped answer", "thread", st.ID(), "err", err)
 	}
 }
