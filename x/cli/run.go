@@ -398,7 +398,10 @@ answered (its server failed, Ctrl-C).
 	if errors.As(err, &pe) {
 		return pausedError(e.stderr, pe, o.resumeCmd(a.store))
 	}
-	if err == nil {
+	// A run that stopped before the model answered keeps its thread,
+	// marked for lode recover (noteStop): say where, so that the person
+	// goes on with it rather than finding it later in lode threads.
+	if err == nil || answerDue(thread) {
 		threadNote(e.stderr, thread, a.store)
 	}
 	return err
