@@ -297,11 +297,12 @@ type running struct {
 	lease  *turnLease // the thread's lease in the store, once taken
 	cancel context.CancelCauseFunc
 	s      *stream       // set once the turn's stream exists, under Handler.mu
+	ready  chan struct{} // closed once s is set
 	ended  chan struct{} // closed once the turn is stored and the thread free
 }
 
 func newRunning(owner string, cancel context.CancelCauseFunc) *running {
-	return &running{owner: owner, cancel: cancel, ended: make(chan struct{})}
+	return &running{owner: owner, cancel: cancel, ready: make(chan struct{}), ended: make(chan struct{})}
 }
 
 // errCancelled is the cause of a turn cancelled by its caller.
@@ -848,6 +849,28 @@ func (h *Handler) attach(run *running, s *stream) {
 	h.mu.Lock()
 	run.s = s
 	h.mu.Unlock()
+	close(run.ready)
+}
+
+// localStream is the stream of the turn this handler runs on thread id
+// for caller, or nil. A turn claimed but not yet streaming (its user
+// message being stored) is waited for, so that a client reattaching then
+// follows it rather than finding the thread ending with a question.
+func (h *Handler) localStream(ctx context.Context, id, caller string) *stream {
+	h.mu.Lock()
+	run := h.turns[id]
+	h.mu.Unlock()
+	if run == nil || run.owner != caller {
+		return nil
+	}
+	select {
+	case <-run.ready:
+	case <-run.ended:
+	case <-ctx.Done():
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return run.s
 }
 
 // pendingNames lists waiting calls as name (id), for an error message.
@@ -1317,24 +1340,8 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	h.mu.Lock()
-	var s *stream
-	if run := h.turns[id]; run != nil && run.owner == who.Caller {
-		s = run.s
-	}
-	h.mu.Unlock()
-	if s != nil {
-		s.mu.Lock()
-		lost := s.logLost
-		s.mu.Unlock()
-		if lost {
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		streamHeaders(w, id)
-		if err := s.follow(r.Context(), w, h.cfg.timeout); err != nil {
-			h.cfg.logger.InfoContext(r.Context(), "lode: web resumed stream ended before its turn", "thread", id, "err", err)
-		}
+	if s := h.localStream(r.Context(), id, who.Caller); s != nil {
+		h.reattach(w, r, id, s)
 		return
 	}
 	st, ok := h.load(w, r, id, who)
@@ -1343,12 +1350,17 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request) {
 	}
 	defer st.Close()
 	// A turn another process runs is followed to its end; its answer is
-	// then replayed, as one stream.
+	// then replayed, as one stream. Should that process die and this one
+	// take the thread up meanwhile, the turn here is followed instead.
 	if _, elsewhere := h.leasedElsewhere(st); elsewhere {
 		if !h.follow(r.Context(), st) {
 			if r.Context().Err() == nil {
 				httpError(w, http.StatusInternalServerError, "web: the thread could not be read again")
 			}
+			return
+		}
+		if s := h.localStream(r.Context(), id, who.Caller); s != nil {
+			h.reattach(w, r, id, s)
 			return
 		}
 	}
@@ -1367,6 +1379,22 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	if err := writeBatch(rc, w, frames, h.cfg.timeout); err != nil {
 		h.cfg.logger.InfoContext(r.Context(), "lode: web replayed stream ended early", "thread", id, "err", err)
+	}
+}
+
+// reattach streams the running turn s to a client that comes back to it:
+// from its start, then live; 204 when its start is no longer kept.
+func (h *Handler) reattach(w http.ResponseWriter, r *http.Request, id string, s *stream) {
+	s.mu.Lock()
+	lost := s.logLost
+	s.mu.Unlock()
+	if lost {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	streamHeaders(w, id)
+	if err := s.follow(r.Context(), w, h.cfg.timeout); err != nil {
+		h.cfg.logger.InfoContext(r.Context(), "lode: web resumed stream ended before its turn", "thread", id, "err", err)
 	}
 }
 
