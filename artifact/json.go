@@ -110,6 +110,8 @@ func Unmarshal(data []byte) (Artifact, error) {
 		return decode[Decision](data)
 	case KindOpaque:
 		return decode[Opaque](data)
+	case KindTripwire:
+		return decode[Tripwire](data)
 	}
 	if ok && !json.Valid(data) {
 		return nil, errors.New("artifact: invalid JSON")

@@ -498,9 +498,17 @@ func (s *Step) idempotent(call artifact.ToolCall) (ok bool) {
 // made it would have, and appends what they emit as one tool turn.
 func (s *Step) runApproved(ctx context.Context, st ledger.State, run []approvedCall) error {
 	hctx := context.WithValue(ctx, turnKey{}, &TurnInfo{State: st, Answer: run[0].answer})
+	var trip *tripped
+	if s.g != nil && len(s.g.result) > 0 {
+		trip = &tripped{}
+	}
 	cols := make([]collector, len(run))
 	for i, r := range run {
-		cols[i].step = s
+		cols[i].step, cols[i].st, cols[i].call, cols[i].trip = s, st, r.call, trip
+		if te := trip.get(); te != nil {
+			cols[i].turns = []TurnCompleteEvent{{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{notRun(r.call, te)}}}
+			continue
+		}
 		cctx := WithApproval(hctx, r.decision)
 		if err := s.handleOne(cctx, r.index, r.call, &cols[i]); err != nil {
 			return err
@@ -522,6 +530,15 @@ func (s *Step) runApproved(ctx context.Context, st ledger.State, run []approvedC
 	}
 	if len(arts) == 0 {
 		return nil
+	}
+	if te := trip.get(); te != nil {
+		if err := s.markTripped(ctx, st); err != nil {
+			return err
+		}
+		if err := s.appendTurn(ctx, st, ledger.RoleTool, arts); err != nil {
+			return err
+		}
+		return te
 	}
 	return s.appendTurn(ctx, st, ledger.RoleTool, arts)
 }

@@ -23,6 +23,9 @@ func (s *Step) Request(ctx context.Context, st ledger.State, opts ...provider.In
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := st.Metadata(TrippedKey); ok {
+		turns = withoutTripped(turns)
+	}
 	req := &provider.Request{Turns: turns}
 	if err := s.resolve(ctx, st, req, opts); err != nil {
 		return nil, err

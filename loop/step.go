@@ -68,6 +68,11 @@ type Step struct {
 	// approvalExpiry is how long Recover lets a call wait for approval;
 	// 0: for ever.
 	approvalExpiry time.Duration
+	// guards are WithGuards', g the same by checkpoint; window is
+	// WithOutputWindow's.
+	guards []Guard
+	g      *guards
+	window int
 }
 
 // Option configures a Step.
@@ -142,6 +147,7 @@ func New(opts ...Option) *Step {
 			s.admitters = append(s.admitters, a)
 		}
 	}
+	s.g = newGuards(s.guards)
 	return s
 }
 
@@ -266,6 +272,21 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 	if err != nil {
 		return out, err
 	}
+	// A turn a guard stopped is not taken again: the thread waits for a
+	// new message.
+	if te, ok := StoppedBy(turns); ok {
+		return out, te
+	}
+	if s.g != nil && len(s.g.input) > 0 {
+		if text := unanswered(turns); text != "" {
+			if te, _ := s.check(ctx, s.g.input, Check{At: artifact.AtInput, State: st, Text: text}); te != nil {
+				return out, s.storeTrip(ctx, st, ledger.RoleAssistant, []artifact.Artifact{te.Tripwire()}, te)
+			}
+		}
+	}
+	if _, ok := st.Metadata(TrippedKey); ok {
+		turns = withoutTripped(turns)
+	}
 
 	req := &provider.Request{Turns: turns}
 	if err := s.resolve(ctx, st, req, opts); err != nil {
@@ -278,11 +299,17 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 		return out, err
 	}
 
-	arts, err := s.stream(ctx, st, prov, req)
+	hb := s.newHoldBack(st)
+	arts, err := s.stream(ctx, st, prov, req, hb)
 	// A provider that ends its stream on cancellation without saying so must
 	// not have its truncated answer taken for a whole one.
 	if cerr := ctx.Err(); err == nil && cerr != nil {
 		err = &ProviderError{Err: cerr, Partial: arts, Started: true}
+	}
+	if te, ok := err.(*TripError); ok {
+		// Stopped while it streamed: what came is billed, not kept.
+		adm.settle(ctx, arts, nil)
+		return out, s.storeTrip(ctx, st, ledger.RoleAssistant, append([]artifact.Artifact{te.Tripwire()}, kept(arts)...), te)
 	}
 	if err != nil {
 		adm.settle(ctx, arts, err)
@@ -294,6 +321,12 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 	if s.meters != nil {
 		s.meters.record(ctx, prov, arts)
 	}
+	if s.g != nil && len(s.g.output) > 0 {
+		if te, _ := s.check(ctx, s.g.output, Check{At: artifact.AtOutput, State: st, Text: answerText(arts)}); te != nil {
+			return out, s.storeTrip(ctx, st, ledger.RoleAssistant, append([]artifact.Artifact{te.Tripwire()}, kept(arts)...), te)
+		}
+	}
+	hb.flush(ctx)
 	for _, a := range arts {
 		switch a := a.(type) {
 		case artifact.ToolCall:
@@ -424,7 +457,7 @@ func (s *Step) applyOption(ctx context.Context, i int, o provider.InvokeOption, 
 // provider's context lets it post to them with Notify (a fallback reporting
 // its attempts) until its stream ends; without, it is ctx itself, so the
 // turn costs nothing more.
-func (s *Step) stream(ctx context.Context, st ledger.State, prov provider.Provider, req *provider.Request) (arts []artifact.Artifact, err error) {
+func (s *Step) stream(ctx context.Context, st ledger.State, prov provider.Provider, req *provider.Request, hb *holdBack) (arts []artifact.Artifact, err error) {
 	pctx := ctx
 	if len(s.observers) > 0 {
 		lt := &liveTurn{step: s}
@@ -459,7 +492,13 @@ func (s *Step) stream(ctx context.Context, st ledger.State, prov provider.Provid
 		}
 		started = true
 		if d, ok := a.(artifact.Delta); ok {
-			if len(s.observers) > 0 {
+			if hb != nil {
+				if te := hb.add(ctx, d); te != nil {
+					err = te
+					stopped.Store(true)
+					return false
+				}
+			} else if len(s.observers) > 0 {
 				s.notify(ctx, DeltaEvent{Delta: d})
 			}
 			return true
@@ -560,7 +599,12 @@ func ArtifactIndex(ctx context.Context) (int, bool) {
 // returned: an event emitted later cannot be put in its place in the
 // ledger, and is dropped.
 type collector struct {
-	step    *Step
+	step *Step
+	// st, call and trip are for the result guards: the thread, the call
+	// handled, and the answer's first trip.
+	st      ledger.State
+	call    artifact.ToolCall
+	trip    *tripped
 	mu      sync.Mutex
 	handler int
 	sealed  bool
@@ -581,7 +625,7 @@ func (c *collector) Emit(ctx context.Context, ev Event) {
 		tc, isTurn = *p, true
 	}
 	if isTurn {
-		tc = cleanTurn(tc)
+		tc = c.guardResults(ctx, cleanTurn(tc))
 		ev = tc
 	}
 	c.mu.Lock()
@@ -641,10 +685,22 @@ func (c *collector) seal() ([]TurnCompleteEvent, *HandlerError) {
 }
 
 func (s *Step) handle(ctx context.Context, st ledger.State, arts []artifact.Artifact) error {
+	if stopped, te := s.checkCalls(ctx, st, arts); te != nil {
+		return s.storeTrip(ctx, st, ledger.RoleTool, stopped, te)
+	}
+	var trip *tripped
+	if s.g != nil && len(s.g.result) > 0 {
+		trip = &tripped{}
+	}
 	cols := make([]collector, len(arts))
 	errs := make([]error, len(arts))
 	for i := range cols {
 		cols[i].step = s
+		cols[i].st = st
+		cols[i].trip = trip
+		if c, ok := arts[i].(artifact.ToolCall); ok {
+			cols[i].call = c
+		}
 	}
 	// Tool calls are what takes time; everything else is handled inline.
 	calls := 0
@@ -655,10 +711,18 @@ func (s *Step) handle(ctx context.Context, st ledger.State, arts []artifact.Arti
 		}
 		errs[i] = s.handleOne(ctx, i, a, &cols[i])
 	}
+	// After a guard stopped a result, no call of the answer starts.
+	callOne := func(i int, a artifact.Artifact) {
+		if te := trip.get(); te != nil {
+			cols[i].turns = []TurnCompleteEvent{{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{notRun(cols[i].call, te)}}}
+			return
+		}
+		errs[i] = s.handleOne(ctx, i, a, &cols[i])
+	}
 	if calls == 1 || (calls > 1 && s.concurrency == 1) {
 		for i, a := range arts {
 			if _, ok := a.(artifact.ToolCall); ok {
-				errs[i] = s.handleOne(ctx, i, a, &cols[i])
+				callOne(i, a)
 			}
 		}
 	} else if calls > 1 {
@@ -672,10 +736,28 @@ func (s *Step) handle(ctx context.Context, st ledger.State, arts []artifact.Arti
 			wg.Add(1)
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				errs[i] = s.handleOne(ctx, i, a, &cols[i])
+				callOne(i, a)
 			}()
 		}
 		wg.Wait()
+	}
+	te := trip.get()
+	if te != nil {
+		// A call left waiting for approval would run on Resume: it is
+		// not run, as the calls after the trip are not.
+		for i := range cols {
+			for k, tc := range cols[i].turns {
+				for j, a := range tc.Artifacts {
+					if p, ok := a.(artifact.Pending); ok {
+						tc.Artifacts[j] = notRun(artifact.ToolCall{ID: p.ToolCallID, Name: p.Name}, te)
+					}
+				}
+				cols[i].turns[k] = tc
+			}
+		}
+		if err := s.markTripped(ctx, st); err != nil {
+			return err
+		}
 	}
 
 	// Append in artifact order, merging neighbouring events of one role into
@@ -711,6 +793,9 @@ func (s *Step) handle(ctx context.Context, st ledger.State, arts []artifact.Arti
 		if err != nil {
 			return err
 		}
+	}
+	if lerr == nil && te != nil {
+		return te
 	}
 	return lerr
 }
