@@ -10,9 +10,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	vcr "gopkg.in/dnaeon/go-vcr.v4/pkg/cassette"
+
+	"github.com/lodeworks/lode/internal/secrets"
 )
 
 // MinLearnedSecret is the shortest value a Recorder learns as a secret
@@ -145,7 +146,7 @@ func replaceInStrings(rep *strings.Replacer, text string) string {
 func (s *secretSet) build() *strings.Replacer {
 	forms := map[string]bool{}
 	for v := range s.vals {
-		for _, f := range secretForms(v) {
+		for _, f := range secrets.Forms(v) {
 			if f != "" && f != Redacted {
 				forms[f] = true
 			}
@@ -168,69 +169,11 @@ func (s *secretSet) build() *strings.Replacer {
 	return strings.NewReplacer(pairs...)
 }
 
-// secretForms are the ways v is written in a cassette: as it is, inside a
-// JSON string (Go's escaping with and without HTML escapes, "\/" as PHP
-// and others write a slash, every non-ASCII rune as \u), and URL-escaped.
-func secretForms(v string) []string {
-	forms := []string{v, url.QueryEscape(v), url.PathEscape(v)}
-	for _, html := range []bool{true, false} {
-		var b strings.Builder
-		e := json.NewEncoder(&b)
-		e.SetEscapeHTML(html)
-		_ = e.Encode(v)
-		q := strings.TrimSuffix(b.String(), "\n")
-		inner := q[1 : len(q)-1]
-		forms = append(forms, inner, strings.ReplaceAll(inner, "/", `\/`))
-	}
-	ascii := asciiJSON(v)
-	forms = append(forms, ascii, strings.ReplaceAll(ascii, "/", `\/`), strings.ToUpper(ascii))
-	return forms
-}
-
-// asciiJSON is v inside a JSON string with every rune outside printable
-// ASCII written as \u escapes (Python's json.dumps does this).
-func asciiJSON(v string) string {
-	var b strings.Builder
-	for _, r := range v {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r >= 0x20 && r < 0x7f:
-			b.WriteRune(r)
-		case r == utf8.RuneError:
-			b.WriteString(`\ufffd`)
-		case r > 0xffff:
-			r -= 0x10000
-			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
-		default:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		}
-	}
-	return b.String()
-}
-
-// keyWords are the names, and the last words of names ("x_auth_token",
-// "client_secret"), of query parameters, form fields, headers and JSON
-// fields whose values are secrets. Names compare case-insensitively with
-// "-" taken as "_".
-var keyWords = []string{"key", "apikey", "token", "accesstoken", "auth", "secret", "password", "passwd", "pwd", "sig", "signature", "credential", "credentials"}
-
 // CredentialName reports a query parameter, form field, header or JSON
 // field name that carries a credential: key, api_key, apikey,
 // access_token, token, auth, secret, password, sig, signature, or any
 // name ending in _key, _token, _secret ... (any case, "-" as "_").
-func CredentialName(name string) bool { return keyLike(name) }
-
-func keyLike(name string) bool {
-	n := strings.ReplaceAll(strings.ToLower(name), "-", "_")
-	for _, w := range keyWords {
-		if n == w || strings.HasSuffix(n, "_"+w) {
-			return true
-		}
-	}
-	return false
-}
+func CredentialName(name string) bool { return secrets.CredentialName(name) }
 
 // secretHeader reports a header whose value is a secret.
 func (r *Recorder) secretHeader(name string) bool {
@@ -244,7 +187,7 @@ func (r *Recorder) secretHeader(name string) bool {
 			return true
 		}
 	}
-	return keyLike(name)
+	return secrets.CredentialName(name)
 }
 
 // learnHeader learns the secrets of one header value: an auth scheme's
@@ -287,7 +230,7 @@ func (r *Recorder) learn(u string, h http.Header, form url.Values) {
 			r.secrets.add(pass, false)
 		}
 		for k, vs := range pu.Query() {
-			if keyLike(k) {
+			if secrets.CredentialName(k) {
 				for _, v := range vs {
 					r.secrets.add(v, false)
 				}
@@ -295,7 +238,7 @@ func (r *Recorder) learn(u string, h http.Header, form url.Values) {
 		}
 	}
 	for k, vs := range form {
-		if keyLike(k) {
+		if secrets.CredentialName(k) {
 			for _, v := range vs {
 				r.secrets.add(v, false)
 			}
@@ -319,7 +262,7 @@ func (r *Recorder) learnJSON(body string) {
 		switch x := v.(type) {
 		case map[string]any:
 			for k, e := range x {
-				if s, ok := e.(string); ok && keyLike(k) {
+				if s, ok := e.(string); ok && secrets.CredentialName(k) {
 					r.secrets.add(s, false)
 				}
 				walk(e)
@@ -366,7 +309,7 @@ func redactQuery(raw string) (string, bool) {
 		if err != nil {
 			n = name
 		}
-		if hasVal && val != Redacted && keyLike(n) {
+		if hasVal && val != Redacted && secrets.CredentialName(n) {
 			parts[i] = name + "=" + Redacted
 			changed = true
 		}
@@ -384,7 +327,7 @@ func (r *Recorder) scrubForm(form url.Values) url.Values {
 	for k, vs := range form {
 		nv := make([]string, len(vs))
 		for j, v := range vs {
-			if keyLike(k) {
+			if secrets.CredentialName(k) {
 				nv[j] = Redacted
 			} else {
 				nv[j] = r.secrets.replace(v)
