@@ -58,10 +58,10 @@ func TestBuiltIns(t *testing.T) {
 		return g
 	}
 	cases := []struct {
-		name  string
-		g     loop.Guard
-		c     loop.Check
-		want  string
+		name string
+		g    loop.Guard
+		c    loop.Check
+		want string
 	}{
 		{"secret as is, in an answer", guard.Secrets(key), check(artifact.AtOutput, "your key is "+key), "the answer holds a secret lode was given (26 characters)"},
 		{"secret JSON-escaped, in a call", guard.Secrets(key), check(artifact.AtCall, `{"body":"sk-test-0123456789abcdef\/+"}`), "the call's arguments holds a secret lode was given (27 characters)"},
@@ -120,7 +120,7 @@ func TestBadRules(t *testing.T) {
 
 // usageLog keeps the usage Charge reports.
 type usageLog struct {
-	mu  sync.Mutex
+	mu   sync.Mutex
 	for_ []string
 }
 
