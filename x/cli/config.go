@@ -77,6 +77,8 @@ type Config struct {
 	// Temporal says where lode worker, run and resume --temporal find
 	// their runs.
 	Temporal TemporalConfig `yaml:"temporal"`
+	// Guards check what flows through every turn (x/guard).
+	Guards GuardsConfig `yaml:"guards"`
 
 	// file says where each key was, for errors found after parsing; nil
 	// when no file was read.
@@ -229,7 +231,7 @@ var (
 )
 
 // entryNames says what one entry of a list section is, for errors.
-var entryNames = map[string]string{"mcp": "an mcp: server", "tokens": "a tokens: entry"}
+var entryNames = map[string]string{"mcp": "an mcp: server", "tokens": "a tokens: entry", "guards.rules": "a guards.rules: entry"}
 
 // checkKeys walks a node of the file against the Go type it decodes into:
 // every key must be one the type has, every section the shape it needs,
@@ -405,6 +407,9 @@ func parseConfig(name string, data []byte) (*Config, error) {
 		}
 	}
 	if err := checkProvider(f.at("model.provider")+": model.provider", cfg.Model.Provider); err != nil {
+		return nil, err
+	}
+	if err := cfg.Guards.check(f); err != nil {
 		return nil, err
 	}
 	if err := checkCost(cfg); err != nil {

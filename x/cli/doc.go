@@ -100,6 +100,7 @@
 // Exit codes: 0 success (and lode serve stopped by Ctrl-C or SIGTERM);
 // 1 an error, reported on one line; 2 a mistake in the command line;
 // 3 lode run or lode resume paused with tool calls waiting for approval;
+// 4 a guard stopped the turn (guards: in lode.yaml);
 // 130 lode run stopped by Ctrl-C; 143 lode run or chat stopped by SIGTERM.
 //
 // cmd/lode is this package's Main; a build that adds what the root module

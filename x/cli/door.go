@@ -112,6 +112,11 @@ type door struct {
 func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 	d := &door{store: spec.store, catalog: catalogOf(cfg)}
 	d.loop = costOptions(cfg, d.catalog)
+	guards, err := guardOptions(e, cfg)
+	if err != nil {
+		return nil, err
+	}
+	d.loop = append(d.loop, guards...)
 	if err := checkStore(spec.store, cfg); err != nil {
 		return nil, err
 	}
@@ -130,7 +135,6 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 			}
 			return d.filter(ctx, st, tools)
 		}
-		var err error
 		if d.search, err = deferSearch(cfg, tb, base); err != nil {
 			return nil, err
 		}

@@ -17,6 +17,7 @@ import (
 
 	"go.opentelemetry.io/otel"
 
+	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/x/cassette"
 	"github.com/lodeworks/lode/x/tool/mcp"
 )
@@ -99,7 +100,8 @@ go install github.com/lodeworks/lode/x/temporal/cmd/lode@latest
 const exitCodes = `Exit codes: 0 success (lode serve also when Ctrl-C or SIGTERM stops it; lode
 resume also when nothing waits); 1 an error, reported on one line of stderr;
 2 a mistake in the command line; 3 lode run or resume paused: tool calls wait
-for approval (the lode resume commands that decide are printed);
+for approval (the lode resume commands that decide are printed); 4 a guard
+stopped the turn (guards: in lode.yaml; the thread keeps the tripwire);
 130 lode run stopped by Ctrl-C; 143 lode run or chat stopped by SIGTERM.`
 
 // env is what a command reads and writes, so tests can run it in-process.
@@ -171,6 +173,7 @@ const (
 	exitError       = 1
 	exitUsage       = 2
 	exitPaused      = 3   // run or resume stopped with calls waiting for approval
+	exitTripped     = 4   // a guard stopped the turn
 	exitInterrupted = 130 // Ctrl-C (SIGINT) stopped run
 	exitTerminated  = 143 // SIGTERM stopped run or chat
 )
@@ -275,6 +278,10 @@ func run(ctx context.Context, e env, args []string) int {
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(e.stderr, "lode: interrupted")
 		return exitInterrupted
+	}
+	if te, ok := errors.AsType[*loop.TripError](err); ok {
+		fmt.Fprintln(e.stderr, "lode: "+oneLine(tripMessage(te)))
+		return exitTripped
 	}
 	fmt.Fprintln(e.stderr, "lode: "+oneLine(err.Error()))
 	var ue usageError

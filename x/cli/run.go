@@ -401,7 +401,7 @@ answered (its server failed, Ctrl-C).
 	// A run that stopped before the model answered keeps its thread,
 	// marked for lode recover (noteStop): say where, so that the person
 	// goes on with it rather than finding it later in lode threads.
-	if err == nil || answerDue(thread) {
+	if err == nil || answerDue(thread) || errors.Is(err, loop.ErrTripped) {
 		threadNote(e.stderr, thread, a.store)
 	}
 	return err
@@ -608,6 +608,9 @@ func cmdChat(ctx context.Context, e env, args []string) error {
 				fmt.Fprintln(e.stderr, "lode: keeping the stopped answer: "+oneLine(kerr.Error()))
 			}
 			fmt.Fprintln(e.stderr, "(turn stopped)")
+		case errors.Is(err, loop.ErrTripped):
+			te, _ := errors.AsType[*loop.TripError](err)
+			fmt.Fprintln(e.stderr, "lode: "+oneLine(tripMessage(te)))
 		default:
 			fmt.Fprintln(e.stderr, "lode: "+oneLine(err.Error()))
 		}
