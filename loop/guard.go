@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -177,8 +178,29 @@ func newGuards(gs []Guard) *guards {
 // *TripError with c's checkpoint filled in. hold reports that a guard
 // asked to hold a partial answer.
 func (s *Step) check(ctx context.Context, gs []Guard, c Check) (trip *TripError, hold bool) {
+	return checkGuards(ctx, s.log(), gs, c)
+}
+
+// CheckAll asks the guards in gs that check c.At about c, in order, as a
+// turn does, and returns the first trip (nil when all passed): for doors
+// that run tools outside a loop, such as an MCP server. A guard that
+// fails or panics trips, as in a turn; ErrHold from a guard asked about a
+// whole answer is a failure.
+func CheckAll(ctx context.Context, gs []Guard, c Check) *TripError {
+	c.Partial = false
+	var asked []Guard
 	for _, g := range gs {
-		err := s.askGuard(ctx, g, c)
+		if cp, ok := g.(Checkpoints); !ok || cp.Checks(c.At) {
+			asked = append(asked, g)
+		}
+	}
+	te, _ := checkGuards(ctx, slog.Default(), asked, c)
+	return te
+}
+
+func checkGuards(ctx context.Context, log *slog.Logger, gs []Guard, c Check) (trip *TripError, hold bool) {
+	for _, g := range gs {
+		err := askGuard(ctx, log, g, c)
 		if err == nil {
 			continue
 		}
@@ -203,10 +225,10 @@ func (s *Step) check(ctx context.Context, gs []Guard, c Check) (trip *TripError,
 }
 
 // askGuard runs one guard; a panic fails closed, as an error does.
-func (s *Step) askGuard(ctx context.Context, g Guard, c Check) (err error) {
+func askGuard(ctx context.Context, log *slog.Logger, g Guard, c Check) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			s.log().ErrorContext(ctx, "lode: guard panicked", "guard", g.Name(), "at", c.At, "panic", v, "stack", string(debug.Stack()))
+			log.ErrorContext(ctx, "lode: guard panicked", "guard", g.Name(), "at", c.At, "panic", v, "stack", string(debug.Stack()))
 			err = panicError(v)
 		}
 	}()

@@ -112,11 +112,13 @@ type door struct {
 func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 	d := &door{store: spec.store, catalog: catalogOf(cfg)}
 	d.loop = costOptions(cfg, d.catalog)
-	guards, err := guardOptions(e, cfg)
+	guards, err := guardsOf(e, cfg)
 	if err != nil {
 		return nil, err
 	}
-	d.loop = append(d.loop, guards...)
+	if len(guards) > 0 {
+		d.loop = append(d.loop, loop.WithGuards(guards...), loop.WithOutputWindow(cfg.Guards.OutputWindow))
+	}
 	if err := checkStore(spec.store, cfg); err != nil {
 		return nil, err
 	}
@@ -191,6 +193,11 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 	d.handler = []xtool.HandlerOption{xtool.WithApprover(approver), xtool.WithApprovalRule(d.needs)}
 	if d.enf != nil {
 		d.handler = append(d.handler, xtool.WithGate(d.enf.Gate))
+	}
+	if spec.kind == doorServe && len(guards) > 0 {
+		// An MCP client's calls run outside a loop: the handler asks
+		// the call and result guards itself.
+		d.handler = append(d.handler, xtool.WithGuards(guards...))
 	}
 	if spec.prov != nil {
 		if d.history, d.prov, err = historyPolicy(cfg, spec.prov, d.catalog); err != nil {

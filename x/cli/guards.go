@@ -87,9 +87,9 @@ func (g *GuardsConfig) configured() bool {
 	return g.Secrets || g.HiddenText || g.Injection || len(g.MaxBytes) > 0 || len(g.Rules) > 0 || g.Model != nil
 }
 
-// guardOptions are the loop options of guards:, for every door that runs
-// turns. The verdict model is built like model:, with its name.
-func guardOptions(e env, cfg *Config) ([]loop.Option, error) {
+// guardsOf are the guards of guards:. The verdict model is built like
+// model:, with its name.
+func guardsOf(e env, cfg *Config) ([]loop.Guard, error) {
 	g := cfg.Guards
 	if !g.configured() {
 		return nil, nil
@@ -130,7 +130,7 @@ func guardOptions(e env, cfg *Config) ([]loop.Option, error) {
 		}
 		gs = append(gs, guard.Model("model", prov, m.Instruction, at...))
 	}
-	return []loop.Option{loop.WithGuards(gs...), loop.WithOutputWindow(g.OutputWindow)}, nil
+	return gs, nil
 }
 
 // tripMessage is what a door prints for a turn a guard stopped.

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/lodeworks/lode/ledger/file"
+	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/tool/mcp"
 	"github.com/lodeworks/lode/loop"
 )
 
@@ -123,6 +125,38 @@ func TestGuardsConfigErrors(t *testing.T) {
 		r := lode(t, dir, nil, "", "tools")
 		if r.code != 1 || strings.TrimSpace(r.stderr) != "lode: "+c.want {
 			t.Errorf("%q: exit %d\n%s\nwant lode: %s", c.yaml, r.code, r.stderr, c.want)
+		}
+	}
+}
+
+// lode serve asks the call and result guards about an MCP client's
+// calls: a stopped one is an isError result that says why.
+func TestServeGuardsCalls(t *testing.T) {
+	dir := writeConfig(t, "tools:\n  calculator: {}\nguards:\n  rules:\n    - {name: no-powers, at: [call], match: '\\^'}\n    - {name: no-1024, at: [result], contains: ['1024']}\n")
+	c, err := mcp.NewClient(mcp.WithName("lode"), mcp.WithStdio(lodeBin, "serve", "--config", filepath.Join(dir, "lode.yaml")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cases := []struct{ expr, want string }{
+		{"2^10", `stopped: guard "no-powers" withheld this call: the call's arguments matches \^`},
+		{"1000+24", `stopped: guard "no-1024" withheld this call's result: the tool's result contains "1024"`},
+		{"1+1", ""},
+	}
+	for _, cs := range cases {
+		v, err := c.Call(t.Context(), "calculator__eval", map[string]any{"expression": cs.expr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := v.(*tool.Result)
+		if cs.want == "" {
+			if res.IsError || !strings.HasPrefix(res.Content, "2") {
+				t.Fatalf("%s: %+v", cs.expr, res)
+			}
+			continue
+		}
+		if !res.IsError || res.Content != cs.want {
+			t.Fatalf("%s: isError %v, %q\nwant %q", cs.expr, res.IsError, res.Content, cs.want)
 		}
 	}
 }

@@ -51,6 +51,7 @@ type Handler struct {
 	sandbox   toolpkg.Sandbox
 	sandboxes map[string]toolpkg.Sandbox
 	gate      Gate
+	guards    []loop.Guard
 	plain     structjson.Encoders // the results' plain struct types
 	noInline  bool
 	// overran holds the names of tools that promised to run inline
@@ -246,8 +247,38 @@ type outcome struct {
 // Content, error messages included, is bounded by the tool's budget (or
 // the handler's) and is valid UTF-8 whatever the tool or the model sent.
 func (h *Handler) Execute(ctx context.Context, call artifact.ToolCall) artifact.ToolResult {
+	if len(h.guards) == 0 {
+		res, _ := h.executeCall(ctx, call)
+		return res
+	}
+	st, _ := Caller(ctx)
+	if te := loop.CheckAll(ctx, h.guards, loop.Check{At: artifact.AtCall, State: st, Call: call}); te != nil {
+		return guardedResult(call, te)
+	}
 	res, _ := h.executeCall(ctx, call)
+	if te := loop.CheckAll(ctx, h.guards, loop.Check{At: artifact.AtResult, State: st, Call: call, Result: res}); te != nil {
+		return guardedResult(call, te)
+	}
 	return res
+}
+
+// WithGuards checks the calls Execute runs, outside a loop (an MCP
+// server's): a call's arguments before it runs, its result before it is
+// returned; a guard that stops either gives an error result that says
+// why. Calls a loop hands to Handle are checked by the loop's own guards
+// (loop.WithGuards), not these.
+func WithGuards(g ...loop.Guard) HandlerOption {
+	return func(h *Handler) { h.guards = append(h.guards, g...) }
+}
+
+// guardedResult is the error result of a call a guard stopped.
+func guardedResult(call artifact.ToolCall, te *loop.TripError) artifact.ToolResult {
+	what := "this call"
+	if te.At == artifact.AtResult {
+		what = "this call's result"
+	}
+	return artifact.ToolResult{ToolCallID: call.ID, Name: call.Name, IsError: true,
+		Content: fmt.Sprintf("stopped: guard %q withheld %s: %s", te.Guard, what, te.Reason)}
 }
 
 // executeCall is Execute, also returning the Pending record of a call that
