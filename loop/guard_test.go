@@ -322,7 +322,9 @@ func TestOutputHeldBack(t *testing.T) {
 	}{
 		{"passes whole", long, &wordGuard{name: "g", word: "secret"}, false, func(s string) bool { return s == long }},
 		{"stopped late: a prefix at most a window behind", long + "the secret is out" + long, &wordGuard{name: "g", word: "secret"}, true,
-			func(s string) bool { return strings.HasPrefix(long, s) && !strings.Contains(s, "sec") && len(s) >= len(long)-2*32 }},
+			func(s string) bool {
+				return strings.HasPrefix(long, s) && !strings.Contains(s, "sec") && len(s) >= len(long)-2*32
+			}},
 		{"stopped early: nothing", "secret" + long, &wordGuard{name: "g", word: "secret"}, true, func(s string) bool { return s == "" }},
 		{"held whole by a guard that cannot judge a part", long, &wordGuard{name: "m", word: "secret", hold: true}, false, func(s string) bool { return s == long }},
 		{"stopped whole", long + "secret", &wordGuard{name: "m", word: "secret", hold: true}, true, func(s string) bool { return s == "" }},

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/lodeworks/lode/ledger/file"
+	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/tool"
 	"github.com/lodeworks/lode/x/tool/mcp"
-	"github.com/lodeworks/lode/loop"
 )
 
 // lode run stops at each checkpoint's guard with exit 4 and one line
