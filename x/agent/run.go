@@ -561,7 +561,25 @@ func (a *Agent) runFailure(err error) string {
 		}
 		return fmt.Sprintf("the agent %s stopped before finishing: %s. Give it a smaller task, or do the rest yourself.", a.name, what)
 	}
+	if te, ok := errors.AsType[*loop.TripError](err); ok {
+		return fmt.Sprintf("the agent %s was stopped by its guard %q at %s: %s. Do not give it the same task again.", a.name, te.Guard, tripPlace(te), te.Reason)
+	}
 	return fmt.Sprintf("the agent %s failed: %v. Try again later, or do this part yourself.", a.name, err)
+}
+
+// tripPlace says where a child's guard stopped it, for the parent model.
+func tripPlace(te *loop.TripError) string {
+	switch te.At {
+	case artifact.AtInput:
+		return "its task"
+	case artifact.AtCall:
+		return "one of its tool calls"
+	case artifact.AtResult:
+		return "a tool result it was about to read"
+	case artifact.AtOutput:
+		return "its answer"
+	}
+	return "a step"
 }
 
 // lastText is the text of the thread's last turn.
