@@ -56,6 +56,9 @@ type Case struct {
 	// recorded per call for Refused.
 	Policy policy.Source
 	Roles  []string
+	// Guards check the run as loop.WithGuards does; TrippedBy and
+	// NoTripwire read what they stopped.
+	Guards []loop.Guard
 	// Output asks for a typed answer (Typed) instead of prose.
 	Output Output
 	// MaxTurns bounds the loop (0: DefaultMaxTurns). A budget that fails
@@ -110,8 +113,11 @@ type Outcome struct {
 	Turns    int
 	Usage    artifact.Usage
 	Duration time.Duration
-	// Err is how the run failed, if it did.
+	// Err is how the run failed, if it did: a *loop.TripError when a
+	// guard stopped it.
 	Err error
+	// Tripwires are the guards' trips the run stored, in order.
+	Tripwires []artifact.Tripwire
 }
 
 // Call is one tool call and what came of it.

@@ -2,12 +2,14 @@ package eval
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/x/policy"
 )
 
@@ -469,13 +471,56 @@ func (e failsExp) Check(o *Outcome) []string {
 	return nil
 }
 
+// NoTripwire expects no guard to have stopped the run.
+func NoTripwire() Expectation { return trippedExp{none: true} }
+
+// TrippedBy expects the guard named guard to have stopped the run (the
+// run's error is then the trip, and does not fail the case).
+func TrippedBy(guard string) Expectation { return trippedExp{guard: guard} }
+
+type trippedExp struct {
+	guard string
+	none  bool
+}
+
+func (e trippedExp) String() string {
+	if e.none {
+		return "no tripwire"
+	}
+	return "tripped by guard " + strconv.Quote(e.guard)
+}
+
+func (e trippedExp) Check(o *Outcome) []string {
+	if e.none {
+		var out []string
+		for _, w := range o.Tripwires {
+			out = append(out, fmt.Sprintf("guard %q stopped the %s: %s", w.Guard, w.At, w.Reason))
+		}
+		return out
+	}
+	var seen []string
+	for _, w := range o.Tripwires {
+		if w.Guard == e.guard {
+			return nil
+		}
+		seen = append(seen, strconv.Quote(w.Guard))
+	}
+	if len(seen) == 0 {
+		return []string{fmt.Sprintf("no guard stopped the run, want %q to", e.guard)}
+	}
+	return []string{fmt.Sprintf("stopped by %s, want %q", strings.Join(seen, ", "), e.guard)}
+}
+
 // check runs every expectation on o; a run error fails the case unless an
-// expectation is Fails.
+// expectation is Fails, or TrippedBy and the error is a guard's trip.
 func check(o *Outcome, exps []Expectation) []string {
 	var out []string
 	expectsErr := false
 	for _, e := range exps {
 		if _, ok := e.(failsExp); ok {
+			expectsErr = true
+		}
+		if t, ok := e.(trippedExp); ok && !t.none && errors.Is(o.Err, loop.ErrTripped) {
 			expectsErr = true
 		}
 	}

@@ -72,6 +72,9 @@ func runCase(ctx context.Context, s *Suite, c *Case) (o *Outcome, skip bool) {
 	if s.Pricer != nil {
 		lopts = append(lopts, loop.WithPricer(s.Pricer))
 	}
+	if len(c.Guards) > 0 {
+		lopts = append(lopts, loop.WithGuards(c.Guards...))
+	}
 	step := loop.New(lopts...)
 	from := len(st.Turns())
 	var runErr error
@@ -121,6 +124,11 @@ func startThread(c *Case) (ledger.State, error) {
 func collect(o *Outcome, turns []ledger.Turn, refusals *refusalLog) {
 	index := map[string]int{}
 	for _, t := range turns {
+		for _, a := range t.Artifacts {
+			if w, ok := a.(artifact.Tripwire); ok {
+				o.Tripwires = append(o.Tripwires, w)
+			}
+		}
 		switch t.Role {
 		case ledger.RoleAssistant:
 			o.Turns++
