@@ -35,8 +35,8 @@ func answerDue(st ledger.State) bool {
 
 // noteStop records on st how its run ended, for lode recover: a run that
 // failed with the answer due is marked (stoppedKey), one that finished or
-// paused is unmarked. A limit, a policy's refusal, a refused decision and
-// an interruption (Ctrl-C) are how a run is meant to stop, and leave the
+// paused is unmarked. A limit, a policy's refusal, a refused decision, a
+// guard's trip and an interruption (Ctrl-C) are how a run is meant to stop, and leave the
 // mark as it was; so does a lease held by another process, which is not
 // this command's to judge.
 func noteStop(st ledger.State, err error) {
@@ -53,7 +53,8 @@ func noteStop(st ledger.State, err error) {
 			_ = st.SetMetadata(stoppedKey, "")
 		}
 	case errors.As(err, &le), errors.As(err, &se), errors.As(err, &de),
-		errors.Is(err, context.Canceled), errors.Is(err, ledger.ErrLeased), errors.Is(err, loop.ErrUnpriced):
+		errors.Is(err, context.Canceled), errors.Is(err, ledger.ErrLeased), errors.Is(err, loop.ErrUnpriced),
+		errors.Is(err, loop.ErrTripped):
 	case answerDue(st):
 		// Best effort: the run's own error is what the caller reports.
 		_ = st.SetMetadata(stoppedKey, time.Now().UTC().Format(time.RFC3339)+" "+oneLine(err.Error()))
