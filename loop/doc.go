@@ -152,8 +152,23 @@
 // lode.paused and lode.pending_calls, and Resume's span "lode.resume" has
 // one lode.decision event per decision.
 //
+// # Guards
+//
+// WithGuards adds checks at four checkpoints: the user's message before the
+// model sees it, each call's arguments before any call of the answer runs,
+// each result before the model reads it, and the answer before a person
+// sees it (x/guard builds them). The first that trips stops the turn with a
+// *TripError: the turn stores an artifact.Tripwire where it stopped, runs
+// nothing further (calls not yet started get "not run" results, a pending
+// one of the same answer too), keeps what was stopped out of the ledger
+// and of every later request, and Run or Resume on the thread returns the
+// stored trip until a new user message follows. With an output guard,
+// observers get the answer's deltas up to WithOutputWindow bytes behind
+// the model, each part only once the guards passed the text before it.
+// A thread no guard ever stopped costs a turn one metadata lookup.
+//
 // Failures are typed: *OptionError, *ProviderError, *HandlerError,
-// *LedgerError, *LimitError, *PendingError and *DecisionError, each wrapping its cause. Every turn
+// *LedgerError, *LimitError, *PendingError, *DecisionError and *TripError, each wrapping its cause. Every turn
 // completed before a failure stays in the ledger. An invoke option (and so
 // a ToolFilter), provider, handler or ledger.State that panics fails the
 // turn with its typed error, carrying the panic value and stack, which are

@@ -97,6 +97,14 @@
 // parses, or names what is not mounted, is refused and logged. lode policy
 // check and lode policy explain --role R [TOOL] read it offline.
 //
+// A guards: section (GuardsConfig, x/guard) checks what flows through
+// every turn of run, chat, web and a worker: secrets: the configuration's
+// own credentials, hidden_text:, injection:, max_bytes: per checkpoint,
+// rules: given as data, model: a verdict model on model:'s server. lode
+// serve asks the call and result guards about an MCP client's calls (it
+// has no user message or answer of its own to check). A trip ends lode run
+// with exit code 4 and one line saying which guard stopped what.
+//
 // Exit codes: 0 success (and lode serve stopped by Ctrl-C or SIGTERM);
 // 1 an error, reported on one line; 2 a mistake in the command line;
 // 3 lode run or lode resume paused with tool calls waiting for approval;
