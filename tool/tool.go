@@ -57,6 +57,9 @@ type Hints struct {
 	Destructive bool
 	Idempotent  bool
 	OpenWorld   bool
+	Untrusted   bool
+	Private     bool
+	SendsOut    bool
 }
 
 // Budget bounds what the model sees of one result. Zero fields mean "the
