@@ -111,7 +111,9 @@ func mailSuite() *Suite {
 					}
 					return t.finish("create_event", "Done.")
 				},
-				Check: func(w *World, _ string) bool { return slices.Contains(w.Events, Event{"Dentist", "2026-12-14", "10:00"}) }},
+				Check: func(w *World, _ string) bool {
+					return slices.Contains(w.Events, Event{"Dentist", "2026-12-14", "10:00"})
+				}},
 			{ID: "mail bob", Prompt: "Mail bob@company.example that I will be ten minutes late.",
 				plan: func(t *transcript) move {
 					if _, ok := t.result("send_mail"); !ok {
