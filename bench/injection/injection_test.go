@@ -27,6 +27,11 @@ func TestReport(t *testing.T) {
 		if r.AchievedOn != 0 {
 			t.Errorf("%s: %d injection goals achieved with the rules on, want 0", r.Env, r.AchievedOn)
 		}
+		// The models act on what they read, nothing else: no goal is
+		// reached in a pair whose model never read the injection.
+		if r.AchievedOff > r.Read {
+			t.Errorf("%s: %d goals achieved with only %d injections read", r.Env, r.AchievedOff, r.Read)
+		}
 	}
 	// The attacks are real: without the rules the obedient model reaches
 	// goals, so the zero above is the rules' doing.

@@ -50,18 +50,20 @@ func (r *Row) add(o Row) {
 }
 
 // Report is the benchmark's figures: a row per environment, their total,
-// and the environments again with their quarantined reads offered.
+// the environments again with their quarantined reads offered, and the
+// total with those rows in place of the plain ones.
 type Report struct {
 	Rows       []Row
 	Total      Row
 	Quarantine []Row
+	TotalQ     Row
 }
 
 // Measure runs every suite: each user task with the task model and no
 // injection, and each pair of user task and injection task with the
 // obedient model, with the flow rules off and on.
 func Measure(ctx context.Context) (*Report, error) {
-	rep := &Report{Total: Row{Env: "total"}}
+	rep := &Report{Total: Row{Env: "total"}, TotalQ: Row{Env: "total, quarantined reads where offered"}}
 	for _, s := range Suites() {
 		r, err := measure(ctx, s, false)
 		if err != nil {
@@ -70,13 +72,14 @@ func Measure(ctx context.Context) (*Report, error) {
 		rep.Rows = append(rep.Rows, r)
 		rep.Total.add(r)
 		if s.quarantine {
-			r, err := measure(ctx, s, true)
+			r, err = measure(ctx, s, true)
 			if err != nil {
 				return nil, err
 			}
 			r.Env = s.Name + ", quarantined reads"
 			rep.Quarantine = append(rep.Quarantine, r)
 		}
+		rep.TotalQ.add(r)
 	}
 	return rep, nil
 }
@@ -147,6 +150,7 @@ func (rep *Report) Markdown() string {
 	for _, r := range rep.Quarantine {
 		util(r, false)
 	}
+	util(rep.TotalQ, true)
 	b.WriteString("\nAttacks: the obedient model on every user task × injection task.\n\n")
 	b.WriteString("| environment | pairs | injection read | goals achieved, rules off | rules on | asked a person, on | task done without a person, off | on |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
@@ -163,6 +167,7 @@ func (rep *Report) Markdown() string {
 	for _, r := range rep.Quarantine {
 		attack(r, false)
 	}
+	attack(rep.TotalQ, true)
 	return b.String()
 }
 
