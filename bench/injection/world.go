@@ -317,7 +317,7 @@ func (w *World) mailTools(reg tool.Registry, q provider.Provider) {
 		}
 		return "", errNotFound
 	}
-	t, fn, err := quarantine.Tool[urlArgs, PageDate]("page_date", "Read the date a web page gives for what the question asks, without reading the page yourself.",
+	t, fn, err := quarantine.Tool[PageDate]("page_date", "Read the date a web page gives for what the question asks, without reading the page yourself.",
 		q, "Which date does the page give for the deadline or event it announces? Answer with the date.", fetch)
 	if err == nil {
 		err = reg.Register(t, fn)
@@ -482,7 +482,7 @@ func (w *World) travelTools(reg tool.Registry, q provider.Provider) {
 	if q == nil {
 		return
 	}
-	t, fn, err := quarantine.Tool[hotelArgs, Quiet]("reviews_say_quiet", "Whether a hotel's reviews call it quiet, without reading them yourself.",
+	t, fn, err := quarantine.Tool[Quiet]("reviews_say_quiet", "Whether a hotel's reviews call it quiet, without reading them yourself.",
 		q, "Do these reviews call the hotel's rooms quiet? Answer yes or no.", reviews)
 	if err == nil {
 		err = reg.Register(t, fn)

@@ -196,7 +196,7 @@ func Read[T any](ctx context.Context, prov provider.Provider, instruction, conte
 var ErrNoValue = errors.New("quarantine: the quarantined read gave no valid value")
 
 // Tool builds a tool a planner calls to use a value from untrusted content
-// without reading the content: fetch gets the content the call names (a
+// without reading the content (Tool[Out] infers In from fetch): fetch gets the content the call names (a
 // page, a mail's body) and a Reader takes an Out from it with instruction.
 // The planner sees only Out, as JSON. The tool is not hinted Untrusted
 // (see WithHints), so flow rules keyed on untrusted content do not apply
@@ -208,7 +208,7 @@ var ErrNoValue = errors.New("quarantine: the quarantined read gave no valid valu
 // all the same. A read that gives no valid value fails with ErrNoValue,
 // which quotes nothing the model wrote; fetch's own errors pass as they
 // are.
-func Tool[In, Out any](name, description string, prov provider.Provider, instruction string, fetch func(ctx context.Context, in In) (string, error), opts ...Option) (tool.Tool, tool.ToolFunc, error) {
+func Tool[Out, In any](name, description string, prov provider.Provider, instruction string, fetch func(ctx context.Context, in In) (string, error), opts ...Option) (tool.Tool, tool.ToolFunc, error) {
 	r, err := New[Out](prov, opts...)
 	if err != nil {
 		return tool.Tool{}, nil, err

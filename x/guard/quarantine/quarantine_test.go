@@ -138,7 +138,7 @@ func TestBadOptionsAndContent(t *testing.T) {
 	if _, err := quarantine.New[Chan](script.New(nil)); !errors.Is(err, quarantine.ErrOption) {
 		t.Errorf("chan field: %v", err)
 	}
-	if _, _, err := quarantine.Tool[struct{}, Event]("t", "d", script.New(nil), "i", nil); !errors.Is(err, quarantine.ErrOption) {
+	if _, _, err := quarantine.Tool[Event, struct{}]("t", "d", script.New(nil), "i", nil); !errors.Is(err, quarantine.ErrOption) {
 		t.Errorf("nil fetch: %v", err)
 	}
 	prov := script.New(nil)
@@ -195,7 +195,7 @@ func TestTool(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			q := script.New(c.q, script.WithModel("quarantined"))
-			tl, fn, err := quarantine.Tool[PageArgs, Event]("read_event", "Read the event a page announces.", q, "When and what is the event?", fetch, quarantine.WithMaxAttempts(1))
+			tl, fn, err := quarantine.Tool[Event]("read_event", "Read the event a page announces.", q, "When and what is the event?", fetch, quarantine.WithMaxAttempts(1))
 			if err != nil {
 				t.Fatal(err)
 			}
