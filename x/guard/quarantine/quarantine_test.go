@@ -59,6 +59,8 @@ func TestRead(t *testing.T) {
 			opts: []quarantine.Option{quarantine.WithMaxAttempts(1)}, attempts: 1, reason: "title"},
 		{name: "over the package's string bound", steps: []script.Step{answer(`{"date":"2027-03-14","kind":"meetup","title":"Lisbon Go Days"}`)},
 			opts: []quarantine.Option{quarantine.WithMaxAttempts(1), quarantine.WithMaxString(10)}, attempts: 1, reason: "/title is 14 bytes long, over the bound of 10"},
+		{name: "a call to another tool, then an answer", steps: []script.Step{script.Call("q", "send_mail", `{}`), answer(good)},
+			want: Event{"2027-03-14", "conference", "Lisbon Go Days"}},
 		{name: "a call to another tool", steps: []script.Step{script.Call("q", "send_mail", `{}`)},
 			opts: []quarantine.Option{quarantine.WithMaxAttempts(1)}, attempts: 1, reason: "called a tool"},
 	} {
