@@ -1,59 +1,80 @@
 package ledger
 
 import (
-	"sort"
-	"strings"
+	"fmt"
+	"slices"
 )
 
-// Label names a kind of content a thread's context has taken in, recorded
-// as thread metadata so that it survives a reload.
+// Label is a flow label: what a thread's context has taken in. Labels
+// only ever narrow what a caller may do (x/policy's flow rules read them);
+// none is ever removed by lode, so what a model has read stays known for
+// the rest of the thread.
 type Label string
 
-// The labels flow rules read.
+// The labels lode knows.
 const (
-	// LabelUntrusted: the context holds text written by others (a page, a
-	// mail, a memo), which may carry instructions.
+	// LabelUntrusted: the context holds text written by outside parties
+	// (a web page, mail, an MCP server's answer), which may carry
+	// instructions the user never gave.
 	LabelUntrusted Label = "untrusted"
 	// LabelPrivate: the context holds the user's private data.
 	LabelPrivate Label = "private"
 )
 
-// LabelKeyPrefix prefixes the metadata key of each label; the value says
-// where the label came from.
+// KnownLabels are the labels lode knows, sorted.
+var KnownLabels = []Label{LabelPrivate, LabelUntrusted}
+
+// LabelKeyPrefix begins the metadata key of each label: one key per
+// label, whose value names the tool that first brought the label in. One
+// key each, set only when absent, rather than one list rewritten, so
+// that the concurrent calls of one answer cannot lose each other's
+// labels; and metadata, so that labels survive a reload, compaction
+// (which never touches metadata), resume, a copy of the thread and a
+// worker on another machine.
 const LabelKeyPrefix = "lode.label."
 
-// AddLabel records that st's context has taken in l, from says from where
-// (a tool's name). A label already recorded keeps its first source.
+// AddLabel records that st's context has taken in l, brought by the tool
+// from. A label already present keeps the tool that first brought it, and
+// nothing is written.
 func AddLabel(st State, l Label, from string) error {
-	if _, ok := st.Metadata(LabelKeyPrefix + string(l)); ok {
+	if st == nil {
+		return fmt.Errorf("ledger: add label %q: no thread", l)
+	}
+	if l == "" {
+		return fmt.Errorf("ledger: add label: the label is empty")
+	}
+	key := LabelKeyPrefix + string(l)
+	if _, ok := st.Metadata(key); ok {
 		return nil
 	}
-	return st.SetMetadata(LabelKeyPrefix+string(l), from)
+	if from == "" {
+		// The value says who brought the label; an empty one would read
+		// as nothing there in stores that drop empty values.
+		from = "unknown"
+	}
+	if err := st.SetMetadata(key, from); err != nil {
+		return fmt.Errorf("ledger: add label %q to thread %s: %w", l, st.ID(), err)
+	}
+	return nil
 }
 
-// HasLabel reports whether st's context has taken in l, and from where.
+// HasLabel reports whether st's context has taken in l, and which tool
+// first brought it. A nil st has no labels.
 func HasLabel(st State, l Label) (from string, ok bool) {
+	if st == nil {
+		return "", false
+	}
 	return st.Metadata(LabelKeyPrefix + string(l))
 }
 
-// Labels returns the labels st has recorded, sorted. It needs a State that
-// lists its metadata (AllMetadata, as Thread has); on another it checks the
-// labels this package defines.
+// Labels returns the known labels (KnownLabels) that st holds, sorted.
 func Labels(st State) []Label {
 	var out []Label
-	if all, ok := st.(interface{ AllMetadata() map[string]string }); ok {
-		for k := range all.AllMetadata() {
-			if l, ok := strings.CutPrefix(k, LabelKeyPrefix); ok {
-				out = append(out, Label(l))
-			}
-		}
-		sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-		return out
-	}
-	for _, l := range []Label{LabelPrivate, LabelUntrusted} {
+	for _, l := range KnownLabels {
 		if _, ok := HasLabel(st, l); ok {
 			out = append(out, l)
 		}
 	}
+	slices.Sort(out)
 	return out
 }
