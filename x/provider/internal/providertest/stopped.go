@@ -68,3 +68,14 @@ func StoppedHistories() []Stopped {
 		}},
 	}
 }
+
+// StoppedTurns returns the turns of the history StoppedHistories names
+// name, or nil.
+func StoppedTurns(name string) []ledger.Turn {
+	for _, s := range StoppedHistories() {
+		if s.Name == name {
+			return s.Turns
+		}
+	}
+	return nil
+}
