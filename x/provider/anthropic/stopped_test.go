@@ -42,8 +42,25 @@ func TestStoppedTurns(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got := f.body(0); !reflect.DeepEqual(got, wantBody) {
-				t.Errorf("body =\n%s\nwant\n%s", f.raw[0], js(wantBody))
+				t.Errorf("body =\n%s\nwant\n%s", js(got), js(wantBody))
 			}
 		})
+	}
+}
+
+// Through loop.Run with a guard: after a stopped answer and a stopped
+// message, the next request holds the user's first and last messages,
+// joined, and nothing of what was stopped.
+func TestLoopAfterTrips(t *testing.T) {
+	f := newFake(t, textAnswer("a "+providertest.Forbidden+" answer"), textAnswer("ok"))
+	providertest.RunGuarded(t, f.provider(t, WithCache(CacheOff)))
+	f.mu.Lock()
+	n := len(f.bodies)
+	f.mu.Unlock()
+	if n != 2 {
+		t.Fatalf("%d requests, want 2", n)
+	}
+	if got, want := js(at(f.body(1), "messages")), `[{"content":[{"text":"hi","type":"text"},{"text":"next","type":"text"}],"role":"user"}]`; got != want {
+		t.Errorf("messages =\n%s\nwant\n%s", got, want)
 	}
 }

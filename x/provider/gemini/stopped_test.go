@@ -58,3 +58,19 @@ func TestStoppedTurns(t *testing.T) {
 		})
 	}
 }
+
+// Through loop.Run with a guard: after a stopped answer and a stopped
+// message, the next request holds the user's first and last messages,
+// joined, and nothing of what was stopped.
+func TestLoopAfterTrips(t *testing.T) {
+	first := `{"candidates":[{"content":{"parts":[{"text":"a ` + providertest.Forbidden + ` answer"}],"role":"model"},"finishReason":"STOP"}]}`
+	f := newFake(t, reply{sse: true, body: sse(first)}, reply{sse: true, body: sse(okText)})
+	providertest.RunGuarded(t, newTestProvider(t, f))
+	reqs := f.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	if got, want := mustJSON(t, reqs[1].body["contents"]), `[{"parts":[{"text":"hi"},{"text":"next"}],"role":"user"}]`; got != want {
+		t.Errorf("contents =\n%s\nwant\n%s", got, want)
+	}
+}

@@ -43,3 +43,19 @@ func TestStoppedTurns(t *testing.T) {
 		})
 	}
 }
+
+// Through loop.Run with a guard: after a stopped answer and a stopped
+// message, the next request holds the user's first and last messages and
+// nothing of what was stopped.
+func TestLoopAfterTrips(t *testing.T) {
+	f := newFake(t, sse(textChunk("a "+providertest.Forbidden+" answer"), finishChunk("stop")), sse(textChunk("ok"), finishChunk("stop")))
+	providertest.RunGuarded(t, f.provider(t))
+	reqs := f.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	want := toJSON(t, `[{"role": "user", "content": "hi"}, {"role": "user", "content": "next"}]`)
+	if got := reqs[1].Body["messages"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("messages =\n%s\nwant\n%s", mustJSON(got), mustJSON(want))
+	}
+}

@@ -1,8 +1,15 @@
 package providertest
 
 import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/provider"
 )
 
 // Stopped is a history that guards left behind (see loop's guards), as a
@@ -78,4 +85,45 @@ func StoppedTurns(name string) []ledger.Turn {
 		}
 	}
 	return nil
+}
+
+// Forbidden is the word RunGuarded's guard stops.
+const Forbidden = "FORBIDDEN"
+
+// wordGuard stops, at every checkpoint, what holds Forbidden.
+type wordGuard struct{}
+
+func (wordGuard) Name() string { return "word" }
+
+func (wordGuard) Check(_ context.Context, c loop.Check) error {
+	for _, s := range []string{c.Text, c.Call.Arguments, c.Result.Content} {
+		if strings.Contains(s, Forbidden) {
+			return loop.Trip("word", "it says "+Forbidden)
+		}
+	}
+	return nil
+}
+
+// RunGuarded drives p through loop.Run with a guard that stops what says
+// Forbidden. The user says "hi" and p's server answers with its first
+// reply, which must say Forbidden and is stopped; the user's "FORBIDDEN?"
+// is stopped before any request; the user's "next" is answered with the
+// server's second reply. What the server was sent second is the adapter's
+// test to check: "hi" and "next", and nothing else.
+func RunGuarded(t *testing.T, p provider.Provider) {
+	t.Helper()
+	step := loop.New(loop.WithGuards(wordGuard{}))
+	th := ledger.NewThread()
+	for i, say := range []string{"hi", Forbidden + "?", "next"} {
+		if err := th.Append(ledger.RoleUser, artifact.Text{Content: say}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := step.Run(t.Context(), th, p)
+		if i < 2 && !errors.Is(err, loop.ErrTripped) {
+			t.Fatalf("run %d: %v, want a trip", i+1, err)
+		}
+		if i == 2 && err != nil {
+			t.Fatalf("run after the trips: %v", err)
+		}
+	}
 }

@@ -67,3 +67,19 @@ func TestStoppedTurnsChained(t *testing.T) {
 		t.Errorf("body =\n%s\nwant\n%s", got.Raw, mustJSON(want))
 	}
 }
+
+// Through loop.Run with a guard: after a stopped answer and a stopped
+// message, the next request holds the user's first and last messages and
+// nothing of what was stopped.
+func TestLoopAfterTrips(t *testing.T) {
+	f := newFake(t, sse(textAnswer("a "+providertest.Forbidden+" answer")...), sse(textAnswer("ok")...))
+	providertest.RunGuarded(t, f.provider(t))
+	reqs := f.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	want := asJSON(t, `[{"type": "message", "role": "user", "content": "hi"}, {"type": "message", "role": "user", "content": "next"}]`)
+	if got := reqs[1].Body["input"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("input =\n%s\nwant\n%s", mustJSON(got), mustJSON(want))
+	}
+}
