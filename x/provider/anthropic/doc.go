@@ -62,8 +62,14 @@
 //
 // Choices this adapter makes:
 //   - Consecutive tool results, and a user turn after them, join one user
-//     message, tool results first. Consecutive assistant turns join one
-//     message. A system turn anywhere joins the system field.
+//     message, tool results first. Consecutive user turns join one
+//     message, and so do consecutive assistant turns, so the roles always
+//     alternate. A system turn anywhere joins the system field.
+//   - A turn with nothing to send makes no message, never an empty one
+//     (the API refuses empty content): a user message an input guard
+//     stopped, which a request carries without its artifacts, and an
+//     answer an output guard stopped, left with Usage and Finish. The user
+//     messages on either side of such an answer join one message.
 //   - Assistant blocks go back in the order the ledger holds them, which is
 //     the order the server sent them, so thinking precedes the tool use it
 //     came with. Reasoning without a signature (from another server) is not
@@ -72,7 +78,8 @@
 //   - What other packages keep in the ledger for themselves is not sent:
 //     an artifact.Summary in a system or user turn (a history policy puts
 //     its text in the request), artifact.Pending and artifact.Decision in
-//     a tool turn (approval records; the model sees only the results).
+//     a tool turn (approval records; the model sees only the results),
+//     and artifact.Tripwire in any turn (a guard's record).
 //   - Tool-call arguments that are not a JSON object go back as {}: the API
 //     takes only objects, and the tool's result has told the model already.
 //   - With thinking on, a Temperature other than 1, a TopP below 0.95 and a

@@ -254,7 +254,10 @@ func tools(ts []tool.Tool) ([]sdk.ToolUnionParam, error) {
 // messages maps the ledger to the system field and the message list.
 // System turns, wherever they are, join the system field in order. Tool
 // results and the user turns after them join one user message, tool results
-// first, as the API requires; consecutive assistant turns join one message.
+// first, as the API requires; consecutive user turns join one message, and
+// so do consecutive assistant turns. A turn with nothing to send (a user
+// message an input guard stopped, an answer an output guard stopped) makes
+// no message, and the turns on either side of it may then join.
 func messages(turns []ledger.Turn) ([]sdk.TextBlockParam, []sdk.MessageParam, error) {
 	var system []sdk.TextBlockParam
 	var msgs []sdk.MessageParam
@@ -295,6 +298,8 @@ func messages(turns []ledger.Turn) ([]sdk.TextBlockParam, []sdk.MessageParam, er
 					// request itself; the turns it covers are still here.
 				case artifact.Opaque:
 					// Only an answer's blocks are kept; none belong here.
+				case artifact.Tripwire:
+					// A guard's record, never the model's.
 				default:
 					return nil, nil, turnErr(i, t.Role, "a system turn carries only text, not %s", kindOf(a))
 				}
@@ -309,8 +314,8 @@ func messages(turns []ledger.Turn) ([]sdk.TextBlockParam, []sdk.MessageParam, er
 			var blocks []sdk.ContentBlockParamUnion
 			for _, a := range t.Artifacts {
 				switch artifact.Normalize(a).(type) {
-				case artifact.Pending, artifact.Decision:
-					continue // approval records: the results say what the model needs
+				case artifact.Pending, artifact.Decision, artifact.Tripwire:
+					continue // approval and guard records: the results say what the model needs
 				case artifact.Opaque:
 					continue
 				}
@@ -405,7 +410,7 @@ func userBlocks(i int, t ledger.Turn) ([]sdk.ContentBlockParamUnion, error) {
 			out = append(out, sdk.NewTextBlock(linkText(a)))
 		case artifact.Summary:
 			// Sent by a history policy as text, as in a system turn.
-		case artifact.Opaque:
+		case artifact.Opaque, artifact.Tripwire:
 		default:
 			return nil, turnErr(i, t.Role, "a user turn cannot carry %s", kindOf(a))
 		}
@@ -417,9 +422,10 @@ func userBlocks(i int, t ledger.Turn) ([]sdk.ContentBlockParamUnion, error) {
 // sent its blocks in: thinking stays ahead of the tool use it led to, a
 // server tool's use and result stay where they were among the text.
 // Reasoning without a signature or redacted data (from another server) is
-// not sent: the API refuses thinking it cannot verify. Usage and Finish are
-// not sent, nor is another adapter's artifact.Opaque or the container an
-// answer reported.
+// not sent: the API refuses thinking it cannot verify. Usage, Finish and a
+// Tripwire are not sent, nor is another adapter's artifact.Opaque or the
+// container an answer reported; an answer a guard stopped, which holds
+// only such records, makes no message.
 func assistantBlocks(i int, t ledger.Turn) ([]sdk.ContentBlockParamUnion, error) {
 	var out []sdk.ContentBlockParamUnion
 	text := -1 // the index in out of the block the previous artifact made, if text
@@ -469,7 +475,7 @@ func assistantBlocks(i int, t ledger.Turn) ([]sdk.ContentBlockParamUnion, error)
 			out = append(out, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{
 				ID: a.ID, Name: a.Name, Input: toolInput(a.Arguments),
 			}})
-		case artifact.Usage, artifact.Finish:
+		case artifact.Usage, artifact.Finish, artifact.Tripwire:
 		default:
 			return nil, turnErr(i, t.Role, "an assistant turn cannot carry %s", kindOf(a))
 		}

@@ -80,9 +80,13 @@
 // to the same standard base64. Reasoning of other adapters is not sent, as
 // Gemini refuses a signature it did not make. Usage and Finish are not
 // sent, nor approval records and summaries (a history policy puts its text
-// in the request), nor another adapter's artifact.Opaque in an answer or a
-// tool turn (Claude's server tool blocks, citations and code execution
-// container). ParallelToolCalls has no Gemini counterpart and is
+// in the request), nor an artifact.Tripwire in any turn (a guard's record),
+// nor another adapter's artifact.Opaque in an answer or a tool turn
+// (Claude's server tool blocks, citations and code execution container).
+// Consecutive turns of one role join one content, and a turn with nothing
+// to send (a user message an input guard stopped, an answer an output guard
+// stopped, an empty text) makes no content and no part, which the API
+// would refuse. ParallelToolCalls has no Gemini counterpart and is
 // ignored; only the first candidate is read.
 //
 // Failures are typed as in the other adapters: *APIError for a refusal

@@ -167,7 +167,11 @@ func buildTools(req *provider.Request, cfg *genai.GenerateContentConfig) error {
 	return nil
 }
 
-// contentBuilder joins consecutive parts of one role into one content.
+// contentBuilder joins consecutive parts of one role into one content, and
+// makes none of a turn with no parts (the API refuses a content without
+// parts): a user message an input guard stopped, or an answer an output
+// guard stopped, which holds only Usage, Finish and a Tripwire. The user
+// turns on either side of such an answer then join one content.
 type contentBuilder struct {
 	out []*genai.Content
 }
@@ -193,8 +197,10 @@ func buildContents(turns []ledger.Turn, fixes sigFixes) ([]*genai.Content, []*ge
 			for _, a := range t.Artifacts {
 				switch a := a.(type) {
 				case artifact.Text:
-					system = append(system, &genai.Part{Text: a.Content})
-				case artifact.Summary:
+					if a.Content != "" {
+						system = append(system, &genai.Part{Text: a.Content})
+					}
+				case artifact.Summary, artifact.Tripwire:
 				default:
 					return nil, nil, turnErr(i, t.Role, "a system turn carries text only, not %s", a.Kind())
 				}
@@ -215,7 +221,7 @@ func buildContents(turns []ledger.Turn, fixes sigFixes) ([]*genai.Content, []*ge
 			for _, a := range t.Artifacts {
 				r, ok := a.(artifact.ToolResult)
 				if !ok {
-					continue // approval records and the like stay in the ledger
+					continue // approval and guard records and the like stay in the ledger
 				}
 				part, err := resultPart(i, t.Role, r, names)
 				if err != nil {
@@ -235,7 +241,9 @@ func userParts(i int, t ledger.Turn) ([]*genai.Part, error) {
 	for _, a := range t.Artifacts {
 		switch a := a.(type) {
 		case artifact.Text:
-			parts = append(parts, &genai.Part{Text: a.Content})
+			if a.Content != "" { // the API refuses a part with no data
+				parts = append(parts, &genai.Part{Text: a.Content})
+			}
 		case artifact.Image:
 			p, err := mediaPart(a.URL, a.MIMEType, a.Data, "image/png")
 			if err != nil {
@@ -258,7 +266,7 @@ func userParts(i int, t ledger.Turn) ([]*genai.Part, error) {
 			}
 		case artifact.ResourceLink:
 			parts = append(parts, &genai.Part{Text: fmt.Sprintf("[resource link %s %s]", orDefault(a.Name, a.Title), a.URI)})
-		case artifact.Summary, artifact.Pending, artifact.Decision:
+		case artifact.Summary, artifact.Pending, artifact.Decision, artifact.Tripwire:
 		default:
 			return nil, turnErr(i, t.Role, "a user turn cannot carry %s", a.Kind())
 		}
@@ -303,6 +311,9 @@ func modelParts(i int, t ledger.Turn, names map[string]string, fixes sigFixes) (
 	for _, a := range t.Artifacts {
 		switch a := a.(type) {
 		case artifact.Text:
+			if a.Content == "" && !pending {
+				continue // the API refuses a part with no data
+			}
 			parts = append(parts, &genai.Part{Text: a.Content, ThoughtSignature: sig})
 			pending, sig = false, nil
 		case artifact.ToolCall:

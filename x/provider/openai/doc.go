@@ -69,7 +69,14 @@
 //   - Usage and Finish in assistant turns are not sent, nor is an
 //     artifact.Opaque anywhere: it is another adapter's (Claude's server
 //     tool blocks, citations and code execution container, the Responses
-//     API's tool search items).
+//     API's tool search items). Nor is an artifact.Tripwire, in any turn:
+//     it records that a guard stopped a turn, for the application.
+//   - A turn with nothing to send (a user message an input guard stopped,
+//     which a request carries without its artifacts; an answer an output
+//     guard stopped, left with Usage and Finish) is no message at all,
+//     never an empty one. The user message after it then follows a user
+//     message: the API takes consecutive user messages as they are, so
+//     they are not joined.
 //   - A tool message carries only text, so a ToolResult goes out as its
 //     Content, which is what the model is meant to see (x/tool/mcp notes
 //     each image, audio clip or binary resource there in brackets). Parts

@@ -371,8 +371,8 @@ func (p *Provider) messages(turns []ledger.Turn, edits *bodyEdits) ([]goopenai.C
 		case ledger.RoleTool:
 			for _, a := range t.Artifacts {
 				switch a.(type) {
-				case artifact.Pending, artifact.Decision:
-					continue // approval records: the results say what the model needs
+				case artifact.Pending, artifact.Decision, artifact.Tripwire:
+					continue // approval and guard records: the results say what the model needs
 				case artifact.Opaque:
 					continue // another adapter's
 				}
@@ -459,6 +459,9 @@ func contentMessage(i int, t ledger.Turn) (goopenai.ChatCompletionMessage, bool,
 		case artifact.Opaque:
 			// Another adapter's content (Claude's server tool blocks): only
 			// that adapter can send it.
+		case artifact.Tripwire:
+			// A guard's record, never the model's. A user message an input
+			// guard stopped comes without its artifacts, and is skipped below.
 		default:
 			return m, false, turnErr(i, t.Role, "a %s turn cannot carry %s", t.Role, kindOf(a))
 		}
@@ -515,8 +518,9 @@ func describeParts(parts artifact.List) string {
 }
 
 // assistantMessage maps an assistant turn. Usage and Finish are records of
-// the answer, not part of it, and are not sent. A turn left with neither
-// content nor tool calls is skipped: the API refuses such a message.
+// the answer, not part of it, and a Tripwire a guard's; none is sent. A
+// turn left with neither content nor tool calls is skipped: the API
+// refuses such a message.
 //
 // Reasoning goes back where the server put it (Reasoning.Field): its
 // structured reasoning_details as they came, and its text as
@@ -564,9 +568,11 @@ func (p *Provider) assistantMessage(i int, t ledger.Turn) (m goopenai.ChatComple
 				ID: a.ID, Type: goopenai.ToolTypeFunction,
 				Function: goopenai.FunctionCall{Name: a.Name, Arguments: args},
 			})
-		case artifact.Usage, artifact.Finish, artifact.Opaque:
+		case artifact.Usage, artifact.Finish, artifact.Opaque, artifact.Tripwire:
 			// An Opaque is another adapter's (Claude's server tool blocks,
-			// citations): only that adapter can send it.
+			// citations): only that adapter can send it. A Tripwire is a
+			// guard's record: a stopped answer is stored as it, with Usage
+			// and Finish, and so is skipped whole.
 		default:
 			return m, nil, false, turnErr(i, t.Role, "an assistant turn cannot carry %s", kindOf(a))
 		}

@@ -87,6 +87,13 @@
 //     nothing the server kept), nor another adapter's artifact.Opaque,
 //     nor Usage and Finish. Server-side tool items (web search, code
 //     interpreter) are not kept, since they are not asked for.
+//   - An artifact.Tripwire, a guard's record, is not sent from any turn,
+//     and a turn with nothing left to send (a user message an input guard
+//     stopped, an answer an output guard stopped) is no item: input is a
+//     list of items, so the user message after it simply follows. A
+//     stopped answer keeps no response ID, so with WithPreviousResponse
+//     the chain goes on from the answer before it, which the stopped one
+//     is not part of.
 //   - Deferred tools (tool.Tool.Deferred, which x/tool/toolsearch's Native
 //     sets) go with defer_loading, and the request carries the hosted
 //     tool_search tool after the functions, when the model has it:

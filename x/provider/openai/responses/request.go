@@ -403,9 +403,9 @@ func inputItems(turns []ledger.Turn, base int) ([]any, error) {
 		case ledger.RoleTool:
 			for _, a := range t.Artifacts {
 				switch a := artifact.Normalize(a).(type) {
-				case artifact.Pending, artifact.Decision, artifact.Opaque:
-					// Approval records: the results say what the model
-					// needs. Opaque is another adapter's.
+				case artifact.Pending, artifact.Decision, artifact.Tripwire, artifact.Opaque:
+					// Approval and guard records: the results say what
+					// the model needs. Opaque is another adapter's.
 				case artifact.ToolResult:
 					items = append(items, functionOutput{Type: "function_call_output", CallID: a.ToolCallID, Output: toolOutput(a)})
 				default:
@@ -438,10 +438,10 @@ func contentParts(i int, t ledger.Turn) ([]inputPart, error) {
 			if a.Content != "" {
 				parts = append(parts, inputPart{Type: "input_text", Text: a.Content})
 			}
-		case artifact.Summary, artifact.Opaque:
+		case artifact.Summary, artifact.Opaque, artifact.Tripwire:
 			// A history policy puts a stored summary's text in the
 			// request itself; the turns it covers are still here.
-			// Opaque is another adapter's.
+			// Opaque is another adapter's, a Tripwire a guard's record.
 		case artifact.ResourceLink:
 			parts = append(parts, inputPart{Type: "input_text", Text: partconv.LinkText(a)})
 		case artifact.Resource:
@@ -493,8 +493,8 @@ func blobPart(uri, mime string, blob []byte) (inputPart, error) {
 // stays right before the function call it led to, as the API requires.
 // A tool search's items (artifact.Opaque) go back as received. Reasoning
 // from another server (no item), a reasoning item without
-// encrypted_content, another adapter's Opaque, Usage, Finish and a
-// response ID are not sent.
+// encrypted_content, another adapter's Opaque, Usage, Finish, a Tripwire
+// and a response ID are not sent.
 func assistantItems(items []any, i int, t ledger.Turn) ([]any, error) {
 	for _, a := range t.Artifacts {
 		switch a := artifact.Normalize(a).(type) {
@@ -528,7 +528,9 @@ func assistantItems(items []any, i int, t ledger.Turn) ([]any, error) {
 				return nil, turnErr(i, t.Role, "a stored %s item is not JSON", a.Type)
 			}
 			items = append(items, json.RawMessage(a.Data))
-		case artifact.Usage, artifact.Finish:
+		case artifact.Usage, artifact.Finish, artifact.Tripwire:
+			// Records of the answer, not part of it: an answer a guard
+			// stopped is these alone, and sends nothing.
 		default:
 			return nil, turnErr(i, t.Role, "an assistant turn cannot carry %s", kindOf(a))
 		}
