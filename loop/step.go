@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -747,11 +748,19 @@ func (s *Step) handle(ctx context.Context, st ledger.State, arts []artifact.Arti
 		// not run, as the calls after the trip are not.
 		for i := range cols {
 			for k, tc := range cols[i].turns {
-				for j, a := range tc.Artifacts {
+				if !slices.ContainsFunc(tc.Artifacts, func(a artifact.Artifact) bool { _, ok := a.(artifact.Pending); return ok }) {
+					continue
+				}
+				// Observers were handed tc.Artifacts when it was emitted:
+				// the stored turn gets a copy, not a rewrite of what they
+				// read.
+				arts := slices.Clone(tc.Artifacts)
+				for j, a := range arts {
 					if p, ok := a.(artifact.Pending); ok {
-						tc.Artifacts[j] = notRun(artifact.ToolCall{ID: p.ToolCallID, Name: p.Name}, te)
+						arts[j] = notRun(artifact.ToolCall{ID: p.ToolCallID, Name: p.Name}, te)
 					}
 				}
+				tc.Artifacts = arts
 				cols[i].turns[k] = tc
 			}
 		}
