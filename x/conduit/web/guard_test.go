@@ -63,6 +63,12 @@ func (m *mailbox) count() int {
 // time, so that a result guard's trip leaves the later calls unrun.
 func serveGuarded(t *testing.T, prov provider.Provider, guards []loop.Guard, opts ...loop.Option) (*fixture, *mailbox) {
 	t.Helper()
+	return serveGuardedTools(t, prov, guards, nil, opts...)
+}
+
+// serveGuardedTools is serveGuarded with options for the tool handler.
+func serveGuardedTools(t *testing.T, prov provider.Provider, guards []loop.Guard, hopts []xtool.HandlerOption, opts ...loop.Option) (*fixture, *mailbox) {
+	t.Helper()
 	reg := tool.NewRegistry()
 	box := &mailbox{}
 	type mail struct {
@@ -91,7 +97,7 @@ func serveGuarded(t *testing.T, prov provider.Provider, guards []loop.Guard, opt
 		t.Fatal(err)
 	}
 	lopts := append([]loop.Option{
-		loop.WithHandlers(xtool.NewHandler(reg)),
+		loop.WithHandlers(xtool.NewHandler(reg, hopts...)),
 		loop.WithInvokeOptions(xtool.WithFilteredTools(reg, nil)),
 		loop.WithGuards(guards...),
 		loop.WithConcurrency(1),
@@ -335,5 +341,200 @@ func TestTripwireParts(t *testing.T) {
 				t.Errorf("the stream replayed %q, want the data-tripwire part and a finish", replayed)
 			}
 		})
+	}
+}
+
+// TestOutputNeverShown streams long answers in small deltas with an
+// output guard: the page is shown each answer a window behind the model,
+// never a byte of a word the guard stops when the word fits the window
+// (WithOutputWindow), at most the part of it beyond the window when it
+// does not, and every byte of an answer that passes.
+func TestOutputNeverShown(t *testing.T) {
+	long := strings.Repeat("fine words. ", 200)
+	const word = "sk-live-"
+	secret := long + "and the key is sk-live-123, which I should not say" + long
+	cases := []struct {
+		name   string
+		answer string
+		chunk  int
+		window int // 0: the default
+	}{
+		{"stopped late, small window", secret, 7, 32},
+		{"stopped late, default window", secret, 5, 0},
+		{"stopped late, window shorter than the word", secret, 3, 4},
+		{"stopped at once", word + long, 7, 32},
+		{"passes whole", long, 7, 32},
+		{"passes whole, one delta", long, 1 << 20, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			prov := script.New([]script.Step{script.Text(c.answer)}, script.WithChunkSize(c.chunk))
+			var opts []loop.Option
+			window := loop.DefaultOutputWindow
+			if c.window > 0 {
+				opts = append(opts, loop.WithOutputWindow(c.window))
+				window = c.window
+			}
+			f, _ := serveGuarded(t, prov, []loop.Guard{wordGuard{name: "secrets", word: word, at: []string{artifact.AtOutput}}}, opts...)
+			resp := f.post(t, "/api/chat", chatBody("", "talk"))
+			id := resp.Header.Get("X-Lode-Thread")
+			ps := parts(t, resp)
+			var shown strings.Builder
+			deltas := 0
+			for _, p := range ps {
+				if p["type"] == "text-delta" {
+					d := stringOr(p["delta"])
+					deltas++
+					if strings.Contains(d, word) {
+						t.Fatalf("a delta carries %q: %q", word, d)
+					}
+					shown.WriteString(d)
+				}
+			}
+			got := shown.String()
+			t.Logf("shown %d of %d bytes in %d deltas; the word is at %d", len(got), len(c.answer), deltas, strings.Index(c.answer, word))
+			if !strings.HasPrefix(c.answer, got) {
+				t.Fatalf("the page was shown text that is not the answer's beginning: %q", got)
+			}
+			last := ps[len(ps)-1]
+			at := strings.Index(c.answer, word)
+			if at < 0 {
+				if got != c.answer || brief(last) != "finish stop" {
+					t.Fatalf("a passing answer was shown %d of %d bytes, ending with %v", len(got), len(c.answer), last)
+				}
+				if msgs, _ := threadMessages(t, f, id); msgs[1] != "turn-1 assistant: step-start | text "+c.answer {
+					t.Errorf("reload: %q", msgs[1])
+				}
+				return
+			}
+			// What a window allows: none of a word that fits in it, and
+			// at most the part of a longer one beyond the window.
+			allowed := at + max(0, len(word)-1-window)
+			if len(got) > allowed {
+				t.Fatalf("shown %d bytes, %q of the word: at most %d may be", len(got), got[min(at, len(got)):], allowed)
+			}
+			// It streamed: the page was never much more than a window behind.
+			if floor := at - 2*window - c.chunk; len(got) < floor {
+				t.Errorf("shown %d bytes in %d deltas before the trip at %d, want at least %d", len(got), deltas, at, floor)
+			}
+			if brief(last) != "finish content-filter" || find(ps, "data-tripwire") == nil || find(ps, "error") != nil {
+				t.Errorf("the stream ends %q", briefs(ps))
+			}
+			if msgs, body := threadMessages(t, f, id); strings.Contains(body, "sk-live-123") || strings.Contains(body, "fine words") ||
+				msgs[1] != `turn-1 assistant: step-start | data-tripwire id=tripwire {"at":"output","guard":"secrets","reason":"\"sk-live-\" is not allowed"}` {
+				t.Errorf("reload: %q", msgs)
+			}
+		})
+	}
+}
+
+// TestTrippedThreadGoesOn: a thread that ends with a trip takes the next
+// message as any other, and its answer streams normally; the model is
+// sent nothing the guard stopped.
+func TestTrippedThreadGoesOn(t *testing.T) {
+	g := wordGuard{name: "g", word: "FORBIDDEN"}
+	cases := []struct {
+		name   string
+		first  []script.Step
+		text   string
+		before string // the tripped message, reloaded
+		next   int    // the turn the next message is stored at
+	}{
+		{"input", nil, "a FORBIDDEN question", `turn-1 assistant: step-start | data-tripwire id=tripwire {"at":"input","guard":"g","reason":"\"FORBIDDEN\" is not allowed"}`, 2},
+		{"result", []script.Step{script.Call("c1", "mail", `{"to":"me@example.invalid"}`)}, "mail me",
+			`turn-1 assistant: step-start | tool-mail c1 output-error: stopped: guard "g" withheld this result: "sent" is not allowed | data-tripwire id=tripwire {"at":"result","guard":"g","reason":"\"sent\" is not allowed","toolCallId":"c1"}`, 3},
+		{"output", []script.Step{script.Text("a FORBIDDEN answer")}, "hello", `turn-1 assistant: step-start | data-tripwire id=tripwire {"at":"output","guard":"g","reason":"\"FORBIDDEN\" is not allowed"}`, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			prov := chunky(append(c.first, script.Text("Fine."))...)
+			guard := g
+			if c.name == "result" {
+				guard = wordGuard{name: "g", word: "sent", at: []string{artifact.AtResult}}
+			}
+			f, _ := serveGuarded(t, prov, []loop.Guard{guard})
+			resp := f.post(t, "/api/chat", chatBody("", c.text))
+			id := resp.Header.Get("X-Lode-Thread")
+			if ps := parts(t, resp); brief(ps[len(ps)-1]) != "finish content-filter" {
+				t.Fatalf("first: %q", briefs(ps))
+			}
+			ps := parts(t, f.post(t, "/api/chat", chatBody(id, "something else")))
+			want := []string{"start", "start-step", "text-start", "text-delta Fine.", "text-end", "finish-step", "finish stop"}
+			if got := briefs(ps); !slices.Equal(got, want) {
+				t.Fatalf("next message:\n got %q\nwant %q", got, want)
+			}
+			answer := fmt.Sprintf("turn-%d", c.next+1)
+			if ps[0]["messageId"] != answer {
+				t.Errorf("start %v, want message %s", ps[0], answer)
+			}
+			msgs, _ := threadMessages(t, f, id)
+			want = []string{"turn-0 user: text " + c.text, c.before,
+				fmt.Sprintf("turn-%d user: text something else", c.next), answer + " assistant: step-start | text Fine."}
+			if !slices.Equal(msgs, want) {
+				t.Fatalf("reload:\n got %q\nwant %q", msgs, want)
+			}
+			reqs := prov.Requests()
+			for _, tn := range reqs[len(reqs)-1].Turns {
+				for _, a := range tn.Artifacts {
+					x, isText := a.(artifact.Text)
+					r, isResult := a.(artifact.ToolResult)
+					if a.Kind() == artifact.KindTripwire || (isText && strings.Contains(x.Content, "FORBIDDEN")) || (isResult && r.Content == "sent") {
+						t.Errorf("the model was sent %#v, which a guard stopped", a)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestRegenerateTripped: regenerating a tripped answer asks the guards
+// again. An input guard that still trips streams the same trip, and the
+// model is not asked; an answer an output guard stopped is answered anew.
+func TestRegenerateTripped(t *testing.T) {
+	cases := []struct {
+		name   string
+		text   string
+		steps  []script.Step
+		stream []string
+		reload string
+		asked  int
+	}{{
+		name:  "input: the same trip",
+		text:  "a FORBIDDEN question",
+		steps: []script.Step{script.Text("never")},
+		stream: []string{"start", "start-step",
+			`data-tripwire id=tripwire transient=<nil> {"at":"input","guard":"g","reason":"\"FORBIDDEN\" is not allowed"}`,
+			"finish-step", "finish content-filter"},
+		reload: `turn-1 assistant: step-start | data-tripwire id=tripwire {"at":"input","guard":"g","reason":"\"FORBIDDEN\" is not allowed"}`,
+		asked:  0,
+	}, {
+		name:   "output: answered anew",
+		text:   "hello",
+		steps:  []script.Step{script.Text("a FORBIDDEN answer"), script.Text("Fine.")},
+		stream: []string{"start", "start-step", "text-start", "text-delta Fine.", "text-end", "finish-step", "finish stop"},
+		reload: "turn-1 assistant: step-start | text Fine.",
+		asked:  2,
+	}}
+	for _, c := range cases {
+		for _, msgID := range []string{"", "turn-1"} {
+			t.Run(c.name+" "+msgID, func(t *testing.T) {
+				prov := chunky(c.steps...)
+				f, _ := serveGuarded(t, prov, []loop.Guard{wordGuard{name: "g", word: "FORBIDDEN"}})
+				resp := f.post(t, "/api/chat", chatBody("", c.text))
+				id := resp.Header.Get("X-Lode-Thread")
+				parts(t, resp)
+				ps := parts(t, f.post(t, "/api/chat", regenerateBody(id, msgID)))
+				if got := briefs(ps); !slices.Equal(got, c.stream) {
+					t.Fatalf("regenerate:\n got %q\nwant %q", got, c.stream)
+				}
+				msgs, _ := threadMessages(t, f, id)
+				if len(msgs) != 2 || msgs[1] != c.reload {
+					t.Errorf("reload: %q, want the last message %q", msgs, c.reload)
+				}
+				if n := len(prov.Requests()); n != c.asked {
+					t.Errorf("the model was asked %d times, want %d", n, c.asked)
+				}
+			})
+		}
 	}
 }
