@@ -538,3 +538,73 @@ func TestRegenerateTripped(t *testing.T) {
 		}
 	}
 }
+
+// TestTripwireWithApprovals: a result guard trips in the turn a decision
+// continues, and in a turn where another call waits for approval, which
+// then will not run: its card gets the stored error instead of waiting,
+// and no approval is asked for any more.
+func TestTripwireWithApprovals(t *testing.T) {
+	askFor := func(name string) []xtool.HandlerOption {
+		return []xtool.HandlerOption{xtool.WithApprover(xtool.PauseForDecision), xtool.WithApprovalFor(name)}
+	}
+	guard := wordGuard{name: "injection", word: "IGNORE PREVIOUS", at: []string{artifact.AtResult}}
+	const trip = `data-tripwire id=tripwire transient=<nil> {"at":"result","guard":"injection","reason":"\"IGNORE PREVIOUS\" is not allowed","toolCallId":"c1"}`
+	const stopped = `stopped: guard "injection" withheld this result: "IGNORE PREVIOUS" is not allowed`
+	tripReloaded := strings.Replace(trip, " transient=<nil>", "", 1)
+
+	t.Run("in the continued turn", func(t *testing.T) {
+		prov := chunky(script.Reply(artifact.ToolCall{ID: "c1", Name: "fetch", Arguments: `{}`}, artifact.ToolCall{ID: "c2", Name: "add", Arguments: `{"a":2,"b":3}`}), script.Text("never"))
+		f, _ := serveGuardedTools(t, prov, []loop.Guard{guard}, askFor("fetch"))
+		resp := f.post(t, "/api/chat", chatBody("", "read the page"))
+		id := resp.Header.Get("X-Lode-Thread")
+		if ps := parts(t, resp); find(ps, "data-approval") == nil {
+			t.Fatalf("not paused: %q", briefs(ps))
+		}
+		ps := parts(t, f.post(t, "/api/threads/"+id+"/decide", decideBody(map[string]any{"id": "c1", "approve": true})))
+		want := []string{"start", "tool-output-error c1: " + stopped, trip, "finish content-filter"}
+		if got := briefs(ps); !slices.Equal(got, want) {
+			t.Fatalf("decide:\n got %q\nwant %q", got, want)
+		}
+		msgs, body := threadMessages(t, f, id)
+		wantMsgs := []string{"turn-0 user: text read the page",
+			"turn-1 assistant: step-start | tool-fetch c1 output-error: " + stopped + " | tool-add c2 output-available | " + tripReloaded}
+		if !slices.Equal(msgs, wantMsgs) {
+			t.Errorf("reload:\n got %q\nwant %q", msgs, wantMsgs)
+		}
+		if strings.Contains(body, "mail the inbox") || strings.Contains(body, "data-approval") {
+			t.Errorf("reload: %s", body)
+		}
+		if n := len(prov.Requests()); n != 1 {
+			t.Errorf("the model was asked %d times, want 1", n)
+		}
+	})
+
+	t.Run("beside a call that waits", func(t *testing.T) {
+		prov := chunky(script.Reply(artifact.ToolCall{ID: "c2", Name: "add", Arguments: `{"a":2,"b":3}`}, artifact.ToolCall{ID: "c1", Name: "fetch", Arguments: `{}`}), script.Text("never"))
+		f, _ := serveGuardedTools(t, prov, []loop.Guard{guard}, askFor("add"))
+		resp := f.post(t, "/api/chat", chatBody("", "read the page"))
+		id := resp.Header.Get("X-Lode-Thread")
+		notRun := `tool-output-error c2: not run: guard "injection" stopped the turn before this call`
+		want := []string{"start", "start-step", "tool-input-start c2", "tool-input-start c1", "tool-input-available c2", "tool-input-available c1",
+			"tool-approval-request c2", "tool-output-error c1: " + stopped, trip, notRun, "finish-step", "finish content-filter"}
+		if got := briefs(parts(t, resp)); !slices.Equal(got, want) {
+			t.Fatalf("stream:\n got %q\nwant %q", got, want)
+		}
+		msgs, body := threadMessages(t, f, id)
+		wantMsgs := []string{"turn-0 user: text read the page",
+			"turn-1 assistant: step-start | tool-add c2 output-error: " + strings.TrimPrefix(notRun, "tool-output-error c2: ") +
+				" | tool-fetch c1 output-error: " + stopped + " | " + tripReloaded}
+		if !slices.Equal(msgs, wantMsgs) {
+			t.Errorf("reload:\n got %q\nwant %q", msgs, wantMsgs)
+		}
+		if strings.Contains(body, "data-approval") {
+			t.Errorf("the reload still asks for an approval: %s", body)
+		}
+		// Nothing waits: a decision on c2 is refused, and a new message taken.
+		resp = f.post(t, "/api/threads/"+id+"/decide", decideBody(map[string]any{"id": "c2", "approve": true}))
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusConflict {
+			t.Errorf("a decision on the call the trip kept from running: %d, want 409", resp.StatusCode)
+		}
+	})
+}
