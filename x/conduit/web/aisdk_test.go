@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/provider/script"
 )
@@ -184,6 +185,25 @@ func TestAISDKReadsEveryPart(t *testing.T) {
 		}
 	})
 
+	t.Run("tripwire", func(t *testing.T) {
+		prov := chunky(script.Reply(artifact.ToolCall{ID: "c1", Name: "add", Arguments: `{"a":2,"b":3}`}, artifact.ToolCall{ID: "c2", Name: "mail", Arguments: `{"to":"attacker@example.invalid"}`}))
+		f, _ := serveGuarded(t, prov, []loop.Guard{wordGuard{name: "exfil", word: "attacker@", at: []string{artifact.AtCall}}})
+		_, wait := readWithSDK(t, f, "mail it")
+		r := wait()
+		seen(r)
+		got := partTypes(r.Message.Parts)
+		want := []string{"step-start/", "tool-add/output-error", "tool-mail/output-error", "data-tripwire/"}
+		if len(r.Errors) > 0 || !slices.Equal(got, want) {
+			t.Fatalf("types %v errors %v: the SDK built %v, want %v", r.Types, r.Errors, got, want)
+		}
+		// Not transient: the SDK's client keeps it in the message, as a
+		// reload has it.
+		wantData := map[string]any{"guard": "exfil", "at": "call", "reason": `"attacker@" is not allowed`, "toolCallId": "c2"}
+		if p := r.Message.Parts[3]; p["id"] != "tripwire" || !reflect.DeepEqual(p["data"], wantData) {
+			t.Errorf("data-tripwire part %v, want id tripwire and data %v", p, wantData)
+		}
+	})
+
 	// tool-output-denied comes only in a continued message: TestSDKChat
 	// has the SDK's Chat read it.
 	var got []string
@@ -191,7 +211,7 @@ func TestAISDKReadsEveryPart(t *testing.T) {
 		got = append(got, ty)
 	}
 	sort.Strings(got)
-	want := []string{"abort", "data-approval", "data-error", "data-notification", "data-usage", "error", "finish", "finish-step", "message-metadata", "reasoning-delta", "reasoning-end", "reasoning-start",
+	want := []string{"abort", "data-approval", "data-error", "data-notification", "data-tripwire", "data-usage", "error", "finish", "finish-step", "message-metadata", "reasoning-delta", "reasoning-end", "reasoning-start",
 		"start", "start-step", "text-delta", "text-end", "text-start", "tool-approval-request", "tool-input-available", "tool-input-delta", "tool-input-error",
 		"tool-input-start", "tool-output-available", "tool-output-error"}
 	if !t.Failed() && !slices.Equal(got, want) {

@@ -124,8 +124,9 @@
 // tool-approval-request and tool-output-denied (see Approvals); data-usage
 // with each answer's token counts (transient: useChat hands it to onData
 // and keeps it out of the message) and message-metadata with the message's
-// usage and cost (see Usage and cost); and finally finish, abort (the turn
-// was cancelled) or error. Events carry no thread ID, so each request
+// usage and cost (see Usage and cost); data-tripwire where a guard stopped
+// the turn (see Guards); and finally finish, abort (the turn was
+// cancelled) or error. Events carry no thread ID, so each request
 // builds its own loop.Step from the configured options plus an observer
 // for its stream.
 //
@@ -291,6 +292,57 @@
 // reached."), and detail the whole error on one line, which the page
 // keeps behind a Details toggle.
 //
+// # Guards
+//
+// Guards given through WithLoopOptions (loop.WithGuards) check the user's
+// message, each call, each result and the answer; when one stops the
+// turn (a loop.TripError; the thread stores an artifact.Tripwire where it
+// stopped) the stream sends a data-tripwire part
+//
+//	{"type": "data-tripwire", "id": "tripwire",
+//	 "data": {"guard": G, "at": "input"|"call"|"result"|"output", "reason": R, "toolCallId": CALL}}
+//
+// (toolCallId only at call and result), not transient, so a useChat
+// client keeps it in the message, then ends as a normal turn does:
+// finish-step, finish with finishReason "content-filter", [DONE]. A trip
+// is an outcome, not a server failure: no error part is sent, and the
+// thread takes the next user message as any other. GET /api/threads/{id}
+// shows the same part in the same message, from the stored Tripwire, as
+// does the replay of GET /api/chat/{id}/stream:
+//
+//   - input: the user's message stands, and is followed by an assistant
+//     message of one step holding only the part; the model never saw
+//     the message, and is never sent it later.
+//   - output: the answer's step holds the part and no text: the stopped
+//     answer is not stored.
+//   - call: the part follows the tool parts of the answer whose calls it
+//     stopped; none ran, and each is in state output-error with the
+//     error the model is given ("stopped: guard G withheld this call: R",
+//     "not run: ..." for the others).
+//   - result: the same, the stopped result replaced by
+//     "stopped: guard G withheld this result: R"; a call that waited for
+//     approval then, or had not started, gets its "not run" error in the
+//     stream too, and waits for nothing.
+//
+// What a guard stops never reaches the stream: a result is checked before
+// observers see it, and, with an output guard, the loop holds the
+// answer's deltas back from its observers (this handler is one) until the
+// guard has passed the text before them. So text reaches the page up to
+// loop.WithOutputWindow bytes behind the model (loop.DefaultOutputWindow,
+// 256 bytes): the answer so far is checked each time that many more bytes
+// have come, and only what lies a window before the checked end is
+// released, so a stopped phrase no longer than the window is never shown,
+// even in part. A larger window checks less often and shows text later; a
+// guard that can only judge a whole answer (loop.ErrHold) holds it all
+// until it ends. The text streamed before an output guard stopped the
+// answer was judged clean, but the reload has none of it: the page takes
+// it away when the data-tripwire part at "output" comes, and a useChat
+// client should drop the parts of the step that part ends likewise.
+//
+// Regenerating a tripped answer asks the guards again: an input guard
+// that still trips streams the same trip (the model is not asked), and an
+// answer an output guard stopped is answered anew.
+//
 // # The page
 //
 // The embedded page (page/index.html, markdown.js, app.js, app.css; no
@@ -299,7 +351,10 @@
 // and a New chat button, answers in Markdown with code blocks, tool cards
 // labelled with the tool's name, Input and Output (or Error, or Denied),
 // approval cards built from the thread's data-approval part, so that a
-// reload or another device shows them, a running turn followed again
+// reload or another device shows them, a guard's trip as a notice ("Stopped
+// by guard G: R", then "Your message was not sent to the model.", "The
+// call did not run.", "The tool's result was withheld." or "The answer was
+// withheld."), a running turn followed again
 // after a reload (GET /api/chat/{id}/stream), and under each answer what
 // it used ("1,280 tokens in (640 cached), 64 out, $0.0123", or "; no
 // price for MODEL" in place of the cost), from its message's metadata,

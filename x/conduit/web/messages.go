@@ -148,7 +148,11 @@ func messageID(i int) string { return "turn-" + strconv.Itoa(i) }
 // user turn is a message, and the assistant and tool turns between two
 // user turns make one assistant message, a step per model turn. A call
 // that waits is in state approval-requested, a decided one that has not
-// run approval-responded, a denied one output-denied.
+// run approval-responded, a denied one output-denied. A tripwire is a
+// data-tripwire part where it was stored: the step of an answer a guard
+// stopped (at input or output, a step with no text), or after the tool
+// parts of the calls a call or result guard stopped, which are in state
+// output-error with the error the model was given.
 func toUIMessages(turns []ledger.Turn) []uiMessage {
 	msgs := []uiMessage{}
 	var cur *uiMessage
@@ -183,6 +187,10 @@ func toUIMessages(turns []ledger.Turn) []uiMessage {
 					if used.add(x) {
 						cur.Metadata = &uiMetadata{Usage: used}
 					}
+				case artifact.Tripwire:
+					// An input guard's (the model never saw the message) or
+					// an output guard's (the answer is not kept).
+					cur.Parts = append(cur.Parts, tripwireUIPart(x))
 				case artifact.Finish:
 					if x.Reason == StoppedReason {
 						cur.Parts = append(cur.Parts, uiPart{Type: "data-stopped", ID: "stopped-" + strconv.Itoa(i), Data: map[string]string{"reason": x.Reason}})
@@ -211,6 +219,12 @@ func toUIMessages(turns []ledger.Turn) []uiMessage {
 					id = x.ToolCallID
 				case artifact.Decision:
 					id = x.ToolCallID
+				case artifact.Tripwire:
+					// A call or result guard's, after the stopped call's
+					// error result: it ends the message whose calls it
+					// stopped.
+					cur.Parts = append(cur.Parts, tripwireUIPart(x))
+					continue
 				default:
 					continue
 				}

@@ -62,6 +62,8 @@ type stream struct {
 	calls     map[int]string  // tool call delta index -> call ID started
 	started   map[string]bool // call IDs given a tool-input-start
 	pending   int             // tool calls of the step waiting for results
+	open      map[string]bool // calls shown without a result yet, by ID
+	tripped   bool            // a data-tripwire part was sent
 	finish    string
 	turnFrom  int             // where in the log the model turn under way begins
 	denied    map[string]bool // calls denied by this stream's decisions
@@ -90,6 +92,7 @@ func newStream(maxParts, maxBytes, logMax int, messageID, threadID string, prior
 		logMore:  make(chan struct{}),
 		calls:    map[int]string{},
 		started:  map[string]bool{},
+		open:     map[string]bool{},
 		denied:   map[string]bool{},
 		decided:  make(chan struct{}),
 		msgID:    messageID,
@@ -357,6 +360,7 @@ func (s *stream) answer(arts []artifact.Artifact) {
 			}
 		case artifact.ToolCall:
 			s.pending++
+			s.open[a.ID] = true
 			input, ok := toolInput(a.Arguments)
 			if ok {
 				s.send(map[string]any{"type": "tool-input-available", "toolCallId": a.ID, "toolName": a.Name, "input": input})
@@ -372,6 +376,10 @@ func (s *stream) answer(arts []artifact.Artifact) {
 			s.count(a)
 		case artifact.Finish:
 			s.finish = a.Reason
+		case artifact.Tripwire:
+			// An input or output guard stopped the answer: this turn
+			// holds no text, and the page withdraws what it was shown.
+			s.tripwire(a)
 		}
 	}
 	s.sawDelta = false
@@ -412,12 +420,22 @@ func toolInput(args string) (json.RawMessage, bool) {
 
 func (s *stream) results(arts []artifact.Artifact) {
 	for _, a := range arts {
-		if p, ok := a.(artifact.Pending); ok {
-			s.send(approvalRequest(p.ToolCallID, p.Reason))
+		switch x := a.(type) {
+		case artifact.Pending:
+			s.send(approvalRequest(x.ToolCallID, x.Reason))
+			continue
+		case artifact.Tripwire:
+			// A call or result guard stopped the answer's calls; the
+			// stopped call's error result came before it.
+			s.tripwire(x)
 			continue
 		}
 		r, ok := a.(artifact.ToolResult)
-		if !ok || s.denied[r.ToolCallID] {
+		if !ok {
+			continue
+		}
+		delete(s.open, r.ToolCallID)
+		if s.denied[r.ToolCallID] {
 			// A denied call's result was streamed as tool-output-denied.
 			continue
 		}
@@ -447,6 +465,7 @@ func (s *stream) decisions(ds []artifact.Decision) {
 			continue
 		}
 		s.pending++
+		s.open[d.ToolCallID] = true
 		if d.Arguments != "" && d.Arguments != s.asked[d.ToolCallID].Arguments {
 			input, ok := toolInput(d.Arguments)
 			if !ok {
@@ -479,14 +498,25 @@ func approvalPart(threadID string, calls []artifact.Pending) map[string]any {
 }
 
 // end sends the last parts: finish when err is nil, data-approval and
-// finish when the run paused for approval, abort when the turn
-// was cancelled (cause is why), error otherwise; then [DONE], the last
-// part of the queue.
+// finish when the run paused for approval, finish with finishReason
+// content-filter when a guard stopped the turn (its data-tripwire part
+// was sent with the turn that stored it), abort when the turn was
+// cancelled (cause is why), error otherwise; then [DONE], the last part
+// of the queue.
 func (s *stream) end(err, cause error) {
 	s.closeText()
 	s.closeReasoning()
 	var pe *loop.PendingError
+	var te *loop.TripError
 	switch {
+	case errors.As(err, &te) && cause == nil:
+		// A trip is an outcome, not a failure: the thread waits for a
+		// new message. A trip the loop only read back (the thread ended
+		// with one) stored nothing new, and is sent here.
+		s.tripwire(te.Tripwire())
+		s.pending = 0
+		s.endStep()
+		s.send(map[string]string{"type": "finish", "finishReason": "content-filter"})
 	case errors.As(err, &pe) && cause == nil:
 		// A pause is a normal end: the calls wait for a person.
 		s.pending = 0

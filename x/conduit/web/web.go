@@ -901,7 +901,17 @@ func (h *Handler) runTurn(runCtx context.Context, cancel context.CancelCauseFunc
 	_ = step.Flush(context.Background())
 	cause := context.Cause(runCtx)
 	var refused *loop.DecisionError
-	if err != nil && cause == nil && !errors.Is(err, loop.ErrPending) && !errors.As(err, &refused) {
+	te, tripped := errors.AsType[*loop.TripError](err)
+	switch {
+	case tripped && cause == nil:
+		// The calls the trip kept from running are stored, not observed.
+		s.unrun(st.Turns())
+		if te.Err != nil {
+			h.cfg.logger.WarnContext(runCtx, "lode: web guard failed, so its turn stopped", "thread", st.ID(), "guard", te.Guard, "at", te.At, "err", te.Err)
+		} else {
+			h.cfg.logger.InfoContext(runCtx, "lode: web turn stopped by a guard", "thread", st.ID(), "guard", te.Guard, "at", te.At)
+		}
+	case err != nil && cause == nil && !errors.Is(err, loop.ErrPending) && !errors.As(err, &refused):
 		h.cfg.logger.WarnContext(runCtx, "lode: web turn failed", "thread", st.ID(), "err", err)
 	}
 	// A stopped answer keeps the text streamed so far, as the browser

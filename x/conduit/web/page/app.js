@@ -277,6 +277,38 @@
     spentLabel.textContent = any ? "Thread: " + usageText(t) : "";
   }
 
+  // --- Guards. A data-tripwire part says a guard stopped the turn, and
+  // where: the notice names the guard, gives its reason and says what did
+  // not happen. The server sends at most one per message (its id is
+  // "tripwire"); a later one takes its place, as the AI SDK's client
+  // does. At output the answer was withheld: the text it streamed before
+  // the guard stopped it (held a window behind the model, so never what
+  // the guard stopped) is taken away, as a reload, which has none, shows.
+  const tripWhere = {
+    input: "Your message was not sent to the model.",
+    call: "The call did not run.",
+    result: "The tool's result was withheld.",
+    output: "The answer was withheld.",
+  };
+  function tripwireNote(box, d, step) {
+    d = d && typeof d === "object" ? d : {};
+    const n = el("div", "tripwire");
+    n.setAttribute("role", "status");
+    n.dataset.guard = String(d.guard || "");
+    n.dataset.at = String(d.at || "");
+    const p = el("p", "tripwire-message");
+    p.append("Stopped by guard ", el("code", "guard-name", String(d.guard || "unnamed")), ": " + String(d.reason || "no reason given"));
+    n.append(p);
+    if (Object.prototype.hasOwnProperty.call(tripWhere, d.at)) n.append(el("p", "tripwire-where", tripWhere[d.at]));
+    if (d.toolCallId) {
+      const c = findCard(box, String(d.toolCallId));
+      if (c) c.classList.add("tripped");
+    }
+    if (d.at === "output" && step) for (const e of step) e.remove();
+    const old = box.querySelector(":scope > .tripwire");
+    if (old) old.replaceWith(n); else box.append(n);
+  }
+
   function stoppedNote(box) {
     if (!box.querySelector(":scope > .stopped")) box.append(el("div", "note stopped", "Stopped."));
   }
@@ -308,6 +340,7 @@
           else if (p.state === "approval-responded") setState(c, "running", " …");
         } else if (p.type === "data-approval") approvalCards(box, p.data);
         else if (p.type === "data-stopped") stoppedNote(box);
+        else if (p.type === "data-tripwire") tripwireNote(box, p.data, null);
       } catch (err) {
         box.append(el("div", "note render-failed", "A part of this message could not be shown."));
       }
@@ -428,13 +461,20 @@
       case "finish":
         if (part.messageMetadata) setUsage(box, part.messageMetadata.usage);
         break;
-      case "text-start": state.parts[part.id] = textPart(box, "text"); break;
+      // The parts a model turn shows, for an output guard's trip to take back.
+      case "start-step": state.step = []; break;
+      case "text-start": state.parts[part.id] = textPart(box, "text"); state.step.push(state.parts[part.id]); break;
       case "text-delta": { const e = state.parts[part.id]; if (e) setText(e, e.source + part.delta); break; }
       case "text-end": { const e = state.parts[part.id]; if (e) textNow(e, e.source); break; }
-      case "reasoning-start": state.parts[part.id] = textPart(box, "reasoning"); break;
+      case "reasoning-start": state.parts[part.id] = textPart(box, "reasoning"); state.step.push(state.parts[part.id]); break;
       case "reasoning-delta": { const e = state.parts[part.id]; if (e) setText(e, e.source + part.delta); break; }
       case "reasoning-end": { const e = state.parts[part.id]; if (e) textNow(e, e.source); break; }
-      case "tool-input-start": toolCard(box, part.toolName, part.toolCallId).querySelector(".input").textContent = ""; break;
+      case "tool-input-start": {
+        const c = toolCard(box, part.toolName, part.toolCallId);
+        c.querySelector(".input").textContent = "";
+        if (!state.step.includes(c)) state.step.push(c);
+        break;
+      }
       case "tool-input-delta": {
         const c = findCard(box, part.toolCallId);
         if (c) c.querySelector(".input").textContent += part.inputTextDelta;
@@ -453,6 +493,7 @@
       case "tool-output-denied": { const c = findCard(box, part.toolCallId); if (c) setOutput(c, "The call was denied.", true, "Denied"); break; }
       case "data-approval": approvalCards(box, part.data); break;
       case "data-notification": setNotification(box, part); break;
+      case "data-tripwire": tripwireNote(box, part.data, state.step); state.step = []; break;
       case "data-error":
         state.failed = failure(box, (part.data && part.data.message) || "The answer failed.", part.data && part.data.detail);
         break;
@@ -478,7 +519,7 @@
     abort = own;
     box = box || messageBox("assistant");
     box.dataset.done = "false";
-    const state = { parts: {} };
+    const state = { parts: {}, step: [] };
     sendBtn.disabled = true; stopBtn.disabled = false;
     try {
       const r = await request(url, body === null ? { signal: own.signal } : {
