@@ -730,9 +730,11 @@ func (a *Agent) Call(ctx context.Context, in CallInput) (CallResult, error) {
 	if cs.pending != nil && in.Decision == nil {
 		return CallResult{Pending: cs.pending, Len: cs.length}, nil
 	}
-	if in.Stage {
+	if in.Stage && firstAttempt(ctx) {
 		// After a guard stopped a result, no call of the answer starts,
-		// as in a loop turn.
+		// as in a loop turn. A call retried after its worker died was
+		// running when the trip came, and ends, as one running then does
+		// in a loop turn: its result is checked like any.
 		if te, err := a.siblingTrip(st, in); err != nil || te != nil {
 			if err != nil {
 				return CallResult{}, err
@@ -837,6 +839,12 @@ func (a *Agent) Call(ctx context.Context, in CallInput) (CallResult, error) {
 	}
 	out.Len = st.Len()
 	return out, nil
+}
+
+// firstAttempt reports whether ctx is the first attempt at its activity
+// (or no activity's: a test calling the method).
+func firstAttempt(ctx context.Context) bool {
+	return !activity.IsActivity(ctx) || activity.GetInfo(ctx).Attempt <= 1
 }
 
 // siblingTrip is the trip staged with the result of another call of in's
