@@ -126,6 +126,24 @@
 // with ErrTypeMaxTurns, ErrTypeMaxTokens or ErrTypeTimeLimit, and the
 // caller's model reads which limit, in x/agent's words.
 //
+// # Guards
+//
+// Guards given in the loop options (loop.WithGuards, as lode.yaml's
+// guards: gives them to lode worker) stop a run on a worker where they
+// stop a loop run, and the thread stores the same tripwire in the same
+// turn: the turn activity checks the user's message and the answer, and
+// the answer's calls before any runs (loop.Step.CheckCalls); the call
+// activity checks each result before it is kept (loop.Step.CheckResults),
+// and after a stopped result no other call of the answer starts. The run
+// then fails with ErrTypeTripped, a non-retryable application error whose
+// details are the artifact.Tripwire; AsTrip reads it back as the
+// *loop.TripError, which lode run --temporal and lode resume --temporal
+// report as lode run does (exit 4, one line). A retried activity, a
+// worker that takes the run over, or a run started again on the thread
+// finds the tripwire in the ledger and ends the same way, asking no model
+// and running no call again. A child agent's guard ends its child run so,
+// and the caller's model reads x/agent's words for it.
+//
 // # Leases
 //
 // The model turn holds the thread's lease while the model streams
