@@ -15,10 +15,12 @@ import (
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/tool"
 	"github.com/lodeworks/lode/x/agent"
 	"github.com/lodeworks/lode/x/guard"
 	"github.com/lodeworks/lode/x/provider/script"
 	lt "github.com/lodeworks/lode/x/temporal"
+	xtool "github.com/lodeworks/lode/x/tool"
 )
 
 // stopper is a guard that trips on any content holding word, at the
@@ -301,7 +303,10 @@ func TestParallelCallsStopAtAResult(t *testing.T) {
 	if _, ok := lt.AsTrip(e.GetWorkflowError()); !ok {
 		t.Fatalf("run ended with %v", e.GetWorkflowError())
 	}
-	got, _ := turnsOf(t, s, id)
+	got, meta := turnsOf(t, s, id)
+	if meta[loop.TrippedKey] != "true" {
+		t.Fatalf("metadata %v lacks %s", meta, loop.TrippedKey)
+	}
 	last := got[len(got)-1]
 	if last.Role != ledger.RoleTool || len(got) != 3 {
 		t.Fatalf("thread:%s", showTurns(got))
@@ -354,5 +359,55 @@ func TestChildStoppedByItsGuard(t *testing.T) {
 	child, _ := turnsOf(t, f.s, lt.ChildThreadID(f.id, "c1"))
 	if te, ok := loop.StoppedBy(child); !ok || te.At != artifact.AtInput {
 		t.Fatalf("child thread:%s", showTurns(child))
+	}
+}
+
+// TestTripBeforeAChildStarts has a guard stop the result of a call that
+// runs before a child agent's in the same answer (such calls run one by
+// one): the child never starts, and its call is recorded as not run,
+// after the tripwire, in the answer's one tool turn.
+func TestTripBeforeAChildStarts(t *testing.T) {
+	s, id := thread(t, "go")
+	reg := tool.NewRegistry()
+	if err := reg.Register(tool.Tool{Name: "read"}, func(context.Context, tool.Sandbox, map[string]any) (any, error) {
+		return "the secret", nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	child := script.Play(script.Text("never"))
+	helper, err := agent.New("helper", "Helps.", agent.WithProvider(child), agent.WithRegistry(tool.NewRegistry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := agent.Register(reg, helper); err != nil {
+		t.Fatal(err)
+	}
+	prov := script.Play(script.Reply(
+		artifact.ToolCall{ID: "c0", Name: "read", Arguments: `{}`},
+		artifact.ToolCall{ID: "c1", Name: "helper", Arguments: `{"task":"look"}`}), script.Text("never"))
+	a, err := lt.New(s, prov, lt.WithHandler(xtool.NewHandler(reg)), lt.WithChildAgents(reg, helper), lt.WithInvokeOptions(xtool.WithFilteredTools(reg, nil)),
+		lt.WithLoopOptions(loop.WithGuards(stopper("secret", artifact.AtResult))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(a)
+	e.ExecuteWorkflow(lt.WorkflowName, lt.RunInput{Thread: id})
+	if te, ok := lt.AsTrip(e.GetWorkflowError()); !ok || te.ToolCallID != "c0" {
+		got, _ := turnsOf(t, s, id)
+		t.Fatalf("run ended with %v; thread:%s", e.GetWorkflowError(), showTurns(got))
+	}
+	if n := len(child.Requests()); n != 0 {
+		t.Fatalf("the child's model was asked %d times", n)
+	}
+	if _, err := s.Load(context.Background(), lt.ChildThreadID(id, "c1")); err == nil {
+		t.Fatal("the child's thread was made")
+	}
+	got, _ := turnsOf(t, s, id)
+	last := got[len(got)-1].Artifacts
+	if len(got) != 3 || len(last) != 3 || last[1].Kind() != artifact.KindTripwire {
+		t.Fatalf("thread:%s", showTurns(got))
+	}
+	if r, ok := last[2].(artifact.ToolResult); !ok || r.ToolCallID != "c1" || !strings.HasPrefix(r.Content, "not run: ") {
+		t.Fatalf("the child's call got %+v", last[2])
 	}
 }
