@@ -169,7 +169,11 @@
 // stream, just after an answer, inside a tool, after a tool's work and
 // while a run waits for approval, each run finished by another worker,
 // approvals signalled from another process, every thread equal to its
-// in-process twin, and the time each kind of death cost printed.
+// in-process twin, and the time each kind of death cost printed; and
+// TestRealServerGuards and TestRealServerWorkerDiesAfterTheTrip, the
+// guards of lode.yaml on workers: lode run and lode resume --temporal
+// stopped as in process, and a worker that dies once the tripwire is
+// stored, its run ended by another that runs nothing again.
 //
 // Not done here: the calls made by a child's own children, which run
 // inside its calls as x/agent runs them, count toward the callers above
