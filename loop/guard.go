@@ -552,3 +552,31 @@ func (c *collector) guardResults(ctx context.Context, tc TurnCompleteEvent) Turn
 	tc.Artifacts = arts
 	return tc
 }
+
+// CheckCalls asks the Step's call guards about every call of answer
+// before any runs, as a turn does, for a door that runs an answer's calls
+// apart from its model turn (x/temporal). On a trip it returns the tool
+// turn a turn stores in their place (the stopped call's result, "not run"
+// for the others, the tripwire) and the trip; the caller sets TrippedKey
+// on the thread before it stores that turn.
+func (s *Step) CheckCalls(ctx context.Context, st ledger.State, answer []artifact.Artifact) ([]artifact.Artifact, *TripError) {
+	return s.checkCalls(ctx, st, answer)
+}
+
+// CheckResults asks the Step's result guards about the results in arts,
+// what a handler emitted for call, as a turn does before anyone reads
+// them: a stopped result is replaced by the error result the model reads,
+// followed by the tripwire. It returns arts so changed and the trip, if
+// any; the caller sets TrippedKey on the thread before it stores them.
+func (s *Step) CheckResults(ctx context.Context, st ledger.State, call artifact.ToolCall, arts []artifact.Artifact) ([]artifact.Artifact, *TripError) {
+	if s.g == nil || len(s.g.result) == 0 {
+		return arts, nil
+	}
+	c := &collector{step: s, st: st, call: call, trip: &tripped{}}
+	tc := c.guardResults(ctx, TurnCompleteEvent{Role: ledger.RoleTool, Artifacts: arts})
+	return tc.Artifacts, c.trip.get()
+}
+
+// NotRun is the result a turn gives a call of an answer that the trip te
+// kept from running.
+func NotRun(call artifact.ToolCall, te *TripError) artifact.ToolResult { return notRun(call, te) }

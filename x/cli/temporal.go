@@ -58,7 +58,8 @@ type Agent struct {
 	// policy's gate, tracing.
 	Handler loop.Handler
 	// Loop configures the loop.Step that takes model turns (observers,
-	// tracer, lease, costs); it has no handler that runs tools.
+	// tracer, lease, costs, guards: those check the calls and results
+	// too); it has no handler that runs tools.
 	Loop []loop.Option
 	// Invoke is resolved on every model turn: the offered tools, the
 	// system prompt.

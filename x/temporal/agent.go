@@ -284,6 +284,10 @@ type TurnResult struct {
 	// Tokens is what the turn used, as its provider reported it
 	// (artifact.Usage), for the run's MaxTokens.
 	Tokens int64 `json:",omitempty"`
+	// Tripped is the tripwire the thread ends with when a guard stopped
+	// the turn (loop.WithGuards): at the user's message, the answer, or
+	// one of its calls, before any ran. The run ends with ErrTypeTripped.
+	Tripped *artifact.Tripwire `json:",omitempty"`
 }
 
 // CallInput names a call of the answer at turn At to run, with the
@@ -323,6 +327,10 @@ type CallResult struct {
 	// Waiting lists, in a commit's result, the failed calls that wait
 	// for a decision: they need approval and never ran (see recovered).
 	Waiting []artifact.Pending `json:",omitempty"`
+	// Tripped is the tripwire stored after the call's result when a
+	// guard stopped it (loop.WithGuards): the run ends with
+	// ErrTypeTripped.
+	Tripped *artifact.Tripwire `json:",omitempty"`
 }
 
 // load opens a thread for one activity, closing it when done.
@@ -399,7 +407,7 @@ func (a *Agent) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 	}
 	defer h.end(ctx)
 	if r, ok := a.landed(st.Turns(), in.After); ok {
-		return r, nil
+		return a.guardCalls(ctx, st, r)
 	}
 	tctx, cancel := withDeadline(lctx, in.Deadline)
 	defer cancel()
@@ -409,6 +417,12 @@ func (a *Agent) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 	// Last, so that it sees what every other option offered.
 	opts := append(a.invoke[:len(a.invoke):len(a.invoke)], provider.OptionFunc(noteOffered))
 	_, err = a.turn.Turn(tctx, st, a.prov, opts...)
+	if te, ok := errors.AsType[*loop.TripError](err); ok {
+		// Stored by the Step (or stored before: the thread ends with it),
+		// at the user's message or the answer.
+		tw := te.Tripwire()
+		return TurnResult{At: st.Len() - 1, Tripped: &tw}, nil
+	}
 	if err != nil {
 		if cause := context.Cause(lctx); cause != nil && errors.Is(cause, ledger.ErrLeased) {
 			return TurnResult{}, fmt.Errorf("temporal: turn on thread %s: %w", in.Thread, cause)
@@ -422,7 +436,57 @@ func (a *Agent) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 	if !ok {
 		return TurnResult{}, fmt.Errorf("temporal: turn on thread %s: no answer was stored", in.Thread)
 	}
+	return a.guardCalls(ctx, st, r)
+}
+
+// guardCalls asks the call guards about the calls of the answer r before
+// any runs, as a loop turn does (loop.Step.CheckCalls): on a trip, the
+// tool turn a loop turn stores in their place is appended and r says the
+// run stopped. A retry finds that turn after the answer and says the
+// same, asking no guard again.
+func (a *Agent) guardCalls(ctx context.Context, st *ledger.StoredThread, r TurnResult) (TurnResult, error) {
+	if r.Tripped != nil || len(r.Calls) == 0 {
+		return r, nil
+	}
+	turns := st.Turns()
+	if r.At+1 < len(turns) {
+		if w, ok := tripwireIn(turns[r.At+1].Artifacts); ok {
+			r.Tripped = &w
+		}
+		return r, nil
+	}
+	stopped, te := a.turn.CheckCalls(ctx, st, turns[r.At].Artifacts)
+	if te == nil {
+		return r, nil
+	}
+	if err := storeTrip(st, stopped); err != nil {
+		return TurnResult{}, err
+	}
+	tw := te.Tripwire()
+	r.Tripped = &tw
 	return r, nil
+}
+
+// storeTrip appends a tool turn that holds a tripwire, marking the thread
+// first (loop.TrippedKey) as a loop turn does.
+func storeTrip(st *ledger.StoredThread, arts []artifact.Artifact) error {
+	if err := st.SetMetadata(loop.TrippedKey, "true"); err != nil {
+		return fmt.Errorf("temporal: thread %s: mark it stopped by a guard: %w", st.ID(), err)
+	}
+	if err := st.Append(ledger.RoleTool, arts...); err != nil {
+		return fmt.Errorf("temporal: thread %s: store the tripwire: %w", st.ID(), err)
+	}
+	return nil
+}
+
+// tripwireIn finds the tripwire among arts.
+func tripwireIn(arts []artifact.Artifact) (artifact.Tripwire, bool) {
+	for _, x := range arts {
+		if w, ok := x.(artifact.Tripwire); ok {
+			return w, true
+		}
+	}
+	return artifact.Tripwire{}, false
 }
 
 // errTimeUp is the cause of an activity's context cancelled at the run's
@@ -499,7 +563,13 @@ func (a *Agent) landed(turns []ledger.Turn, after int) (TurnResult, bool) {
 				r.Paused = x.Reason == artifact.FinishPauseTurn
 			case artifact.Usage:
 				r.Tokens += x.Total()
+			case artifact.Tripwire:
+				w := x
+				r.Tripped = &w
 			}
+		}
+		if r.Tripped != nil {
+			r.Calls, r.Answer = nil, ""
 		}
 		return r, true
 	}
@@ -543,7 +613,9 @@ type callState struct {
 	pending *artifact.Pending
 	// staged is what a parallel call left for CommitName to append.
 	staged []artifact.Artifact
-	length int
+	// tripped is the tripwire stored (or staged) with the call's result.
+	tripped *artifact.Tripwire
+	length  int
 }
 
 func readCall(st *ledger.StoredThread, at int, id string) (callState, error) {
@@ -576,6 +648,10 @@ func readCall(st *ledger.StoredThread, at int, id string) (callState, error) {
 				if x.ToolCallID == id {
 					cs.pending, cs.decided = &x, nil
 				}
+			case artifact.Tripwire:
+				if x.ToolCallID == id {
+					cs.tripped = &x
+				}
 			}
 		}
 	}
@@ -596,6 +672,8 @@ func readCall(st *ledger.StoredThread, at int, id string) (callState, error) {
 				}
 			case artifact.Pending:
 				cs.pending = &x
+			case artifact.Tripwire:
+				cs.tripped = &x
 			}
 		}
 	}
@@ -645,10 +723,28 @@ func (a *Agent) Call(ctx context.Context, in CallInput) (CallResult, error) {
 	}
 	defer st.Close()
 	if cs.result != nil {
-		return CallResult{IsError: cs.result.IsError, Len: cs.length}, nil
+		// A guard that stopped its result stopped the run: the call is
+		// not run again, on this worker or any other.
+		return CallResult{IsError: cs.result.IsError, Len: cs.length, Tripped: cs.tripped}, nil
 	}
 	if cs.pending != nil && in.Decision == nil {
 		return CallResult{Pending: cs.pending, Len: cs.length}, nil
+	}
+	if in.Stage && firstAttempt(ctx) {
+		// After a guard stopped a result, no call of the answer starts,
+		// as in a loop turn. A call retried after its worker died was
+		// running when the trip came, and ends, as one running then does
+		// in a loop turn: its result is checked like any.
+		if te, err := a.siblingTrip(st, in); err != nil || te != nil {
+			if err != nil {
+				return CallResult{}, err
+			}
+			r := loop.NotRun(cs.call, te)
+			if err := a.keep(ctx, st, in, []artifact.Artifact{r}); err != nil {
+				return CallResult{}, err
+			}
+			return CallResult{IsError: true, Len: st.Len()}, nil
+		}
 	}
 	tools, restricted, err := offeredTools(st)
 	if err != nil {
@@ -716,6 +812,14 @@ func (a *Agent) Call(ctx context.Context, in CallInput) (CallResult, error) {
 			return CallResult{}, fmt.Errorf("temporal: thread %s: call %s: %w", in.Thread, in.ID, herr)
 		}
 		arts = col.arts
+		// The result guards read what the handler emitted before it is
+		// kept, as in a loop turn.
+		var te *loop.TripError
+		if arts, te = a.turn.CheckResults(cctx, st, run, arts); te != nil && !in.Stage {
+			if err := st.SetMetadata(loop.TrippedKey, "true"); err != nil {
+				return CallResult{}, fmt.Errorf("temporal: thread %s: mark it stopped by a guard: %w", in.Thread, err)
+			}
+		}
 	}
 	var out CallResult
 	for _, art := range arts {
@@ -725,6 +829,9 @@ func (a *Agent) Call(ctx context.Context, in CallInput) (CallResult, error) {
 		case artifact.Pending:
 			p := x
 			out.Pending = &p
+		case artifact.Tripwire:
+			w := x
+			out.Tripped = &w
 		}
 	}
 	if err := a.keep(ctx, st, in, arts); err != nil {
@@ -732,6 +839,32 @@ func (a *Agent) Call(ctx context.Context, in CallInput) (CallResult, error) {
 	}
 	out.Len = st.Len()
 	return out, nil
+}
+
+// firstAttempt reports whether ctx is the first attempt at its activity
+// (or no activity's: a test calling the method).
+func firstAttempt(ctx context.Context) bool {
+	return !activity.IsActivity(ctx) || activity.GetInfo(ctx).Attempt <= 1
+}
+
+// siblingTrip is the trip staged with the result of another call of in's
+// answer, if a guard stopped one.
+func (a *Agent) siblingTrip(st *ledger.StoredThread, in CallInput) (*loop.TripError, error) {
+	turns := st.Turns()
+	for _, art := range turns[in.At].Artifacts {
+		c, ok := art.(artifact.ToolCall)
+		if !ok || c.ID == in.ID {
+			continue
+		}
+		cs, err := readCall(st, in.At, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		if cs.tripped != nil {
+			return loop.TripErrorOf(*cs.tripped), nil
+		}
+	}
+	return nil, nil
 }
 
 // keep appends what a call emitted, or with in.Stage keeps it under the
@@ -792,7 +925,7 @@ func (a *Agent) Interrupt(ctx context.Context, in CallInput) (CallResult, error)
 	defer st.Close()
 	defer a.releaseDead(context.WithoutCancel(ctx), st)
 	if cs.result != nil {
-		return CallResult{IsError: cs.result.IsError, Len: cs.length}, nil
+		return CallResult{IsError: cs.result.IsError, Len: cs.length, Tripped: cs.tripped}, nil
 	}
 	if cs.pending != nil && cs.decided == nil {
 		// It waits (recorded by the call, or by an earlier attempt of
@@ -880,15 +1013,23 @@ func (a *Agent) Commit(ctx context.Context, in CommitInput) (CallResult, error) 
 		return CallResult{}, err
 	}
 	defer st.Close()
-	var arts []artifact.Artifact
-	for _, id := range in.IDs {
+	// Each call's part of the tool turn; a call the workflow did not start
+	// (a guard stopped an earlier one's result) has none, and gets "not
+	// run" once the trip is known.
+	parts := make([][]artifact.Artifact, len(in.IDs))
+	idle := map[int]artifact.ToolCall{}
+	var stop *artifact.Tripwire
+	for i, id := range in.IDs {
 		cs, err := a.find(st, in.At, id)
 		if err != nil {
 			return CallResult{}, err
 		}
 		switch {
 		case cs.staged != nil:
-			arts = append(arts, cs.staged...)
+			parts[i] = cs.staged
+			if stop == nil {
+				stop = cs.tripped
+			}
 		case cs.result != nil || cs.pending != nil:
 			// appended by an earlier attempt
 		case slices.Contains(in.Failed, id):
@@ -896,15 +1037,39 @@ func (a *Agent) Commit(ctx context.Context, in CommitInput) (CallResult, error) 
 			if err != nil {
 				return CallResult{}, err
 			}
-			arts = append(arts, art)
+			parts[i] = []artifact.Artifact{art}
+		default:
+			idle[i] = cs.call
 		}
 	}
+	if stop != nil {
+		for i, c := range idle {
+			parts[i] = []artifact.Artifact{loop.NotRun(c, loop.TripErrorOf(*stop))}
+		}
+	}
+	var arts []artifact.Artifact
+	for _, p := range parts {
+		arts = append(arts, p...)
+	}
 	if len(arts) > 0 {
+		var trip *loop.TripError
+		arts, trip = oneTrip(arts)
+		if trip != nil {
+			if err := st.SetMetadata(loop.TrippedKey, "true"); err != nil {
+				return CallResult{}, fmt.Errorf("temporal: thread %s: mark it stopped by a guard: %w", in.Thread, err)
+			}
+		}
 		if err := st.Append(ledger.RoleTool, arts...); err != nil {
 			return CallResult{}, fmt.Errorf("temporal: thread %s: commit the results of turn %d: %w", in.Thread, in.At, err)
 		}
 	}
 	var out CallResult
+	for _, id := range in.IDs {
+		if cs, err := a.find(st, in.At, id); err == nil && cs.tripped != nil {
+			out.Tripped = cs.tripped
+			break
+		}
+	}
 	for _, id := range in.Failed {
 		if cs, err := a.find(st, in.At, id); err == nil && cs.result == nil && cs.pending != nil && cs.decided == nil {
 			out.Waiting = append(out.Waiting, *cs.pending)
@@ -922,6 +1087,32 @@ func (a *Agent) Commit(ctx context.Context, in CommitInput) (CallResult, error) 
 	}
 	out.Len = st.Len()
 	return out, nil
+}
+
+// oneTrip is the tool turn of an answer's calls run together when a guard
+// stopped the result of one or more: the first tripwire, in the calls'
+// order, is kept after its result and the others are dropped, and a call
+// left waiting for approval is not run (it would run on a decision), as
+// in a loop turn.
+func oneTrip(arts []artifact.Artifact) ([]artifact.Artifact, *loop.TripError) {
+	i := slices.IndexFunc(arts, func(x artifact.Artifact) bool { return x.Kind() == artifact.KindTripwire })
+	if i < 0 {
+		return arts, nil
+	}
+	te := loop.TripErrorOf(arts[i].(artifact.Tripwire))
+	out := make([]artifact.Artifact, 0, len(arts))
+	for j, x := range arts {
+		switch y := x.(type) {
+		case artifact.Tripwire:
+			if j != i {
+				continue
+			}
+		case artifact.Pending:
+			x = loop.NotRun(artifact.ToolCall{ID: y.ToolCallID, Name: y.Name}, te)
+		}
+		out = append(out, x)
+	}
+	return out, te
 }
 
 // collect keeps the tool turns a handler emits.

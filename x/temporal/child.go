@@ -83,6 +83,10 @@ type ChildEndInput struct {
 	Limit    loop.Limit `json:",omitempty"`
 	Used     int64      `json:",omitempty"`
 	Max      int64      `json:",omitempty"`
+	// Tripped is set when a guard of the child stopped it
+	// (ErrTypeTripped): the caller's model reads which, where and why,
+	// in x/agent's words.
+	Tripped *artifact.Tripwire `json:",omitempty"`
 	// Stage keeps the call's result aside, for CommitName to append with
 	// the other calls of its answer, as CallInput.Stage does.
 	Stage bool `json:",omitempty"`
@@ -507,6 +511,8 @@ func (a *Agent) ChildEnd(ctx context.Context, in ChildEndInput) (CallResult, err
 	}
 	var failure error
 	switch {
+	case in.Tripped != nil:
+		failure = loop.TripErrorOf(*in.Tripped)
 	case in.Limit != "":
 		failure = &loop.LimitError{Limit: in.Limit, Used: in.Used, Max: in.Max}
 	case in.MaxTurns > 0:

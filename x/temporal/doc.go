@@ -126,6 +126,24 @@
 // with ErrTypeMaxTurns, ErrTypeMaxTokens or ErrTypeTimeLimit, and the
 // caller's model reads which limit, in x/agent's words.
 //
+// # Guards
+//
+// Guards given in the loop options (loop.WithGuards, as lode.yaml's
+// guards: gives them to lode worker) stop a run on a worker where they
+// stop a loop run, and the thread stores the same tripwire in the same
+// turn: the turn activity checks the user's message and the answer, and
+// the answer's calls before any runs (loop.Step.CheckCalls); the call
+// activity checks each result before it is kept (loop.Step.CheckResults),
+// and after a stopped result no other call of the answer starts. The run
+// then fails with ErrTypeTripped, a non-retryable application error whose
+// details are the artifact.Tripwire; AsTrip reads it back as the
+// *loop.TripError, which lode run --temporal and lode resume --temporal
+// report as lode run does (exit 4, one line). A retried activity, a
+// worker that takes the run over, or a run started again on the thread
+// finds the tripwire in the ledger and ends the same way, asking no model
+// and running no call again. A child agent's guard ends its child run so,
+// and the caller's model reads x/agent's words for it.
+//
 // # Leases
 //
 // The model turn holds the thread's lease while the model streams
@@ -151,7 +169,11 @@
 // stream, just after an answer, inside a tool, after a tool's work and
 // while a run waits for approval, each run finished by another worker,
 // approvals signalled from another process, every thread equal to its
-// in-process twin, and the time each kind of death cost printed.
+// in-process twin, and the time each kind of death cost printed; and
+// TestRealServerGuards and TestRealServerWorkerDiesAfterTheTrip, the
+// guards of lode.yaml on workers: lode run and lode resume --temporal
+// stopped as in process, and a worker that dies once the tripwire is
+// stored, its run ended by another that runs nothing again.
 //
 // Not done here: the calls made by a child's own children, which run
 // inside its calls as x/agent runs them, count toward the callers above

@@ -51,6 +51,9 @@ var answers = map[string][][]artifact.ToolCall{
 	"tool":     {{{ID: "call_t1", Name: "fx__work", Arguments: `{"token":"t1"}`}}},
 	"between":  {{{ID: "call_b1", Name: "fx__work", Arguments: `{"token":"b1"}`}}, {{ID: "call_b2", Name: "fx__work", Arguments: `{"token":"b2"}`}}},
 	"approval": {{{ID: "call_g1", Name: "fx__guarded", Arguments: `{}`}}},
+	// TestRealServerGuards's plans, whose results a guard stops.
+	"trip one":      {{{ID: "call_n1", Name: "fx__note", Arguments: `{"text":"secret1"}`}}},
+	"trip approved": {{{ID: "call_g2", Name: "fx__guarded", Arguments: `{}`}}},
 }
 
 func newStage() *stage {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	sdk "go.temporal.io/sdk/temporal"
@@ -77,6 +78,13 @@ const (
 	ErrTypeMaxTokens = "MaxTokens"
 	ErrTypeTimeLimit = "TimeLimit"
 )
+
+// ErrTypeTripped is the application error type of a run a guard stopped
+// (loop.WithGuards on the Agent's loop options): the turn stored an
+// artifact.Tripwire where it stopped, as a loop turn does, and the error,
+// never retried, holds that tripwire as its details. AsTrip reads it back
+// as the *loop.TripError a loop run returns.
+const ErrTypeTripped = "LodeTripped"
 
 // Limited is the detail of a run's limit error: what the run used of the
 // limit, in the limit's unit (turns, tokens, milliseconds).
@@ -237,6 +245,11 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 					if ae.Details(&l) == nil {
 						end.Limit, end.Used, end.Max = loop.LimitTime, l.Used, l.Max
 					}
+				case ErrTypeTripped:
+					var w artifact.Tripwire
+					if ae.Details(&w) == nil {
+						end.Tripped = &w
+					}
 				}
 			}
 		}
@@ -268,10 +281,12 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	// interrupted, or waits when it needs approval and never ran. The
 	// calls run at once, or one by one when a child agent's call is among
 	// them (oneByOne).
-	together := func(calls []CallRef, at int, oneByOne bool) ([]artifact.Pending, error) {
+	together := func(calls []CallRef, at int, oneByOne bool) ([]artifact.Pending, *artifact.Tripwire, error) {
 		commit := CommitInput{Thread: in.Thread, Agent: in.Agent, At: at}
 		var pending []artifact.Pending
+		stopped := false
 		got := func(i int, r CallResult, err error) {
+			stopped = stopped || r.Tripped != nil
 			commit.IDs = append(commit.IDs, calls[i].ID)
 			if err != nil {
 				commit.Failed = append(commit.Failed, calls[i].ID)
@@ -285,11 +300,17 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 			for i, c := range calls {
 				var r CallResult
 				var err error
+				if stopped {
+					// After a guard stopped a result, no call of the
+					// answer starts; the commit says each did not run.
+					commit.IDs = append(commit.IDs, c.ID)
+					continue
+				}
 				if c.Child {
 					// A child's failure is its call's result already
 					// (ChildEndName); an error here is the activity's.
 					if r, err = child(c, at, nil, true); err != nil {
-						return nil, err
+						return nil, nil, err
 					}
 				} else {
 					err = workflow.ExecuteActivity(callCtx(c), CallName, CallInput{Thread: in.Thread, Agent: in.Agent, At: at, ID: c.ID, Stage: true, Deadline: deadline}).Get(ctx, &r)
@@ -309,14 +330,17 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		}
 		var r CallResult
 		if err := workflow.ExecuteActivity(short, CommitName, commit).Get(ctx, &r); err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if r.Tripped != nil {
+			return nil, r.Tripped, nil
 		}
 		for _, p := range r.Waiting {
 			if indexOf(pending, p.ToolCallID) < 0 {
 				pending = append(pending, p)
 			}
 		}
-		return pending, nil
+		return pending, nil, nil
 	}
 
 	var n int
@@ -349,6 +373,9 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 			}
 			return out, err
 		}
+		if tr.Tripped != nil {
+			return out, tripped(in, *tr.Tripped)
+		}
 		out.Turns++
 		tokens += tr.Tokens
 		after = tr.At
@@ -372,9 +399,12 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		withChild := slices.ContainsFunc(tr.Calls, func(c CallRef) bool { return c.Child })
 		oneTurn := len(tr.Calls) > 1 && (!withChild || workflow.GetVersion(ctx, ChangeOneToolTurn, workflow.DefaultVersion, 1) == 1)
 		if oneTurn {
-			p, err := together(tr.Calls, tr.At, withChild)
+			p, tw, err := together(tr.Calls, tr.At, withChild)
 			if err != nil {
 				return out, err
+			}
+			if tw != nil {
+				return out, tripped(in, *tw)
 			}
 			waiting = append(waiting, p...)
 		} else {
@@ -382,6 +412,9 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 				r, err := call(c, tr.At, nil)
 				if err != nil {
 					return out, err
+				}
+				if r.Tripped != nil {
+					return out, tripped(in, *r.Tripped)
 				}
 				if r.Pending != nil {
 					waiting = append(waiting, *r.Pending)
@@ -406,6 +439,9 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 			if err != nil {
 				return out, err
 			}
+			if r.Tripped != nil {
+				return out, tripped(in, *r.Tripped)
+			}
 			waiting = append(waiting[:i:i], waiting[i+1:]...)
 			if r.Pending != nil {
 				waiting = append(waiting, *r.Pending)
@@ -416,6 +452,29 @@ func Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 			startClock()
 		}
 	}
+}
+
+// tripped is the error of a run of in that a guard stopped at w: not
+// retried, and never run again by a worker that takes the run over.
+func tripped(in RunInput, w artifact.Tripwire) error {
+	msg := strings.TrimPrefix(loop.TripErrorOf(w).Error(), "loop: ")
+	return sdk.NewNonRetryableApplicationError(fmt.Sprintf("temporal: thread %s: %s", in.Thread, msg), ErrTypeTripped, nil, w)
+}
+
+// AsTrip reads the failure of a run a guard stopped (ErrTypeTripped,
+// anywhere in err's chain, as a client's Get returns it) as the
+// *loop.TripError a loop run returns, so that a door reports it as it
+// reports a trip in process.
+func AsTrip(err error) (*loop.TripError, bool) {
+	var ae *sdk.ApplicationError
+	if !errors.As(err, &ae) || ae.Type() != ErrTypeTripped {
+		return nil, false
+	}
+	var w artifact.Tripwire
+	if ae.Details(&w) != nil {
+		return nil, false
+	}
+	return loop.TripErrorOf(w), true
 }
 
 // timeLimit is the error of a run of in that ran out of its time limit.

@@ -139,6 +139,10 @@ func follow(ctx context.Context, c client.Client, a *cli.Agent, thread, runID st
 			}
 			var out temporal.RunOutput
 			if err := c.GetWorkflow(ctx, id, runID).Get(ctx, &out); err != nil {
+				if te, ok := temporal.AsTrip(err); ok {
+					// Reported as lode run reports a trip in process.
+					return te
+				}
 				return fmt.Errorf("temporal: thread %s: %w", thread, err)
 			}
 			return nil
