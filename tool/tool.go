@@ -51,12 +51,26 @@ type Tool struct {
 	Inline bool
 }
 
-// Hints describe what a tool does to the world, after MCP's tool annotations.
+// Hints describe what a tool does to the world, after MCP's tool
+// annotations, and the flow labels its calls carry (x/policy's flow rules
+// read them; see ledger.Label).
 type Hints struct {
 	ReadOnly    bool
 	Destructive bool
 	Idempotent  bool
 	OpenWorld   bool
+	// Untrusted says that the tool's output may carry text written by
+	// outside parties (a web page, mail, an MCP server's answer): once a
+	// call has run, the caller's thread is labelled ledger.LabelUntrusted.
+	Untrusted bool
+	// Private says that the tool's output holds the user's private data:
+	// once a call has run, the caller's thread is labelled
+	// ledger.LabelPrivate.
+	Private bool
+	// SendsOut says that a call sends data out of the process to someone
+	// other than the user (mail, a post, an HTTP request with a body): the
+	// calls a flow rule's "sends_out" names.
+	SendsOut bool
 }
 
 // Budget bounds what the model sees of one result. Zero fields mean "the

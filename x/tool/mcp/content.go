@@ -213,7 +213,8 @@ func toSDKTool(t tool.Tool) *sdk.Tool {
 		}
 	}
 	h := t.Hints
-	if h != (tool.Hints{}) {
+	// Flow labels are lode's own: MCP has no annotation for them.
+	if (tool.Hints{ReadOnly: h.ReadOnly, Destructive: h.Destructive, Idempotent: h.Idempotent, OpenWorld: h.OpenWorld}) != (tool.Hints{}) {
 		a := &sdk.ToolAnnotations{ReadOnlyHint: h.ReadOnly, IdempotentHint: h.Idempotent}
 		switch {
 		case h.Destructive:
