@@ -396,6 +396,13 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 
 	res := artifact.ToolResult{ToolCallID: call.ID, Name: call.Name}
 	o := outcome{remote: remote, tool: &b.Tool, approved: approved, attrs: verdict.Attrs}
+	if lerr := label(ctx, &b.Tool); lerr != nil {
+		// The result is withheld: shown without its labels, it could steer
+		// calls that the labels would have narrowed.
+		res.IsError, res.Content = true, fmt.Sprintf("the call to %s ran, but its result is withheld: the thread could not record what it brought in (%v)", call.Name, lerr)
+		o.errType, o.err = errTool, lerr
+		return res, o
+	}
 	switch {
 	case stack != nil:
 		h.log().ErrorContext(ctx, "lode: tool panicked", "tool", call.Name, "call_id", call.ID, "panic", err, "stack", string(stack))

@@ -1,0 +1,66 @@
+package tool
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/loop"
+	toolpkg "github.com/lodeworks/lode/tool"
+)
+
+// AddLabel labels the thread of the caller a call runs for (see Caller)
+// with l, from inside a ToolFunc, for a result that carries what the
+// tool's hints cannot say in advance: x/agent's child says its answer is
+// untrusted when the child read untrusted content. The label names the
+// call's tool as the one that brought it. It fails when ctx carries no
+// caller's thread.
+func AddLabel(ctx context.Context, l ledger.Label) error {
+	st, ok := Caller(ctx)
+	if !ok {
+		return fmt.Errorf("xtool: add label %q: the context carries no caller's thread; call AddLabel from inside a tool call", l)
+	}
+	return ledger.AddLabel(st, l, callName(ctx))
+}
+
+// callName is the name of the tool call being handled in ctx, "" when the
+// loop does not say (a call made outside a turn: an MCP request).
+func callName(ctx context.Context) string {
+	t, ok := loop.CurrentTurn(ctx)
+	if !ok {
+		return ""
+	}
+	if i, ok := loop.ArtifactIndex(ctx); ok && i >= 0 && i < len(t.Answer) {
+		if c, ok := t.Answer[i].(artifact.ToolCall); ok {
+			return c.Name
+		}
+	}
+	return ""
+}
+
+// label records, on the caller's thread, the labels a call to t brought
+// in once it ran (its hints' Untrusted and Private): whatever its result,
+// since a failed fetch may still echo outside text. It is called before
+// the result is emitted, so no later call of the thread is decided
+// without them.
+func label(ctx context.Context, t *toolpkg.Tool) error {
+	if !t.Hints.Untrusted && !t.Hints.Private {
+		return nil
+	}
+	st, ok := Caller(ctx)
+	if !ok {
+		return nil // no thread to narrow: nothing later is decided on one
+	}
+	if t.Hints.Untrusted {
+		if err := ledger.AddLabel(st, ledger.LabelUntrusted, t.Name); err != nil {
+			return err
+		}
+	}
+	if t.Hints.Private {
+		if err := ledger.AddLabel(st, ledger.LabelPrivate, t.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
