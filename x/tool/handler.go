@@ -290,11 +290,17 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		// type, budget and metric series of one that does not exist, so
 		// that no caller can probe for hidden names; only the operator's
 		// span tells the two apart.
-		r, o := fail(errUnknown, unknownTool(ctx, call.Name, tools), nil)
-		o.hidden = found
+		var v Verdict
 		if found {
-			o.attrs = h.ask(ctx, b, call).Attrs
+			v = h.ask(ctx, b, call)
 		}
+		if !v.Hide && v.Withheld && v.Refuse != "" {
+			r, o := fail(errRefused, v.Refuse, nil)
+			o.remote, o.tool, o.attrs = b.Remote, &b.Tool, v.Attrs
+			return r, o
+		}
+		r, o := fail(errUnknown, unknownTool(ctx, call.Name, tools), nil)
+		o.hidden, o.attrs = found, v.Attrs
 		return r, o
 	}
 	var verdict Verdict

@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"fmt"
+	"iter"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
@@ -48,19 +49,44 @@ func label(ctx context.Context, t *toolpkg.Tool) error {
 	if !t.Hints.Untrusted && !t.Hints.Private {
 		return nil
 	}
-	st, ok := Caller(ctx)
-	if !ok {
-		return nil // no thread to narrow: nothing later is decided on one
-	}
-	if t.Hints.Untrusted {
-		if err := ledger.AddLabel(st, ledger.LabelUntrusted, t.Name); err != nil {
-			return err
+	for st := range callers(ctx) {
+		if t.Hints.Untrusted {
+			if err := ledger.AddLabel(st, ledger.LabelUntrusted, t.Name); err != nil {
+				return err
+			}
 		}
-	}
-	if t.Hints.Private {
-		if err := ledger.AddLabel(st, ledger.LabelPrivate, t.Name); err != nil {
-			return err
+		if t.Hints.Private {
+			if err := ledger.AddLabel(st, ledger.LabelPrivate, t.Name); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// aboveKey asks a tool call's context for the callCtx of the nearest call
+// above it, whatever its handler.
+type aboveKey struct{}
+
+// callers yields the thread of the caller a call runs for, then those of
+// the calls it runs below (an agent's child runs inside its parent's call),
+// nearest first: what a child reads reaches its callers' threads at once,
+// so their rules decide the child's later calls, and their own, on it.
+func callers(ctx context.Context) iter.Seq[ledger.State] {
+	return func(yield func(ledger.State) bool) {
+		var last ledger.State
+		for {
+			if st, ok := Caller(ctx); ok && st != last {
+				if !yield(st) {
+					return
+				}
+				last = st
+			}
+			c, _ := ctx.Value(aboveKey{}).(*callCtx)
+			if c == nil {
+				return
+			}
+			ctx = c.parent
+		}
+	}
 }
