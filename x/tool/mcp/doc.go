@@ -63,7 +63,10 @@
 // MCP's annotation defaults apply to hints: a tool that does not say it is
 // read-only or non-destructive is taken as Destructive (so a Handler with
 // an approver asks about every call to it), unless the application vouches
-// for the server's tools with WithReadOnly or WithTrusted. A tool's title,
+// for the server's tools with WithReadOnly or WithTrusted. Every tool of a
+// server is hinted Untrusted (its output may carry text written by
+// others, which x/policy's flow rules act on) unless WithLabels says
+// otherwise; WithLabels also marks tools Private or SendsOut. A tool's title,
 // output schema and annotations are kept as the server gave them
 // (tool.Tool's Title, OutputSchema, Annotations), so that a Server serving
 // the registry again says the same of it. A tool the server runs only as an
