@@ -107,6 +107,12 @@ func (e *Enforcer) Decide(roles []string, name string) Decision {
 	return e.policy().Decide(roles, e.toolOf(name))
 }
 
+// DecideFlow decides the registered tool name by the flow rules, for the
+// caller whose thread is st; see Policy.DecideFlow.
+func (e *Enforcer) DecideFlow(st ledger.State, name string) FlowDecision {
+	return e.policy().DecideFlow(st, e.toolOf(name))
+}
+
 func (e *Enforcer) toolOf(name string) Tool {
 	return toolOf(e.reg, e.owners, name)
 }
