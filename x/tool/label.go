@@ -22,7 +22,30 @@ func AddLabel(ctx context.Context, l ledger.Label) error {
 	if !ok {
 		return fmt.Errorf("xtool: add label %q: the context carries no caller's thread; call AddLabel from inside a tool call", l)
 	}
-	return ledger.AddLabel(st, l, callName(ctx))
+	return addLabel(ctx, st, l, callName(ctx))
+}
+
+// LabelWriter records label l, brought in by the tool from, on the
+// thread st; see WithLabelWriter.
+type LabelWriter func(st ledger.State, l ledger.Label, from string) error
+
+type labelWriterKey struct{}
+
+// WithLabelWriter marks ctx with how a Handler running calls under it,
+// and AddLabel, record a label on a caller's thread, in place of
+// ledger.AddLabel: for an engine whose calls write to one stored thread
+// at the same time (x/temporal runs each call as an activity of its own),
+// which reads the thread again and retries when another call changed it
+// first. A nil w keeps ledger.AddLabel.
+func WithLabelWriter(ctx context.Context, w LabelWriter) context.Context {
+	return context.WithValue(ctx, labelWriterKey{}, w)
+}
+
+func addLabel(ctx context.Context, st ledger.State, l ledger.Label, from string) error {
+	if w, ok := ctx.Value(labelWriterKey{}).(LabelWriter); ok && w != nil {
+		return w(st, l, from)
+	}
+	return ledger.AddLabel(st, l, from)
 }
 
 // callName is the name of the tool call being handled in ctx, "" when the
@@ -51,12 +74,12 @@ func label(ctx context.Context, t *toolpkg.Tool) error {
 	}
 	for st := range callers(ctx) {
 		if t.Hints.Untrusted {
-			if err := ledger.AddLabel(st, ledger.LabelUntrusted, t.Name); err != nil {
+			if err := addLabel(ctx, st, ledger.LabelUntrusted, t.Name); err != nil {
 				return err
 			}
 		}
 		if t.Hints.Private {
-			if err := ledger.AddLabel(st, ledger.LabelPrivate, t.Name); err != nil {
+			if err := addLabel(ctx, st, ledger.LabelPrivate, t.Name); err != nil {
 				return err
 			}
 		}
