@@ -98,4 +98,3 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b[1 : len(b)-1])
 }
-
