@@ -89,6 +89,11 @@
 // that WithFilter sees, both for tools/list and again on every tools/call;
 // a call to a tool the filter hides gets exactly the result of a call to
 // one that does not exist, naming the tools the caller may use.
+// The flow labels a call brings in (ledger.Label; see x/policy's flows)
+// are written on that state: WithState's lives as long as the server, and
+// a state WithIdentify makes for one request gets, before each tools/list
+// and tools/call, the labels its MCP session took in before, so a flow
+// holds across a session's requests (for its live sessions only).
 // Host and Origin headers must be loopback unless allowed (DNS-rebinding
 // protection) and bodies are bounded. What a served tool reports with
 // xtool.Progress reaches the client as notifications/progress when its
