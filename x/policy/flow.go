@@ -171,7 +171,7 @@ func checkFlows(flows []Flow) error {
 			errs = append(errs, at+": after: names no label; write untrusted or private")
 		}
 		for _, l := range f.After {
-			if !slices.Contains(ledger.KnownLabels, l) {
+			if !slices.Contains(ledger.KnownLabels(), l) {
 				errs = append(errs, fmt.Sprintf("%s: after: %q is not a label lode knows (private, untrusted)", at, l))
 			}
 		}

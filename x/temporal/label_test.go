@@ -41,7 +41,7 @@ func TestLabelsKeptByTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := mustLoad(t, s, id)
-	if got := ledger.Labels(st); !slices.Equal(got, ledger.KnownLabels) {
+	if got := ledger.Labels(st); !slices.Equal(got, ledger.KnownLabels()) {
 		t.Fatalf("stored labels %v", got)
 	}
 	if from, _ := ledger.HasLabel(st, ledger.LabelUntrusted); from != "fetch" {
