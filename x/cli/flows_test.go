@@ -287,3 +287,18 @@ func jsonText(s string) string {
 	q := fmt.Sprintf("%q", s)
 	return q[1 : len(q)-1]
 }
+
+// lode chat asks its person about the mail, saying why, and the mail
+// does not go when the person says no.
+func TestFlowsChat(t *testing.T) {
+	fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
+		callReply("c1", fetchTool, `{}`), callReply("c2", mailTool, `{}`), textReply("I was not allowed."),
+	}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	r := lode(t, flowsDir(t, "approve"), map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1"}, "summarise the page\nn\n\n", "chat", "--role", "user")
+	want := "approve " + mailTool + " {}? (" + flowAsks + ") [y/n/e]"
+	if r.code != 0 || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "← "+mailTool) {
+		t.Fatalf("exit %d, stderr:\n%s\nwant %q and no mail sent", r.code, r.stderr, want)
+	}
+}
