@@ -15,6 +15,14 @@
 // loop bound to it loses nothing that completed; a writer that fell behind
 // another gets ErrConflict and can Reload.
 //
+// # Flow labels
+//
+// AddLabel, HasLabel and Labels keep what a thread's context has taken in
+// (LabelUntrusted, LabelPrivate), one metadata key per label under
+// LabelKeyPrefix naming the tool that first brought it. A label is set
+// only when absent and never removed, so what a model has read stays
+// known for the rest of the thread; x/policy's flow rules read it.
+//
 // # Leases
 //
 // A StoredThread carries a lease: who works on it (an owner ID) and until

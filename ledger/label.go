@@ -21,8 +21,8 @@ const (
 	LabelPrivate Label = "private"
 )
 
-// KnownLabels are the labels lode knows, sorted.
-var KnownLabels = []Label{LabelPrivate, LabelUntrusted}
+// KnownLabels returns the labels lode knows, sorted.
+func KnownLabels() []Label { return []Label{LabelPrivate, LabelUntrusted} }
 
 // LabelKeyPrefix begins the metadata key of each label: one key per
 // label, whose value names the tool that first brought the label in. One
@@ -70,7 +70,7 @@ func HasLabel(st State, l Label) (from string, ok bool) {
 // Labels returns the known labels (KnownLabels) that st holds, sorted.
 func Labels(st State) []Label {
 	var out []Label
-	for _, l := range KnownLabels {
+	for _, l := range KnownLabels() {
 		if _, ok := HasLabel(st, l); ok {
 			out = append(out, l)
 		}

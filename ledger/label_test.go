@@ -88,7 +88,7 @@ func TestAddLabelConcurrent(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if got := ledger.Labels(st); !slices.Equal(got, ledger.KnownLabels) {
+		if got := ledger.Labels(st); !slices.Equal(got, ledger.KnownLabels()) {
 			t.Fatalf("%T: Labels = %v, want both", st, got)
 		}
 	}

@@ -20,7 +20,12 @@
 // its caller's identity, copied from the parent thread: the user, tenant
 // and roles under x/auth's UserKey, TenantKey and RolesKey (never from the
 // model's arguments), so x/policy's roles and tenants: limits bind the
-// child as they bind its caller. Observers of the parent
+// child as they bind its caller. Its flow labels (ledger.Label) start as
+// its caller's, and what it takes in flows back: each call below the
+// caller's labels the caller's thread as it runs (x/tool), and when the
+// child's run ends every label of its thread is added to the caller's —
+// a child that read a web page makes its caller's context untrusted, so
+// the caller's flow rules (x/policy) bind both. Observers of the parent
 // find the child's Outcome on the tool result with OutcomeOf.
 //
 // # Tracing

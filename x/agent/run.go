@@ -213,6 +213,11 @@ func (a *Agent) call(ctx context.Context, parent tool.Registry, args map[string]
 				meta[k] = v
 			}
 		}
+		// What the caller's context took in binds the child too: its
+		// labels start as the caller's.
+		for _, l := range ledger.Labels(parentState) {
+			meta[ledger.LabelKeyPrefix+string(l)], _ = ledger.HasLabel(parentState, l)
+		}
 	}
 	if callID != "" {
 		meta[MetaParentCall] = callID
@@ -282,6 +287,9 @@ func childContext(ctx context.Context, depth int, deny map[string]struct{}) cont
 // resumable says whether a pause can be resumed: the call was made in a
 // loop turn, whose thread keeps the link to the child.
 func (a *Agent) finish(ctx context.Context, out *Outcome, st ledger.State, err error, resumable bool) (tool.Result, error) {
+	if r, ok := a.carryLabels(ctx, out, st); !ok {
+		return r, nil
+	}
 	if pe := (*loop.PendingError)(nil); errors.As(err, &pe) {
 		return a.pause(ctx, out, st, pe, resumable)
 	}
@@ -301,8 +309,31 @@ func (a *Agent) finish(ctx context.Context, out *Outcome, st ledger.State, err e
 	return tool.Result{Content: out.Answer, Value: out}, nil
 }
 
+// carryLabels brings the child's labels back to its caller's thread when
+// its run ends, however it ended: a child that read a web page makes its
+// caller's context untrusted, since its answer may carry the page's
+// words. (x/tool labels the callers' threads as each call below them
+// runs; this covers what the child's tools added for themselves.) A label
+// that cannot be recorded withholds the answer, which ok false reports
+// with the failed result.
+func (a *Agent) carryLabels(ctx context.Context, out *Outcome, st ledger.State) (tool.Result, bool) {
+	if _, ok := xtool.Caller(ctx); !ok {
+		return tool.Result{}, true
+	}
+	for _, l := range ledger.Labels(st) {
+		if err := xtool.AddLabel(ctx, l); err != nil {
+			out.Err = err
+			return a.failed(out, fmt.Sprintf("the agent %s finished, but its answer is withheld: the conversation could not record what it read. Try again later.", a.name)), false
+		}
+	}
+	return tool.Result{}, true
+}
+
 // typed turns the end of a typed child's run into the call's result.
 func (a *Agent) typed(ctx context.Context, out *Outcome, st ledger.State, v any, err error, resumable bool) (tool.Result, error) {
+	if r, ok := a.carryLabels(ctx, out, st); !ok {
+		return r, nil
+	}
 	if pe := (*loop.PendingError)(nil); errors.As(err, &pe) {
 		return a.pause(ctx, out, st, pe, resumable)
 	}

@@ -173,6 +173,13 @@ type MCPServer struct {
 	// approve: and the policy's approve: rules still apply.
 	ReadOnly bool     `yaml:"read_only"`
 	Trust    []string `yaml:"trust"`
+	// Labels are the flow labels of the server's tools, and ToolLabels
+	// those of single tools, as the server names them, each field left
+	// out taken from Labels. Left out, a tool's output is untrusted (any
+	// server may pass on text written by others) and nothing else: see
+	// mcp.WithLabels and the policy's flows:.
+	Labels     MCPLabels            `yaml:"labels"`
+	ToolLabels map[string]MCPLabels `yaml:"tool_labels"`
 	// httpc carries the traffic of a url: server; nil means the MCP
 	// client's own.
 	httpc *http.Client
@@ -182,6 +189,42 @@ type MCPServer struct {
 	oauth auth.OAuthHandler
 	// notify takes the server's progress reports and logs; nil drops them.
 	notify func(context.Context, mcp.Notification)
+}
+
+// MCPLabels are the flow labels of an MCP server's tools in lode.yaml;
+// each field left out keeps its default (or, in tool_labels:, the
+// server's labels:).
+type MCPLabels struct {
+	// Untrusted: the tools' output may carry text written by outside
+	// parties; true unless said otherwise.
+	Untrusted *bool `yaml:"untrusted"`
+	// Private: the tools' output holds the user's private data.
+	Private *bool `yaml:"private"`
+	// SendsOut: a call sends data out to someone other than the user.
+	SendsOut *bool `yaml:"sends_out"`
+}
+
+// over fills what l leaves out from base.
+func (l MCPLabels) over(base MCPLabels) MCPLabels {
+	if l.Untrusted == nil {
+		l.Untrusted = base.Untrusted
+	}
+	if l.Private == nil {
+		l.Private = base.Private
+	}
+	if l.SendsOut == nil {
+		l.SendsOut = base.SendsOut
+	}
+	return l
+}
+
+// client is l for mcp.WithLabels.
+func (l MCPLabels) client() mcp.Labels {
+	return mcp.Labels{
+		TrustOutput: l.Untrusted != nil && !*l.Untrusted,
+		Private:     l.Private != nil && *l.Private,
+		SendsOut:    l.SendsOut != nil && *l.SendsOut,
+	}
 }
 
 // Duration is a lode.yaml duration, written as time.ParseDuration reads
@@ -396,6 +439,11 @@ func parseConfig(name string, data []byte) (*Config, error) {
 		}
 		if s.ReadOnly && len(s.Trust) > 0 {
 			return nil, fmt.Errorf("%s: mcp server %q: read_only: true already trusts every tool of the server; leave trust: out", f.at(fmt.Sprintf("mcp[%d].trust", i)), s.Name)
+		}
+		for n := range s.ToolLabels {
+			if strings.TrimSpace(n) == "" {
+				return nil, fmt.Errorf("%s: mcp server %q: tool_labels: a tool name is empty; write the names of the server's tools", f.at(fmt.Sprintf("mcp[%d].tool_labels", i)), s.Name)
+			}
 		}
 		for j, n := range s.Trust {
 			if strings.TrimSpace(n) == "" {

@@ -88,6 +88,19 @@
 // them, sees the same, and a trust: name the server does not offer is an
 // error naming its line.
 //
+// Every tool of an MCP server is hinted untrusted (its output may carry
+// text written by others) unless its entry's labels: says otherwise
+// ({untrusted: false, private: true, sends_out: true}); tool_labels:
+// {TOOL: {...}} sets one tool's, each field left out taken from labels:,
+// and names the server does not offer are errors naming the line. The
+// policy's flows: then narrow what a conversation that took such output
+// in may do, at every door: the filter hides what a deny flow covers, the
+// Handler refuses it with the rule's words, an approve flow makes the
+// call wait for a person (serve asks its client's, or refuses), and
+// serve keeps a session's labels across its requests. lode policy
+// explain shows, for an allowed tool, what each flow does after which
+// label.
+//
 // A policy: section in lode.yaml (or a file that policy_file: names) says
 // which roles may use which tools (see x/policy); lode run, chat, web and
 // serve enforce it, with the caller's roles from --role, or over HTTP from

@@ -276,6 +276,10 @@ func approvalRule(cfg *Config, tb *toolbox, enf *policy.Enforcer) xtool.Approval
 			if dec := enf.Decide(policy.Roles(st), t.Name); dec.NeedsApproval {
 				return "policy: " + dec.ApprovalRule, true
 			}
+			// What the thread has taken in may ask for a person too.
+			if fd := enf.DecideFlow(st, t.Name); fd.NeedsApproval || fd.Deny {
+				return "policy: " + fd.Why(), true
+			}
 		}
 		return "", false
 	}

@@ -74,7 +74,10 @@ a rule that names no mounted tool, pack or MCP server is an error, with its
 line. explain prints what the roles may use and the rule that decides each
 tool, or, given TOOL, the rule that decides that one; "approval" marks a call
 that waits for a person at every door — by the policy's approve: rules, by
-approve: in lode.yaml, or because the tool is destructive. schema prints the
+approve: in lode.yaml, or because the tool is destructive. An allowed tool
+that flows: rules cover is followed by what each rule does once the
+conversation has taken in its labels ("after untrusted: approval by flow 1
+(line 9)"), since what a model reads can narrow what it may do. schema prints the
 document's JSON Schema, for editors.
 `
 
@@ -142,7 +145,11 @@ func cmdPolicy(ctx context.Context, e env, args []string) error {
 			}
 			return err
 		}
-		fmt.Fprintf(e.stdout, "policy ok: %s (%s) over %s\n", plural(len(p.Roles()), "role"), strings.Join(p.Roles(), ", "), plural(len(inv.Tools), "tool"))
+		flows := ""
+		if n := len(p.Flows()); n > 0 {
+			flows = " and " + plural(n, "flow rule")
+		}
+		fmt.Fprintf(e.stdout, "policy ok: %s (%s)%s over %s\n", plural(len(p.Roles()), "role"), strings.Join(p.Roles(), ", "), flows, plural(len(inv.Tools), "tool"))
 		return nil
 	}
 	held := policy.SplitRoles(roles)
@@ -172,7 +179,7 @@ func cmdPolicy(ctx context.Context, e env, args []string) error {
 		w := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 		for _, en := range p.Explain(held, inv) {
 			d := withDoors(en.Tool.Name, en.Decision)
-			fmt.Fprintf(w, "%s\t%s\t%s\n", verdict(d), en.Tool.Name, why(d))
+			fmt.Fprintf(w, "%s\t%s\t%s%s\n", verdict(d), en.Tool.Name, why(d), flowsText(p, d, en.Tool))
 		}
 		if err := w.Flush(); err != nil {
 			return err
@@ -193,7 +200,7 @@ func cmdPolicy(ctx context.Context, e env, args []string) error {
 			return fmt.Errorf("policy: no mounted tool is called %q (lode tools lists them)", name)
 		}
 		d := withDoors(name, p.Decide(held, *found))
-		fmt.Fprintf(e.stdout, "%s %s: %s\n", name, verdict(d), why(d))
+		fmt.Fprintf(e.stdout, "%s %s: %s%s\n", name, verdict(d), why(d), flowsText(p, d, *found))
 		return nil
 	}
 	return usageError{"lode policy explain takes at most one TOOL"}
@@ -228,6 +235,31 @@ func why(d policy.Decision) string {
 		return d.Rule + "; approval: " + d.ApprovalRule
 	}
 	return d.Rule
+}
+
+// flowsText says which flow rules narrow an allowed tool, and after which
+// labels: "; after untrusted: approval by flow 1 (line 9): reason".
+// A denied tool stays denied whatever the flows say, so none is shown.
+func flowsText(p *policy.Policy, d policy.Decision, t policy.Tool) string {
+	if !d.Allowed {
+		return ""
+	}
+	var sb strings.Builder
+	for _, f := range p.FlowsOver(t) {
+		labels := make([]string, len(f.After))
+		for i, l := range f.After {
+			labels[i] = string(l)
+		}
+		then := "approval"
+		if f.Then == policy.FlowDeny {
+			then = "denied"
+		}
+		fmt.Fprintf(&sb, "; after %s: %s by %s", strings.Join(labels, " or "), then, f.Rule())
+		if f.Reason != "" {
+			sb.WriteString(": " + f.Reason)
+		}
+	}
+	return sb.String()
 }
 
 func limitText(n int) string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"sort"
@@ -26,6 +27,10 @@ func mountMCP(ctx context.Context, tb *toolbox, cfg *Config) error {
 		}
 		if len(s.Trust) > 0 {
 			opts = append(opts, mcp.WithTrusted(s.Trust...))
+		}
+		opts = append(opts, mcp.WithLabels(s.Labels.client()))
+		for _, n := range slices.Sorted(maps.Keys(s.ToolLabels)) {
+			opts = append(opts, mcp.WithLabels(s.ToolLabels[n].over(s.Labels).client(), n))
 		}
 		if s.Timeout > 0 {
 			opts = append(opts, mcp.WithCallTimeout(time.Duration(s.Timeout)))
@@ -80,7 +85,7 @@ func mountMCP(ctx context.Context, tb *toolbox, cfg *Config) error {
 // approval on every call, with nothing said.
 func checkTrust(ctx context.Context, cfg *Config, i int, c *mcp.Client) error {
 	s := cfg.MCP[i]
-	if len(s.Trust) == 0 {
+	if len(s.Trust) == 0 && len(s.ToolLabels) == 0 {
 		return nil
 	}
 	tools, err := c.Tools(ctx)
@@ -100,6 +105,14 @@ func checkTrust(ctx context.Context, cfg *Config, i int, c *mcp.Client) error {
 			}
 			return fmt.Errorf("%s: mcp server %q, trust %q: no tool of the server matches; its tools are %s",
 				at, s.Name, n, strings.Join(names, ", "))
+		}
+	}
+	// A misspelt name in tool_labels: would leave its tool labelled as the
+	// server's others, which may say less than the operator meant.
+	for _, n := range slices.Sorted(maps.Keys(s.ToolLabels)) {
+		if !slices.Contains(names, n) {
+			return fmt.Errorf("%s: mcp server %q, tool_labels %q: no tool of the server matches; its tools are %s",
+				cfg.file.at(fmt.Sprintf("mcp[%d].tool_labels", i)), s.Name, n, strings.Join(names, ", "))
 		}
 	}
 	return nil

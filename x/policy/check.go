@@ -41,11 +41,16 @@ func InventoryOf(reg toolpkg.Registry, owners Owners, servers ...string) Invento
 type Problem struct {
 	Line    int
 	Role    string
-	Rule    string // "allow tools", "deny packs", ...
+	Rule    string // "allow tools", "deny packs", ...; "calls" for a flow
 	Pattern string
+	// Flow is the 1-based number of the flow rule, 0 for a role's rule.
+	Flow int
 }
 
 func (p Problem) String() string {
+	if p.Flow > 0 {
+		return fmt.Sprintf("line %d: flow %d, calls %q: no mounted tool, pack or MCP server matches", p.Line, p.Flow, p.Pattern)
+	}
 	kind := map[string]string{"tools": "tool", "packs": "pack", "mcp": "MCP server"}[p.Rule[strings.IndexByte(p.Rule, ' ')+1:]]
 	return fmt.Sprintf("line %d: role %s, %s %q: no mounted %s matches", p.Line, p.Role, p.Rule, p.Pattern, kind)
 }
@@ -67,8 +72,8 @@ func (e *CheckError) Error() string {
 func (e *CheckError) Unwrap() error { return ErrUnknownName }
 
 // Check reports, as a *CheckError, every rule whose name or glob matches
-// no mounted tool, pack or MCP server: a typo there would silently allow
-// or deny nothing.
+// no mounted tool, pack or MCP server, flows' calls included (sends_out
+// aside): a typo there would silently allow, deny or guard nothing.
 func (p *Policy) Check(inv Inventory) error {
 	var probs []Problem
 	names := make([]string, len(inv.Tools))
@@ -91,6 +96,17 @@ func (p *Policy) Check(inv Inventory) error {
 						probs = append(probs, Problem{Line: pat.Line, Role: role, Rule: set.kind + " " + f.field, Pattern: pat.Text})
 					}
 				}
+			}
+		}
+	}
+	for i, f := range p.doc.Flows {
+		for _, c := range f.Calls {
+			if c.Text == SendsOut {
+				continue
+			}
+			match := func(n string) bool { return Match(c.Text, n) }
+			if !slices.ContainsFunc(names, match) && !slices.ContainsFunc(inv.Packs, match) && !slices.ContainsFunc(inv.Servers, match) {
+				probs = append(probs, Problem{Line: c.Line, Rule: "calls", Pattern: c.Text, Flow: i + 1})
 			}
 		}
 	}

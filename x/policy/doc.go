@@ -77,6 +77,51 @@
 // answer's usage settles the reservation, so concurrent runs and processes
 // never pass a day together.
 //
+// # Flows
+//
+// What a model reads can narrow what it may do, never widen it. Tools say
+// in their hints (tool.Hints) that their output is Untrusted (written by
+// outside parties: a page, a mail, any MCP server's answer unless
+// configured otherwise) or Private (the user's own data), and that their
+// calls are SendsOut (they send data out of the process). Once a call to
+// an Untrusted or Private tool has run, the x/tool Handler labels the
+// caller's thread (ledger.AddLabel, before the result is shown); the
+// labels are thread metadata, so they survive reload, compaction,
+// resume, a copy of the thread and a Temporal worker, and a child agent
+// starts with its caller's and brings its own back (x/agent). Flow rules
+// sit beside roles:
+//
+//	flows:
+//	  - after: [untrusted]        # any of these labels on the thread
+//	    calls: [sends_out]        # tools hinted SendsOut; or tool names, globs, pack or MCP server names
+//	    then: approve             # a person must approve the call
+//	    reason: a page may carry instructions the user never gave
+//	  - after: [private]
+//	    calls: [sends_out]
+//	    then: deny                # refused
+//
+// DecideFlow is the one decision, asked at every door as Decide is, and
+// only after Decide allowed the tool, so a flow never allows what a role
+// denies and a role's refusal still reads as an unknown tool. A deny flow
+// hides the tool from the turn's offer (Filter, and so tools/list) and
+// the Gate refuses a call to it with words the model and the person can
+// act on — which label, brought in by which tool, which rule
+// (FlowDecision.Why) — rather than an unknown tool's, since it is a limit
+// they may act on (start a new conversation, ask the user). An approve
+// flow makes the call wait through the approval rule (HandlerOptions),
+// with the same words as its reason; a door that cannot ask a person
+// refuses it. Of several rules, a deny wins over an approve. A call made
+// by a child agent is decided by its caller's flows too: the Handler
+// labels every thread above a call as it runs.
+//
+// Labels are coarse by design: once a page is in, every later call the
+// rules cover is narrowed, whatever the model made of the page; calls
+// of one answer are each decided on the labels the thread holds when
+// they run (the answer was written before any of its results was read).
+// Check reports a calls: entry that matches nothing mounted; Parse
+// refuses an unknown label, an empty after: or calls:, and a then: other
+// than approve or deny.
+//
 // Packs mounted together behind x/tool/pack's Router share one source;
 // WithOwners(router) lets packs: rules name each pack.
 //

@@ -25,6 +25,8 @@ const (
 	AttrRoles   = "lode.policy.roles"
 	AttrRule    = "lode.policy.rule"
 	AttrAllowed = "lode.policy.allowed"
+	// AttrLabel is the flow label that brought in the deciding flow rule.
+	AttrLabel = "lode.policy.label"
 )
 
 // Source yields the policy in force. *Policy is a fixed Source; *File
@@ -105,6 +107,12 @@ func (e *Enforcer) Decide(roles []string, name string) Decision {
 	return e.policy().Decide(roles, e.toolOf(name))
 }
 
+// DecideFlow decides the registered tool name by the flow rules, for the
+// caller whose thread is st; see Policy.DecideFlow.
+func (e *Enforcer) DecideFlow(st ledger.State, name string) FlowDecision {
+	return e.policy().DecideFlow(st, e.toolOf(name))
+}
+
 func (e *Enforcer) toolOf(name string) Tool {
 	return toolOf(e.reg, e.owners, name)
 }
@@ -117,7 +125,7 @@ func toolOf(reg toolpkg.Registry, owners Owners, name string) Tool {
 	if !ok {
 		return t
 	}
-	t.Source = b.Source
+	t.Source, t.SendsOut = b.Source, b.Tool.Hints.SendsOut
 	if owners != nil {
 		if p, ok := owners.Owner(name); ok {
 			t.Source = p
@@ -134,7 +142,8 @@ func (e *Enforcer) Filter() xtool.ToolFilter {
 		p, roles := e.policy(), Roles(st)
 		out := make([]toolpkg.Tool, 0, len(tools))
 		for _, t := range tools {
-			if p.Decide(roles, e.toolOf(t.Name)).Allowed {
+			tt := e.toolOf(t.Name)
+			if p.Decide(roles, tt).Allowed && !p.DecideFlow(st, tt).Deny {
 				out = append(out, t)
 			}
 		}
@@ -161,9 +170,9 @@ func (e *Enforcer) HandlerOptions() []xtool.HandlerOption {
 func (e *Enforcer) Gate(ctx context.Context, st ledger.State, t toolpkg.Tool, source string, call artifact.ToolCall) xtool.Verdict {
 	p, roles := e.policy(), Roles(st)
 	if n, below := xtool.CallsBelow(ctx); below {
-		return limitBelow(ctx, p, roles, st, t, call, n)
+		return limitBelow(ctx, p, roles, st, t, source, call, n)
 	}
-	tt := Tool{Name: t.Name, Source: source}
+	tt := Tool{Name: t.Name, Source: source, SendsOut: t.Hints.SendsOut}
 	if e.owners != nil {
 		if pk, ok := e.owners.Owner(t.Name); ok {
 			tt.Source = pk
@@ -177,6 +186,14 @@ func (e *Enforcer) Gate(ctx context.Context, st ledger.State, t toolpkg.Tool, so
 	}}
 	if !d.Allowed {
 		v.Hide = true
+		return v
+	}
+	// Flows only narrow what the roles allowed, so they are asked after.
+	if fd := p.DecideFlow(st, tt); fd.Deny {
+		v.Refuse = fmt.Sprintf("the call to %s was refused: %s", t.Name, fd.Why())
+		v.Withheld = true
+		v.Attrs[1] = attribute.String(AttrRule, fd.Rule)
+		v.Attrs = append(v.Attrs, attribute.String(AttrLabel, string(fd.Label)))
 		return v
 	}
 	turn, ok := loop.CurrentTurn(ctx)
@@ -202,7 +219,15 @@ func (e *Enforcer) Gate(ctx context.Context, st ledger.State, t toolpkg.Tool, so
 
 // limitBelow is the Gate for a call made below the caller's call being
 // handled in ctx, the n-th made below it.
-func limitBelow(ctx context.Context, p *Policy, roles []string, st ledger.State, t toolpkg.Tool, call artifact.ToolCall, n int) xtool.Verdict {
+func limitBelow(ctx context.Context, p *Policy, roles []string, st ledger.State, t toolpkg.Tool, source string, call artifact.ToolCall, n int) xtool.Verdict {
+	// What the child read has reached the caller's thread (x/tool labels
+	// every thread above a call), so the caller's flows bind the child.
+	if fd := p.DecideFlow(st, Tool{Name: t.Name, Source: source, SendsOut: t.Hints.SendsOut}); fd.Deny {
+		return xtool.Verdict{
+			Refuse: fmt.Sprintf("the call to %s was refused: %s", t.Name, fd.Why()),
+			Attrs:  []attribute.KeyValue{attribute.StringSlice(AttrRoles, roles), attribute.String(AttrRule, fd.Rule), attribute.String(AttrLabel, string(fd.Label))},
+		}
+	}
 	turn, ok := loop.CurrentTurn(ctx)
 	if !ok {
 		return xtool.Verdict{}
@@ -266,9 +291,12 @@ func earlierCalls(st ledger.State) int {
 
 func (e *Enforcer) approval(ctx context.Context, t toolpkg.Tool, _ artifact.ToolCall) (string, bool) {
 	st, _ := xtool.Caller(ctx)
-	d := e.policy().Decide(Roles(st), e.toolOf(t.Name))
-	if !d.NeedsApproval {
-		return "", false
+	p, tt := e.policy(), e.toolOf(t.Name)
+	if d := p.Decide(Roles(st), tt); d.NeedsApproval {
+		return "policy: " + d.ApprovalRule, true
 	}
-	return "policy: " + d.ApprovalRule, true
+	if fd := p.DecideFlow(st, tt); fd.NeedsApproval || fd.Deny {
+		return "policy: " + fd.Why(), true
+	}
+	return "", false
 }

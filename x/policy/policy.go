@@ -25,6 +25,10 @@ type Document struct {
 	// limits are the roles'), by the tenant the thread's metadata names
 	// under TenantKey; AnyTenant ("*") binds each tenant without an entry.
 	Tenants map[string]Limits `yaml:"tenants" json:"tenants,omitempty"`
+	// Flows narrow what a caller may do once its thread has taken in
+	// labels (ledger.Label): what a model reads can narrow what it may
+	// do, never widen it. See Flow.
+	Flows []Flow `yaml:"flows" json:"flows,omitempty"`
 }
 
 // Role is what the holders of one role may use.
@@ -94,6 +98,9 @@ func (p Pattern) MarshalJSON() ([]byte, error) { return json.Marshal(p.Text) }
 type Tool struct {
 	Name   string
 	Source string
+	// SendsOut is the tool's hint (tool.Hints), which the calls:
+	// "sends_out" of a flow rule covers.
+	SendsOut bool
 }
 
 // Decision is the policy's answer for one tool and one set of roles.
@@ -197,6 +204,9 @@ func ParseNode(n *yaml.Node) (*Policy, error) {
 		r.Allow.name(name, "allow")
 		r.Deny.name(name, "deny")
 		r.Approve.name(name, "approve")
+	}
+	if err := checkFlows(doc.Flows); err != nil {
+		return nil, err
 	}
 	return &Policy{doc: doc}, nil
 }

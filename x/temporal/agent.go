@@ -805,6 +805,15 @@ func (a *Agent) Call(ctx context.Context, in CallInput) (CallResult, error) {
 		arts = []artifact.Artifact{artifact.ToolResult{ToolCallID: run.ID, Name: run.Name, IsError: true, Content: "temporal: no handler runs tool calls on this worker"}}
 	} else {
 		var col collect
+		// The turn's other calls write to the thread at the same time: a
+		// label the call brings in is written again after a conflict, as
+		// its result is, rather than withholding the result.
+		cctx = xtool.WithLabelWriter(cctx, func(s ledger.State, l ledger.Label, from string) error {
+			if s != ledger.State(st) {
+				return ledger.AddLabel(s, l, from)
+			}
+			return again(ctx, st, func() error { return ledger.AddLabel(st, l, from) })
+		})
 		herr := a.handler.Handle(cctx, run, &col)
 		if herr != nil {
 			// Retried by Temporal when the tool is idempotent; otherwise

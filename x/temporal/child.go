@@ -192,6 +192,10 @@ func (a *Agent) Child(ctx context.Context, in ChildInput) (ChildStart, error) {
 			meta[k] = v
 		}
 	}
+	// So do the flow labels the caller's context took in, as in x/agent.
+	for _, l := range ledger.Labels(st) {
+		meta[ledger.LabelKeyPrefix+string(l)], _ = ledger.HasLabel(st, l)
+	}
 	deny, err := deniedBelow(st, ca.callerReg)
 	if err != nil {
 		return ChildStart{}, err
@@ -508,6 +512,13 @@ func (a *Agent) ChildEnd(ctx context.Context, in ChildEndInput) (CallResult, err
 	// x/tool's Handler keeps them when a child run inside a call ends.
 	if err := again(ctx, st, func() error { return xtool.RecordBelow(st, in.ID, callsBefore(cst, cst.Len(), "")) }); err != nil {
 		return CallResult{}, fmt.Errorf("temporal: thread %s: call %s: keep the calls made below it: %w", in.Thread, in.ID, err)
+	}
+	// What the child took in comes back to its caller, however it ended,
+	// as in x/agent: the child's answer may carry what it read.
+	for _, l := range ledger.Labels(cst) {
+		if err := again(ctx, st, func() error { return ledger.AddLabel(st, l, cs.call.Name) }); err != nil {
+			return CallResult{}, fmt.Errorf("temporal: thread %s: call %s: bring back the child's labels: %w", in.Thread, in.ID, err)
+		}
 	}
 	var failure error
 	switch {

@@ -88,7 +88,12 @@ func (c *callCtx) Deadline() (time.Time, bool) {
 	return d, true
 }
 func (c *callCtx) Value(key any) any {
-	if _, ok := key.(gateKey); ok && c.gate != nil {
+	switch key.(type) {
+	case gateKey:
+		if c.gate != nil {
+			return c
+		}
+	case aboveKey:
 		return c
 	}
 	return c.parent.Value(key)

@@ -84,7 +84,18 @@
 // x/policy) that decides from the caller's thread — Caller returns the
 // loop turn's, or the one an MCP server set with WithCaller — may hide a
 // call, in the same unknown-tool words, or refuse it with a reason (a
-// limit reached); the attributes it returns go on the span only.
+// limit reached); the attributes it returns go on the span only. A
+// refusal marked Withheld (x/policy's flow rules) keeps its own words
+// even for a tool the turn's offer left out for the same reason.
+//
+// Flow labels. Once a call to a tool whose hints say Untrusted or Private
+// has run — whatever its result, a failure included, but not a call
+// refused before it ran — the Handler labels the caller's thread, and
+// those of the calls it runs below (an agent's child), with
+// ledger.AddLabel before the result is emitted; a label that cannot be
+// recorded withholds the result. A tool adds labels of its own with
+// AddLabel; an engine that writes one stored thread from concurrent
+// calls says how labels are written with WithLabelWriter.
 //
 // Approval. With WithApprover, a call needs approval when its tool's hints
 // say Destructive, when WithApprovalFor names the tool or its source (a

@@ -26,6 +26,11 @@ type Verdict struct {
 	// Refuse, when Hide is false, refuses the call with this text for the
 	// model: a limit the caller reached, which it may act on.
 	Refuse string
+	// Withheld, with Refuse, says that the turn's offer left the tool out
+	// for the reason Refuse gives (a flow rule, which the caller may act
+	// on): a call to it is refused with Refuse rather than in the words of
+	// an unknown tool.
+	Withheld bool
 	// Attrs describe the decision (who, which rule) on the operator's
 	// span, and nowhere else.
 	Attrs []attribute.KeyValue

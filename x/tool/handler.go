@@ -321,11 +321,17 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		// type, budget and metric series of one that does not exist, so
 		// that no caller can probe for hidden names; only the operator's
 		// span tells the two apart.
-		r, o := fail(errUnknown, unknownTool(ctx, call.Name, tools), nil)
-		o.hidden = found
+		var v Verdict
 		if found {
-			o.attrs = h.ask(ctx, b, call).Attrs
+			v = h.ask(ctx, b, call)
 		}
+		if !v.Hide && v.Withheld && v.Refuse != "" {
+			r, o := fail(errRefused, v.Refuse, nil)
+			o.remote, o.tool, o.attrs = b.Remote, &b.Tool, v.Attrs
+			return r, o
+		}
+		r, o := fail(errUnknown, unknownTool(ctx, call.Name, tools), nil)
+		o.hidden, o.attrs = found, v.Attrs
 		return r, o
 	}
 	var verdict Verdict
@@ -427,6 +433,13 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 
 	res := artifact.ToolResult{ToolCallID: call.ID, Name: call.Name}
 	o := outcome{remote: remote, tool: &b.Tool, approved: approved, attrs: verdict.Attrs}
+	if lerr := label(ctx, &b.Tool); lerr != nil {
+		// The result is withheld: shown without its labels, it could steer
+		// calls that the labels would have narrowed.
+		res.IsError, res.Content = true, fmt.Sprintf("the call to %s ran, but its result is withheld: the thread could not record what it brought in (%v)", call.Name, lerr)
+		o.errType, o.err = errTool, lerr
+		return res, o
+	}
 	switch {
 	case stack != nil:
 		h.log().ErrorContext(ctx, "lode: tool panicked", "tool", call.Name, "call_id", call.ID, "panic", err, "stack", string(stack))

@@ -395,7 +395,10 @@ func (b *Bash) Tools(context.Context) ([]tool.Tool, error) {
 		Name:        b.prefix + "run",
 		Description: desc,
 		Schema:      schema,
-		Hints:       tool.Hints{Destructive: true, OpenWorld: true},
+		// A command can reach the network (SendsOut) and print what it
+		// fetched (Untrusted), whatever the containment: flow rules must
+		// treat it as both.
+		Hints: tool.Hints{Destructive: true, OpenWorld: true, SendsOut: true, Untrusted: true},
 		// The handler's per-call timeout must not cut a command short of
 		// the timeout it may ask for.
 		Timeout: addSaturating(b.maxTimeout, 2*(drainGrace+cleanupBound)),

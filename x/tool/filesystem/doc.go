@@ -2,6 +2,11 @@
 // root directory: read, write, edit, list, glob, search and stat, mounted as
 // "filesystem__read" and so on.
 //
+// Flow labels: the tools that read (read, search, list, glob, stat) are
+// hinted Private — the files are taken as the user's own data, so once
+// one is read x/policy's flow rules about private data apply; write and
+// edit bring nothing into the conversation and carry no label.
+//
 // The application assigns the root — New(root) — and there is no default:
 // an empty root is ErrNoRoot. The root is fixed when the FS is built: the
 // sandbox a registry hands a mounted source's call (tool.SandboxFrom) is

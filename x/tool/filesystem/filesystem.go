@@ -190,7 +190,12 @@ type spec struct {
 	writes            bool
 }
 
-var readOnlyHints = tool.Hints{ReadOnly: true, Idempotent: true}
+// readOnlyHints mark what the tools that read say: the files under the
+// root are taken as the user's own, so reading them (names included)
+// labels the thread private; a flow rule may then keep them from being
+// sent out. A root holding downloaded pages is better mounted from an MCP
+// server, whose output counts as untrusted.
+var readOnlyHints = tool.Hints{ReadOnly: true, Idempotent: true, Private: true}
 
 func specs() []spec {
 	return []spec{

@@ -75,10 +75,11 @@ func New(opts ...Option) *pack.Bundle {
 				"Returns items (by default id, title, state, stateType, labels), the total that matched, " +
 				"next_cursor for the next page, and skipped: item files that could not be read, and why.",
 			Schema: query.Schema(qopts...),
-			Hints:  tool.Hints{ReadOnly: true, Idempotent: true},
+			// The board is the user's own: reading it labels the thread private.
+			Hints: tool.Hints{ReadOnly: true, Idempotent: true, Private: true},
 		}, b.query),
 		pack.Tool("local_get", "Get one item of the local board by id, with every field and its body.", b.get,
-			tool.WithHints(tool.Hints{ReadOnly: true, Idempotent: true})),
+			tool.WithHints(tool.Hints{ReadOnly: true, Idempotent: true, Private: true})),
 		pack.Tool("local_create", "Create an item on the local board. Without an id, the next free number is used.", b.create),
 		pack.Tool("local_update_state", "Set an item's state (and optionally its stateType).", b.updateState,
 			tool.WithHints(tool.Hints{Idempotent: true})),

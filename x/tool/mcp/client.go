@@ -87,6 +87,10 @@ type config struct {
 	// tools (WithReadOnly, WithTrusted), taken over the server's.
 	readOnly bool
 	trusted  []string
+	// labels and toolLabels are the flow labels of the server's tools
+	// (WithLabels); every tool's output is untrusted unless they say so.
+	labels     Labels
+	toolLabels map[string]Labels
 
 	errs []error
 }
@@ -240,9 +244,55 @@ func WithTrusted(names ...string) Option {
 	return func(c *config) { c.trusted = append(c.trusted, names...) }
 }
 
-// vouch puts the application's word on t (WithReadOnly, WithTrusted) over
-// the server's, in its hints and in the annotations a Server passes on.
+// Labels are the application's word on the flow labels of a server's
+// tools (tool.Hints' Untrusted, Private and SendsOut). The zero Labels is
+// the default: the tools' output is untrusted (any server may pass on
+// text written by others: a page, a mail, an issue), and holds nothing
+// private, and calls send nothing out.
+type Labels struct {
+	// TrustOutput says that the tools' output carries no text from
+	// outside parties: they are not hinted Untrusted.
+	TrustOutput bool
+	// Private says that the tools' output holds the user's private data.
+	Private bool
+	// SendsOut says that a call sends data out to someone other than the
+	// user.
+	SendsOut bool
+}
+
+// WithLabels sets the flow labels of the tools called names, as the
+// server names them, or, with no names, of every tool the server offers
+// that no named WithLabels covers. A later call for the same names wins.
+// MCP has no annotation for them, so what the server says never counts.
+func WithLabels(l Labels, names ...string) Option {
+	return func(c *config) {
+		if len(names) == 0 {
+			c.labels = l
+			return
+		}
+		if c.toolLabels == nil {
+			c.toolLabels = make(map[string]Labels)
+		}
+		for _, n := range names {
+			c.toolLabels[n] = l
+		}
+	}
+}
+
+// label sets t's flow hints from WithLabels.
+func (c *config) label(t *tool.Tool) {
+	l, ok := c.toolLabels[t.Name]
+	if !ok {
+		l = c.labels
+	}
+	t.Hints.Untrusted, t.Hints.Private, t.Hints.SendsOut = !l.TrustOutput, l.Private, l.SendsOut
+}
+
+// vouch puts the application's word on t (WithReadOnly, WithTrusted,
+// WithLabels) over the server's, in its hints and in the annotations a
+// Server passes on.
 func (c *config) vouch(t *tool.Tool) error {
+	c.label(t)
 	if !c.readOnly && !slices.Contains(c.trusted, t.Name) {
 		return nil
 	}
@@ -392,6 +442,9 @@ func (c *config) check() {
 		if n == "" {
 			c.fail("WithTrusted: an empty tool name")
 		}
+	}
+	if _, ok := c.toolLabels[""]; ok {
+		c.fail("WithLabels: an empty tool name")
 	}
 	if c.stopTimeout <= 0 {
 		c.fail("WithStopTimeout: %s is not positive", c.stopTimeout)

@@ -211,9 +211,9 @@ func TestClientToolsAndHints(t *testing.T) {
 		name, desc string
 		hints      tool.Hints
 	}{
-		{"plain", "no annotations", tool.Hints{Destructive: true, OpenWorld: true}},
-		{"reader", "Reader", tool.Hints{ReadOnly: true}},
-		{"writer", "writes", tool.Hints{Idempotent: true, OpenWorld: true}},
+		{"plain", "no annotations", tool.Hints{Destructive: true, OpenWorld: true, Untrusted: true}},
+		{"reader", "Reader", tool.Hints{ReadOnly: true, Untrusted: true}},
+		{"writer", "writes", tool.Hints{Idempotent: true, OpenWorld: true, Untrusted: true}},
 	}
 	for _, ck := range checks {
 		tl, ok := got[ck.name]

@@ -63,7 +63,10 @@
 // MCP's annotation defaults apply to hints: a tool that does not say it is
 // read-only or non-destructive is taken as Destructive (so a Handler with
 // an approver asks about every call to it), unless the application vouches
-// for the server's tools with WithReadOnly or WithTrusted. A tool's title,
+// for the server's tools with WithReadOnly or WithTrusted. Every tool of a
+// server is hinted Untrusted (its output may carry text written by
+// others, which x/policy's flow rules act on) unless WithLabels says
+// otherwise; WithLabels also marks tools Private or SendsOut. A tool's title,
 // output schema and annotations are kept as the server gave them
 // (tool.Tool's Title, OutputSchema, Annotations), so that a Server serving
 // the registry again says the same of it. A tool the server runs only as an
@@ -86,6 +89,11 @@
 // that WithFilter sees, both for tools/list and again on every tools/call;
 // a call to a tool the filter hides gets exactly the result of a call to
 // one that does not exist, naming the tools the caller may use.
+// The flow labels a call brings in (ledger.Label; see x/policy's flows)
+// are written on that state: WithState's lives as long as the server, and
+// a state WithIdentify makes for one request gets, before each tools/list
+// and tools/call, the labels its MCP session took in before, so a flow
+// holds across a session's requests (for its live sessions only).
 // Host and Origin headers must be loopback unless allowed (DNS-rebinding
 // protection) and bodies are bounded. What a served tool reports with
 // xtool.Progress reaches the client as notifications/progress when its

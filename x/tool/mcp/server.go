@@ -159,6 +159,7 @@ type Server struct {
 	calls  atomic.Uint64
 	nonces atomic.Uint64
 	idents sync.Map // identity nonce -> ledger.State
+	labels sessionLabels
 }
 
 // identityHeader carries, inside the server only, the key under which an
@@ -376,6 +377,7 @@ func (s *Server) callTool(ctx context.Context, req *sdk.CallToolRequest) *sdk.Ca
 	if err != nil {
 		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("the call to %s was refused: %v", name, err)}}}
 	}
+	s.restoreLabels(req, st)
 	ctx = xtool.WithCaller(ctx, st)
 	ctx = xtool.WithReporter(ctx, reporter{req: req})
 	if s.filter != nil {
@@ -385,6 +387,7 @@ func (s *Server) callTool(ctx context.Context, req *sdk.CallToolRequest) *sdk.Ca
 	ctx = context.WithValue(ctx, callKey{}, ci)
 	id := "mcp-" + strconv.FormatUint(s.calls.Add(1), 10)
 	res := s.handler.Execute(ctx, artifact.ToolCall{ID: id, Name: name, Arguments: string(raw)})
+	s.keepLabels(req, st)
 	if ci.input != nil {
 		// The call did not run: the client asks its person and calls again
 		// with the answer (multi round-trip requests).
@@ -402,6 +405,7 @@ func (s *Server) listTools(ctx context.Context, req sdk.Request, res sdk.Result)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "tools/list refused: " + err.Error()}
 	}
+	s.restoreLabels(req, st)
 	allowed := make(map[string]bool)
 	for _, t := range s.filter(ctx, st, s.reg.Tools()) {
 		allowed[t.Name] = true

@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/lodeworks/lode/artifact"
@@ -24,13 +25,20 @@ func TestVouchedTools(t *testing.T) {
 		annots   string
 		approval bool
 	}{
-		{"spec defaults", nil, "test_simple_text", tool.Hints{Destructive: true, OpenWorld: true}, "", true},
+		{"spec defaults", nil, "test_simple_text", tool.Hints{Destructive: true, OpenWorld: true, Untrusted: true}, "", true},
 		{"trusted", []mcp.Option{mcp.WithTrusted("test_simple_text")}, "test_simple_text",
-			tool.Hints{OpenWorld: true}, `{"destructiveHint":false,"idempotentHint":false,"readOnlyHint":false}`, false},
+			tool.Hints{OpenWorld: true, Untrusted: true}, `{"destructiveHint":false,"idempotentHint":false,"readOnlyHint":false}`, false},
 		{"another tool than the trusted one", []mcp.Option{mcp.WithTrusted("test_simple_text")}, "test_error_handling",
-			tool.Hints{Destructive: true, OpenWorld: true}, "", true},
+			tool.Hints{Destructive: true, OpenWorld: true, Untrusted: true}, "", true},
 		{"read-only server", []mcp.Option{mcp.WithReadOnly()}, "test_error_handling",
-			tool.Hints{ReadOnly: true, OpenWorld: true}, `{"destructiveHint":false,"idempotentHint":false,"readOnlyHint":true}`, false},
+			tool.Hints{ReadOnly: true, OpenWorld: true, Untrusted: true}, `{"destructiveHint":false,"idempotentHint":false,"readOnlyHint":true}`, false},
+		// Flow labels are lode's alone: MCP's annotations never carry them.
+		{"labels for the server", []mcp.Option{mcp.WithLabels(mcp.Labels{TrustOutput: true, Private: true})}, "test_simple_text",
+			tool.Hints{Destructive: true, OpenWorld: true, Private: true}, "", true},
+		{"labels for a tool", []mcp.Option{mcp.WithLabels(mcp.Labels{Private: true}), mcp.WithLabels(mcp.Labels{SendsOut: true}, "test_simple_text")}, "test_simple_text",
+			tool.Hints{Destructive: true, OpenWorld: true, Untrusted: true, SendsOut: true}, "", true},
+		{"another tool than the labelled one", []mcp.Option{mcp.WithLabels(mcp.Labels{SendsOut: true}, "test_simple_text")}, "test_error_handling",
+			tool.Hints{Destructive: true, OpenWorld: true, Untrusted: true}, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, err := fixture.NewServer()
@@ -63,6 +71,13 @@ func TestVouchedTools(t *testing.T) {
 				t.Errorf("the approver was asked: %v, want %v", asked, tc.approval)
 			}
 		})
+	}
+}
+
+func TestWithLabelsRefusesAnEmptyName(t *testing.T) {
+	_, err := mcp.NewClient(mcp.WithName("fx"), mcp.WithStdio("x"), mcp.WithLabels(mcp.Labels{}, "a", ""))
+	if err == nil || !strings.Contains(err.Error(), "WithLabels: an empty tool name") {
+		t.Fatalf("got %v", err)
 	}
 }
 
