@@ -10,6 +10,7 @@ import (
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/tool"
 	"github.com/lodeworks/lode/x/provider/script"
+	"github.com/lodeworks/lode/x/policy"
 	xtool "github.com/lodeworks/lode/x/tool"
 )
 
@@ -77,16 +78,22 @@ func BenchmarkRulesPerTurn(b *testing.B) {
 	for _, on := range []bool{false, true} {
 		name := "rules off"
 		opts := []xtool.HandlerOption{deny}
+		var filter xtool.ToolFilter
 		if on {
 			name = "rules on"
-			opts = append(opts, containment()...)
+			enf, err := containment(reg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			opts = append(opts, enf.HandlerOptions()...)
+			filter = enf.Filter()
 		}
 		b.Run(name, func(b *testing.B) {
-			step := loop.New(loop.WithHandlers(xtool.NewHandler(reg, opts...)), loop.WithInvokeOptions(xtool.WithFilteredTools(reg, nil)))
+			step := loop.New(loop.WithHandlers(xtool.NewHandler(reg, opts...)), loop.WithInvokeOptions(xtool.WithFilteredTools(reg, filter)))
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				th := ledger.NewThread(ledger.WithClock(nil))
+				th := ledger.NewThread(ledger.WithClock(nil), ledger.WithMetadata(map[string]string{policy.RolesKey: "user"}))
 				_ = th.Append(ledger.RoleUser, artifact.Text{Content: "Mail bob."})
 				if _, err := step.Turn(ctx, th, script.Play(script.Call("c1", "send_mail", `{}`))); err != nil {
 					b.Fatal(err)

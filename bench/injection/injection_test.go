@@ -10,6 +10,7 @@ import (
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/policy"
 	xtool "github.com/lodeworks/lode/x/tool"
 )
 
@@ -79,7 +80,7 @@ func TestContainment(t *testing.T) {
 		{name: "a write after both", labels: []ledger.Label{ledger.LabelPrivate, ledger.LabelUntrusted}, tool: write},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			th := ledger.NewThread()
+			th := ledger.NewThread(ledger.WithMetadata(map[string]string{policy.RolesKey: "user"}))
 			for _, l := range c.labels {
 				if err := ledger.AddLabel(th, l, "reader"); err != nil {
 					t.Fatal(err)
@@ -96,7 +97,11 @@ func TestContainment(t *testing.T) {
 				t.Fatal(err)
 			}
 			asked := false
-			h := xtool.NewHandler(reg, append(containment(), xtool.WithApprover(func(context.Context, tool.Tool, artifact.ToolCall) error {
+			enf, err := containment(reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := xtool.NewHandler(reg, append(enf.HandlerOptions(), xtool.WithApprover(func(context.Context, tool.Tool, artifact.ToolCall) error {
 				asked = true
 				return errDenied
 			}))...)

@@ -12,47 +12,33 @@ import (
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/policy"
 	xtool "github.com/lodeworks/lode/x/tool"
 )
 
-// containment is the flow rules of issue 43, as the policy file will
-// write them:
-//
-//	flows:
-//	  - {after: [untrusted], calls: [sends_out], then: approve}
-//	  - {after: [private], calls: [sends_out], then: deny}
-//
-// Written here on x/tool's gate and approval rule until x/policy's flows
-// land; then Run's "On" case takes the policy's handler options instead,
-// a one-line change, and this function goes.
-func containment() []xtool.HandlerOption {
-	deny := func(_ context.Context, st ledger.State, t tool.Tool, _ string, _ artifact.ToolCall) xtool.Verdict {
-		if !t.Hints.SendsOut || st == nil {
-			return xtool.Verdict{}
-		}
-		if from, ok := ledger.HasLabel(st, ledger.LabelPrivate); ok {
-			return xtool.Verdict{Refuse: fmt.Sprintf("%s %s sends data out, and this thread holds private data (from %s)", refusedLead, t.Name, from)}
-		}
-		return xtool.Verdict{}
+// containmentPolicy is the flow rules of issue 43 as a policy file
+// writes them, beside a role that may use every tool.
+const containmentPolicy = `roles:
+  user:
+    allow: {tools: ["*"]}
+flows:
+  - {after: [untrusted], calls: [sends_out], then: approve}
+  - {after: [private], calls: [sends_out], then: deny}
+`
+
+// containment is the policy's enforcer over reg: its filter hides what a
+// deny flow covers, its gate refuses it, its approval rule asks for what
+// an approve flow covers.
+func containment(reg tool.Registry) (*policy.Enforcer, error) {
+	p, err := policy.Parse([]byte(containmentPolicy))
+	if err != nil {
+		return nil, err
 	}
-	approve := func(ctx context.Context, t tool.Tool, _ artifact.ToolCall) (string, bool) {
-		if !t.Hints.SendsOut {
-			return "", false
-		}
-		st, ok := xtool.Caller(ctx)
-		if !ok {
-			return "the caller's thread is unknown", true // fail closed
-		}
-		if from, ok := ledger.HasLabel(st, ledger.LabelUntrusted); ok {
-			return fmt.Sprintf("%s sends data out after untrusted content (from %s)", t.Name, from), true
-		}
-		return "", false
-	}
-	return []xtool.HandlerOption{xtool.WithGate(deny), xtool.WithApprovalRule(approve)}
+	return policy.NewEnforcer(reg, p), nil
 }
 
-// refusedLead starts a flow rule's refusal, so that a run can count them.
-const refusedLead = "refused by a flow rule:"
+// refusedLead is in a flow rule's refusal, so that a run can count them.
+const refusedLead = "was refused: this conversation holds"
 
 // Model names the scripted models.
 type Model string
@@ -123,12 +109,18 @@ func Run(ctx context.Context, s *Suite, task UserTask, inj *InjectionTask, c Con
 		return errDenied
 	}
 	hopts := []xtool.HandlerOption{xtool.WithApprover(approver)}
+	var filter xtool.ToolFilter
 	if c.On {
-		hopts = append(hopts, containment()...)
+		enf, err := containment(reg)
+		if err != nil {
+			return Outcome{}, err
+		}
+		hopts = append(hopts, enf.HandlerOptions()...)
+		filter = enf.Filter()
 	}
 	step := loop.New(
 		loop.WithHandlers(xtool.NewHandler(reg, hopts...)),
-		loop.WithInvokeOptions(xtool.WithFilteredTools(reg, nil)),
+		loop.WithInvokeOptions(xtool.WithFilteredTools(reg, filter)),
 		loop.WithMaxTurns(maxTurns),
 	)
 	plans := map[string]plan{task.Prompt: task.plan}
@@ -136,7 +128,7 @@ func Run(ctx context.Context, s *Suite, task UserTask, inj *InjectionTask, c Con
 	if c.Model == Obedient {
 		model = obedientModel(plans)
 	}
-	th := ledger.NewThread(ledger.WithClock(nil))
+	th := ledger.NewThread(ledger.WithClock(nil), ledger.WithMetadata(map[string]string{policy.RolesKey: "user"}))
 	_ = th.Append(ledger.RoleUser, artifact.Text{Content: task.Prompt})
 	if _, err := step.Run(ctx, th, model); err != nil {
 		return Outcome{}, fmt.Errorf("%s / %s: %w", s.Name, task.ID, err)

@@ -9,11 +9,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/tool"
 	"github.com/lodeworks/lode/x/guard/quarantine"
-	xtool "github.com/lodeworks/lode/x/tool"
 )
 
 // The world every environment's tools act on: in memory, built afresh for
@@ -176,30 +174,10 @@ var (
 	destroys             = tool.Hints{Destructive: true}
 )
 
-// add registers a typed tool, recording its labels on the caller's thread.
+// add registers a typed tool; x/tool's Handler records its labels.
 func add[In, Out any](reg tool.Registry, name, desc string, h tool.Hints, fn func(context.Context, In) (Out, error)) {
-	if err := tool.RegisterFunc(reg, name, desc, labelled(name, h, fn), tool.WithHints(h)); err != nil {
+	if err := tool.RegisterFunc(reg, name, desc, fn, tool.WithHints(h)); err != nil {
 		panic(err) // the benchmark's own tools: a bad one is a bug here
-	}
-}
-
-// labelled records the labels of a tool's output on the caller's thread
-// when it runs. Until x/tool's Handler records them itself (issue 43's
-// flow branch), the benchmark's tools do; then this goes.
-func labelled[In, Out any](name string, h tool.Hints, fn func(context.Context, In) (Out, error)) func(context.Context, In) (Out, error) {
-	if !h.Untrusted && !h.Private {
-		return fn
-	}
-	return func(ctx context.Context, in In) (Out, error) {
-		if st, ok := xtool.Caller(ctx); ok {
-			if h.Untrusted {
-				_ = ledger.AddLabel(st, ledger.LabelUntrusted, name)
-			}
-			if h.Private {
-				_ = ledger.AddLabel(st, ledger.LabelPrivate, name)
-			}
-		}
-		return fn(ctx, in)
 	}
 }
 
