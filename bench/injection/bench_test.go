@@ -9,8 +9,8 @@ import (
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/tool"
-	"github.com/lodeworks/lode/x/provider/script"
 	"github.com/lodeworks/lode/x/policy"
+	"github.com/lodeworks/lode/x/provider/script"
 	xtool "github.com/lodeworks/lode/x/tool"
 )
 
