@@ -24,8 +24,7 @@ const (
 
 // ErrForkPoint is what Fork returns, wrapped in a message naming the
 // reason, for a cut it refuses: out of range, or inside a turn of work
-// (a tool call kept without its result, a summary kept without the turns
-// it covers).
+// (a tool call kept without its result).
 var ErrForkPoint = errors.New("ledger: cannot fork there")
 
 // Metadata that other packages keep in a thread and that a fork trims by
@@ -72,9 +71,15 @@ func WithForkID(id string) ForkOption { return func(c *forkConfig) { c.id = id }
 //
 // The cut must be where a turn may start: 0 <= at <= the parent's length,
 // every tool call in the kept turns answered in them (so the fork inherits
-// no pending approval and runs no kept call again), and every kept summary
-// covering kept turns only. Any other cut fails with ErrForkPoint, naming
-// the turn to cut at instead; a missing parent fails with ErrNotFound.
+// no pending approval and runs no kept call again). Any other cut fails
+// with ErrForkPoint, naming the turn to cut at instead; a missing parent
+// fails with ErrNotFound.
+//
+// Summaries (artifact.Summary) need no trimming: a summary is a turn
+// stored after the turns it stands for, so one that covers turns at or
+// after the cut is itself after the cut, and the kept ones are those the
+// parent's requests used up to the cut. A reload of the fork builds the
+// request the parent built at the cut.
 //
 // Fork uses the Store contract only (Load, then Create with the kept
 // turns), so every Store has it, and it is as crash-safe as Create: a
@@ -120,13 +125,6 @@ func forkCut(turns []Turn, at int) ([]Turn, error) {
 	if open, _ := ScanCalls(kept); len(open) > 0 {
 		c := open[0]
 		return nil, fmt.Errorf("%w: call %s (%s) of turn %d has no result before turn %d; fork at %d or after its result", bare{ErrForkPoint}, c.Call.ID, c.Call.Name, c.Turn, at, c.Turn)
-	}
-	for i, t := range kept {
-		for _, a := range t.Artifacts {
-			if s, ok := a.(artifact.Summary); ok && s.Last >= at {
-				return nil, fmt.Errorf("%w: the summary in turn %d covers turns %d to %d; fork at %d or later, or at %d", bare{ErrForkPoint}, i, s.First, s.Last, s.Last+1, i)
-			}
-		}
 	}
 	return kept, nil
 }

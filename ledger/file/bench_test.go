@@ -57,3 +57,14 @@ func BenchmarkLeaseRenew(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFork forks a 10,000-turn thread whole (the fsync of the new
+// journal included).
+func BenchmarkFork(b *testing.B) {
+	s, err := file.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ledgertest.BenchFork(b, s, 10_000)
+}

@@ -776,3 +776,8 @@ func TestOldReasoningForm(t *testing.T) {
 		t.Fatalf("after an append, loaded %#v", turns)
 	}
 }
+
+func TestForkCrash(t *testing.T) {
+	ledgertest.ForkCrash(t, "TestForkCrash", func(t testing.TB) string { return t.TempDir() },
+		func(dir string) (ledger.Store, error) { return file.Open(dir) })
+}

@@ -22,6 +22,7 @@ func Bench(b *testing.B, newStorage func(t testing.TB) Opener) {
 	for _, size := range []int{10, 10_000} {
 		b.Run(fmt.Sprintf("LeaseRenew/turns=%d", size), func(b *testing.B) { BenchLease(b, open(b), size) })
 	}
+	b.Run("Fork/turns=10000", func(b *testing.B) { BenchFork(b, open(b), 10_000) })
 }
 
 // benchTurn is a typical assistant turn: a paragraph and its usage.

@@ -70,6 +70,9 @@ var contract = []Check{
 	{"LeaseRace", testLeaseRace},
 	{"LeaseRenewRelease", testLeaseRenewRelease},
 	{"LeaseBadInput", testLeaseBadInput},
+	{"ForkKeepsTheTurnsBeforeTheCut", testForkKeeps},
+	{"ForkAtTheEndsAndForkOfAFork", testForkEnds},
+	{"ForkRefusesABadCut", testForkRefuses},
 }
 
 // Text returns a Text artifact; a shorthand for tests.

@@ -31,3 +31,8 @@ func BenchmarkLeaseRenew(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkFork(b *testing.B) {
+	srv := pgtest.Shared(b)
+	ledgertest.BenchFork(b, open(b, srv.NewDatabase(b)), 10_000)
+}

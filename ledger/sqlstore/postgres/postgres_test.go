@@ -169,3 +169,8 @@ func TestLeaseCrash(t *testing.T) {
 	ledgertest.LeaseCrash(t, "TestLeaseCrash", func(t testing.TB) string { return pgtest.Shared(t).NewDatabase(t) },
 		func(dsn string) (ledger.Store, error) { return postgres.Open(context.Background(), dsn) })
 }
+
+func TestForkCrash(t *testing.T) {
+	ledgertest.ForkCrash(t, "TestForkCrash", func(t testing.TB) string { return pgtest.Shared(t).NewDatabase(t) },
+		func(dsn string) (ledger.Store, error) { return postgres.Open(context.Background(), dsn) })
+}

@@ -27,3 +27,7 @@ func BenchmarkLeaseRenew(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkFork(b *testing.B) {
+	ledgertest.BenchFork(b, open(b, filepath.Join(b.TempDir(), "ledger.db")), 10_000)
+}

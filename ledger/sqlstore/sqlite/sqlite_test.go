@@ -88,3 +88,8 @@ func TestLeaseCrash(t *testing.T) {
 	ledgertest.LeaseCrash(t, "TestLeaseCrash", func(t testing.TB) string { return filepath.Join(t.TempDir(), "ledger.db") },
 		func(path string) (ledger.Store, error) { return sqlite.Open(context.Background(), path) })
 }
+
+func TestForkCrash(t *testing.T) {
+	ledgertest.ForkCrash(t, "TestForkCrash", func(t testing.TB) string { return filepath.Join(t.TempDir(), "ledger.db") },
+		func(path string) (ledger.Store, error) { return sqlite.Open(context.Background(), path) })
+}
