@@ -220,8 +220,8 @@ const forkCrashEnv = "LODE_LEDGERTEST_FORK_CRASH"
 
 type forkChild struct{ Where string }
 
-// forkCrashTurns is the length of the thread ForkCrash forks; its turns
-// are large, so that a kill can land inside a fork's write.
+// forkCrashTurns is the length of the thread ForkCrash forks; at 4 KiB a
+// turn, a fork writes 400 KiB, so that a kill can land inside the write.
 const forkCrashTurns = 100
 
 // ForkCrash checks that a fork killed with SIGKILL leaves no fork or a
@@ -241,7 +241,7 @@ func ForkCrash(t *testing.T, testName string, newStorage func(t testing.TB) stri
 	opener := OpenerOf(where, open)
 	turns := make([]ledger.Turn, forkCrashTurns)
 	for i := range turns {
-		turns[i] = ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{Text(crashTurn(i * 13))}}
+		turns[i] = ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{Text(fmt.Sprintf("turn %d ", i) + strings.Repeat(string(rune('a'+i%26)), 4<<10))}}
 	}
 	parent := Create(t, opener(t), ledger.WithID("parent"), ledger.WithTurns(turns...)).Turns()
 	for round, after := range []int{1, 3, 7} {
