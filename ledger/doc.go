@@ -49,6 +49,26 @@
 //   - Expiry is judged with the clock the caller passes, so the owners'
 //     clocks must agree to within a small part of the lease's duration.
 //
+// # Forks
+//
+// Fork makes a new thread of a stored thread's first turns, to ask again
+// from a point of it without losing what followed (an edit, a regenerate,
+// a counterfactual). The fork keeps those turns as they were and links
+// back under ForkedFromKey and ForkedAtKey; it leaves behind the lease,
+// tool-search activations and child-agent links of later turns. It cuts
+// only where a turn may start (every kept call has its result), so it
+// inherits no pending approval and runs no kept call again; any other cut
+// is ErrForkPoint. Spend counters belong to the Counter, not the thread,
+// and are never copied.
+//
+// Fork is a function over the Store contract rather than a Store method:
+// it loads the parent and creates the fork with its kept turns, so every
+// Store, lode's and a third party's, has it without a change, and a fork
+// is as crash-safe as Create (no fork or a whole one). The price is a copy
+// of the kept turns; BENCHMARKS.md gives it per store. A store that could
+// share the parent's turns would add an optional interface that Fork
+// finds by assertion; none does yet.
+//
 // The in-memory Thread has no versions and takes no lease. The loop's Run,
 // Turn and Resume lease every stored thread they work on.
 package ledger
