@@ -18,17 +18,20 @@
 // on return, round trips of every artifact kind, listing, deletion,
 // conflicts between instances, closed stores and cancelled contexts, the
 // records a loop run appends (calls, results, approval records, claims at
-// a version) and leases. It uses the ledger API alone: it imports nothing
+// a version), leases and forks (ledger.Fork: the kept turns, the link
+// back, what is left behind, refused cuts, forks of forks). It uses the ledger API alone: it imports nothing
 // of the loop, so a store written outside lode depends on nothing more
 // than its own code and ledger.
 //
 // Stores that persist across processes add more, each one test function:
 // RunDamaged (damage is reported, never hidden), Crash (kill -9 of a
-// writer loses nothing that Append returned) and LeaseCrash (a lease and
-// the claim made under it survive the kill of their owner). Crash and
-// LeaseCrash re-run the test binary as a child, so the test that calls
-// them must call them first thing. Bench, or BenchAppend, BenchLoad and
-// BenchLease one by one, measure a store.
+// writer loses nothing that Append returned), LeaseCrash (a lease and
+// the claim made under it survive the kill of their owner) and ForkCrash
+// (a fork killed mid-way leaves no fork or a whole one, and the parent
+// intact). Crash, LeaseCrash and ForkCrash re-run the test binary as a
+// child, so the test that calls them must call them first thing. Bench,
+// or BenchAppend, BenchLoad, BenchLease and BenchFork one by one, measure
+// a store.
 //
 // The pieces these tests are built from are exported for a store's own
 // tests: StartChild, ChildConfig and RunChild run a child process that
