@@ -47,8 +47,8 @@ type ForkOption func(*forkConfig)
 
 type forkConfig struct{ id string }
 
-// WithForkID names the fork instead of giving it a random ID; an ID
-// already taken fails with ErrConflict.
+// WithForkID names the fork instead of giving it a random ID ("" keeps
+// the random one); an ID already taken fails with ErrConflict.
 func WithForkID(id string) ForkOption { return func(c *forkConfig) { c.id = id } }
 
 // Fork makes a new thread of the first at turns of the thread id in
@@ -59,7 +59,8 @@ func WithForkID(id string) ForkOption { return func(c *forkConfig) { c.id = id }
 // parent and at, and without what belongs to the parent's later turns or
 // to the parent alone:
 //
-//   - the lease (LeaseKey) and a paused child's awaiting calls;
+//   - the lease (LeaseKey), a paused child's awaiting calls and a
+//     Temporal turn's staged results;
 //   - tool-search activations made at or after the cut, and the links to
 //     child threads (x/agent) of calls after the cut; child threads of
 //     kept calls stay linked, and are not run again;
@@ -78,8 +79,8 @@ func WithForkID(id string) ForkOption { return func(c *forkConfig) { c.id = id }
 // Summaries (artifact.Summary) need no trimming: a summary is a turn
 // stored after the turns it stands for, so one that covers turns at or
 // after the cut is itself after the cut, and the kept ones are those the
-// parent's requests used up to the cut. A reload of the fork builds the
-// request the parent built at the cut.
+// parent's requests used up to the cut: the fork's history, and so the
+// request a history policy builds from it, is the parent's at the cut.
 //
 // Fork uses the Store contract only (Load, then Create with the kept
 // turns), so every Store has it, and it is as crash-safe as Create: a
