@@ -1,0 +1,334 @@
+package memory
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+)
+
+// BM25 parameters of the file store's ranking.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// FileStore keeps each Scope's facts in a file of JSON lines in a folder,
+// and searches them in memory with BM25 over Terms. A scope's file is read
+// on its first use and kept in memory after. One process uses a folder at
+// a time.
+type FileStore struct {
+	dir string
+
+	mu     sync.Mutex
+	scopes map[Scope]*index
+}
+
+// OpenFile opens (creating if needed) the folder dir as a FileStore.
+func OpenFile(dir string) (*FileStore, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("memory: %w", err)
+	}
+	return &FileStore{dir: dir, scopes: map[Scope]*index{}}, nil
+}
+
+// line is one line of a scope's file: a saved fact, or a forgotten ID.
+type line struct {
+	ID     string    `json:"id,omitempty"`
+	Text   string    `json:"text,omitempty"`
+	Saved  time.Time `json:"saved,omitzero"`
+	Forget string    `json:"forget,omitempty"`
+	Tenant string    `json:"tenant"`
+	User   string    `json:"user"`
+}
+
+// path names a scope's file by a hash of its tenant and user, so no name
+// a caller chooses reaches the file system.
+func (s *FileStore) path(sc Scope) string {
+	h := sha256.New()
+	b, _ := json.Marshal([]string{sc.Tenant, sc.User})
+	h.Write(b)
+	return filepath.Join(s.dir, hex.EncodeToString(h.Sum(nil)[:16])+".jsonl")
+}
+
+// load returns the index of sc, reading its file on first use. s.mu is held.
+func (s *FileStore) load(sc Scope) (*index, error) {
+	if ix, ok := s.scopes[sc]; ok {
+		return ix, nil
+	}
+	ix := newIndex()
+	f, err := os.Open(s.path(sc))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("memory: %w", err)
+	default:
+		defer f.Close()
+		sc2 := bufio.NewScanner(f)
+		sc2.Buffer(make([]byte, 64<<10), 1<<20)
+		for n := 1; sc2.Scan(); n++ {
+			var l line
+			if err := json.Unmarshal(sc2.Bytes(), &l); err != nil {
+				return nil, fmt.Errorf("memory: %s line %d: %w", s.path(sc), n, err)
+			}
+			if l.Tenant != sc.Tenant || l.User != sc.User {
+				continue // not this scope's: never shown
+			}
+			if l.Forget != "" {
+				ix.remove(l.Forget)
+			} else {
+				ix.add(Fact{ID: l.ID, Text: l.Text, Saved: l.Saved})
+			}
+		}
+		if err := sc2.Err(); err != nil {
+			return nil, fmt.Errorf("memory: %s: %w", s.path(sc), err)
+		}
+	}
+	s.scopes[sc] = ix
+	return ix, nil
+}
+
+// write appends lines to sc's file and syncs it.
+func (s *FileStore) write(sc Scope, lines []line) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for _, l := range lines {
+		l.Tenant, l.User = sc.Tenant, sc.User
+		if err := enc.Encode(l); err != nil {
+			return fmt.Errorf("memory: %w", err)
+		}
+	}
+	f, err := os.OpenFile(s.path(sc), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	_, err = f.Write(buf.Bytes())
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	return nil
+}
+
+// Save implements Store.
+func (s *FileStore) Save(ctx context.Context, sc Scope, texts ...string) ([]Fact, error) {
+	if err := sc.Check(); err != nil {
+		return nil, err
+	}
+	for _, t := range texts {
+		if err := CheckFact(t); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("memory: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ix, err := s.load(sc)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	facts := make([]Fact, len(texts))
+	lines := make([]line, len(texts))
+	for i, t := range texts {
+		facts[i] = Fact{ID: newID(), Text: t, Saved: now}
+		lines[i] = line{ID: facts[i].ID, Text: t, Saved: now}
+	}
+	if err := s.write(sc, lines); err != nil {
+		return nil, err
+	}
+	for _, f := range facts {
+		ix.add(f)
+	}
+	return facts, nil
+}
+
+// Search implements Store.
+func (s *FileStore) Search(ctx context.Context, sc Scope, query string, limit int) ([]Fact, error) {
+	if err := sc.Check(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("memory: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ix, err := s.load(sc)
+	if err != nil {
+		return nil, err
+	}
+	return ix.search(QueryTerms(query), Limit(limit)), nil
+}
+
+// Forget implements Store.
+func (s *FileStore) Forget(ctx context.Context, sc Scope, id string) error {
+	if err := sc.Check(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ix, err := s.load(sc)
+	if err != nil {
+		return err
+	}
+	if _, ok := ix.docs[id]; !ok {
+		return ErrNotFound
+	}
+	if err := s.write(sc, []line{{Forget: id}}); err != nil {
+		return err
+	}
+	ix.remove(id)
+	return nil
+}
+
+// List implements Store.
+func (s *FileStore) List(ctx context.Context, sc Scope) ([]Fact, error) {
+	if err := sc.Check(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("memory: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ix, err := s.load(sc)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Fact, 0, len(ix.docs))
+	for _, d := range ix.docs {
+		out = append(out, d.fact)
+	}
+	sort.Slice(out, func(i, j int) bool { return ix.docs[out[i].ID].seq < ix.docs[out[j].ID].seq })
+	return out, nil
+}
+
+// Close implements Store; it drops what the store holds in memory.
+func (s *FileStore) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.scopes = map[Scope]*index{}
+	return nil
+}
+
+func newID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// index is one scope's facts with an inverted index for BM25.
+type index struct {
+	docs     map[string]*doc
+	postings map[string]map[*doc]int // term → doc → term frequency
+	total    int                     // sum of the docs' lengths in terms
+	seq      int
+}
+
+type doc struct {
+	fact Fact
+	len  int
+	seq  int
+}
+
+func newIndex() *index {
+	return &index{docs: map[string]*doc{}, postings: map[string]map[*doc]int{}}
+}
+
+func (ix *index) add(f Fact) {
+	if _, ok := ix.docs[f.ID]; ok {
+		return
+	}
+	ix.seq++
+	terms := Terms(f.Text)
+	d := &doc{fact: f, len: len(terms), seq: ix.seq}
+	ix.docs[f.ID] = d
+	ix.total += d.len
+	for _, t := range terms {
+		p := ix.postings[t]
+		if p == nil {
+			p = map[*doc]int{}
+			ix.postings[t] = p
+		}
+		p[d]++
+	}
+}
+
+func (ix *index) remove(id string) {
+	d, ok := ix.docs[id]
+	if !ok {
+		return
+	}
+	delete(ix.docs, id)
+	ix.total -= d.len
+	for _, t := range Terms(d.fact.Text) {
+		if p := ix.postings[t]; p != nil {
+			delete(p, d)
+			if len(p) == 0 {
+				delete(ix.postings, t)
+			}
+		}
+	}
+}
+
+func (ix *index) search(terms []string, limit int) []Fact {
+	n := float64(len(ix.docs))
+	if n == 0 || len(terms) == 0 {
+		return nil
+	}
+	avg := float64(ix.total) / n
+	scores := map[*doc]float64{}
+	for _, t := range terms {
+		p := ix.postings[t]
+		if len(p) == 0 {
+			continue
+		}
+		df := float64(len(p))
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		for d, tf := range p {
+			f := float64(tf)
+			scores[d] += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(d.len)/avg))
+		}
+	}
+	ranked := make([]*doc, 0, len(scores))
+	for d := range scores {
+		ranked = append(ranked, d)
+	}
+	sort.Slice(ranked, func(i, j int) bool {
+		a, b := ranked[i], ranked[j]
+		if scores[a] != scores[b] {
+			return scores[a] > scores[b]
+		}
+		return a.seq > b.seq // the newer fact first among equals
+	})
+	if len(ranked) > limit {
+		ranked = ranked[:limit]
+	}
+	out := make([]Fact, len(ranked))
+	for i, d := range ranked {
+		out[i] = d.fact
+		out[i].Score = scores[d]
+	}
+	return out
+}
