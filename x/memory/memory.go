@@ -135,8 +135,9 @@ func init() {
 
 // Terms splits text into the lower-case terms every Store matches on: runs
 // of letters and digits, with common English stopwords and a trailing "'s"
-// left out. A term is made of letters and digits only, so it can carry no
-// query syntax into any store.
+// left out, and the plural "s" of a longer word dropped ("lives" is
+// "live", "class" stays). A term is made of letters and digits only, so it
+// can carry no query syntax into any store.
 func Terms(text string) []string {
 	var out []string
 	for f := range strings.FieldsFuncSeq(strings.ToLower(text), func(r rune) bool {
@@ -145,6 +146,9 @@ func Terms(text string) []string {
 		f = strings.TrimSuffix(f, "'s")
 		for w := range strings.FieldsFuncSeq(f, func(r rune) bool { return r == '\'' }) {
 			if !stopwords[w] {
+				if len(w) > 3 && w[len(w)-1] == 's' && w[len(w)-2] != 's' {
+					w = w[:len(w)-1]
+				}
 				out = append(out, w)
 			}
 		}
