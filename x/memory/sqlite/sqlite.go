@@ -232,4 +232,3 @@ func (s *Store) Close() error {
 	}
 	return nil
 }
-
