@@ -32,8 +32,7 @@ var (
 	ErrNoScope = errors.New("memory: no identity: the caller has no user")
 	// ErrNotFound is what Forget answers for an ID the scope does not hold.
 	ErrNotFound = errors.New("memory: no such fact in this scope")
-	// ErrFact is what Save answers for a fact that is empty, not UTF-8 or
-	// longer than MaxFactBytes.
+	// ErrFact is what Save answers for a fact CheckFact refuses.
 	ErrFact = errors.New("memory: invalid fact")
 )
 
@@ -57,10 +56,15 @@ func ScopeOf(id auth.Identity) (Scope, error) {
 // on st (auth.Of). A thread without a user has none: ErrNoScope.
 func ThreadScope(st ledger.State) (Scope, error) { return ScopeOf(auth.Of(st)) }
 
-// Check reports ErrNoScope for a Scope without a user.
+// Check reports ErrNoScope for a Scope without a user, and for one whose
+// tenant or user holds a NUL byte or is not UTF-8 (no authenticator makes
+// such a name, and SQL text cannot hold it).
 func (s Scope) Check() error {
-	if strings.TrimSpace(s.User) == "" {
+	switch {
+	case strings.TrimSpace(s.User) == "":
 		return ErrNoScope
+	case strings.ContainsRune(s.User+s.Tenant, 0) || !utf8.ValidString(s.User+s.Tenant):
+		return fmt.Errorf("%w: its tenant or user holds a NUL byte or is not UTF-8", ErrNoScope)
 	}
 	return nil
 }
@@ -97,13 +101,16 @@ type Store interface {
 	Close() error
 }
 
-// CheckFact reports, wrapping ErrFact, why text cannot be saved.
+// CheckFact reports, wrapping ErrFact, why text cannot be saved: it is
+// blank, not UTF-8, holds a NUL byte or is longer than MaxFactBytes.
 func CheckFact(text string) error {
 	switch {
 	case strings.TrimSpace(text) == "":
 		return fmt.Errorf("%w: it is empty", ErrFact)
 	case !utf8.ValidString(text):
 		return fmt.Errorf("%w: it is not UTF-8", ErrFact)
+	case strings.ContainsRune(text, 0):
+		return fmt.Errorf("%w: it holds a NUL byte", ErrFact)
 	case len(text) > MaxFactBytes:
 		return fmt.Errorf("%w: %d bytes is over the %d-byte limit", ErrFact, len(text), MaxFactBytes)
 	}
