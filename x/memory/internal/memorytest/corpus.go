@@ -1,0 +1,174 @@
+package memorytest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lodeworks/lode/x/memory"
+)
+
+// Question is a question whose answer is the fact Corpus put at Answer.
+type Question struct {
+	Text   string
+	Answer int
+}
+
+var (
+	firstNames = words(`Ada Alan Alice Amir Anna Arjun Astrid Beatriz Ben Bianca Bruno Carla Carlos Chen Chloe Dario Diana
+		Dmitri Elena Emeka Emma Enzo Farah Felix Fatima Gabriel Grace Hana Hugo Ines Ivan Jamal Jana Jonas Julia Kai Kenji
+		Lara Leila Leon Lina Lucas Maya Mateo Mei Mira Nadia Nico Nina Noah Olga Omar Oscar Paula Pedro Priya Quinn Rafael
+		Rosa Ruth Sami Sara Sofia Stefan Tara Teo Tomas Uma Vera Victor Wen Xavier Yara Yusuf Zara Zoe Abel Agnes Boris
+		Clara Dora Elias Freya Gustav Helga Igor Joel Karin Luis Magnus Nora Otto Pia Rolf Selma Tilda`)
+	lastNames = words(`Smith Garcia Muller Rossi Silva Kowalski Novak Jensen Dubois Costa Yamamoto Kim Nguyen Patel Okafor
+		Haddad Ivanova Larsen Moreau Santos Tanaka Weber Fischer Ricci Horvat Berg Lindqvist Kaya Demir Cohen Levi Sato Wong
+		Zhang Liu Singh Khan Ali Hassan Mensah Diallo Banda Mwangi Alvarez Torres Romero Vargas Castro Ortiz Reyes Flores
+		Morales Herrera Medina Aguilar Navarro Ramos Molina Delgado Vega Campos Fuentes Carrillo Pena Rios Sandoval Guerrero
+		Mendoza Ibarra Salazar Cabrera Acosta Lozano Duarte Pereira Rocha Lopes Teixeira Moura Barbosa Cardoso Nunes Ferraz
+		Antunes Lindgren Holm Eriksen Virtanen Korhonen Nieminen Makela Hamalainen Laine Heikkinen Koskinen Jarvinen Lehtonen
+		Saarinen Salminen Ahonen Turunen`)
+	cities = words(`Lisbon Porto Madrid Seville Paris Lyon Berlin Hamburg Munich Vienna Prague Warsaw Krakow Budapest Rome
+		Milan Naples Athens Oslo Bergen Stockholm Helsinki Copenhagen Dublin Edinburgh Leeds Cardiff Toronto Montreal Lima
+		Bogota Quito Santiago Mendoza Nairobi Accra Lagos Cairo Tunis Istanbul Izmir Tbilisi Delhi Mumbai Pune Dhaka Hanoi
+		Manila Osaka Kyoto Seoul Busan Sydney Perth Auckland`)
+	jobs = words(`nurse baker carpenter pilot teacher plumber chemist architect lawyer librarian farmer welder surgeon
+		translator journalist electrician dentist gardener accountant photographer`)
+	foods = words(`sardines paella ramen pierogi couscous lasagne dumplings tacos risotto curry falafel pho goulash
+		moussaka ceviche sushi borscht hummus kimchi croissants`)
+	animals = words(`cat dog parrot rabbit tortoise hamster ferret goldfish lizard canary`)
+	pets    = words(`Biscuit Pepper Mango Shadow Luna Pixel Noodle Ziggy Olive Rocket Maple Pickle Comet Juniper Waffle`)
+	colours = words(`red blue green yellow purple orange teal grey black white`)
+	cars    = words(`Volvo Fiat Skoda Toyota Honda Renault Peugeot Kia Mazda Subaru`)
+	things  = words(`peanuts penicillin shellfish pollen latex gluten dust wasps cats strawberries`)
+	instr   = words(`violin cello piano trumpet guitar flute drums clarinet harp accordion`)
+	langs   = words(`Portuguese Spanish French German Italian Polish Swedish Finnish Turkish Hindi Japanese Korean
+		Swahili Arabic Greek`)
+)
+
+func words(s string) []string { return strings.Fields(s) }
+
+// attributes are the ten things a person's facts say, each with the fact
+// and a question asked in other words, as a user would.
+var attributes = []func(r *rand.Rand, p string) (fact, question string){
+	func(r *rand.Rand, p string) (string, string) {
+		return fmt.Sprintf("%s lives in %s.", p, pick(r, cities)), fmt.Sprintf("Where does %s live?", p)
+	},
+	func(r *rand.Rand, p string) (string, string) {
+		return fmt.Sprintf("%s works as a %s.", p, pick(r, jobs)), fmt.Sprintf("What is %s's job, what work do they do?", p)
+	},
+	func(r *rand.Rand, p string) (string, string) {
+		return fmt.Sprintf("%s's favourite food is %s.", p, pick(r, foods)), fmt.Sprintf("What food does %s like most?", p)
+	},
+	func(r *rand.Rand, p string) (string, string) {
+		return fmt.Sprintf("%s has a pet %s named %s.", p, pick(r, animals), pick(r, pets)), fmt.Sprintf("What is the name of %s's pet?", p)
+	},
+	func(r *rand.Rand, p string) (string, string) {
+		return fmt.Sprintf("%s was born in %d.", p, 1940+r.IntN(70)), fmt.Sprintf("Which year was %s born?", p)
+	},
+	func(r *rand.Rand, p string) (string, string) {
+		return fmt.Sprintf("%s drives a %s %s car.", p, pick(r, colours), pick(r, cars)), fmt.Sprintf("What car does %s drive?", p)
+	},
+	func(r *rand.Rand, p string) (string, string) {
+		return fmt.Sprintf("%s is allergic to %s.", p, pick(r, things)), fmt.Sprintf("Does %s have any allergies? What are they allergic to?", p)
+	},
+	func(r *rand.Rand, p string) (string, string) {
+		return fmt.Sprintf("%s plays the %s.", p, pick(r, instr)), fmt.Sprintf("Which musical instrument does %s play?", p)
+	},
+	func(r *rand.Rand, p string) (string, string) {
+		return fmt.Sprintf("%s's favourite colour is %s.", p, pick(r, colours)), fmt.Sprintf("Which colour does %s like best?", p)
+	},
+	func(r *rand.Rand, p string) (string, string) {
+		return fmt.Sprintf("%s speaks %s at home.", p, pick(r, langs)), fmt.Sprintf("What language does %s speak?", p)
+	},
+}
+
+func pick(r *rand.Rand, list []string) string { return list[r.IntN(len(list))] }
+
+// Corpus generates n facts, ten about each of n/10 people (where they
+// live, their job, food, pet, birth year, car, allergy, instrument,
+// colour, language), and q questions about them, each asked in other
+// words than its fact, with the index of the fact that answers it. The
+// same n and q give the same corpus.
+func Corpus(n, q int) ([]string, []Question) {
+	r := rand.New(rand.NewPCG(44, 2026))
+	people := n / len(attributes)
+	// Each person a distinct first and last name, in a shuffled order.
+	perm := r.Perm(len(firstNames) * len(lastNames))
+	facts := make([]string, 0, people*len(attributes))
+	questions := make([]string, 0, cap(facts))
+	for i := range people {
+		k := perm[i%len(perm)]
+		p := firstNames[k%len(firstNames)] + " " + lastNames[k/len(firstNames)]
+		for _, a := range attributes {
+			f, qu := a(r, p)
+			facts = append(facts, f)
+			questions = append(questions, qu)
+		}
+	}
+	qs := make([]Question, q)
+	for i := range qs {
+		a := r.IntN(len(facts))
+		qs[i] = Question{Text: questions[a], Answer: a}
+	}
+	return facts, qs
+}
+
+// Bench saves n facts of Corpus in one scope of the store open returns
+// (in batches, before the timer), measures recall@1 and recall@5 of its
+// questions, then times Search over them.
+func Bench(b *testing.B, open Opener, n int) {
+	ctx := context.Background()
+	s := open(b)
+	defer s.Close()
+	sc := memory.Scope{Tenant: "acme", User: "bench"}
+	facts, questions := Corpus(n, 200)
+	// Other users' facts alongside, as a shared store holds.
+	other, _ := Corpus(n/10, 0)
+	start := time.Now()
+	ids := make([]string, 0, len(facts))
+	const batch = 1000
+	for i := 0; i < len(facts); i += batch {
+		saved, err := s.Save(ctx, sc, facts[i:min(i+batch, len(facts))]...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, f := range saved {
+			ids = append(ids, f.ID)
+		}
+	}
+	saveTime := time.Since(start)
+	for i := 0; i < len(other); i += batch {
+		if _, err := s.Save(ctx, memory.Scope{Tenant: "acme", User: fmt.Sprint("u", i)}, other[i:min(i+batch, len(other))]...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var hit1, hit5 int
+	for _, q := range questions {
+		got, err := s.Search(ctx, sc, q.Text, 5)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i, f := range got {
+			if f.ID == ids[q.Answer] {
+				hit5++
+				if i == 0 {
+					hit1++
+				}
+			}
+		}
+	}
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		if _, err := s.Search(ctx, sc, questions[i%len(questions)].Text, 5); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(hit1)/float64(len(questions)), "recall@1")
+	b.ReportMetric(float64(hit5)/float64(len(questions)), "recall@5")
+	b.ReportMetric(float64(saveTime.Microseconds())/float64(len(facts)), "save-µs/fact")
+}
