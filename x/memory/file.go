@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -220,7 +221,7 @@ func (s *FileStore) List(ctx context.Context, sc Scope) ([]Fact, error) {
 	for _, d := range ix.docs {
 		out = append(out, d.fact)
 	}
-	sort.Slice(out, func(i, j int) bool { return ix.docs[out[i].ID].seq < ix.docs[out[j].ID].seq })
+	sort.Slice(out, func(i, j int) bool { return ix.docs[out[i].ID].num < ix.docs[out[j].ID].num })
 	return out, nil
 }
 
@@ -238,40 +239,49 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// index is one scope's facts with an inverted index for BM25.
+// index is one scope's facts with an inverted index for BM25. Documents
+// are numbered in the order they were added; a forgotten one leaves a nil
+// in all and is dropped from its terms' postings.
 type index struct {
 	docs     map[string]*doc
-	postings map[string]map[*doc]int // term → doc → term frequency
-	total    int                     // sum of the docs' lengths in terms
-	seq      int
+	all      []*doc
+	postings map[string][]posting
+	total    int // sum of the live docs' lengths in terms
 }
 
 type doc struct {
 	fact Fact
 	len  int
-	seq  int
+	num  int
+}
+
+type posting struct {
+	num, tf int32
 }
 
 func newIndex() *index {
-	return &index{docs: map[string]*doc{}, postings: map[string]map[*doc]int{}}
+	return &index{docs: map[string]*doc{}, postings: map[string][]posting{}}
 }
 
 func (ix *index) add(f Fact) {
 	if _, ok := ix.docs[f.ID]; ok {
 		return
 	}
-	ix.seq++
 	terms := Terms(f.Text)
-	d := &doc{fact: f, len: len(terms), seq: ix.seq}
+	d := &doc{fact: f, len: len(terms), num: len(ix.all)}
 	ix.docs[f.ID] = d
+	ix.all = append(ix.all, d)
 	ix.total += d.len
+	tf := map[string]int32{}
+	var order []string
 	for _, t := range terms {
-		p := ix.postings[t]
-		if p == nil {
-			p = map[*doc]int{}
-			ix.postings[t] = p
+		if tf[t] == 0 {
+			order = append(order, t)
 		}
-		p[d]++
+		tf[t]++
+	}
+	for _, t := range order {
+		ix.postings[t] = append(ix.postings[t], posting{num: int32(d.num), tf: tf[t]})
 	}
 }
 
@@ -281,15 +291,30 @@ func (ix *index) remove(id string) {
 		return
 	}
 	delete(ix.docs, id)
+	ix.all[d.num] = nil
 	ix.total -= d.len
 	for _, t := range Terms(d.fact.Text) {
-		if p := ix.postings[t]; p != nil {
-			delete(p, d)
-			if len(p) == 0 {
-				delete(ix.postings, t)
-			}
+		p := ix.postings[t]
+		p = slices.DeleteFunc(p, func(x posting) bool { return int(x.num) == d.num })
+		if len(p) == 0 {
+			delete(ix.postings, t)
+		} else {
+			ix.postings[t] = p
 		}
 	}
+}
+
+type scored struct {
+	num   int
+	score float64
+}
+
+// better orders by score, then the newer fact first.
+func better(a, b scored) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return a.num > b.num
 }
 
 func (ix *index) search(terms []string, limit int) []Fact {
@@ -298,7 +323,8 @@ func (ix *index) search(terms []string, limit int) []Fact {
 		return nil
 	}
 	avg := float64(ix.total) / n
-	scores := map[*doc]float64{}
+	scores := make([]float64, len(ix.all))
+	var touched []int32
 	for _, t := range terms {
 		p := ix.postings[t]
 		if len(p) == 0 {
@@ -306,29 +332,31 @@ func (ix *index) search(terms []string, limit int) []Fact {
 		}
 		df := float64(len(p))
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		for d, tf := range p {
-			f := float64(tf)
-			scores[d] += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(d.len)/avg))
+		for _, x := range p {
+			f := float64(x.tf)
+			if scores[x.num] == 0 {
+				touched = append(touched, x.num)
+			}
+			scores[x.num] += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(ix.all[x.num].len)/avg))
 		}
 	}
-	ranked := make([]*doc, 0, len(scores))
-	for d := range scores {
-		ranked = append(ranked, d)
-	}
-	sort.Slice(ranked, func(i, j int) bool {
-		a, b := ranked[i], ranked[j]
-		if scores[a] != scores[b] {
-			return scores[a] > scores[b]
+	// The best limit, kept sorted: limit is small.
+	top := make([]scored, 0, limit+1)
+	for _, num := range touched {
+		c := scored{int(num), scores[num]}
+		if len(top) == limit && !better(c, top[len(top)-1]) {
+			continue
 		}
-		return a.seq > b.seq // the newer fact first among equals
-	})
-	if len(ranked) > limit {
-		ranked = ranked[:limit]
+		i := sort.Search(len(top), func(i int) bool { return better(c, top[i]) })
+		top = slices.Insert(top, i, c)
+		if len(top) > limit {
+			top = top[:limit]
+		}
 	}
-	out := make([]Fact, len(ranked))
-	for i, d := range ranked {
-		out[i] = d.fact
-		out[i].Score = scores[d]
+	out := make([]Fact, len(top))
+	for i, c := range top {
+		out[i] = ix.all[c.num].fact
+		out[i].Score = c.score
 	}
 	return out
 }
