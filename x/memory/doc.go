@@ -52,8 +52,10 @@
 //   - Facts are not deduplicated: saving a fact twice keeps two.
 //   - Ranking differs by store (BM25, FTS5's bm25, ts_rank); BENCHMARKS.md
 //     gives each one's recall on the same generated questions.
-//   - Nothing is embedded: search is by terms only. An Embedder is not part
-//     of this package yet.
+//   - Embeddings are optional and only rerank: Reranked orders what a
+//     store's text search found by an Embedder's cosine similarity. No
+//     store keeps vectors, so a fact that shares no term with the query
+//     is not found.
 //   - The doors (lode chat, lode web, lode serve) do not offer the tools
 //     yet.
 package memory
