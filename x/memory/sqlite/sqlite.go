@@ -37,6 +37,7 @@ CREATE TABLE IF NOT EXISTS memory_facts (
 );
 CREATE INDEX IF NOT EXISTS memory_facts_scope ON memory_facts (tenant, "user", id);
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5 (scope, terms, tokenize = 'unicode61');
+INSERT INTO memory_fts (memory_fts, rank) VALUES ('rank', 'bm25(0.0, 1.0)');
 `
 
 // Store is a memory.Store in a SQLite database.
@@ -143,12 +144,14 @@ func (s *Store) Search(ctx context.Context, sc memory.Scope, query string, limit
 	if len(terms) == 0 {
 		return nil, nil
 	}
+	// FTS5 ranks inside the virtual table (its rank column, configured as
+	// bm25 over the terms column only) and only the best rows are joined.
 	rows, err := s.db.QueryContext(ctx, `
-		SELECT f.id, f.text, f.saved, -bm25(memory_fts, 0.0, 1.0) AS score
-		FROM memory_fts JOIN memory_facts f ON f.id = memory_fts.rowid
-		WHERE memory_fts MATCH ? AND f.tenant = ? AND f."user" = ?
-		ORDER BY score DESC, f.id DESC
-		LIMIT ?`, match(scopeToken(sc), terms), sc.Tenant, sc.User, memory.Limit(limit))
+		SELECT f.id, f.text, f.saved, -m.rank
+		FROM (SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rank LIMIT ?) AS m
+		JOIN memory_facts f ON f.id = m.rowid
+		WHERE f.tenant = ? AND f."user" = ?
+		ORDER BY m.rank, f.id DESC`, match(scopeToken(sc), terms), memory.Limit(limit), sc.Tenant, sc.User)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: search: %w", err)
 	}
