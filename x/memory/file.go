@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -27,8 +26,9 @@ const (
 
 // FileStore keeps each Scope's facts in a file of JSON lines in a folder,
 // and searches them in memory with BM25 over Terms. A scope's file is read
-// on its first use and kept in memory after. One process uses a folder at
-// a time.
+// on its first use and kept in memory after. Every write is synced before
+// it returns; a last line a crash cut short is dropped when the file is
+// next read. One process uses a folder at a time.
 type FileStore struct {
 	dir string
 
@@ -69,31 +69,34 @@ func (s *FileStore) load(sc Scope) (*index, error) {
 		return ix, nil
 	}
 	ix := newIndex()
-	f, err := os.Open(s.path(sc))
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-	case err != nil:
+	path := s.path(sc)
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("memory: %w", err)
-	default:
-		defer f.Close()
-		sc2 := bufio.NewScanner(f)
-		sc2.Buffer(make([]byte, 64<<10), 1<<20)
-		for n := 1; sc2.Scan(); n++ {
-			var l line
-			if err := json.Unmarshal(sc2.Bytes(), &l); err != nil {
-				return nil, fmt.Errorf("memory: %s line %d: %w", s.path(sc), n, err)
-			}
-			if l.Tenant != sc.Tenant || l.User != sc.User {
-				continue // not this scope's: never shown
-			}
-			if l.Forget != "" {
-				ix.remove(l.Forget)
-			} else {
-				ix.add(Fact{ID: l.ID, Text: l.Text, Saved: l.Saved})
-			}
+	}
+	// A write that a crash cut short leaves a last line without its
+	// newline: it was never acknowledged, so it is cut off before the
+	// next write appends.
+	if i := bytes.LastIndexByte(data, '\n'); i+1 < len(data) {
+		if err := os.Truncate(path, int64(i+1)); err != nil {
+			return nil, fmt.Errorf("memory: cut a torn last line: %w", err)
 		}
-		if err := sc2.Err(); err != nil {
-			return nil, fmt.Errorf("memory: %s: %w", s.path(sc), err)
+		data = data[:i+1]
+	}
+	for n := 1; len(data) > 0; n++ {
+		var b []byte
+		b, data, _ = bytes.Cut(data, []byte{'\n'})
+		var l line
+		if err := json.Unmarshal(b, &l); err != nil {
+			return nil, fmt.Errorf("memory: %s line %d: %w", path, n, err)
+		}
+		if l.Tenant != sc.Tenant || l.User != sc.User {
+			continue // not this scope's: never shown
+		}
+		if l.Forget != "" {
+			ix.remove(l.Forget)
+		} else {
+			ix.add(Fact{ID: l.ID, Text: l.Text, Saved: l.Saved})
 		}
 	}
 	s.scopes[sc] = ix

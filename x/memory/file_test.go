@@ -2,6 +2,8 @@ package memory_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/lodeworks/lode/x/memory"
@@ -46,5 +48,39 @@ func TestFileReopen(t *testing.T) {
 	got, _ := s.Search(ctx, sc, "lisbon", 5)
 	if len(got) != 1 {
 		t.Fatalf("search after reopening: %+v", got)
+	}
+}
+
+// TestFileTornLine reopens a scope whose last write a crash cut short: the
+// torn line is dropped, and later saves are read back.
+func TestFileTornLine(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	sc := memory.Scope{Tenant: "acme", User: "alice"}
+	s, _ := memory.OpenFile(dir)
+	if _, err := s.Save(ctx, sc, "Alice keeps bees."); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("files %v", files)
+	}
+	f, _ := os.OpenFile(files[0], os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`{"id":"torn","text":"Alice has a se`)
+	f.Close()
+
+	s, _ = memory.OpenFile(dir)
+	if list, err := s.List(ctx, sc); err != nil || len(list) != 1 {
+		t.Fatalf("with a torn line: %+v, %v", list, err)
+	}
+	if _, err := s.Save(ctx, sc, "Alice has a sister."); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, _ = memory.OpenFile(dir)
+	defer s.Close()
+	if list, err := s.List(ctx, sc); err != nil || len(list) != 2 || list[1].Text != "Alice has a sister." {
+		t.Fatalf("after a save over the torn line: %+v, %v", list, err)
 	}
 }

@@ -58,7 +58,6 @@ func Tools(store Store, opts ...Option) []Binding {
 				Description: "Save one short fact about the user, to find again in later conversations with memory_search. Save facts the user states or asks you to remember, one per call.",
 				Schema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"fact":{"type":"string","description":"the fact, as a full sentence","maxLength":%d}},"required":["fact"],"additionalProperties":false}`,
 					MaxFactBytes)),
-				Hints: tool.Hints{Idempotent: false},
 			},
 			Func: func(ctx context.Context, _ tool.Sandbox, args map[string]any) (any, error) {
 				sc, refusal := c.scope(ctx)
