@@ -49,7 +49,11 @@
 //   - A fact is at most MaxFactBytes (2,000) bytes of UTF-8 text with no
 //     NUL; a search returns DefaultLimit (5) facts unless asked, at most
 //     MaxLimit (50), and reads at most MaxQueryTerms (32) terms of the query.
+//   - Roles do not divide memory: a user's facts are the same under every
+//     role they act in. Roles only decide who may use the tools (WithRoles),
+//     as x/policy decides who is offered them.
 //   - Facts are not deduplicated: saving a fact twice keeps two.
+//   - The file store keeps every scope it has read in memory until Close.
 //   - Ranking differs by store (BM25, FTS5's bm25, ts_rank); BENCHMARKS.md
 //     gives each one's recall on the same generated questions.
 //   - Embeddings are optional and only rerank: Reranked orders what a
