@@ -22,7 +22,7 @@ var (
 		Dmitri Elena Emeka Emma Enzo Farah Felix Fatima Gabriel Grace Hana Hugo Ines Ivan Jamal Jana Jonas Julia Kai Kenji
 		Lara Leila Leon Lina Lucas Maya Mateo Mei Mira Nadia Nico Nina Noah Olga Omar Oscar Paula Pedro Priya Quinn Rafael
 		Rosa Ruth Sami Sara Sofia Stefan Tara Teo Tomas Uma Vera Victor Wen Xavier Yara Yusuf Zara Zoe Abel Agnes Boris
-		Clara Dora Elias Freya Gustav Helga Igor Joel Karin Luis Magnus Nora Otto Pia Rolf Selma Tilda`)
+		Clara Dora Elias Freya Gustav Helga Igor Joel Karin Luis Magnus Nora Otto Pia Rolf Selma Tilda Ola Per Rui Saul`)
 	lastNames = words(`Smith Garcia Muller Rossi Silva Kowalski Novak Jensen Dubois Costa Yamamoto Kim Nguyen Patel Okafor
 		Haddad Ivanova Larsen Moreau Santos Tanaka Weber Fischer Ricci Horvat Berg Lindqvist Kaya Demir Cohen Levi Sato Wong
 		Zhang Liu Singh Khan Ali Hassan Mensah Diallo Banda Mwangi Alvarez Torres Romero Vargas Castro Ortiz Reyes Flores
@@ -95,12 +95,15 @@ func pick(r *rand.Rand, list []string) string { return list[r.IntN(len(list))] }
 func Corpus(n, q int) ([]string, []Question) {
 	r := rand.New(rand.NewPCG(44, 2026))
 	people := n / len(attributes)
+	if people > len(firstNames)*len(lastNames) {
+		panic("memorytest: more people than distinct names")
+	}
 	// Each person a distinct first and last name, in a shuffled order.
-	perm := r.Perm(len(firstNames) * len(lastNames))
+	perm := r.Perm(len(firstNames) * len(lastNames))[:people]
 	facts := make([]string, 0, people*len(attributes))
 	questions := make([]string, 0, cap(facts))
 	for i := range people {
-		k := perm[i%len(perm)]
+		k := perm[i]
 		p := firstNames[k%len(firstNames)] + " " + lastNames[k/len(firstNames)]
 		for _, a := range attributes {
 			f, qu := a(r, p)

@@ -31,4 +31,18 @@ func TestCorpus(t *testing.T) {
 	if len(big) != 100_000 {
 		t.Fatalf("Corpus(100000) gave %d facts", len(big))
 	}
+	// Each person is named once: ten facts, one of each attribute.
+	people := map[string]int{}
+	for _, f := range big {
+		w := strings.Fields(f)
+		people[strings.TrimSuffix(w[0]+" "+w[1], "'s")]++
+	}
+	if len(people) != 10_000 {
+		t.Fatalf("%d distinct people, want 10,000", len(people))
+	}
+	for p, n := range people {
+		if n != 10 {
+			t.Fatalf("%s has %d facts, want 10", p, n)
+		}
+	}
 }
