@@ -15,6 +15,9 @@ import (
 type Question struct {
 	Text   string
 	Answer int
+	// Paraphrase says that the question shares no word with its fact but
+	// the person's name.
+	Paraphrase bool
 }
 
 var (
@@ -51,7 +54,7 @@ var (
 func words(s string) []string { return strings.Fields(s) }
 
 // attributes are the ten things a person's facts say, each with the fact
-// and a question asked in other words, as a user would.
+// and a question that shares one word with it (after Terms).
 var attributes = []func(r *rand.Rand, p string) (fact, question string){
 	func(r *rand.Rand, p string) (string, string) {
 		return fmt.Sprintf("%s lives in %s.", p, pick(r, cities)), fmt.Sprintf("Where does %s live?", p)
@@ -85,13 +88,30 @@ var attributes = []func(r *rand.Rand, p string) (fact, question string){
 	},
 }
 
+// paraphrases ask the same ten things sharing no word with the fact but
+// the person's name (%s), as a user who does not remember the wording would.
+var paraphrases = []string{
+	"Which town is %s's home?",
+	"How does %s earn a living?",
+	"What dish does %s enjoy eating?",
+	"Which animal keeps %s company?",
+	"How old is %s?",
+	"What vehicle does %s own?",
+	"What should %s avoid because of a reaction?",
+	"Is %s musical?",
+	"What shade does %s prefer?",
+	"In which tongue does %s talk with family?",
+}
+
 func pick(r *rand.Rand, list []string) string { return list[r.IntN(len(list))] }
 
 // Corpus generates n facts, ten about each of n/10 people (where they
 // live, their job, food, pet, birth year, car, allergy, instrument,
-// colour, language), and q questions about them, each asked in other
-// words than its fact, with the index of the fact that answers it. The
-// same n and q give the same corpus.
+// colour, language), and q questions about them with the index of the
+// fact that answers each: every other one shares a word with its fact
+// ("Which colour does Ada Smith like best?"), the rest only the name
+// ("What shade does Ada Smith prefer?"). The same n and q give the same
+// corpus.
 func Corpus(n, q int) ([]string, []Question) {
 	r := rand.New(rand.NewPCG(44, 2026))
 	people := n / len(attributes)
@@ -102,6 +122,7 @@ func Corpus(n, q int) ([]string, []Question) {
 	perm := r.Perm(len(firstNames) * len(lastNames))[:people]
 	facts := make([]string, 0, people*len(attributes))
 	questions := make([]string, 0, cap(facts))
+	names := make([]string, 0, cap(facts))
 	for i := range people {
 		k := perm[i]
 		p := firstNames[k%len(firstNames)] + " " + lastNames[k/len(firstNames)]
@@ -109,12 +130,16 @@ func Corpus(n, q int) ([]string, []Question) {
 			f, qu := a(r, p)
 			facts = append(facts, f)
 			questions = append(questions, qu)
+			names = append(names, p)
 		}
 	}
 	qs := make([]Question, q)
 	for i := range qs {
 		a := r.IntN(len(facts))
 		qs[i] = Question{Text: questions[a], Answer: a}
+		if i%2 == 1 {
+			qs[i] = Question{Text: fmt.Sprintf(paraphrases[a%len(attributes)], names[a]), Answer: a, Paraphrase: true}
+		}
 	}
 	return facts, qs
 }
@@ -152,8 +177,11 @@ func Bench(b *testing.B, open Opener, n, users int) {
 		i = j
 	}
 	saveTime := time.Since(start)
-	var hit1, hit5 int
+	var hit1, hit5, para5, paras int
 	for _, q := range questions {
+		if q.Paraphrase {
+			paras++
+		}
 		got, err := s.Search(ctx, scope(q.Answer), q.Text, 5)
 		if err != nil {
 			b.Fatal(err)
@@ -161,6 +189,9 @@ func Bench(b *testing.B, open Opener, n, users int) {
 		for i, f := range got {
 			if f.ID == ids[q.Answer] {
 				hit5++
+				if q.Paraphrase {
+					para5++
+				}
 				if i == 0 {
 					hit1++
 				}
@@ -178,5 +209,7 @@ func Bench(b *testing.B, open Opener, n, users int) {
 	}
 	b.ReportMetric(float64(hit1)/float64(len(questions)), "recall@1")
 	b.ReportMetric(float64(hit5)/float64(len(questions)), "recall@5")
+	b.ReportMetric(float64(hit5-para5)/float64(len(questions)-paras), "worded-recall@5")
+	b.ReportMetric(float64(para5)/float64(paras), "paraphrase-recall@5")
 	b.ReportMetric(float64(saveTime.Microseconds())/float64(len(facts)), "save-µs/fact")
 }
