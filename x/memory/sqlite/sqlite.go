@@ -50,7 +50,10 @@ var _ memory.Store = (*Store)(nil)
 // Open opens (creating if needed) the SQLite database at path, which may be
 // the same file as a ledger's, and creates the memory tables in it.
 func Open(ctx context.Context, path string) (*Store, error) {
-	q := url.Values{"_pragma": {"busy_timeout(10000)", "synchronous(FULL)"}}
+	// Transactions begin IMMEDIATE: a write waits for another writer's
+	// lock (up to the busy timeout) instead of failing when a read turns
+	// into a write.
+	q := url.Values{"_pragma": {"busy_timeout(10000)", "synchronous(FULL)"}, "_txlock": {"immediate"}}
 	db, err := sql.Open("sqlite", path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)

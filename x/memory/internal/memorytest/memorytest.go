@@ -7,7 +7,9 @@ package memorytest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/lodeworks/lode/x/memory"
@@ -35,6 +37,55 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Isolation", func(t *testing.T) { isolation(t, open(t)) })
 	t.Run("HostileQueries", func(t *testing.T) { hostileQueries(t, open(t)) })
 	t.Run("Limits", func(t *testing.T) { limits(t, open(t)) })
+	t.Run("Concurrent", func(t *testing.T) { concurrent(t, open(t)) })
+}
+
+// concurrent saves, searches and forgets from several goroutines in two
+// scopes at once: every fact lands in its own scope, and no search sees
+// the other's.
+func concurrent(t *testing.T, s memory.Store) {
+	closeStore(t, s)
+	ctx := context.Background()
+	const workers, each = 4, 10
+	scopes := []memory.Scope{{Tenant: "acme", User: "alice"}, {Tenant: "acme", User: "bob"}}
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*len(scopes))
+	for w := range workers {
+		for _, sc := range scopes {
+			wg.Go(func() {
+				for i := range each {
+					f, err := s.Save(ctx, sc, fmt.Sprintf("%s note %d from worker %d", sc.User, i, w))
+					if err == nil {
+						var got []memory.Fact
+						got, err = s.Search(ctx, sc, "note worker", memory.MaxLimit)
+						for _, g := range got {
+							if !strings.HasPrefix(g.Text, sc.User+" ") {
+								err = fmt.Errorf("%s found %q", sc.User, g.Text)
+							}
+						}
+					}
+					if err == nil && i%2 == 1 {
+						err = s.Forget(ctx, sc, f[0].ID)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for _, sc := range scopes {
+		list, err := s.List(ctx, sc)
+		if err != nil || len(list) != workers*each/2 {
+			t.Errorf("%s holds %d facts (%v), want %d", sc.User, len(list), err, workers*each/2)
+		}
+	}
 }
 
 func closeStore(t *testing.T, s memory.Store) {
