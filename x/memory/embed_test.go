@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/lodeworks/lode/x/memory"
@@ -11,10 +12,10 @@ import (
 )
 
 // topics embeds a text by how often it names each of three topics.
-type topics struct{ calls int }
+type topics struct{ calls atomic.Int32 }
 
 func (e *topics) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	e.calls++
+	e.calls.Add(1)
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
 		t = strings.ToLower(t)
@@ -62,11 +63,11 @@ func TestReranked(t *testing.T) {
 			t.Fatalf("another user's fact: %+v", f)
 		}
 	}
-	if e.calls != 1 {
-		t.Errorf("%d Embed calls for one search, want 1", e.calls)
+	if e.calls.Load() != 1 {
+		t.Errorf("%d Embed calls for one search, want 1", e.calls.Load())
 	}
-	if got, _ := s.Search(ctx, alice, "%", 5); len(got) != 0 || e.calls != 1 {
-		t.Errorf("a query with no terms: %+v, %d Embed calls", got, e.calls)
+	if got, _ := s.Search(ctx, alice, "%", 5); len(got) != 0 || e.calls.Load() != 1 {
+		t.Errorf("a query with no terms: %+v, %d Embed calls", got, e.calls.Load())
 	}
 	if _, err := s.Search(ctx, memory.Scope{}, "fish", 5); !errors.Is(err, memory.ErrNoScope) {
 		t.Errorf("no scope: %v", err)
