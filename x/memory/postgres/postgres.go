@@ -8,7 +8,9 @@
 //
 // ts_rank weighs how often a fact holds the query's terms, not how rare
 // they are (it has no inverse document frequency, unlike the file store's
-// BM25 and SQLite's bm25); BENCHMARKS.md gives the recall this costs.
+// BM25 and SQLite's bm25); on the generated questions of BENCHMARKS.md its
+// recall matches theirs. A search ranks every fact of the scope that holds
+// a query term before it takes the best: its cost grows with them.
 package postgres
 
 import (

@@ -7,7 +7,9 @@
 // from memory.QueryTerms, each one quoted: a query is never FTS5 syntax.
 // Each indexed row also carries a token naming its scope (a hash of the
 // tenant and user), which the MATCH requires, and the rows found are
-// checked against the fact's tenant and user columns again.
+// checked against the fact's tenant and user columns again. FTS5 ranks
+// every fact of the scope that holds a query term before it takes the
+// best: a search's cost grows with them (BENCHMARKS.md).
 package sqlite
 
 import (
