@@ -78,10 +78,11 @@ func TestTripwireInChromium(t *testing.T) {
 			if n := eval[int](b, tab, `document.querySelectorAll(".msg.assistant:last-of-type .text").length`); n != 0 {
 				t.Errorf("the tripped answer shows %d text parts", n)
 			}
-			// The answer streamed a window behind the model, and was
-			// taken away when the guard stopped it.
-			if streamed := eval[bool](b, tab, `window.streamed`); streamed != (c.name == "output") {
-				t.Errorf("the page showed answer text while it streamed: %v", streamed)
+			// Only the output case streams text (a window behind the
+			// model; whether the page rendered it before the trip came is
+			// the browser's timing), and it was taken away above.
+			if streamed := eval[bool](b, tab, `window.streamed`); streamed && c.name != "output" {
+				t.Errorf("the page showed answer text for a turn that had none")
 			}
 			if c.name == "call" || c.name == "result" {
 				if got := eval[string](b, tab, `document.querySelector("details.tool.tripped .output").textContent`); !strings.HasPrefix(got, "stopped: guard") {
