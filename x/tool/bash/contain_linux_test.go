@@ -50,8 +50,13 @@ func plant() string { return fmt.Sprintf("1000.%09d", rand.IntN(1e9)) }
 // returns only once what it leaves behind has set itself up (the
 // command's own shell holds arg in its command line too, so pgrep matches
 // the whole line).
-func ready(arg string) string {
-	return fmt.Sprintf("until pgrep -f '^sleep %s$' >/dev/null; do :; done", strings.Replace(arg, ".", "[.]", 1))
+func ready(arg string) string { return readyN(arg, 1) }
+
+// readyN waits until n sleeps run with arg: a command that leaves several
+// behind returns only once each has set itself up (a setsid's sleep has
+// its own session once it runs as sleep).
+func readyN(arg string, n int) string {
+	return fmt.Sprintf("until [ \"$(pgrep -fc '^sleep %s$')\" -ge %d ]; do :; done", strings.Replace(arg, ".", "[.]", 1), n)
 }
 
 // alive returns the live processes whose command line holds arg; zombies
@@ -114,7 +119,7 @@ func TestNothingOutlivesTheCall(t *testing.T) {
 		// The call is timed out (bash.TimeoutNow) once the command has
 		// printed "up" and said so through a fifo, however long that takes.
 		{"timeout with escapers", func(m string) string {
-			return "setsid sleep " + m + " & set -m; sleep " + m + " & " + ready(m) + "; echo up; echo up > fifo-" + m + "; sleep " + m
+			return "setsid sleep " + m + " & set -m; sleep " + m + " & " + readyN(m, 2) + "; echo up; echo up > fifo-" + m + "; sleep " + m
 		}, time.Minute, 1, true, 0},
 		// Unmarked, in a session of its own, but holding the output: the
 		// scan does not find it, and says so from the open pipes.
