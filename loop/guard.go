@@ -320,9 +320,9 @@ func notRun(call artifact.ToolCall, te *TripError) artifact.ToolResult {
 		Content: fmt.Sprintf("not run: guard %q stopped the turn before this call", te.Guard)}
 }
 
-// stoppedResult is what the model is given in place of a call or result a
-// guard stopped.
-func stoppedResult(call artifact.ToolCall, te *TripError) artifact.ToolResult {
+// StoppedResult is what the model is given in place of a call or result
+// the trip te stopped; doors that run calls outside a turn give the same.
+func StoppedResult(call artifact.ToolCall, te *TripError) artifact.ToolResult {
 	what := "call"
 	if te.At == artifact.AtResult {
 		what = "result"
@@ -509,7 +509,7 @@ func (s *Step) checkCalls(ctx context.Context, st ledger.State, arts []artifact.
 		for _, b := range arts {
 			if c, ok := b.(artifact.ToolCall); ok {
 				if c.ID == call.ID {
-					out = append(out, stoppedResult(c, te))
+					out = append(out, StoppedResult(c, te))
 				} else {
 					out = append(out, notRun(c, te))
 				}
@@ -544,7 +544,7 @@ func (c *collector) guardResults(ctx context.Context, tc TurnCompleteEvent) Turn
 			arts = append(arts, r)
 			continue
 		}
-		arts = append(arts, stoppedResult(call, te))
+		arts = append(arts, StoppedResult(call, te))
 		if c.trip.set(te) {
 			arts = append(arts, te.Tripwire())
 		}

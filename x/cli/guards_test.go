@@ -140,7 +140,7 @@ func TestServeGuardsCalls(t *testing.T) {
 	defer c.Close()
 	cases := []struct{ expr, want string }{
 		{"2^10", `stopped: guard "no-powers" withheld this call: the call's arguments matches \^`},
-		{"1000+24", `stopped: guard "no-1024" withheld this call's result: the tool's result contains "1024"`},
+		{"1000+24", `stopped: guard "no-1024" withheld this result: the tool's result contains "1024"`},
 		{"1+1", ""},
 	}
 	for _, cs := range cases {

@@ -253,11 +253,11 @@ func (h *Handler) Execute(ctx context.Context, call artifact.ToolCall) artifact.
 	}
 	st, _ := Caller(ctx)
 	if te := loop.CheckAll(ctx, h.guards, loop.Check{At: artifact.AtCall, State: st, Call: call}); te != nil {
-		return guardedResult(call, te)
+		return loop.StoppedResult(call, te)
 	}
 	res, _ := h.executeCall(ctx, call)
 	if te := loop.CheckAll(ctx, h.guards, loop.Check{At: artifact.AtResult, State: st, Call: call, Result: res}); te != nil {
-		return guardedResult(call, te)
+		return loop.StoppedResult(call, te)
 	}
 	return res
 }
@@ -269,16 +269,6 @@ func (h *Handler) Execute(ctx context.Context, call artifact.ToolCall) artifact.
 // (loop.WithGuards), not these.
 func WithGuards(g ...loop.Guard) HandlerOption {
 	return func(h *Handler) { h.guards = append(h.guards, g...) }
-}
-
-// guardedResult is the error result of a call a guard stopped.
-func guardedResult(call artifact.ToolCall, te *loop.TripError) artifact.ToolResult {
-	what := "this call"
-	if te.At == artifact.AtResult {
-		what = "this call's result"
-	}
-	return artifact.ToolResult{ToolCallID: call.ID, Name: call.Name, IsError: true,
-		Content: fmt.Sprintf("stopped: guard %q withheld %s: %s", te.Guard, what, te.Reason)}
 }
 
 // executeCall is Execute, also returning the Pending record of a call that
