@@ -35,7 +35,10 @@ usage:
                                  it keeps its model and tenant, and lode run --thread ID
                                  without a prompt goes on with a run the model never answered
   lode run|chat --tenant T ...   a new thread of tenant T: the policy's tenants: limits bind it
-  lode threads [flags]           list the stored threads: ID, title, turns, updated, paused
+  lode threads [flags] [THREAD]  list the stored threads: ID, title, turns, updated, paused,
+                                 and what a fork was made from; THREAD: it and its forks
+  lode fork [flags] THREAD --at N
+                                 a new thread of THREAD's first N turns (--store); prints its ID
   lode resume [flags] THREAD [approve:ID | deny:ID=REASON | edit:ID=JSON ...]
                                  decide on calls waiting for approval (--store), then go on
   lode recover [flags] --store DIR
@@ -246,6 +249,8 @@ func run(ctx context.Context, e env, args []string) int {
 		err = cmdTools(ctx, e, rest)
 	case "threads":
 		err = cmdThreads(ctx, e, rest)
+	case "fork":
+		err = cmdFork(ctx, e, rest)
 	case "serve":
 		err = cmdServe(ctx, e, rest)
 	case "web":

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -72,21 +73,43 @@ func threadNote(w io.Writer, thread ledger.State, spec string) {
 const threadsNotes = `Each line: the thread's ID, its title (its title metadata, else its first
 user message), its turns, when it last changed (UTC) and "paused" when tool
 calls wait for approval (lode resume decides them). lode run --thread ID and
-lode chat --thread ID go on with a thread.`
+lode chat --thread ID go on with a thread.
 
-// cmdThreads lists the threads of the store.
+A fork (lode fork, an edit in lode web) comes right after the thread it was
+made from, with FROM PARENT@N: it kept PARENT's first N turns. The FROM column
+is there when the store holds forks. With THREAD, only that thread and the
+forks made from it (and from them) are listed.`
+
+// threadRow is one line of lode threads.
+type threadRow struct {
+	id, title, updated, state string
+	turns                     int
+	// parent and at are where the thread was forked from; "" for one
+	// that is not a fork.
+	parent, at string
+}
+
+// cmdThreads lists the threads of the store, each fork after the thread
+// it was made from.
 func cmdThreads(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("lode threads", flag.ContinueOnError)
 	var o options
 	o.registerTools(fs)
 	o.registerStore(fs)
-	describe(fs, "lode threads [flags]", threadsNotes)
+	describe(fs, "lode threads [flags] [THREAD]", threadsNotes)
 	rest, err := parseFlags(fs, e, args)
 	if err != nil {
 		return err
 	}
-	if err := noArgs("lode threads", rest); err != nil {
-		return err
+	only := ""
+	switch {
+	case len(rest) == 1:
+		only = rest[0]
+		if err := ledger.CheckID(only); err != nil {
+			return usageError{fmt.Sprintf("%q is not a thread ID: %v", only, err)}
+		}
+	case len(rest) > 1:
+		return usageError{fmt.Sprintf("lode threads takes at most one thread ID; got %q too", rest[1])}
 	}
 	cfg, err := o.load(e)
 	if err != nil {
@@ -108,6 +131,9 @@ func cmdThreads(ctx context.Context, e env, args []string) error {
 	if what, absent, err := storeAbsent(spec); err != nil {
 		return err
 	} else if absent {
+		if only != "" {
+			return fmt.Errorf("thread %s is not in %s: %s does not exist (check --store, or store: in lode.yaml)", only, name, what)
+		}
 		fmt.Fprintf(e.stderr, "no threads in %s (%s does not exist)\n", name, what)
 		return nil
 	}
@@ -116,8 +142,7 @@ func cmdThreads(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	n := 0
+	var rows []threadRow
 	for info, err := range s.List(ctx) {
 		if err != nil {
 			if info.ID == "" {
@@ -131,21 +156,100 @@ func cmdThreads(ctx context.Context, e env, args []string) error {
 			fmt.Fprintf(e.stderr, "lode: thread %s: %s\n", info.ID, oneLine(err.Error()))
 			continue
 		}
-		if n == 0 {
-			fmt.Fprintln(tw, "ID\tTITLE\tTURNS\tUPDATED\tSTATE")
-		}
-		n++
-		state := ""
+		r := threadRow{id: info.ID, title: threadTitle(st), turns: info.Turns, updated: info.Updated.UTC().Format(time.DateTime)}
 		if len(loop.Pending(st)) > 0 {
-			state = "paused"
+			r.state = "paused"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", info.ID, threadTitle(st), info.Turns, info.Updated.UTC().Format(time.DateTime), state)
+		r.parent = info.Metadata[ledger.ForkedFromKey]
+		r.at = info.Metadata[ledger.ForkedAtKey]
+		st.Close()
+		rows = append(rows, r)
 	}
-	if n == 0 {
+	rows = branchOrder(rows, only)
+	if len(rows) == 0 {
+		if only != "" {
+			return fmt.Errorf("thread %s is not in %s: lode threads --store %s lists the stored threads", only, name, shellQuote(name))
+		}
 		fmt.Fprintf(e.stderr, "no threads in %s\n", name)
 		return nil
 	}
-	return tw.Flush()
+	forks := false
+	for _, r := range rows {
+		forks = forks || r.parent != ""
+	}
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	head := "ID\tTITLE\tTURNS\tUPDATED\tSTATE"
+	if forks {
+		head += "\tFROM"
+	}
+	fmt.Fprintln(tw, head)
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s", r.id, r.title, r.turns, r.updated, r.state)
+		if forks {
+			from := ""
+			if r.parent != "" {
+				from = r.parent + "@" + r.at
+			}
+			fmt.Fprintf(tw, "\t%s", from)
+		}
+		fmt.Fprintln(tw)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// A line without a FROM ends where its last word does.
+	for line := range strings.Lines(b.String()) {
+		fmt.Fprintln(e.stdout, strings.TrimRight(line, " \n"))
+	}
+	return nil
+}
+
+// branchOrder puts each fork right after the thread it was made from (and
+// that thread's earlier forks), keeping the store's order otherwise. A
+// fork whose parent is not listed stands where the store put it. With
+// only, it keeps that thread and the forks made from it, at any depth.
+func branchOrder(rows []threadRow, only string) []threadRow {
+	listed := map[string]bool{}
+	for _, r := range rows {
+		listed[r.id] = true
+	}
+	children := map[string][]threadRow{}
+	var roots []threadRow
+	for _, r := range rows {
+		switch {
+		case only != "" && r.id == only:
+			roots = append(roots, r)
+		case r.parent != "" && listed[r.parent]:
+			children[r.parent] = append(children[r.parent], r)
+		case only == "":
+			roots = append(roots, r)
+		}
+	}
+	out := make([]threadRow, 0, len(rows))
+	seen := map[string]bool{}
+	var walk func(r threadRow)
+	walk = func(r threadRow) {
+		if seen[r.id] {
+			return
+		}
+		seen[r.id] = true
+		out = append(out, r)
+		for _, c := range children[r.id] {
+			walk(c)
+		}
+	}
+	for _, r := range roots {
+		walk(r)
+	}
+	if only == "" {
+		// Threads that name each other as parents (metadata written by
+		// hand) are reached from no root; they are listed all the same.
+		for _, r := range rows {
+			walk(r)
+		}
+	}
+	return out
 }
 
 // threadTitle is a thread's title metadata, else its first user message,

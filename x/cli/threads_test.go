@@ -143,7 +143,11 @@ func TestThreadErrors(t *testing.T) {
 		{"threads without a store", []string{"threads"}, exitUsage, "lode: lode threads needs the store: --store DIR, or store: in lode.yaml\n"},
 		{"threads, no folder", []string{"threads", "--store", missing}, 0, "no threads in " + missing + " (the folder does not exist)\n"},
 		{"threads, empty", []string{"threads", "--store", store}, 0, "no threads in " + store + "\n"},
-		{"threads takes no arguments", []string{"threads", "--store", store, "x"}, exitUsage, "lode: lode threads takes no arguments; got \"x\"\n"},
+		{"threads, unknown thread", []string{"threads", "--store", store, "x"}, exitError,
+			"lode: thread x is not in " + store + ": lode threads --store " + store + " lists the stored threads\n"},
+		{"threads, thread of no folder", []string{"threads", "--store", missing, "x"}, exitError,
+			"lode: thread x is not in " + missing + ": the folder does not exist (check --store, or store: in lode.yaml)\n"},
+		{"threads takes one thread", []string{"threads", "--store", store, "x", "y"}, exitUsage, "lode: lode threads takes at most one thread ID; got \"y\" too\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := lode(t, t.TempDir(), vars, "", tc.args...)
