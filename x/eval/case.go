@@ -40,10 +40,12 @@ type Suite struct {
 // Case is one conversation to run and what it must show.
 type Case struct {
 	Name string
-	// Thread, when set, gives the starting thread (a copy per run);
-	// System and Prompt, when set, are appended to it as a system and a
-	// user turn.
+	// Thread, when set, gives the starting thread (a copy per run); From,
+	// instead, starts from a fork point of a recorded thread (FromFork,
+	// FromState), and its error fails the case. System and Prompt, when
+	// set, are appended to the starting thread as a system and a user turn.
 	Thread func() ledger.State
+	From   Start
 	System string
 	Prompt string
 	// Model answers the turns.

@@ -30,7 +30,7 @@ func runCase(ctx context.Context, s *Suite, c *Case) (o *Outcome, skip bool) {
 		o.Err = errors.New("eval: the case has no Model")
 		return o, false
 	}
-	st, err := startThread(c)
+	st, err := startThread(ctx, c)
 	if err != nil {
 		o.Err = err
 		return o, false
@@ -93,10 +93,18 @@ func runCase(ctx context.Context, s *Suite, c *Case) (o *Outcome, skip bool) {
 	return o, false
 }
 
-func startThread(c *Case) (ledger.State, error) {
+func startThread(ctx context.Context, c *Case) (ledger.State, error) {
 	var st ledger.State
-	if c.Thread != nil {
+	switch {
+	case c.Thread != nil && c.From != nil:
+		return nil, errors.New("eval: the case sets both Thread and From; give one")
+	case c.Thread != nil:
 		st = c.Thread()
+	case c.From != nil:
+		var err error
+		if st, err = c.From(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if st == nil {
 		st = ledger.NewThread()

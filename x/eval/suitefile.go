@@ -13,10 +13,12 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/tool"
 	"github.com/lodeworks/lode/x/policy"
 	"github.com/lodeworks/lode/x/provider/openai"
 	"github.com/lodeworks/lode/x/provider/script"
+	xstore "github.com/lodeworks/lode/x/store"
 	"github.com/lodeworks/lode/x/tool/calculator"
 	"github.com/lodeworks/lode/x/tool/filesystem"
 )
@@ -40,6 +42,16 @@ type caseFile struct {
 	Roles  []string                  `yaml:"roles"`
 	Model  modelFile                 `yaml:"model"`
 	Expect expectFile                `yaml:"expect"`
+	From   *fromFile                 `yaml:"from"`
+}
+
+// fromFile starts a case from a fork point of a recorded thread.
+type fromFile struct {
+	// Store is the ledger, as x/store.Parse takes it; a folder or SQLite
+	// file is relative to the suite file's folder.
+	Store  string `yaml:"store"`
+	Thread string `yaml:"thread"`
+	At     *int   `yaml:"at"`
 }
 
 type modelFile struct {
@@ -135,6 +147,11 @@ func (cf caseFile) build(dir string) (Case, error) {
 		return c, err
 	}
 	c.Model = m
+	if cf.From != nil {
+		if c.From, err = cf.From.build(dir); err != nil {
+			return c, err
+		}
+	}
 	if cf.Policy.Kind != 0 {
 		p, err := policy.ParseNode(&cf.Policy)
 		if err != nil {
@@ -186,6 +203,44 @@ func (cf caseFile) build(dir string) (Case, error) {
 	exps, err := cf.Expect.build()
 	c.Expect = exps
 	return c, err
+}
+
+func (ff fromFile) build(dir string) (Start, error) {
+	switch {
+	case ff.Store == "":
+		return nil, errors.New("from: give the store that keeps the thread (store: a folder, sqlite:PATH or postgres://...)")
+	case ff.Thread == "":
+		return nil, errors.New("from: give the thread's ID (thread:)")
+	case ff.At == nil:
+		return nil, errors.New("from: give how many of the thread's turns the case starts from (at:, from 0)")
+	case *ff.At < 0:
+		return nil, fmt.Errorf("from: at: %d is negative; at: 0 starts from none of the thread's turns", *ff.At)
+	}
+	if err := ledger.CheckID(ff.Thread); err != nil {
+		return nil, fmt.Errorf("from: thread: %w", err)
+	}
+	sp, err := xstore.Parse(ff.Store)
+	if err != nil {
+		return nil, fmt.Errorf("from: store: %w", err)
+	}
+	if sp.Kind != xstore.Postgres && !filepath.IsAbs(sp.Path) {
+		sp.Path = filepath.Join(dir, sp.Path)
+	}
+	id, at := ff.Thread, *ff.At
+	return func(ctx context.Context) (ledger.State, error) {
+		// A folder or file that is not there is not created.
+		if sp.Kind != xstore.Postgres {
+			if _, err := os.Stat(sp.Path); err != nil {
+				return nil, fmt.Errorf("eval: from: store %s: %w", sp, err)
+			}
+		}
+		s, err := xstore.Open(ctx, sp.String())
+		if err != nil {
+			return nil, fmt.Errorf("eval: from: %w", err)
+		}
+		defer s.Close()
+		return FromFork(s, id, at)(ctx)
+	}, nil
 }
 
 func (mf modelFile) build(dir string) (Model, error) {
