@@ -18,10 +18,10 @@
 //
 // # Cases and models
 //
-// A Case is a starting thread (Thread, or a System and a Prompt), the tools
-// it mounts (packs, Go functions), optionally a policy and roles (x/policy,
-// enforced as every lode door enforces it) and a typed answer (Typed, through
-// x/output), and a Model: Scripted plays x/provider/script steps; Cassette
+// A Case is a starting thread (Thread, or From, or a System and a Prompt),
+// the tools it mounts (packs, Go functions), optionally a policy and roles
+// (x/policy, enforced as every lode door enforces it) and a typed answer
+// (Typed, through x/output), and a Model: Scripted plays x/provider/script steps; Cassette
 // replays an x/cassette file through an adapter (OpenAI connects the
 // chat-completions one), so a changed request — a new system prompt, a tool
 // offered or not — misses the cassette and fails the case saying where;
@@ -31,6 +31,20 @@
 // case otherwise. Every run goes through loop.Run with x/tool's Handler, so
 // calls are validated, executed and refused exactly as in production, and
 // is bounded by DefaultMaxTurns.
+//
+// # Fork points
+//
+// From starts a case from a fork point of a recorded thread: the
+// counterfactual, what the agent does from turn N of a conversation that
+// happened, with another answer, prompt, model or tool. FromFork takes the
+// thread from a ledger.Store (a production ledger: it is only read),
+// FromState from a thread in hand. Each run starts from the thread's first
+// N turns, byte for byte, cut by ledger.Fork's rules: a cut past the end or
+// between a tool call and its result fails the case with
+// ledger.ErrForkPoint's message, which names the turn to cut at instead.
+// Turns count from 0 as the ledger stores them (and as lode threads and
+// lode fork --at count them): tool results are turns too. System and
+// Prompt, when set, come after the kept turns.
 //
 // # Expectations
 //
@@ -77,7 +91,10 @@
 //
 // LoadSuite reads a suite from YAML, for lode eval: each case has name,
 // system, prompt, tools (calculator: {...}, filesystem: {root: DIR, ...}),
-// policy (an x/policy document) and roles, model (script: a list of
+// policy (an x/policy document) and roles, from ({store: SPEC, thread: ID,
+// at: N}: FromFork on the store x/store opens, a folder or SQLite file
+// relative to the suite file, which is not created when missing), model
+// (script: a list of
 // {text: ...} or {call: {name, arguments}} steps; or cassette: or
 // recorded: FILE with name: MODEL, base_url: and stream:), and expect
 // (calls, calls_any_order and called as lists of {name, args, schema,
