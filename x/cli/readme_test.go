@@ -65,6 +65,7 @@ var readmeCommands = map[string]readmeCommand{
 	`lode run --store DIR --thread ID "..."`:                      {runs: [][]string{{"run", "--store", "DIR", "--thread", "ID", "and then?"}}, thread: true, has: "Hello from the fake."},
 	"lode run --store DIR --thread ID":                            {runs: [][]string{{"run", "--store", "DIR", "--thread", "ID"}}, thread: true, code: exitUsage, has: "ends with the model's answer, so there is nothing to go on with"},
 	`lode run --store DIR --tenant T "..."`:                       {runs: [][]string{{"run", "--store", "DIR", "--tenant", "acme", "hi"}}, has: "Hello from the fake."},
+	"lode fork --store DIR ID --at N":                             {runs: [][]string{{"fork", "--store", "DIR", "ID", "--at", "2"}}, thread: true, has: "goes on with it"},
 	"lode threads --store DIR":                                    {runs: [][]string{{"threads", "--store", "DIR"}}, thread: true, has: "the first question"},
 	"lode tools":                                                  {runs: [][]string{{"tools"}}, config: "main", has: "everything__calculator__eval"},
 	"lode serve [--http 127.0.0.1:8080]":                          {runs: [][]string{{"serve"}}}, // stdio; standard input at its end stops it
