@@ -19,9 +19,10 @@ THREAD's turn N. --at 0 keeps none, --at with THREAD's TURNS keeps all. A cut
 between a tool call and its result is refused, naming the turn to cut at.
 
 The fork keeps THREAD's metadata: its model (lode run|chat --thread ID asks the
-same model), tenant and roles, and links back to it (lode threads shows it
-under THREAD, FROM THREAD@N). What belongs to THREAD's later turns is left
-behind: calls waiting for approval, tool-search activations, the lease.
+same model), tenant and roles, and links back to it (lode threads lists it
+right after THREAD, FROM THREAD@N). What belongs to THREAD's later turns is left
+behind: calls waiting for approval, tool-search activations, the lease, and
+the mark lode recover finds a stopped run by (the fork runs when you say).
 A stored thread keeps its tenant: --tenant with another tenant than THREAD's is
 refused, as lode run --thread refuses it.`
 
@@ -31,7 +32,7 @@ func cmdFork(ctx context.Context, e env, args []string) error {
 	var o options
 	o.registerTools(fs)
 	o.registerStore(fs)
-	o.registerTenant(fs)
+	fs.StringVar(&o.tenant, "tenant", "", "the tenant the caller acts for: a thread of another tenant is refused (the fork keeps THREAD's tenant)")
 	at := fs.Int("at", 0, "how many of THREAD's turns the fork keeps (0 to its TURNS); the fork goes on from THREAD's turn N")
 	var newID string
 	fs.StringVar(&newID, "id", "", "the fork's ID (default: a new random one); an ID already taken is refused")
@@ -129,6 +130,13 @@ func cmdFork(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer f.Close()
+	// A run of the parent that stopped before the model answered is the
+	// parent's to recover: the fork goes on only when asked to.
+	if v, _ := f.Metadata(stoppedKey); v != "" {
+		if err := f.SetMetadata(stoppedKey, ""); err != nil {
+			return fmt.Errorf("thread %s, forked from %s: %w", f.ID(), id, err)
+		}
+	}
 	fmt.Fprintln(e.stdout, f.ID())
 	kept := fmt.Sprintf("the first %d of", *at)
 	if *at == 0 {

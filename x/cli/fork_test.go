@@ -235,3 +235,47 @@ func TestForkRefusals(t *testing.T) {
 		t.Errorf("a store was created where none was: %v", err)
 	}
 }
+
+// A fork of a run that stopped before the model answered is not marked
+// for lode recover: the parent's run is the one that stopped, and the
+// fork goes on when its printed command is run.
+func TestForkOfAStoppedRun(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "s")
+	dir := writeConfig(t, "")
+	srv := httptest.NewServer(&fakeOpenAI{})
+	defer srv.Close()
+	r := lode(t, dir, map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1"}, "", "run", "--model", "m", "--store", store, "hi")
+	m := threadLine.FindStringSubmatch(r.stderr)
+	if r.code != exitError || m == nil {
+		t.Fatalf("run: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	r = lode(t, dir, nil, "", "fork", "--store", store, m[1], "--at", "1")
+	f := forkLine.FindStringSubmatch(r.stderr)
+	if r.code != 0 || f == nil || f[6] == "" {
+		t.Fatalf("fork: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	s, err := openStore(context.Background(), store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for info, err := range s.List(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if marked := info.Metadata[stoppedKey] != ""; marked != (info.ID == m[1]) {
+			t.Errorf("thread %s (parent %s): stopped mark %q", info.ID, m[1], info.Metadata[stoppedKey])
+		}
+	}
+}
+
+func TestForkHelp(t *testing.T) {
+	r := lode(t, t.TempDir(), nil, "", "fork", "-h")
+	if r.code != 0 || !strings.HasPrefix(r.stderr, "usage: lode fork [flags] THREAD --at N\n") || !strings.Contains(r.stderr, "--at N keeps turns 0 to N-1") {
+		t.Fatalf("fork -h: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	r = lode(t, t.TempDir(), nil, "", "help")
+	if !strings.Contains(r.stdout, "\n  lode fork [flags] THREAD --at N\n") {
+		t.Fatalf("lode help does not list fork:\n%s", r.stdout)
+	}
+}
