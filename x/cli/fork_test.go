@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -277,5 +278,61 @@ func TestForkHelp(t *testing.T) {
 	r = lode(t, t.TempDir(), nil, "", "help")
 	if !strings.Contains(r.stdout, "\n  lode fork [flags] THREAD --at N\n") {
 		t.Fatalf("lode help does not list fork:\n%s", r.stdout)
+	}
+}
+
+// lode eval runs a case from a fork point of a thread lode run recorded,
+// counting turns as lode threads and lode fork --at count them.
+func TestEvalFromAForkPoint(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "s")
+	dir := writeConfig(t, "tools:\n  calculator: {}\n")
+	fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
+		callReply("call_1", "calculator__eval", `{"expression":"2+3"}`),
+		textReply("5."),
+		textReply("6."),
+	}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	parent := recordForked(t, dir, store, map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1"})
+	suite := filepath.Join(t.TempDir(), "suite.yaml")
+	body := "name: counterfactual\ncases:\n" +
+		"  - name: eight\n    from: {store: " + store + ", thread: " + parent + ", at: 4}\n    prompt: and 4+4?\n" +
+		"    model: {script: [{text: \"8.\"}]}\n    expect: {text_contains: [\"8.\"]}\n" +
+		"  - name: mid-call\n    from: {store: " + store + ", thread: " + parent + ", at: 2}\n" +
+		"    model: {script: [{text: \"x\"}]}\n"
+	if err := os.WriteFile(suite, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	report := filepath.Join(t.TempDir(), "report.json")
+	r := lode(t, dir, nil, "", "eval", "--json", report, suite)
+	if r.code != exitError || !strings.Contains(r.stdout, "counterfactual: 1 passed, 1 failed, 0 skipped\n") {
+		t.Fatalf("lode eval: exit %d, stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	var rep struct {
+		Cases []struct {
+			Status     string
+			Error      string
+			Transcript []struct{ Text string }
+		}
+	}
+	b, err := os.ReadFile(report)
+	if err != nil || json.Unmarshal(b, &rep) != nil || len(rep.Cases) != 2 {
+		t.Fatalf("report: %v\n%s", err, b)
+	}
+	var texts []string
+	for _, m := range rep.Cases[0].Transcript {
+		texts = append(texts, m.Text)
+	}
+	if got := strings.Join(texts, "|"); rep.Cases[0].Status != "pass" || !strings.HasPrefix(got, "what is 2+3?|") || !strings.HasSuffix(got, "|5.|and 4+4?|8.") {
+		t.Fatalf("eight: %s, transcript %q", rep.Cases[0].Status, got)
+	}
+	want := "eval: from: ledger: fork " + parent + " at 2: cannot fork there: call call_1 (calculator__eval) of turn 1 has no result before turn 2; fork at 1 or after its result"
+	if c := rep.Cases[1]; c.Status != "fail" || c.Error != want {
+		t.Fatalf("mid-call: %s %q, want %q", c.Status, c.Error, want)
+	}
+	// The recorded thread is as it was.
+	r = lode(t, dir, nil, "", "threads", "--store", store)
+	if rows := threadRows(r.stdout); r.code != 0 || len(rows) != 2 || rows[1][0] != parent || !slices.Contains(rows[1], "6") {
+		t.Fatalf("threads: exit %d, stdout:\n%s", r.code, r.stdout)
 	}
 }
