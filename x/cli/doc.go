@@ -8,7 +8,8 @@
 //	lode run --replay FILE "..."   the recorded run again, with no network
 //	lode chat [flags]              an interactive conversation
 //	lode run|chat --thread ID ...  go on with a stored thread
-//	lode threads [flags]           the stored threads: ID, title, turns, updated, paused
+//	lode threads [flags] [THREAD]  the stored threads: ID, title, turns, updated, paused, FROM
+//	lode fork THREAD --at N        a new thread of THREAD's first N turns (ledger.Fork)
 //	lode resume [flags] THREAD ... decide on calls waiting for approval, then go on
 //	lode recover --store DIR       finish the runs whose process died (once)
 //	lode worker --store DIR        the same, every --every, until a signal
