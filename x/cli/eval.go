@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/x/catalog"
 	"github.com/lodeworks/lode/x/eval"
 )
@@ -39,7 +40,10 @@ func cmdEval(ctx context.Context, e env, args []string) error {
 	if len(rest) != 1 {
 		return usageError{"lode eval takes one suite file\n" + evalUsage}
 	}
-	suite, err := eval.LoadSuite(rest[0])
+	// A case's from: opens its store as every command opens one.
+	suite, err := eval.LoadSuite(rest[0], eval.WithStores(func(ctx context.Context, spec string) (ledger.Store, error) {
+		return openStore(ctx, spec)
+	}))
 	if err != nil {
 		return err
 	}

@@ -92,8 +92,9 @@
 // LoadSuite reads a suite from YAML, for lode eval: each case has name,
 // system, prompt, tools (calculator: {...}, filesystem: {root: DIR, ...}),
 // policy (an x/policy document) and roles, from ({store: SPEC, thread: ID,
-// at: N}: FromFork on the store x/store opens, a folder or SQLite file
-// relative to the suite file, which is not created when missing), model
+// at: N}: FromFork on that store, a folder or SQLite file relative to the
+// suite file and never created when missing; a folder opens as it is,
+// other stores through WithStores, as lode eval opens them), model
 // (script: a list of
 // {text: ...} or {call: {name, arguments}} steps; or cassette: or
 // recorded: FILE with name: MODEL, base_url: and stream:), and expect

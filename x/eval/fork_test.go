@@ -244,7 +244,13 @@ cases:
 	if err := os.WriteFile(path, []byte(suite), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := eval.LoadSuite(path)
+	_, err = eval.LoadSuite(path)
+	if want := "eval: bad suite file: " + path + ": case 1 (otherwise): from: store sqlite:rec/threads.db: only a folder opens here; LoadSuite(path, WithStores(...)) opens the others (lode eval does)"; err == nil || err.Error() != want {
+		t.Fatalf("sqlite: without WithStores:\n got %v\nwant %s", err, want)
+	}
+	loaded, err := eval.LoadSuite(path, eval.WithStores(func(ctx context.Context, spec string) (ledger.Store, error) {
+		return xstore.Open(ctx, spec)
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,6 +272,27 @@ cases:
 	defer s.Close()
 	if after := readStore(t, s); !reflect.DeepEqual(after, before) {
 		t.Fatal("the suite changed the recorded store")
+	}
+
+	// A folder opens without WithStores.
+	folder, err := file.Open(filepath.Join(dir, "folder"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, err = folder.Create(t.Context(), ledger.WithID("parent"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recordParent(t, parent)
+	folder.Close()
+	if err := os.WriteFile(path, []byte("cases:\n  - name: a\n    from: {store: folder, thread: parent, at: 3}\n    model: {script: [{text: \"Five.\"}]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if loaded, err = eval.LoadSuite(path); err != nil {
+		t.Fatal(err)
+	}
+	if c := eval.RunSuite(t.Context(), loaded).Cases[0]; c.Status != eval.Passed || len(c.Transcript) != 4 || c.Text != "Five." {
+		t.Fatalf("from a folder: %s %v %s %+v", c.Status, c.Failures, c.Error, c.Transcript)
 	}
 
 	const model = "    model: {script: [{text: hi}]}\n"

@@ -8,17 +8,18 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/ledger/file"
 	"github.com/lodeworks/lode/tool"
 	"github.com/lodeworks/lode/x/policy"
 	"github.com/lodeworks/lode/x/provider/openai"
 	"github.com/lodeworks/lode/x/provider/script"
-	xstore "github.com/lodeworks/lode/x/store"
 	"github.com/lodeworks/lode/x/tool/calculator"
 	"github.com/lodeworks/lode/x/tool/filesystem"
 )
@@ -96,11 +97,30 @@ type expectFile struct {
 	Fails         string     `yaml:"fails"`
 }
 
+// LoadOption configures LoadSuite.
+type LoadOption func(*loadConfig)
+
+type loadConfig struct {
+	open func(ctx context.Context, spec string) (ledger.Store, error)
+}
+
+// WithStores opens the stores the cases' from: names, by spec: x/store's
+// Open is one, for a folder, sqlite:PATH and postgres://. Without it
+// from: takes a folder only (ledger/file), so that reading a suite file
+// compiles no database driver.
+func WithStores(open func(ctx context.Context, spec string) (ledger.Store, error)) LoadOption {
+	return func(c *loadConfig) { c.open = open }
+}
+
 // LoadSuite reads a suite from a YAML file (see the package doc for its
-// keys). Paths in it (cassettes, a filesystem root) are relative to the
-// file's folder. Every problem is an error matching ErrSuiteFile that
-// names the file and the case.
-func LoadSuite(path string) (*Suite, error) {
+// keys). Paths in it (cassettes, a filesystem root, a from: store's
+// folder or SQLite file) are relative to the file's folder. Every problem
+// is an error matching ErrSuiteFile that names the file and the case.
+func LoadSuite(path string, opts ...LoadOption) (*Suite, error) {
+	var lc loadConfig
+	for _, o := range opts {
+		o(&lc)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSuiteFile, err)
@@ -121,7 +141,7 @@ func LoadSuite(path string) (*Suite, error) {
 	}
 	seen := map[string]bool{}
 	for i, cf := range f.Cases {
-		c, err := cf.build(dir)
+		c, err := cf.build(dir, &lc)
 		where := fmt.Sprintf("case %d", i+1)
 		if cf.Name != "" {
 			where = fmt.Sprintf("case %d (%s)", i+1, cf.Name)
@@ -140,7 +160,7 @@ func LoadSuite(path string) (*Suite, error) {
 	return s, nil
 }
 
-func (cf caseFile) build(dir string) (Case, error) {
+func (cf caseFile) build(dir string, lc *loadConfig) (Case, error) {
 	c := Case{Name: cf.Name, System: cf.System, Prompt: cf.Prompt, Roles: cf.Roles}
 	m, err := cf.Model.build(dir)
 	if err != nil {
@@ -148,7 +168,7 @@ func (cf caseFile) build(dir string) (Case, error) {
 	}
 	c.Model = m
 	if cf.From != nil {
-		if c.From, err = cf.From.build(dir); err != nil {
+		if c.From, err = cf.From.build(dir, lc); err != nil {
 			return c, err
 		}
 	}
@@ -205,9 +225,9 @@ func (cf caseFile) build(dir string) (Case, error) {
 	return c, err
 }
 
-func (ff fromFile) build(dir string) (Start, error) {
+func (ff fromFile) build(dir string, lc *loadConfig) (Start, error) {
 	switch {
-	case ff.Store == "":
+	case strings.TrimSpace(ff.Store) == "":
 		return nil, errors.New("from: give the store that keeps the thread (store: a folder, sqlite:PATH or postgres://...)")
 	case ff.Thread == "":
 		return nil, errors.New("from: give the thread's ID (thread:)")
@@ -219,28 +239,50 @@ func (ff fromFile) build(dir string) (Start, error) {
 	if err := ledger.CheckID(ff.Thread); err != nil {
 		return nil, fmt.Errorf("from: thread: %w", err)
 	}
-	sp, err := xstore.Parse(ff.Store)
-	if err != nil {
-		return nil, fmt.Errorf("from: store: %w", err)
-	}
-	if sp.Kind != xstore.Postgres && !filepath.IsAbs(sp.Path) {
-		sp.Path = filepath.Join(dir, sp.Path)
+	spec, local := resolveStore(strings.TrimSpace(ff.Store), dir)
+	open := lc.open
+	if open == nil {
+		if local == "" || spec != local {
+			return nil, fmt.Errorf("from: store %s: only a folder opens here; LoadSuite(path, WithStores(...)) opens the others (lode eval does)", ff.Store)
+		}
+		open = func(_ context.Context, spec string) (ledger.Store, error) { return file.Open(spec) }
 	}
 	id, at := ff.Thread, *ff.At
 	return func(ctx context.Context) (ledger.State, error) {
 		// A folder or file that is not there is not created.
-		if sp.Kind != xstore.Postgres {
-			if _, err := os.Stat(sp.Path); err != nil {
-				return nil, fmt.Errorf("eval: from: store %s: %w", sp, err)
+		if local != "" {
+			if _, err := os.Stat(local); err != nil {
+				return nil, fmt.Errorf("eval: from: store %s: %w", spec, err)
 			}
 		}
-		s, err := xstore.Open(ctx, sp.String())
+		s, err := open(ctx, spec)
 		if err != nil {
 			return nil, fmt.Errorf("eval: from: %w", err)
 		}
 		defer s.Close()
 		return FromFork(s, id, at)(ctx)
 	}, nil
+}
+
+// resolveStore makes a from: store's folder or SQLite file relative to
+// the suite file's folder, as x/store reads a spec; local is the folder
+// or file, "" for a database URL.
+func resolveStore(spec, dir string) (resolved, local string) {
+	lower := strings.ToLower(spec)
+	switch {
+	case strings.HasPrefix(lower, "postgres:"), strings.HasPrefix(lower, "postgresql:"), strings.Contains(spec, "://"):
+		return spec, ""
+	case strings.HasPrefix(lower, "sqlite:"):
+		path := spec[len("sqlite:"):]
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		return spec[:len("sqlite:")] + path, path
+	}
+	if !filepath.IsAbs(spec) {
+		spec = filepath.Join(dir, spec)
+	}
+	return spec, spec
 }
 
 func (mf modelFile) build(dir string) (Model, error) {
