@@ -73,6 +73,11 @@ var contract = []Check{
 	{"ForkKeepsTheTurnsBeforeTheCut", testForkKeeps},
 	{"ForkAtTheEndsAndForkOfAFork", testForkEnds},
 	{"ForkRefusesABadCut", testForkRefuses},
+	{"ForkReloadsAsItsParentAtTheCut", testForkReloads},
+	{"ForkAndParentGrowApart", testForkGrowsApart},
+	{"ForkOfAForkOfAFork", testForkChain},
+	{"DeleteParentKeepsItsForks", testForkDeleteParent},
+	{"ForkWhileTheParentGrows", testForkWhileAppending},
 }
 
 // Text returns a Text artifact; a shorthand for tests.

@@ -427,7 +427,7 @@ func (s *Store) Fork(ctx context.Context, req ledger.ForkRequest) (*ledger.Store
 		var kept []ledger.Turn
 		at := int64(req.At)
 		if at >= 0 && at <= h.turns {
-			if kept, err = s.readTurns(ctx, q, chain, at); err != nil {
+			if kept, err = s.readTurns(ctx, q, chain, at, false); err != nil {
 				return err
 			}
 		}
@@ -526,9 +526,11 @@ func (s *Store) chain(ctx context.Context, q querier, h head) ([]segment, error)
 const maxChain = 1 << 20
 
 // readTurns reads the first n turns of the thread whose chain is segs,
-// checking that the rows are numbered without a gap; the rows of the last
-// segment must stop at its end, as its thread records.
-func (s *Store) readTurns(ctx context.Context, q querier, segs []segment, n int64) ([]ledger.Turn, error) {
+// checking that the rows are numbered without a gap. With whole, the rows
+// of the last segment must also stop at its end, as its thread records;
+// a read outside one snapshot (a PostgreSQL write transaction) may see
+// turns appended since the thread's row was read, and passes false.
+func (s *Store) readTurns(ctx context.Context, q querier, segs []segment, n int64, whole bool) ([]ledger.Turn, error) {
 	turns := make([]ledger.Turn, 0, n)
 	for i, sg := range segs {
 		if sg.from >= n {
@@ -537,7 +539,7 @@ func (s *Store) readTurns(ctx context.Context, q querier, segs []segment, n int6
 		end := min(sg.to, n)
 		var rows *sql.Rows
 		var err error
-		if i == len(segs)-1 && end == sg.to {
+		if whole && i == len(segs)-1 && end == sg.to {
 			// The thread's own rows, read whole: any row past its turns
 			// is damage.
 			rows, err = q.QueryContext(ctx, s.q.loadOwnTurns, sg.id, sg.from)
@@ -840,7 +842,7 @@ func (j *journal) load(ctx context.Context, first bool) (ledger.Snapshot, error)
 		if err != nil {
 			return err
 		}
-		if snap.Turns, err = j.s.readTurns(ctx, q, segs, h.turns); err != nil {
+		if snap.Turns, err = j.s.readTurns(ctx, q, segs, h.turns, true); err != nil {
 			return err
 		}
 		snap.Metadata, err = j.s.readMeta(ctx, q, j.id)
