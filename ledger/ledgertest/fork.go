@@ -319,3 +319,44 @@ func BenchFork(b *testing.B, s ledger.Store, size int) {
 		f.Close()
 	}
 }
+
+// BenchForkLoad measures loading the last of a chain of depth forks that
+// starts at a thread of size turns: each fork is cut at the end of the
+// thread before it and has one turn of its own appended, so the thread
+// loaded has size+depth turns, held by depth+1 threads in a store that
+// shares them.
+func BenchForkLoad(b *testing.B, s ledger.Store, size, depth int) {
+	ctx := context.Background()
+	st, err := s.Create(ctx, ledger.WithTurns(seedTurns(size)...))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < depth; i++ {
+		f, err := ledger.Fork(ctx, s, st.ID(), st.Len())
+		st.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		role := ledger.RoleUser
+		if f.Len()%2 == 1 {
+			role = ledger.RoleAssistant
+		}
+		if err := f.Append(role, benchTurn(f.Len())...); err != nil {
+			b.Fatal(err)
+		}
+		st = f
+	}
+	st.Close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		got, err := s.Load(ctx, st.ID())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got.Len() != size+depth {
+			b.Fatalf("loaded %d turns", got.Len())
+		}
+		got.Close()
+	}
+}
