@@ -142,8 +142,8 @@ type Forker interface {
 	// the parent's length, its first req.At turns (when req.At is within
 	// the length) and its metadata, calls req.Plan with them, and creates
 	// the fork with those turns and the metadata Plan returns, or nothing
-	// when Plan fails. A missing parent fails with ErrNotFound, a taken
-	// req.ID with ErrConflict.
+	// when Plan fails, returning Plan's error as it is. A missing parent
+	// fails with ErrNotFound, a taken req.ID with ErrConflict.
 	//
 	// Appends to the parent after the fork, and its deletion, must not
 	// change the fork: what the fork shares the store keeps for it.

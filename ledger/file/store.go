@@ -324,7 +324,7 @@ func (s *Store) Fork(ctx context.Context, req ledger.ForkRequest) (*ledger.Store
 	}
 	meta, err := req.Plan(kept, len(p.snap.Turns), p.snap.Metadata)
 	if err != nil {
-		return nil, fmt.Errorf("file: fork %s: %w", req.Parent, err)
+		return nil, err // the ledger's, as Plan words it
 	}
 	buf, err := encodeHeader(headerRec{T: recThread, Format: formatVersion, ID: req.ID, Time: s.stamp(), Meta: meta})
 	if err != nil {

@@ -412,6 +412,7 @@ func (s *Store) Fork(ctx context.Context, req ledger.ForkRequest) (*ledger.Store
 	inc := ledger.NewID()
 	now := s.stamp()
 	var snap ledger.Snapshot
+	var planErr error
 	err := s.write(ctx, func(q querier) error {
 		if err := s.lockForks(ctx, q); err != nil {
 			return err
@@ -435,8 +436,8 @@ func (s *Store) Fork(ctx context.Context, req ledger.ForkRequest) (*ledger.Store
 		if err != nil {
 			return err
 		}
-		if meta, err = req.Plan(kept, int(h.turns), meta); err != nil {
-			return err
+		if meta, planErr = req.Plan(kept, int(h.turns), meta); planErr != nil {
+			return planErr
 		}
 		base := ""
 		for _, c := range chain {
@@ -461,6 +462,9 @@ func (s *Store) Fork(ctx context.Context, req ledger.ForkRequest) (*ledger.Store
 		snap = ledger.Snapshot{Version: at, Turns: kept, Metadata: meta}
 		return nil
 	})
+	if planErr != nil {
+		return nil, planErr // the ledger's, as Plan words it
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: fork %s as %s: %w", req.Parent, req.ID, err)
 	}
