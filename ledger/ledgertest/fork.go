@@ -250,14 +250,17 @@ func ForkCrash(t *testing.T, testName string, newStorage func(t testing.TB) stri
 	for round, after := range []int{1, 3, 7} {
 		p := StartChild(t, testName, forkCrashEnv, forkChild{Where: where})
 		reported, deleted := map[string]bool{}, map[string]bool{}
-		made := 0
+		// The kill lands in the step after the after-th: a fork, a fork
+		// of a fork, or (round 1) a delete of a fork that has a fork.
+		steps := 0
 		note := func(line string) {
 			if id, ok := strings.CutPrefix(line, "forked "); ok {
 				reported[id] = true
-				made++
+				steps++
 			}
 			if id, ok := strings.CutPrefix(line, "deleting "); ok {
 				delete(reported, id) // it may be gone, or whole
+				steps++
 			}
 			if id, ok := strings.CutPrefix(line, "deleted "); ok {
 				deleted[id] = true
@@ -265,7 +268,7 @@ func ForkCrash(t *testing.T, testName string, newStorage func(t testing.TB) stri
 		}
 		p.Await(t, func(line string) bool {
 			note(line)
-			return made >= after
+			return steps >= after
 		})
 		for _, line := range p.Kill(t) {
 			note(line)
@@ -297,7 +300,7 @@ func ForkCrash(t *testing.T, testName string, newStorage func(t testing.TB) stri
 		if len(reported) > 0 {
 			t.Fatalf("round %d: forks reported made are missing: %v", round, reported)
 		}
-		t.Logf("round %d: killed after %d forks; the store holds %d whole forks", round, after, forks)
+		t.Logf("round %d: killed after %d steps; the store holds %d whole forks", round, after, forks)
 	}
 }
 
