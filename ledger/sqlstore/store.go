@@ -503,10 +503,12 @@ func (s *Store) chain(ctx context.Context, q querier, h head) ([]segment, error)
 		return nil, fmt.Errorf("thread %s records %d turns and a base %q of %d: %w", h.id, h.turns, h.base, h.baseLen, ledger.ErrCorrupt)
 	}
 	segs := []segment{{id: h.id, from: h.baseLen, to: h.turns}}
+	seen := map[string]bool{h.id: true}
 	for cur, to := h.base, h.baseLen; cur != ""; {
-		if len(segs) > maxChain {
-			return nil, fmt.Errorf("thread %s: its base chain is longer than %d: %w", h.id, maxChain, ledger.ErrCorrupt)
+		if seen[cur] {
+			return nil, fmt.Errorf("thread %s: its base chain comes back to %s: %w", h.id, cur, ledger.ErrCorrupt)
 		}
+		seen[cur] = true
 		b, err := s.readHead(ctx, q, cur)
 		if errors.Is(err, ledger.ErrNotFound) {
 			return nil, fmt.Errorf("thread %s: base thread %s is missing: %w", h.id, cur, ledger.ErrCorrupt)
@@ -524,18 +526,13 @@ func (s *Store) chain(ctx context.Context, q querier, h head) ([]segment, error)
 	return segs, nil
 }
 
-// maxChain bounds a base chain as read, so that a damaged database whose
-// bases loop cannot hang a load. Fork never makes a chain longer than the
-// number of threads that hold the turns, each with turns of its own.
-const maxChain = 1 << 20
-
 // readTurns reads the first n turns of the thread whose chain is segs,
 // checking that the rows are numbered without a gap. With whole, the rows
 // of the last segment must also stop at its end, as its thread records;
 // a read outside one snapshot (a PostgreSQL write transaction) may see
 // turns appended since the thread's row was read, and passes false.
 func (s *Store) readTurns(ctx context.Context, q querier, segs []segment, n int64, whole bool) ([]ledger.Turn, error) {
-	turns := make([]ledger.Turn, 0, n)
+	turns := make([]ledger.Turn, 0, min(n, 1<<12)) // n is read, not trusted
 	for i, sg := range segs {
 		if sg.from >= n {
 			break

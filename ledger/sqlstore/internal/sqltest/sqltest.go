@@ -52,7 +52,7 @@ func Run(t *testing.T, newBackend func(t testing.TB) Backend) {
 		{"OpensASchema2Database", testSchema2},
 		{"ForkSharesTheRows", testForkShares},
 		{"DeleteKeepsTheForks", testDeleteKeepsForks},
-		{"ForkWithAMissingBase", testMissingBase},
+		{"ForkWithADamagedBase", testMissingBase},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newBackend(t)) })
 	}
@@ -560,17 +560,35 @@ func testDeleteKeepsForks(t *testing.T, b Backend) {
 	check("after making p again")
 }
 
-// A fork whose base thread is gone behind the store's back is damage:
-// Load says so rather than loading a shorter thread.
+// A fork whose base chain was changed behind the store's back is damage:
+// Load says so rather than loading a shorter thread, or looping.
 func testMissingBase(t *testing.T, b Backend) {
-	s := b.Open(t)
-	seedThread(t, s, "p", 5)
-	fork(t, s, "p", 5, "f")
-	if _, err := b.Raw.Exec(`DELETE FROM lode_threads WHERE id = 'p'`); err != nil {
-		t.Fatal(err)
-	}
-	_, err := b.Open(t).Load(context.Background(), "f")
-	if !errors.Is(err, ledger.ErrCorrupt) || !strings.Contains(err.Error(), "sqlstore: load f: thread f: base thread p is missing") {
-		t.Fatalf("load: %v", err)
+	for _, c := range []struct {
+		name, damage, msg string
+	}{
+		{"missing", `DELETE FROM lode_threads WHERE id = 'p'`, "sqlstore: load f: thread f: base thread p is missing"},
+		{"loop", `UPDATE lode_threads SET base_id = 'f', base_len = 1 WHERE id = 'p'`, "sqlstore: load f: thread f: its base chain comes back to f"},
+		{"shorter", `UPDATE lode_threads SET turns = 3 WHERE id = 'p'`, "sqlstore: load f: thread f: base thread p has 3 turns from 0, not the 5 it shares"},
+		{"no base", `UPDATE lode_threads SET base_id = '' WHERE id = 'f'`, `sqlstore: load f: thread f records 6 turns and a base "" of 5`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := b.Open(t)
+			for _, stmt := range []string{`DELETE FROM lode_threads`, `DELETE FROM lode_turns`, `DELETE FROM lode_metadata`} {
+				if _, err := b.Raw.Exec(stmt); err != nil {
+					t.Fatal(err)
+				}
+			}
+			seedThread(t, s, "p", 5)
+			if err := fork(t, s, "p", 5, "f").Append(ledger.RoleUser, artifact.Text{Content: "own"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Raw.Exec(c.damage); err != nil {
+				t.Fatal(err)
+			}
+			_, err := b.Open(t).Load(context.Background(), "f")
+			if !errors.Is(err, ledger.ErrCorrupt) || !strings.Contains(err.Error(), c.msg) {
+				t.Fatalf("load: %v, want ErrCorrupt saying %q", err, c.msg)
+			}
+		})
 	}
 }
