@@ -138,12 +138,13 @@ func Fork(ctx context.Context, store Store, id string, at int, opts ...ForkOptio
 // returns the fork's metadata.
 type Forker interface {
 	// Fork makes the thread req.ID of the first req.At turns of the
-	// thread req.Parent and returns it open, in one transaction: it reads
-	// the parent's length, its first req.At turns (when req.At is within
-	// the length) and its metadata, calls req.Plan with them, and creates
-	// the fork with those turns and the metadata Plan returns, or nothing
-	// when Plan fails, returning Plan's error as it is. A missing parent
-	// fails with ErrNotFound, a taken req.ID with ErrConflict.
+	// thread req.Parent and returns it open: it reads the parent's length,
+	// its first req.At turns (when req.At is within the length) and its
+	// metadata, calls req.Plan with them, and creates the fork with those
+	// turns and the metadata Plan returns, or nothing when Plan fails,
+	// returning Plan's error as it is. The fork is made whole or not at
+	// all, whatever the crash. A missing parent fails with ErrNotFound, a
+	// taken req.ID with ErrConflict, an invalid one with ErrInvalidID.
 	//
 	// Appends to the parent after the fork, and its deletion, must not
 	// change the fork: what the fork shares the store keeps for it.
