@@ -281,3 +281,74 @@ func testForkWhileAppending(t *testing.T, open Opener) {
 		SameJSON(t, f.ID()+" reloaded", Load(t, o, f.ID()).Turns(), parent[:at])
 	}
 }
+
+// Forks of forks made while another instance deletes the forks they are
+// cut from: each fork either fails with ErrNotFound (its parent went
+// first) or is made whole, and stays whole once its parent is gone.
+func testForkWhileDeleting(t *testing.T, open Opener) {
+	ctx := context.Background()
+	const rounds = 10
+	parent := Create(t, open(t), ledger.WithID("p"), ledger.WithTurns(numbered("p", 0, 6)...)).Turns()
+	forker, deleter := open(t), open(t)
+	made := make(chan string, rounds)
+	var wg sync.WaitGroup
+	var forkErr, deleteErr error
+	var kept []*ledger.StoredThread
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		defer close(made)
+		for i := range rounds {
+			id := fmt.Sprintf("f%d", i)
+			f, err := ledger.Fork(ctx, forker, "p", 6, ledger.WithForkID(id))
+			if err != nil {
+				forkErr = err
+				return
+			}
+			f.Close()
+			made <- id
+			// Races the delete of id.
+			ff, err := ledger.Fork(ctx, forker, id, 4, ledger.WithForkID(id+".f"))
+			if errors.Is(err, ledger.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				forkErr = err
+				return
+			}
+			kept = append(kept, ff)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for id := range made {
+			if err := deleter.Delete(ctx, id); err != nil && deleteErr == nil {
+				deleteErr = err
+			}
+		}
+	}()
+	wg.Wait()
+	if err := errors.Join(forkErr, deleteErr); err != nil {
+		t.Fatal(err)
+	}
+	o := open(t)
+	for _, ff := range kept {
+		ff.Close()
+		SameJSON(t, ff.ID()+" as made", ff.Turns(), parent[:4])
+		SameJSON(t, ff.ID()+" reloaded", Load(t, o, ff.ID()).Turns(), parent[:4])
+	}
+	n := 0
+	for info, err := range o.List(ctx) {
+		if err != nil {
+			t.Fatalf("list: %v", err)
+		}
+		n++
+		if info.ID != "p" && info.Turns != 4 {
+			t.Fatalf("listed %s with %d turns", info.ID, info.Turns)
+		}
+	}
+	if n != 1+len(kept) {
+		t.Fatalf("listed %d threads, want the parent and %d forks", n, len(kept))
+	}
+	t.Logf("%d of %d forks of forks were made before the delete", len(kept), rounds)
+}

@@ -78,6 +78,7 @@ var contract = []Check{
 	{"ForkOfAForkOfAFork", testForkChain},
 	{"DeleteParentKeepsItsForks", testForkDeleteParent},
 	{"ForkWhileTheParentGrows", testForkWhileAppending},
+	{"ForkWhileTheParentIsDeleted", testForkWhileDeleting},
 }
 
 // Text returns a Text artifact; a shorthand for tests.
