@@ -82,14 +82,26 @@ func WithForkID(id string) ForkOption { return func(c *forkConfig) { c.id = id }
 // parent's requests used up to the cut: the fork's history, and so the
 // request a history policy builds from it, is the parent's at the cut.
 //
-// Fork uses the Store contract only (Load, then Create with the kept
-// turns), so every Store has it, and it is as crash-safe as Create: a
-// crash leaves no fork or a whole one. It copies the kept turns; see
-// BENCHMARKS.md for what that costs per store.
+// Fork asks a store that is a Forker to make the fork; any other Store
+// gets it through its contract (Load, then Create with the kept turns),
+// so every Store has it. Either way a crash leaves no fork or a whole one.
+// A Forker can share the kept turns with the parent instead of copying
+// them; see BENCHMARKS.md for what each store does and what it costs.
 func Fork(ctx context.Context, store Store, id string, at int, opts ...ForkOption) (*StoredThread, error) {
 	var c forkConfig
 	for _, o := range opts {
 		o(&c)
+	}
+	if f, ok := store.(Forker); ok {
+		req := ForkRequest{Parent: id, At: at, ID: c.id}
+		if req.ID == "" {
+			req.ID = NewID()
+		}
+		t, err := f.Fork(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("ledger: fork %s at %d: %w", id, at, bare{err})
+		}
+		return t, nil
 	}
 	parent, err := store.Load(ctx, id)
 	if err != nil {
@@ -98,15 +110,14 @@ func Fork(ctx context.Context, store Store, id string, at int, opts ...ForkOptio
 	turns := parent.Turns()
 	meta := parent.AllMetadata()
 	parent.Close()
-	kept, err := forkCut(turns, at)
+	if at >= 0 && at <= len(turns) {
+		turns = turns[:at]
+	}
+	meta, err = ForkRequest{Parent: id, At: at}.Plan(turns, parent.Len(), meta)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: fork %s at %d: %w", id, at, err)
 	}
-	meta, err = forkMetadata(meta, kept, id, at)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: fork %s at %d: %w", id, at, err)
-	}
-	copts := []ThreadOption{WithTurns(kept...), WithMetadata(meta)}
+	copts := []ThreadOption{WithTurns(turns...), WithMetadata(meta)}
 	if c.id != "" {
 		copts = append(copts, WithID(c.id))
 	}
@@ -117,17 +128,63 @@ func Fork(ctx context.Context, store Store, id string, at int, opts ...ForkOptio
 	return t, nil
 }
 
-// forkCut checks the cut and returns the kept turns.
-func forkCut(turns []Turn, at int) ([]Turn, error) {
-	if at < 0 || at > len(turns) {
-		return nil, fmt.Errorf("%w: the thread has %d turns; keep 0 to %d", bare{ErrForkPoint}, len(turns), len(turns))
+// Forker is a Store that makes forks itself, so that a fork need not copy
+// the turns it keeps: a store whose storage can point at the parent's
+// turns (they never change once appended) shares them. Fork uses it when
+// the store has one.
+//
+// What a fork keeps and drops stays the ledger's: the store reads the
+// parent and hands it to ForkRequest.Plan, which checks the cut and
+// returns the fork's metadata.
+type Forker interface {
+	// Fork makes the thread req.ID of the first req.At turns of the
+	// thread req.Parent and returns it open: it reads the parent's length,
+	// its first req.At turns (when req.At is within the length) and its
+	// metadata, calls req.Plan with them, and creates the fork with those
+	// turns and the metadata Plan returns, or nothing when Plan fails,
+	// returning Plan's error as it is. The fork is made whole or not at
+	// all, whatever the crash. A missing parent fails with ErrNotFound, a
+	// taken req.ID with ErrConflict, an invalid one with ErrInvalidID.
+	//
+	// Appends to the parent after the fork, and its deletion, must not
+	// change the fork: what the fork shares the store keeps for it.
+	Fork(ctx context.Context, req ForkRequest) (*StoredThread, error)
+}
+
+// ForkRequest is the fork a Forker makes: At turns of Parent, as ID (Fork
+// sets it, random unless WithForkID names it).
+type ForkRequest struct {
+	Parent string
+	At     int
+	ID     string
+}
+
+// Plan checks the cut against the parent as the store read it, kept being
+// its first At turns (nil when At is out of range) and length its number
+// of turns, and returns the fork's metadata (see Fork): the parent's meta
+// trimmed, and linked back to Parent at At. A cut Fork refuses fails
+// with ErrForkPoint.
+func (r ForkRequest) Plan(kept []Turn, length int, meta map[string]string) (map[string]string, error) {
+	if err := forkCut(kept, length, r.At); err != nil {
+		return nil, err
 	}
-	kept := turns[:at]
+	return forkMetadata(meta, kept, r.Parent, r.At)
+}
+
+// forkCut checks the cut at at of a thread of length turns, whose first
+// at turns are kept.
+func forkCut(kept []Turn, length, at int) error {
+	if at < 0 || at > length {
+		return fmt.Errorf("%w: the thread has %d turns; keep 0 to %d", bare{ErrForkPoint}, length, length)
+	}
+	if len(kept) != at {
+		return fmt.Errorf("%d kept turns for a cut at %d: %w", len(kept), at, bare{ErrCorrupt})
+	}
 	if open, _ := ScanCalls(kept); len(open) > 0 {
 		c := open[0]
-		return nil, fmt.Errorf("%w: call %s (%s) of turn %d has no result before turn %d; fork at %d or after its result", bare{ErrForkPoint}, c.Call.ID, c.Call.Name, c.Turn, at, c.Turn)
+		return fmt.Errorf("%w: call %s (%s) of turn %d has no result before turn %d; fork at %d or after its result", bare{ErrForkPoint}, c.Call.ID, c.Call.Name, c.Turn, at, c.Turn)
 	}
-	return kept, nil
+	return nil
 }
 
 // forkMetadata returns the fork's metadata: the parent's meta, trimmed to

@@ -53,3 +53,25 @@ func ExampleFork() {
 	// trip: 2 turns, still ends "Start at Fourvière..."
 	// true ledger: fork trip at 3: cannot fork there: call c1 (weather) of turn 2 has no result before turn 3; fork at 2 or after its result
 }
+
+// A store that makes forks itself (a ledger.Forker) reads the parent and
+// lets Plan decide: the cut is checked and the metadata trimmed as Fork
+// does for every store.
+func ExampleForkRequest_Plan() {
+	parent := []ledger.Turn{
+		{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{artifact.Text{Content: "Plan a day in Lyon."}}},
+		{Role: ledger.RoleAssistant, Artifacts: []artifact.Artifact{artifact.ToolCall{ID: "c1", Name: "weather", Arguments: "{}"}}},
+		{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{artifact.ToolResult{ToolCallID: "c1", Name: "weather", Content: "sunny"}}},
+	}
+	meta := map[string]string{"tenant": "acme", ledger.LeaseKey: `{"owner":"w1"}`}
+	req := ledger.ForkRequest{Parent: "trip", At: 3, ID: "trip.2"}
+	forkMeta, err := req.Plan(parent[:req.At], len(parent), meta)
+	fmt.Println(forkMeta, err)
+
+	req.At = 2
+	_, err = req.Plan(parent[:req.At], len(parent), meta)
+	fmt.Println(errors.Is(err, ledger.ErrForkPoint))
+	// Output:
+	// map[lode.forked_at:3 lode.forked_from:trip tenant:acme] <nil>
+	// true
+}

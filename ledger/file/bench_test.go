@@ -68,3 +68,18 @@ func BenchmarkFork(b *testing.B) {
 	defer s.Close()
 	ledgertest.BenchFork(b, s, 10_000)
 }
+
+// BenchmarkForkLoad loads a fork of a 10,000-turn thread at the end of a
+// chain of 1 and of 10 forks (each a copy, so one journal is read).
+func BenchmarkForkLoad(b *testing.B) {
+	for _, depth := range []int{1, 10} {
+		b.Run(fmt.Sprintf("chain=%d", depth), func(b *testing.B) {
+			s, err := file.Open(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ledgertest.BenchForkLoad(b, s, 10_000, depth)
+		})
+	}
+}

@@ -18,6 +18,11 @@
 // reports a damaged journal with the same *CorruptError, in its place,
 // and goes on with the others; it never shows one as an empty thread.
 //
+// A fork (ledger.Fork, through Store.Fork) is a copy: a new journal of the
+// parent's turn records up to the cut, written whole and linked into place
+// as Create's is. A journal never names another file, so deleting a parent
+// leaves its forks as they are.
+//
 // WithSync chooses between an fsync per turn (the default) and batching;
 // see SyncPolicy for the trade-off.
 //

@@ -105,26 +105,43 @@ func parseHex8(b []byte) (uint32, bool) {
 
 // encodeRecord renders one change as a journal line.
 func encodeRecord(r ledger.Record) ([]byte, error) {
-	var payload []byte
 	if r.Turn != nil {
 		turn, err := r.Turn.MarshalJSON()
 		if err != nil {
 			return nil, err
 		}
-		payload = make([]byte, 0, len(turn)+40)
-		payload = append(payload, `{"t":"turn","n":`...)
-		payload = strconv.AppendInt(payload, r.Version, 10)
-		payload = append(payload, `,"turn":`...)
-		payload = append(payload, turn...)
-		payload = append(payload, '}')
-	} else {
-		var err error
-		payload, err = json.Marshal(metaRec{T: recMeta, N: r.Version, Key: r.Key, Value: r.Value})
-		if err != nil {
-			return nil, err
-		}
+		return appendTurnRecord(nil, r.Version, turn)
+	}
+	payload, err := json.Marshal(metaRec{T: recMeta, N: r.Version, Key: r.Key, Value: r.Value})
+	if err != nil {
+		return nil, err
 	}
 	return frame(make([]byte, 0, len(payload)+prefixLen+1), payload)
+}
+
+// appendTurnRecord appends to dst the journal line of the turn whose JSON
+// is turn, as the n-th record, framing it in place.
+func appendTurnRecord(dst []byte, n int64, turn []byte) ([]byte, error) {
+	if dst == nil {
+		dst = make([]byte, 0, len(turn)+prefixLen+40)
+	}
+	start := len(dst)
+	dst = append(dst, "00000000 00000000 "...)
+	dst = append(dst, `{"t":"turn","n":`...)
+	dst = strconv.AppendInt(dst, n, 10)
+	dst = append(dst, `,"turn":`...)
+	dst = append(dst, turn...)
+	dst = append(dst, '}')
+	payload := dst[start+prefixLen:]
+	if len(payload) > maxRecord {
+		return dst[:start], fmt.Errorf("record of %d bytes exceeds the journal limit of %d", len(payload), maxRecord)
+	}
+	if bytes.IndexByte(payload, '\n') >= 0 {
+		return dst[:start], errors.New("record payload contains a newline")
+	}
+	appendHex8(dst[start:start], uint32(len(payload)))
+	appendHex8(dst[start+9:start+9], crc32.Checksum(payload, castagnoli))
+	return append(dst, '\n'), nil
 }
 
 // errShort marks a record cut off by the end of the data.
@@ -173,12 +190,20 @@ type parsed struct {
 	good    int64 // end of the last usable record
 	lines   int   // usable records, header included
 	problem *problem
+	// raw, when keepRaw is set, holds each turn's JSON as stored (a slice
+	// of the data parsed), or nil for a turn stored in another layout.
+	keepRaw bool
+	raw     [][]byte
 }
 
 // parse reads a journal. It never fails: what cannot be used is described
 // by the result's problem, and everything before it is in the snapshot.
 func parse(data []byte, lenient bool) parsed {
-	var p parsed
+	return parseInto(parsed{}, data, lenient)
+}
+
+// parseInto is parse, starting from p's settings.
+func parseInto(p parsed, data []byte, lenient bool) parsed {
 	p.snap.Metadata = map[string]string{}
 	off := 0
 	for off < len(data) {
@@ -254,6 +279,9 @@ func (p *parsed) apply(payload []byte, lenient bool) error {
 			return fmt.Errorf("record does not decode: %v", err)
 		}
 		p.snap.Turns = append(p.snap.Turns, t)
+		if p.keepRaw {
+			p.raw = append(p.raw, turn)
+		}
 		p.snap.Version = n
 		return nil
 	}
@@ -282,6 +310,9 @@ func (p *parsed) apply(payload []byte, lenient bool) error {
 			return errors.New("turn record has no turn")
 		}
 		p.snap.Turns = append(p.snap.Turns, *r.Turn)
+		if p.keepRaw {
+			p.raw = append(p.raw, nil)
+		}
 	case recMeta:
 		p.snap.Metadata[r.Key] = r.Value
 	default:

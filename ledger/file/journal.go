@@ -147,51 +147,57 @@ func (j *journal) backgroundSync() {
 // Read reads the journal whole, cutting a torn tail and applying the
 // store's CorruptPolicy.
 func (j *journal) Read(ctx context.Context) (ledger.Snapshot, error) {
+	p, err := j.read(ctx, false)
+	return p.snap, err
+}
+
+// read is Read, keeping each turn's JSON as stored when keepRaw is set.
+func (j *journal) read(ctx context.Context, keepRaw bool) (parsed, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
-		return ledger.Snapshot{}, fmt.Errorf("file: %s: %w", j.path, ledger.ErrClosed)
+		return parsed{}, fmt.Errorf("file: %s: %w", j.path, ledger.ErrClosed)
 	}
 	if err := ctx.Err(); err != nil {
-		return ledger.Snapshot{}, fmt.Errorf("file: load %s: %w", j.id, err)
+		return parsed{}, fmt.Errorf("file: load %s: %w", j.id, err)
 	}
 	if err := lock(j.f, true); err != nil {
-		return ledger.Snapshot{}, fmt.Errorf("file: lock %s: %w", j.path, err)
+		return parsed{}, fmt.Errorf("file: lock %s: %w", j.path, err)
 	}
 	defer unlock(j.f)
 	size, linked, err := fileState(j.f)
 	if err != nil {
-		return ledger.Snapshot{}, fmt.Errorf("file: stat %s: %w", j.path, err)
+		return parsed{}, fmt.Errorf("file: stat %s: %w", j.path, err)
 	}
 	if !linked {
-		return ledger.Snapshot{}, fmt.Errorf("file: load %s: %w", j.id, ledger.ErrNotFound)
+		return parsed{}, fmt.Errorf("file: load %s: %w", j.id, ledger.ErrNotFound)
 	}
 	data := make([]byte, size)
 	if _, err := j.f.ReadAt(data, 0); err != nil {
-		return ledger.Snapshot{}, fmt.Errorf("file: read %s: %w", j.path, err)
+		return parsed{}, fmt.Errorf("file: read %s: %w", j.path, err)
 	}
-	p := parse(data, false)
+	p := parseInto(parsed{keepRaw: keepRaw}, data, false)
 	p.own(j.id)
 	if pr := p.problem; pr != nil {
 		corrupt := &CorruptError{ID: j.id, Path: j.path, Line: pr.line, Offset: pr.offset, Reason: pr.reason, Turns: len(p.snap.Turns)}
 		if p.lines == 0 || (!pr.tail && j.s.corrupt != TruncateCorrupt) {
-			return ledger.Snapshot{}, corrupt
+			return parsed{}, corrupt
 		}
 		rep := Repair{Kind: TornTail, ID: j.id, Path: j.path, Line: pr.line, Offset: pr.offset, Cut: size - p.good, Reason: pr.reason}
 		if !pr.tail {
 			rep.Kind = CorruptCut
 			backup := j.id + ext + ".corrupt-" + ledger.NewID()[:12]
 			if err := j.s.root.WriteFile(backup, data, 0o600); err != nil {
-				return ledger.Snapshot{}, fmt.Errorf("%w (saving a copy before cutting failed: %v)", corrupt, err)
+				return parsed{}, fmt.Errorf("%w (saving a copy before cutting failed: %v)", corrupt, err)
 			}
 			rep.Backup = j.s.path(backup)
 		}
 		if err := j.w.Truncate(p.good); err != nil {
-			return ledger.Snapshot{}, fmt.Errorf("file: cut %s at byte %d: %w", j.path, p.good, err)
+			return parsed{}, fmt.Errorf("file: cut %s at byte %d: %w", j.path, p.good, err)
 		}
 		if !j.s.sync.None {
 			if err := j.w.Sync(); err != nil {
-				return ledger.Snapshot{}, fmt.Errorf("file: sync %s: %w", j.path, err)
+				return parsed{}, fmt.Errorf("file: sync %s: %w", j.path, err)
 			}
 		}
 		j.s.report(rep)
@@ -199,7 +205,7 @@ func (j *journal) Read(ctx context.Context) (ledger.Snapshot, error) {
 	j.off = p.good
 	j.dirty = false
 	j.syncErr = nil
-	return p.snap, nil
+	return p, nil
 }
 
 func (j *journal) Close() error {

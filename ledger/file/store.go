@@ -242,17 +242,23 @@ func (s *Store) Create(ctx context.Context, opts ...ledger.ThreadOption) (*ledge
 		buf = append(buf, line...)
 	}
 	snap.Version = int64(len(snap.Turns))
+	return s.write(id, buf, snap, "create")
+}
 
+// write makes the journal of thread id, holding buf, and returns the
+// thread as snap. The journal is written under a temporary name and
+// linked into place complete.
+func (s *Store) write(id string, buf []byte, snap ledger.Snapshot, op string) (*ledger.StoredThread, error) {
 	name := id + ext
 	tmp := "." + id + "." + ledger.NewID()[:12] + ".tmp"
 	f, err := s.root.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("file: create %s: %w", id, err)
+		return nil, fmt.Errorf("file: %s %s: %w", op, id, err)
 	}
 	fail := func(err error) (*ledger.StoredThread, error) {
 		f.Close()
 		s.root.Remove(tmp)
-		return nil, fmt.Errorf("file: create %s: %w", id, err)
+		return nil, fmt.Errorf("file: %s %s: %w", op, id, err)
 	}
 	w := s.writerFor(f)
 	if _, err := w.WriteAt(buf, 0); err != nil {
@@ -275,7 +281,7 @@ func (s *Store) Create(ctx context.Context, opts ...ledger.ThreadOption) (*ledge
 	if !s.sync.None {
 		if err := s.syncDir(); err != nil {
 			f.Close()
-			return nil, fmt.Errorf("file: create %s: %w", id, err)
+			return nil, fmt.Errorf("file: %s %s: %w", op, id, err)
 		}
 	}
 	j := &journal{s: s, id: id, path: s.path(name), f: f, w: w, off: int64(len(buf))}
@@ -284,6 +290,64 @@ func (s *Store) Create(ctx context.Context, opts ...ledger.ThreadOption) (*ledge
 		return nil, err
 	}
 	return ledger.NewStoredThread(id, snap, j, s.now), nil
+}
+
+// Fork makes a fork as Create would make it with the kept turns
+// (ledger.Forker), without encoding them again: the fork's journal is a
+// new header, with the fork's metadata, and the parent's turn records up
+// to the cut, renumbered and framed anew around the turns' JSON as the
+// parent's journal holds it. The fork is a copy, written whole under a
+// temporary name and linked into place, so a crash leaves no fork or a
+// whole one, and the parent's journal is only read. A journal names no
+// other file: sharing the parent's records would make Delete keep a
+// parent alive for its forks.
+func (s *Store) Fork(ctx context.Context, req ledger.ForkRequest) (*ledger.StoredThread, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("file: fork %s: %w", req.Parent, err)
+	}
+	if err := ledger.CheckID(req.ID); err != nil {
+		return nil, fmt.Errorf("file: fork %s: %w", req.Parent, err)
+	}
+	f, err := s.open("fork", req.Parent, os.O_RDWR)
+	if err != nil {
+		return nil, err
+	}
+	pj := &journal{s: s, id: req.Parent, path: s.path(req.Parent + ext), f: f, w: s.writerFor(f)}
+	p, err := pj.read(ctx, true)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	var kept []ledger.Turn
+	if req.At >= 0 && req.At <= len(p.snap.Turns) {
+		kept = p.snap.Turns[:req.At:req.At]
+	}
+	meta, err := req.Plan(kept, len(p.snap.Turns), p.snap.Metadata)
+	if err != nil {
+		return nil, err // the ledger's, as Plan words it
+	}
+	buf, err := encodeHeader(headerRec{T: recThread, Format: formatVersion, ID: req.ID, Time: s.stamp(), Meta: meta})
+	if err != nil {
+		return nil, fmt.Errorf("file: fork %s as %s: %w", req.Parent, req.ID, err)
+	}
+	size := len(buf)
+	for _, r := range p.raw[:len(kept)] {
+		size += len(r) + prefixLen + 48
+	}
+	buf = slices.Grow(buf, size-len(buf))
+	for i := range kept {
+		if p.raw[i] != nil {
+			buf, err = appendTurnRecord(buf, int64(i+1), p.raw[i])
+		} else {
+			var line []byte
+			line, err = encodeRecord(ledger.Record{Version: int64(i + 1), Turn: &kept[i], Index: i})
+			buf = append(buf, line...)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("file: fork %s as %s: turn %d: %w", req.Parent, req.ID, i, err)
+		}
+	}
+	return s.write(req.ID, buf, ledger.Snapshot{Version: int64(len(kept)), Turns: kept, Metadata: meta}, "fork")
 }
 
 func encodeHeader(h headerRec) ([]byte, error) {
@@ -505,4 +569,7 @@ func (s *Store) Close() error {
 	return nil
 }
 
-var _ ledger.Store = (*Store)(nil)
+var (
+	_ ledger.Store  = (*Store)(nil)
+	_ ledger.Forker = (*Store)(nil)
+)

@@ -781,3 +781,84 @@ func TestForkCrash(t *testing.T) {
 	ledgertest.ForkCrash(t, "TestForkCrash", func(t testing.TB) string { return t.TempDir() },
 		func(dir string) (ledger.Store, error) { return file.Open(dir) })
 }
+
+// turnJSON returns the turn JSON of each turn record in the journal at
+// path, and their record numbers.
+func turnJSON(t *testing.T, path string) ([]string, []int) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var turns []string
+	var ns []int
+	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		var r struct {
+			T    string          `json:"t"`
+			N    int             `json:"n"`
+			Turn json.RawMessage `json:"turn"`
+		}
+		if err := json.Unmarshal([]byte(line[18:]), &r); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		if r.T == "turn" {
+			turns = append(turns, string(r.Turn))
+			ns = append(ns, r.N)
+		}
+	}
+	return turns, ns
+}
+
+// A fork's journal holds the parent's turn records up to the cut, with
+// each turn's JSON as the parent's journal has it and numbered from 1, the
+// parent's metadata records left out; a turn record of another layout is
+// written in the usual one.
+func TestForkCopiesTheTurnRecords(t *testing.T) {
+	dir := t.TempDir()
+	s, err := file.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Create(context.Background(), ledger.WithID("p"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledgertest.Append(t, st, ledger.RoleUser, ledgertest.Text("q"))
+	if err := st.SetMetadata("k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	ledgertest.Append(t, st, ledger.RoleAssistant, artifact.Text{Content: "a"}, artifact.Usage{InputTokens: 3})
+	s.Close()
+	other := `{"n":4,"turn":{"artifacts":[{"content":"again","kind":"text"}],"role":"user"},"t":"turn"}`
+	f, err := os.OpenFile(filepath.Join(dir, "p.journal"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(frameLine(other)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s2, err := file.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s2.Close() })
+	fork, err := ledger.Fork(context.Background(), s2, "p", 3, ledger.WithForkID("f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fork.Close()
+	parent, pn := turnJSON(t, filepath.Join(dir, "p.journal"))
+	got, gn := turnJSON(t, filepath.Join(dir, "f.journal"))
+	if !reflect.DeepEqual(pn, []int{1, 3, 4}) || !reflect.DeepEqual(gn, []int{1, 2, 3}) {
+		t.Fatalf("record numbers: parent %v, fork %v", pn, gn)
+	}
+	want := []string{parent[0], parent[1], `{"role":"user","artifacts":[{"kind":"text","content":"again"}]}`}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("the fork's turns:\n got %q\nwant %q", got, want)
+	}
+	ledgertest.SameJSON(t, "the fork reloaded", ledgertest.Load(t, s2, "f").Turns(), ledgertest.Load(t, s2, "p").Turns())
+}

@@ -11,8 +11,9 @@ import (
 )
 
 // Bench runs the store benchmarks as sub-benchmarks of b: Append and
-// LeaseRenew on a thread of 10 and of 10,000 turns, and Load of 10,000
-// turns. newStorage is called as Run calls it, once per sub-benchmark.
+// LeaseRenew on a thread of 10 and of 10,000 turns, Load of 10,000
+// turns, Fork of 10,000, and Load of a fork of them down a chain.
+// newStorage is called as Run calls it, once per sub-benchmark.
 func Bench(b *testing.B, newStorage func(t testing.TB) Opener) {
 	open := func(b *testing.B) ledger.Store { return newStorage(b)(b) }
 	for _, size := range []int{10, 10_000} {
@@ -23,6 +24,9 @@ func Bench(b *testing.B, newStorage func(t testing.TB) Opener) {
 		b.Run(fmt.Sprintf("LeaseRenew/turns=%d", size), func(b *testing.B) { BenchLease(b, open(b), size) })
 	}
 	b.Run("Fork/turns=10000", func(b *testing.B) { BenchFork(b, open(b), 10_000) })
+	for _, depth := range []int{1, 10} {
+		b.Run(fmt.Sprintf("ForkLoad/turns=10000/chain=%d", depth), func(b *testing.B) { BenchForkLoad(b, open(b), 10_000, depth) })
+	}
 }
 
 // benchTurn is a typical assistant turn: a paragraph and its usage.

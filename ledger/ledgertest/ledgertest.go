@@ -73,6 +73,12 @@ var contract = []Check{
 	{"ForkKeepsTheTurnsBeforeTheCut", testForkKeeps},
 	{"ForkAtTheEndsAndForkOfAFork", testForkEnds},
 	{"ForkRefusesABadCut", testForkRefuses},
+	{"ForkReloadsAsItsParentAtTheCut", testForkReloads},
+	{"ForkAndParentGrowApart", testForkGrowsApart},
+	{"ForkOfAForkOfAFork", testForkChain},
+	{"DeleteParentKeepsItsForks", testForkDeleteParent},
+	{"ForkWhileTheParentGrows", testForkWhileAppending},
+	{"ForkWhileTheParentIsDeleted", testForkWhileDeleting},
 }
 
 // Text returns a Text artifact; a shorthand for tests.

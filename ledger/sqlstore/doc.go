@@ -13,10 +13,18 @@
 // (ledger.StoredThread.AcquireLease) is one metadata row, updated in place
 // by each renewal, so it does not grow however long a run works.
 //
+// A fork (ledger.Fork, through Store.Fork) shares its parent's turn rows
+// instead of copying them: its thread row names a base thread and how many
+// of that thread's turns it reads, and it has rows only for the turns
+// appended to it. Turn rows are never changed once written, so the parent
+// grows apart from its forks; deleting a thread copies into each fork of
+// it the rows that fork reads, in the delete's transaction.
+//
 // Rows changed behind the store's back are reported, never papered over:
 // Load fails with ledger.ErrCorrupt when a thread's turn rows are not
-// exactly the ones it records (numbered from 0, no gap, none extra) or a
-// turn does not decode, and List yields such a thread (rows counted, turns
+// exactly the ones it records (numbered from where its base's turns end,
+// no gap, none extra), its base thread is missing, or a turn does not
+// decode, and List yields such a thread (rows counted, turns
 // not decoded) with its ID and an ErrCorrupt error, and goes on.
 //
 // A database that goes away fails the change with its error, and the State

@@ -42,5 +42,5 @@ func ExampleOpen() {
 	var turns int
 	db.QueryRowContext(ctx, `SELECT turns FROM lode_threads WHERE id = 't1'`).Scan(&turns)
 	fmt.Println(turns, "turn stored; schema version", sqlstore.SchemaVersion)
-	// Output: 1 turn stored; schema version 2
+	// Output: 1 turn stored; schema version 3
 }

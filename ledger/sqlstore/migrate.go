@@ -12,7 +12,7 @@ import (
 var errBadConn = driver.ErrBadConn
 
 // SchemaVersion is the version of the tables this package writes.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations[i] takes the schema from version i to i+1. {text} stands for
 // the dialect's text type: byte-ordered in PostgreSQL ("C" collation), so
@@ -47,6 +47,14 @@ var migrations = [][]string{
 			name {text} PRIMARY KEY,
 			value BIGINT NOT NULL
 		)`,
+	},
+	{
+		// A fork's base (see Store.Fork): the thread whose turns below
+		// base_len it reads as its own; '' for a thread with rows for all
+		// its turns, as every thread of an older schema has.
+		`ALTER TABLE lode_threads ADD COLUMN base_id {text} NOT NULL DEFAULT ''`,
+		`ALTER TABLE lode_threads ADD COLUMN base_len BIGINT NOT NULL DEFAULT 0`,
+		`CREATE INDEX lode_threads_base ON lode_threads (base_id)`,
 	},
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -238,7 +239,7 @@ func (s *Store) Create(ctx context.Context, opts ...ledger.ThreadOption) (*ledge
 	inc := ledger.NewID()
 	now := s.stamp()
 	err := s.write(ctx, func(q querier) error {
-		res, err := q.ExecContext(ctx, s.q.insertThread, id, inc, snap.Version, len(rows), now, now)
+		res, err := q.ExecContext(ctx, s.q.insertThread, id, inc, snap.Version, len(rows), now, now, "", 0)
 		if err != nil {
 			return err
 		}
@@ -282,6 +283,13 @@ func (s *Store) Load(ctx context.Context, id string) (*ledger.StoredThread, erro
 }
 
 // Delete removes a thread, its turns and its metadata in one transaction.
+//
+// The forks that share the thread's turns (see Fork) keep them: in the
+// same transaction, each gets a copy of the deleted thread's own rows it
+// reads, and then shares what the deleted thread shared, if anything. So
+// deleting a parent costs, per fork of it, a copy of the turns that fork
+// kept from it, done by the database (INSERT … SELECT), and nothing when
+// no fork shares its turns.
 func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := s.check("delete", ctx); err != nil {
 		return err
@@ -290,14 +298,23 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("sqlstore: delete: %w", err)
 	}
 	err := s.write(ctx, func(q querier) error {
-		res, err := q.ExecContext(ctx, s.q.deleteThread, id)
+		if err := s.lockForks(ctx, q); err != nil {
+			return err
+		}
+		var base string
+		var baseLen int64
+		err := q.QueryRowContext(ctx, s.q.threadBase, id).Scan(&base, &baseLen)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ledger.ErrNotFound
+		}
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
+		if err := s.unshare(ctx, q, id, base, baseLen); err != nil {
 			return err
-		} else if n == 0 {
-			return ledger.ErrNotFound
+		}
+		if _, err := q.ExecContext(ctx, s.q.deleteThread, id); err != nil {
+			return err
 		}
 		if _, err := q.ExecContext(ctx, s.q.deleteTurns, id); err != nil {
 			return err
@@ -309,6 +326,277 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("sqlstore: delete %s: %w", id, err)
 	}
 	return nil
+}
+
+// unshare gives each fork whose base is id, a thread about to be deleted
+// whose own rows start at baseLen over its own base, the rows of id it
+// reads, and rebases it on base.
+func (s *Store) unshare(ctx context.Context, q querier, id, base string, baseLen int64) error {
+	rows, err := q.QueryContext(ctx, s.q.forksOf, id)
+	if err != nil {
+		return err
+	}
+	type fork struct {
+		id  string
+		cut int64
+	}
+	var forks []fork
+	for rows.Next() {
+		var f fork
+		if err := rows.Scan(&f.id, &f.cut); err != nil {
+			rows.Close()
+			return err
+		}
+		forks = append(forks, f)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if base == "" {
+		baseLen = 0
+	}
+	for _, f := range forks {
+		if f.cut <= baseLen {
+			return fmt.Errorf("fork %s shares %d turns but its base's own start at %d: %w", f.id, f.cut, baseLen, ledger.ErrCorrupt)
+		}
+		if _, err := q.ExecContext(ctx, s.q.copyTurns, f.id, id, baseLen, f.cut); err != nil {
+			return fmt.Errorf("copy the turns fork %s shares: %w", f.id, err)
+		}
+		if _, err := q.ExecContext(ctx, s.q.rebase, base, baseLen, f.id); err != nil {
+			return fmt.Errorf("rebase fork %s: %w", f.id, err)
+		}
+	}
+	return nil
+}
+
+// forkLockKey names the PostgreSQL advisory lock that Fork and Delete
+// take: a fork reads its parent's base chain and adds a thread that shares
+// it, a delete moves the forks off the thread it deletes, and neither may
+// see the other half done.
+const forkLockKey = 7465646573
+
+// lockForks serialises Fork and Delete; SQLite's write transactions are
+// serial already.
+func (s *Store) lockForks(ctx context.Context, q querier) error {
+	if s.dialect != Postgres {
+		return nil
+	}
+	_, err := q.ExecContext(ctx, `SELECT pg_advisory_xact_lock(`+strconv.Itoa(forkLockKey)+`)`)
+	return err
+}
+
+// Fork makes req.ID a fork of req.Parent that shares the parent's turns
+// rather than copying them (ledger.Forker): its row records a base, the
+// thread whose rows hold its turns below the cut, and the cut, and it has
+// rows of its own only for the turns appended to it. The base is whichever
+// thread of the parent's chain holds the parent's turn at the cut, so a
+// fork of a fork of a fork reads its turns from one thread or another,
+// never through a chain longer than the threads that hold them.
+//
+// The transaction reads the parent's kept turns (to check the cut) and
+// writes one thread row and its metadata, whatever the number of turns;
+// a crash leaves no fork or a whole one. Turn rows are never changed once
+// written, so appends to the parent do not reach the fork; Delete copies
+// what a fork shares into it before the rows go.
+func (s *Store) Fork(ctx context.Context, req ledger.ForkRequest) (*ledger.StoredThread, error) {
+	if err := s.check("fork", ctx); err != nil {
+		return nil, err
+	}
+	if err := ledger.CheckID(req.Parent); err != nil {
+		return nil, fmt.Errorf("sqlstore: fork: %w", err)
+	}
+	if err := ledger.CheckID(req.ID); err != nil {
+		return nil, fmt.Errorf("sqlstore: fork %s: %w", req.Parent, err)
+	}
+	inc := ledger.NewID()
+	now := s.stamp()
+	var snap ledger.Snapshot
+	var planErr error
+	err := s.write(ctx, func(q querier) error {
+		if err := s.lockForks(ctx, q); err != nil {
+			return err
+		}
+		h, err := s.readHead(ctx, q, req.Parent)
+		if err != nil {
+			return err
+		}
+		chain, err := s.chain(ctx, q, h)
+		if err != nil {
+			return err
+		}
+		var kept []ledger.Turn
+		at := int64(req.At)
+		if at >= 0 && at <= h.turns {
+			if kept, err = s.readTurns(ctx, q, chain, at, false); err != nil {
+				return err
+			}
+		}
+		meta, err := s.readMeta(ctx, q, req.Parent)
+		if err != nil {
+			return err
+		}
+		if meta, planErr = req.Plan(kept, int(h.turns), meta); planErr != nil {
+			return planErr
+		}
+		base := ""
+		for _, c := range chain {
+			if c.from < at && at <= c.to {
+				base = c.id
+			}
+		}
+		res, err := q.ExecContext(ctx, s.q.insertThread, req.ID, inc, at, at, now, now, base, at)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return fmt.Errorf("thread %q already exists: %w", req.ID, ledger.ErrConflict)
+		}
+		for k, v := range meta {
+			if _, err := q.ExecContext(ctx, s.q.upsertMeta, req.ID, k, v); err != nil {
+				return err
+			}
+		}
+		snap = ledger.Snapshot{Version: at, Turns: kept, Metadata: meta}
+		return nil
+	})
+	if planErr != nil {
+		return nil, planErr // the ledger's, as Plan words it
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: fork %s as %s: %w", req.Parent, req.ID, err)
+	}
+	return ledger.NewStoredThread(req.ID, snap, &journal{s: s, id: req.ID, inc: inc}, s.now), nil
+}
+
+// head is a thread's row.
+type head struct {
+	id, inc string
+	version int64
+	turns   int64
+	base    string
+	baseLen int64
+}
+
+func (s *Store) readHead(ctx context.Context, q querier, id string) (head, error) {
+	h := head{id: id}
+	err := q.QueryRowContext(ctx, s.q.threadHead, id).Scan(&h.inc, &h.version, &h.turns, &h.base, &h.baseLen)
+	if errors.Is(err, sql.ErrNoRows) {
+		return head{}, ledger.ErrNotFound
+	}
+	return h, err
+}
+
+// segment is the run of a thread's turns, from to to (exclusive), that
+// one thread's own rows hold.
+type segment struct {
+	id       string
+	from, to int64
+}
+
+// chain returns where the turns of the thread h are, oldest first: the
+// rows of its base chain up to each cut, then its own.
+func (s *Store) chain(ctx context.Context, q querier, h head) ([]segment, error) {
+	if h.baseLen > h.turns || h.baseLen < 0 || (h.base == "") != (h.baseLen == 0) {
+		return nil, fmt.Errorf("thread %s records %d turns and a base %q of %d: %w", h.id, h.turns, h.base, h.baseLen, ledger.ErrCorrupt)
+	}
+	segs := []segment{{id: h.id, from: h.baseLen, to: h.turns}}
+	seen := map[string]bool{h.id: true}
+	for cur, to := h.base, h.baseLen; cur != ""; {
+		if seen[cur] {
+			return nil, fmt.Errorf("thread %s: its base chain comes back to %s: %w", h.id, cur, ledger.ErrCorrupt)
+		}
+		seen[cur] = true
+		b, err := s.readHead(ctx, q, cur)
+		if errors.Is(err, ledger.ErrNotFound) {
+			return nil, fmt.Errorf("thread %s: base thread %s is missing: %w", h.id, cur, ledger.ErrCorrupt)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if to > b.turns || b.baseLen >= to || (b.base == "") != (b.baseLen == 0) {
+			return nil, fmt.Errorf("thread %s: base thread %s has %d turns from %d, not the %d it shares: %w", h.id, cur, b.turns, b.baseLen, to, ledger.ErrCorrupt)
+		}
+		segs = append(segs, segment{id: cur, from: b.baseLen, to: to})
+		cur, to = b.base, b.baseLen
+	}
+	slices.Reverse(segs)
+	return segs, nil
+}
+
+// readTurns reads the first n turns of the thread whose chain is segs,
+// checking that the rows are numbered without a gap. With whole, the rows
+// of the last segment must also stop at its end, as its thread records;
+// a read outside one snapshot (a PostgreSQL write transaction) may see
+// turns appended since the thread's row was read, and passes false.
+func (s *Store) readTurns(ctx context.Context, q querier, segs []segment, n int64, whole bool) ([]ledger.Turn, error) {
+	turns := make([]ledger.Turn, 0, min(n, 1<<12)) // n is read, not trusted
+	for i, sg := range segs {
+		if sg.from >= n {
+			break
+		}
+		end := min(sg.to, n)
+		var rows *sql.Rows
+		var err error
+		if whole && i == len(segs)-1 && end == sg.to {
+			// The thread's own rows, read whole: any row past its turns
+			// is damage.
+			rows, err = q.QueryContext(ctx, s.q.loadOwnTurns, sg.id, sg.from)
+		} else {
+			rows, err = q.QueryContext(ctx, s.q.loadTurnRange, sg.id, sg.from, end)
+		}
+		if err != nil {
+			return nil, err
+		}
+		err = func() error {
+			defer rows.Close()
+			var seq int64
+			var data []byte
+			for rows.Next() {
+				if err := rows.Scan(&seq, &data); err != nil {
+					return err
+				}
+				if seq != int64(len(turns)) {
+					return fmt.Errorf("turn %d missing (found %d next): %w", len(turns), seq, ledger.ErrCorrupt)
+				}
+				if seq >= sg.to {
+					return fmt.Errorf("turn %d is stored but the thread records %d turns: %w", seq, sg.to, ledger.ErrCorrupt)
+				}
+				var t ledger.Turn
+				if err := t.UnmarshalJSON(data); err != nil {
+					return fmt.Errorf("turn %d does not decode: %w: %w", seq, ledger.ErrCorrupt, err)
+				}
+				turns = append(turns, t)
+			}
+			return rows.Err()
+		}()
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(turns)) < end {
+			return nil, fmt.Errorf("turn %d missing (the thread records %d turns): %w", len(turns), sg.to, ledger.ErrCorrupt)
+		}
+	}
+	return turns, nil
+}
+
+func (s *Store) readMeta(ctx context.Context, q querier, id string) (map[string]string, error) {
+	meta := map[string]string{}
+	rows, err := q.QueryContext(ctx, s.q.loadMeta, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		meta[k] = v
+	}
+	return meta, rows.Err()
 }
 
 // List yields every thread in ID order (byte order, as the file store),
@@ -350,8 +638,9 @@ func (s *Store) List(ctx context.Context) iter.Seq2[ledger.ThreadInfo, error] {
 
 // listed is one thread of a List page, with what is wrong with it.
 type listed struct {
-	info ledger.ThreadInfo
-	err  error
+	info    ledger.ThreadInfo
+	baseLen int64 // the turns it shares with its base
+	err     error
 }
 
 // turnRows summarises a thread's turn rows.
@@ -369,14 +658,16 @@ func (s *Store) page(ctx context.Context, after string) ([]listed, error) {
 		at := map[string]int{}
 		for rows.Next() {
 			var info ledger.ThreadInfo
+			var l listed
 			var created, updated int64
-			if err := rows.Scan(&info.ID, &info.Turns, &created, &updated); err != nil {
+			if err := rows.Scan(&info.ID, &info.Turns, &created, &updated, &l.baseLen); err != nil {
 				return err
 			}
 			info.Created, info.Updated = fromNanos(created), fromNanos(updated)
 			info.Metadata = map[string]string{}
+			l.info = info
 			at[info.ID] = len(page)
-			page = append(page, listed{info: info})
+			page = append(page, l)
 		}
 		if err := rows.Err(); err != nil {
 			return err
@@ -421,7 +712,7 @@ func (s *Store) page(ctx context.Context, after string) ([]listed, error) {
 		}
 		for i := range page {
 			info := page[i].info
-			if msg := checkTurnRows(int64(info.Turns), found[info.ID]); msg != "" {
+			if msg := checkTurnRows(page[i].baseLen, int64(info.Turns), found[info.ID]); msg != "" {
 				page[i].err = fmt.Errorf("sqlstore: list %s: %s: %w", info.ID, msg, ledger.ErrCorrupt)
 			}
 		}
@@ -430,16 +721,22 @@ func (s *Store) page(ctx context.Context, after string) ([]listed, error) {
 	return page, err
 }
 
-// checkTurnRows says what is wrong when a thread that records turns turns
-// does not have exactly the rows 0 to turns-1; "" when nothing is.
-func checkTurnRows(turns int64, r turnRows) string {
-	if r.count == turns && (turns == 0 || r.min == 0 && r.max == turns-1) {
+// checkTurnRows says what is wrong when a thread that records turns turns,
+// the first from of them its base's, does not have exactly the rows from
+// to turns-1; "" when nothing is.
+func checkTurnRows(from, turns int64, r turnRows) string {
+	own := turns - from
+	if r.count == own && (own == 0 || r.min == from && r.max == turns-1) {
 		return ""
 	}
-	if r.count == 0 {
-		return fmt.Sprintf("the thread records %d turns but no turn rows are stored", turns)
+	shared := ""
+	if from > 0 {
+		shared = fmt.Sprintf(" (%d of them its base's)", from)
 	}
-	return fmt.Sprintf("the thread records %d turns but %d turn rows are stored, numbered %d to %d", turns, r.count, r.min, r.max)
+	if r.count == 0 {
+		return fmt.Sprintf("the thread records %d turns%s but no turn rows are stored", turns, shared)
+	}
+	return fmt.Sprintf("the thread records %d turns%s but %d turn rows are stored, numbered %d to %d", turns, shared, r.count, r.min, r.max)
 }
 
 // Close marks the store closed, and closes the database when the store
@@ -533,59 +830,24 @@ func (j *journal) Read(ctx context.Context) (ledger.Snapshot, error) {
 func (j *journal) load(ctx context.Context, first bool) (ledger.Snapshot, error) {
 	var snap ledger.Snapshot
 	err := j.s.read(ctx, func(q querier) error {
-		var inc string
-		var turns int64
-		err := q.QueryRowContext(ctx, j.s.q.threadHead, j.id).Scan(&inc, &snap.Version, &turns)
-		if errors.Is(err, sql.ErrNoRows) || (err == nil && !first && inc != j.inc) {
-			return ledger.ErrNotFound
+		h, err := j.s.readHead(ctx, q, j.id)
+		if err == nil && !first && h.inc != j.inc {
+			err = ledger.ErrNotFound
 		}
 		if err != nil {
 			return err
 		}
-		j.inc = inc
-		rows, err := q.QueryContext(ctx, j.s.q.loadTurns, j.id)
+		j.inc = h.inc
+		snap.Version = h.version
+		segs, err := j.s.chain(ctx, q, h)
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		var seq int
-		var data []byte
-		for rows.Next() {
-			if err := rows.Scan(&seq, &data); err != nil {
-				return err
-			}
-			if seq != len(snap.Turns) {
-				return fmt.Errorf("turn %d missing (found %d next): %w", len(snap.Turns), seq, ledger.ErrCorrupt)
-			}
-			if int64(seq) >= turns {
-				return fmt.Errorf("turn %d is stored but the thread records %d turns: %w", seq, turns, ledger.ErrCorrupt)
-			}
-			var t ledger.Turn
-			if err := t.UnmarshalJSON(data); err != nil {
-				return fmt.Errorf("turn %d does not decode: %w: %w", seq, ledger.ErrCorrupt, err)
-			}
-			snap.Turns = append(snap.Turns, t)
-		}
-		if err := rows.Err(); err != nil {
+		if snap.Turns, err = j.s.readTurns(ctx, q, segs, h.turns, true); err != nil {
 			return err
 		}
-		if int64(len(snap.Turns)) < turns {
-			return fmt.Errorf("turn %d missing (the thread records %d turns): %w", len(snap.Turns), turns, ledger.ErrCorrupt)
-		}
-		snap.Metadata = map[string]string{}
-		mrows, err := q.QueryContext(ctx, j.s.q.loadMeta, j.id)
-		if err != nil {
-			return err
-		}
-		defer mrows.Close()
-		for mrows.Next() {
-			var k, v string
-			if err := mrows.Scan(&k, &v); err != nil {
-				return err
-			}
-			snap.Metadata[k] = v
-		}
-		return mrows.Err()
+		snap.Metadata, err = j.s.readMeta(ctx, q, j.id)
+		return err
 	})
 	if err != nil {
 		return ledger.Snapshot{}, fmt.Errorf("sqlstore: load %s: %w", j.id, err)
@@ -600,28 +862,35 @@ func (j *journal) Close() error {
 
 // queries holds the statements in the dialect's placeholder style.
 type queries struct {
-	insertThread, insertTurn, upsertMeta     string
-	bump, threadVersion, loadTurns, loadMeta string
-	threadHead                               string
-	deleteThread, deleteTurns, deleteMeta    string
-	listThreads, listMeta, listTurnRows      string
+	insertThread, insertTurn, upsertMeta  string
+	bump, threadVersion, loadMeta         string
+	threadHead, threadBase                string
+	loadOwnTurns, loadTurnRange           string
+	forksOf, copyTurns, rebase            string
+	deleteThread, deleteTurns, deleteMeta string
+	listThreads, listMeta, listTurnRows   string
 }
 
 func newQueries(d Dialect) queries {
 	p := func(q string) string { return placeholders(d, q) }
 	return queries{
-		insertThread:  p(`INSERT INTO lode_threads (id, incarnation, version, turns, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
+		insertThread:  p(`INSERT INTO lode_threads (id, incarnation, version, turns, created_at, updated_at, base_id, base_len) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
 		insertTurn:    p(`INSERT INTO lode_turns (thread_id, seq, role, turn) VALUES (?, ?, ?, ?)`),
 		upsertMeta:    p(`INSERT INTO lode_metadata (thread_id, name, value) VALUES (?, ?, ?) ON CONFLICT (thread_id, name) DO UPDATE SET value = excluded.value`),
 		bump:          p(`UPDATE lode_threads SET version = version + 1, turns = turns + ?, updated_at = ? WHERE id = ? AND incarnation = ? AND version = ?`),
 		threadVersion: p(`SELECT incarnation, version FROM lode_threads WHERE id = ?`),
-		threadHead:    p(`SELECT incarnation, version, turns FROM lode_threads WHERE id = ?`),
-		loadTurns:     p(`SELECT seq, turn FROM lode_turns WHERE thread_id = ? ORDER BY seq`),
+		threadHead:    p(`SELECT incarnation, version, turns, base_id, base_len FROM lode_threads WHERE id = ?`),
+		threadBase:    p(`SELECT base_id, base_len FROM lode_threads WHERE id = ?`),
+		loadOwnTurns:  p(`SELECT seq, turn FROM lode_turns WHERE thread_id = ? AND seq >= ? ORDER BY seq`),
+		loadTurnRange: p(`SELECT seq, turn FROM lode_turns WHERE thread_id = ? AND seq >= ? AND seq < ? ORDER BY seq`),
+		forksOf:       p(`SELECT id, base_len FROM lode_threads WHERE base_id = ?`),
+		copyTurns:     p(`INSERT INTO lode_turns (thread_id, seq, role, turn) SELECT ?, seq, role, turn FROM lode_turns WHERE thread_id = ? AND seq >= ? AND seq < ?`),
+		rebase:        p(`UPDATE lode_threads SET base_id = ?, base_len = ? WHERE id = ?`),
 		loadMeta:      p(`SELECT name, value FROM lode_metadata WHERE thread_id = ?`),
 		deleteThread:  p(`DELETE FROM lode_threads WHERE id = ?`),
 		deleteTurns:   p(`DELETE FROM lode_turns WHERE thread_id = ?`),
 		deleteMeta:    p(`DELETE FROM lode_metadata WHERE thread_id = ?`),
-		listThreads:   p(`SELECT id, turns, created_at, updated_at FROM lode_threads WHERE id > ? ORDER BY id LIMIT ?`),
+		listThreads:   p(`SELECT id, turns, created_at, updated_at, base_len FROM lode_threads WHERE id > ? ORDER BY id LIMIT ?`),
 		listMeta:      p(`SELECT thread_id, name, value FROM lode_metadata WHERE thread_id >= ? AND thread_id <= ?`),
 		listTurnRows:  p(`SELECT thread_id, COUNT(*), MIN(seq), MAX(seq) FROM lode_turns WHERE thread_id >= ? AND thread_id <= ? GROUP BY thread_id`),
 	}
@@ -646,4 +915,7 @@ func placeholders(d Dialect, q string) string {
 	return b.String()
 }
 
-var _ ledger.Store = (*Store)(nil)
+var (
+	_ ledger.Store  = (*Store)(nil)
+	_ ledger.Forker = (*Store)(nil)
+)

@@ -36,3 +36,14 @@ func BenchmarkFork(b *testing.B) {
 	srv := pgtest.Shared(b)
 	ledgertest.BenchFork(b, open(b, srv.NewDatabase(b)), 10_000)
 }
+
+// BenchmarkForkLoad loads a fork of a 10,000-turn thread at the end of a
+// chain of 1 and of 10 forks.
+func BenchmarkForkLoad(b *testing.B) {
+	srv := pgtest.Shared(b)
+	for _, depth := range []int{1, 10} {
+		b.Run(fmt.Sprintf("chain=%d", depth), func(b *testing.B) {
+			ledgertest.BenchForkLoad(b, open(b, srv.NewDatabase(b)), 10_000, depth)
+		})
+	}
+}

@@ -31,3 +31,13 @@ func BenchmarkLeaseRenew(b *testing.B) {
 func BenchmarkFork(b *testing.B) {
 	ledgertest.BenchFork(b, open(b, filepath.Join(b.TempDir(), "ledger.db")), 10_000)
 }
+
+// BenchmarkForkLoad loads a fork of a 10,000-turn thread at the end of a
+// chain of 1 and of 10 forks.
+func BenchmarkForkLoad(b *testing.B) {
+	for _, depth := range []int{1, 10} {
+		b.Run(fmt.Sprintf("chain=%d", depth), func(b *testing.B) {
+			ledgertest.BenchForkLoad(b, open(b, filepath.Join(b.TempDir(), "ledger.db")), 10_000, depth)
+		})
+	}
+}

@@ -49,6 +49,10 @@ func Run(t *testing.T, newBackend func(t testing.TB) Backend) {
 		{"RenumberedTurnRow", testRenumberedTurn},
 		{"OldReasoningForm", testOldReasoningForm},
 		{"DatabaseClosedUnderneath", testDBClosed},
+		{"OpensASchema2Database", testSchema2},
+		{"ForkSharesTheRows", testForkShares},
+		{"DeleteKeepsTheForks", testDeleteKeepsForks},
+		{"ForkWithADamagedBase", testMissingBase},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newBackend(t)) })
 	}
@@ -112,7 +116,8 @@ func testFutureSchema(t *testing.T, b Backend) {
 		t.Fatal(err)
 	}
 	_, err := sqlstore.Open(context.Background(), b.Raw, b.Dialect)
-	if err == nil || !strings.Contains(err.Error(), "schema version 99, newer than the 2 this version of lode knows: upgrade lode") {
+	want := fmt.Sprintf("schema version 99, newer than the %d this version of lode knows: upgrade lode", sqlstore.SchemaVersion)
+	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("open: %v", err)
 	}
 }
@@ -327,5 +332,263 @@ func testDBClosed(t *testing.T, b Backend) {
 	}
 	if _, ok := got.Metadata("k"); ok {
 		t.Fatal("a failed metadata change was stored")
+	}
+}
+
+// schema2 is the schema of SchemaVersion 2, with one thread of two turns
+// and a metadata value, as a database made before forks shared turns.
+var schema2 = []string{
+	`CREATE TABLE lode_schema (version INTEGER NOT NULL)`,
+	`INSERT INTO lode_schema (version) VALUES (2)`,
+	`CREATE TABLE lode_threads (id TEXT PRIMARY KEY, incarnation TEXT NOT NULL, version BIGINT NOT NULL, turns BIGINT NOT NULL, created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL)`,
+	`CREATE TABLE lode_turns (thread_id TEXT NOT NULL, seq BIGINT NOT NULL, role TEXT NOT NULL, turn TEXT NOT NULL, PRIMARY KEY (thread_id, seq))`,
+	`CREATE TABLE lode_metadata (thread_id TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (thread_id, name))`,
+	`CREATE TABLE lode_counters (name TEXT PRIMARY KEY, value BIGINT NOT NULL)`,
+	`INSERT INTO lode_threads VALUES ('old', 'inc1', 3, 2, 1, 2)`,
+	`INSERT INTO lode_turns VALUES ('old', 0, 'user', '{"role":"user","artifacts":[{"kind":"text","content":"q"}]}')`,
+	`INSERT INTO lode_turns VALUES ('old', 1, 'assistant', '{"role":"assistant","artifacts":[{"kind":"text","content":"a"}]}')`,
+	`INSERT INTO lode_metadata VALUES ('old', 'tenant', 'acme')`,
+}
+
+// A database of the previous schema opens, is migrated once, and its
+// threads load, take appends, fork and are deleted as new ones are.
+func testSchema2(t *testing.T, b Backend) {
+	ctx := context.Background()
+	for _, stmt := range schema2 {
+		if _, err := b.Raw.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	s := b.Open(t)
+	if v := schemaVersion(t, b); v != sqlstore.SchemaVersion {
+		t.Fatalf("schema version %d after opening, want %d", v, sqlstore.SchemaVersion)
+	}
+	old, err := s.Load(ctx, "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ledger.Turn{
+		{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{artifact.Text{Content: "q"}}},
+		{Role: ledger.RoleAssistant, Artifacts: []artifact.Artifact{artifact.Text{Content: "a"}}},
+	}
+	if !reflect.DeepEqual(old.Turns(), want) || old.Version() != 3 || old.AllMetadata()["tenant"] != "acme" {
+		t.Fatalf("the old thread loads as %+v, version %d, %v", old.Turns(), old.Version(), old.AllMetadata())
+	}
+	if err := old.Append(ledger.RoleUser, artifact.Text{Content: "q2"}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := ledger.Fork(ctx, s, "old", 2, ledger.WithForkID("f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(f.Turns(), want) {
+		t.Fatalf("fork of the old thread: %+v", f.Turns())
+	}
+	if err := s.Delete(ctx, "old"); err != nil {
+		t.Fatal(err)
+	}
+	again, err := b.Open(t).Load(ctx, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again.Turns(), want) {
+		t.Fatalf("the fork after its parent's delete: %+v", again.Turns())
+	}
+}
+
+// sameJSON reports whether a and b encode to the same JSON, turn by turn.
+func sameJSON(a, b []ledger.Turn) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, err1 := a[i].MarshalJSON()
+		y, err2 := b[i].MarshalJSON()
+		if err1 != nil || err2 != nil || string(x) != string(y) {
+			return false
+		}
+	}
+	return true
+}
+
+// turnRows returns how many turn rows the thread id has.
+func turnRows(t *testing.T, b Backend, id string) int {
+	t.Helper()
+	var n int
+	if err := b.Raw.QueryRow(q(b, `SELECT COUNT(*) FROM lode_turns WHERE thread_id = ?`), id).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func seedThread(t *testing.T, s *sqlstore.Store, id string, n int) *ledger.StoredThread {
+	t.Helper()
+	turns := make([]ledger.Turn, n)
+	for i := range turns {
+		turns[i] = ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{artifact.Text{Content: fmt.Sprintf("%s %d", id, i)}}}
+	}
+	st, err := s.Create(context.Background(), ledger.WithID(id), ledger.WithTurns(turns...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func fork(t *testing.T, s *sqlstore.Store, parent string, at int, id string) *ledger.StoredThread {
+	t.Helper()
+	f, err := ledger.Fork(context.Background(), s, parent, at, ledger.WithForkID(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func loadTurns(t *testing.T, s *sqlstore.Store, id string) []ledger.Turn {
+	t.Helper()
+	st, err := s.Load(context.Background(), id)
+	if err != nil {
+		t.Fatalf("load %s: %v", id, err)
+	}
+	defer st.Close()
+	return st.Turns()
+}
+
+// A fork writes no turn rows: its turns are its base chain's, and the
+// rows it has are the turns appended to it. A fork of a fork at a point
+// within the grandparent's turns reads them from the grandparent.
+func testForkShares(t *testing.T, b Backend) {
+	s := b.Open(t)
+	p := seedThread(t, s, "p", 50)
+	f := fork(t, s, "p", 40, "f")
+	if n := turnRows(t, b, "f"); n != 0 {
+		t.Fatalf("the fork has %d turn rows, want 0", n)
+	}
+	if err := f.Append(ledger.RoleUser, artifact.Text{Content: "f 40"}); err != nil {
+		t.Fatal(err)
+	}
+	ff := fork(t, s, "f", 41, "ff")
+	fg := fork(t, s, "f", 30, "fg")
+	if n := turnRows(t, b, "f") + turnRows(t, b, "ff") + turnRows(t, b, "fg"); n != 1 {
+		t.Fatalf("the forks have %d turn rows, want the 1 appended", n)
+	}
+	var base string
+	var baseLen int
+	if err := b.Raw.QueryRow(q(b, `SELECT base_id, base_len FROM lode_threads WHERE id = ?`), "fg").Scan(&base, &baseLen); err != nil {
+		t.Fatal(err)
+	}
+	if base != "p" || baseLen != 30 {
+		t.Fatalf("a fork of f at 30, within p's turns, has base %q at %d, want p at 30", base, baseLen)
+	}
+	o := b.Open(t)
+	for _, c := range []struct {
+		id   string
+		want []ledger.Turn
+	}{
+		{"f", f.Turns()},
+		{"ff", f.Turns()},
+		{"fg", p.Turns()[:30]},
+	} {
+		if got := loadTurns(t, o, c.id); !sameJSON(got, c.want) {
+			t.Fatalf("%s loads %d turns, want %d", c.id, len(got), len(c.want))
+		}
+	}
+	if !sameJSON(ff.Turns(), f.Turns()) || !sameJSON(fg.Turns(), p.Turns()[:30]) {
+		t.Fatal("the forks as returned differ from what they keep")
+	}
+}
+
+// Deleting a thread that forks share copies what each reads into it and
+// rebases it, down a chain; the forks load the same turns after, and
+// nothing is left of the deleted threads.
+func testDeleteKeepsForks(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := b.Open(t)
+	p := seedThread(t, s, "p", 20)
+	want := map[string][]ledger.Turn{}
+	f := fork(t, s, "p", 10, "f")
+	for i := range 5 {
+		if err := f.Append(ledger.RoleAssistant, artifact.Text{Content: fmt.Sprintf("f %d", 10+i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fork(t, s, "p", 20, "whole")
+	fork(t, s, "p", 0, "none")
+	fork(t, s, "f", 12, "f12")
+	fork(t, s, "f", 15, "f15")
+	fork(t, s, "f", 4, "f4")
+	want["p"] = p.Turns()
+	want["f"] = f.Turns()
+	want["whole"] = p.Turns()
+	want["none"] = nil
+	want["f12"] = f.Turns()[:12]
+	want["f15"] = f.Turns()
+	want["f4"] = p.Turns()[:4]
+	check := func(when string) {
+		t.Helper()
+		o := b.Open(t)
+		for id, w := range want {
+			if got := loadTurns(t, o, id); !sameJSON(got, w) {
+				t.Fatalf("%s: %s loads %d turns, want %d", when, id, len(got), len(w))
+			}
+		}
+		for info, err := range o.List(ctx) {
+			if err != nil {
+				t.Fatalf("%s: list: %v", when, err)
+			}
+			if w, ok := want[info.ID]; !ok || info.Turns != len(w) {
+				t.Fatalf("%s: listed %s with %d turns", when, info.ID, info.Turns)
+			}
+		}
+	}
+	check("before")
+	if err := s.Delete(ctx, "f"); err != nil {
+		t.Fatal(err)
+	}
+	delete(want, "f")
+	check("after deleting f")
+	if err := s.Delete(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	delete(want, "p")
+	check("after deleting p")
+	if n := turnRows(t, b, "p") + turnRows(t, b, "f"); n != 0 {
+		t.Fatalf("%d turn rows of the deleted threads are left", n)
+	}
+	// The ID of a deleted parent is free again, and its forks are not
+	// the new thread's.
+	want["p"] = seedThread(t, s, "p", 3).Turns()
+	check("after making p again")
+}
+
+// A fork whose base chain was changed behind the store's back is damage:
+// Load says so rather than loading a shorter thread, or looping.
+func testMissingBase(t *testing.T, b Backend) {
+	for _, c := range []struct {
+		name, damage, msg string
+	}{
+		{"missing", `DELETE FROM lode_threads WHERE id = 'p'`, "sqlstore: load f: thread f: base thread p is missing"},
+		{"loop", `UPDATE lode_threads SET base_id = 'f', base_len = 1 WHERE id = 'p'`, "sqlstore: load f: thread f: its base chain comes back to f"},
+		{"shorter", `UPDATE lode_threads SET turns = 3 WHERE id = 'p'`, "sqlstore: load f: thread f: base thread p has 3 turns from 0, not the 5 it shares"},
+		{"no base", `UPDATE lode_threads SET base_id = '' WHERE id = 'f'`, `sqlstore: load f: thread f records 6 turns and a base "" of 5`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := b.Open(t)
+			for _, stmt := range []string{`DELETE FROM lode_threads`, `DELETE FROM lode_turns`, `DELETE FROM lode_metadata`} {
+				if _, err := b.Raw.Exec(stmt); err != nil {
+					t.Fatal(err)
+				}
+			}
+			seedThread(t, s, "p", 5)
+			if err := fork(t, s, "p", 5, "f").Append(ledger.RoleUser, artifact.Text{Content: "own"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Raw.Exec(c.damage); err != nil {
+				t.Fatal(err)
+			}
+			_, err := b.Open(t).Load(context.Background(), "f")
+			if !errors.Is(err, ledger.ErrCorrupt) || !strings.Contains(err.Error(), c.msg) {
+				t.Fatalf("load: %v, want ErrCorrupt saying %q", err, c.msg)
+			}
+		})
 	}
 }
