@@ -105,10 +105,7 @@ func TestDroppedTurnsDropTheirActivations(t *testing.T) {
 			if got, want := toolNames(reqs[4].Tools), []string{"add", "boom", "send_invoice", toolsearch.DefaultName}; !slices.Equal(got, want) {
 				t.Errorf("the answer that replaces the dropped turns was offered %v, want %v", got, want)
 			}
-			st, err := f.store.Load(t.Context(), "a1")
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := shown(t, f.store, "a1")
 			defer st.Close()
 			var acts []toolsearch.Activation
 			raw, _ := st.Metadata(toolsearch.MetaKey)
