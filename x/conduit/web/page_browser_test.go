@@ -531,10 +531,11 @@ func TestUsageInChromium(t *testing.T) {
 
 // TestEditAndBranchesInChromium: an edited message is answered on a new
 // branch; "‹ 1/2 ›" at the message shows the branch left, with its
-// answer, and both are still there after a reload.
+// answer, and both are still there after a reload; Regenerate makes a
+// branch at the answer, and its arrows show the answer it replaced.
 func TestEditAndBranchesInChromium(t *testing.T) {
 	b := newBrowser(t)
-	f := serve(t, script.Play(script.Text("The old answer."), script.Text("The new answer.")))
+	f := serve(t, script.Play(script.Text("The old answer."), script.Text("The new answer."), script.Text("The third answer.")))
 	tab := b.tab
 	b.do(tab, "first question", append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(f.srv.URL + "/")}, sendMessage("first question")...)...)
 	shown := func() string {
@@ -572,6 +573,20 @@ func TestEditAndBranchesInChromium(t *testing.T) {
 		waitFor(`document.querySelector(".msg.user .branch-index").textContent === "2/2"`))
 	if got, want := shown(), "second question 2/2|The new answer."; got != want {
 		t.Errorf("the edit's branch after a reload: %q, want %q", got, want)
+	}
+	b.do(tab, "regenerate", chromedp.Click(chromedp.CSS(`.msg.assistant button.regenerate[aria-label="Answer again"]`)),
+		waitFor(`!!document.querySelector(".msg.assistant .branch-index") && document.querySelector(".msg.assistant .text").textContent === "The third answer."`))
+	b.shot(tab, "regenerated")
+	if got, want := shown(), "second question 2/2|The third answer. 2/2"; got != want {
+		t.Errorf("after Regenerate: %q, want %q", got, want)
+	}
+	if got := eval[string](b, tab, `document.querySelector(".msg.assistant").lastElementChild.className`); got != "regenerate" && got != "usage" {
+		t.Errorf("the answer ends with %q", got)
+	}
+	b.do(tab, "the answer replaced", chromedp.Click(chromedp.CSS(`.msg.assistant .branch-prev`)),
+		waitFor(`document.querySelector(".msg.assistant .branch-index").textContent === "1/2"`))
+	if got, want := shown(), "second question 2/2|The new answer. 1/2"; got != want {
+		t.Errorf("the answer replaced: %q, want %q", got, want)
 	}
 	if got := eval[int](b, tab, `document.querySelectorAll("#threads button.thread").length`); got != 1 {
 		t.Errorf("the list shows %d conversations, want 1", got)

@@ -348,6 +348,7 @@
     if (m.role === "assistant" && m.metadata) setUsage(box, m.metadata.usage);
     if (m.metadata && m.metadata.branch) branchControls(box, m.metadata.branch);
     if (m.role === "user") editButton(box);
+    else regenerateButton(box);
     box.dataset.done = "true";
     return box;
   }
@@ -372,6 +373,12 @@
     next.addEventListener("click", () => showBranch(b.branches[b.index]));
     nav.append(prev, where, next);
     box.append(nav);
+    usageLast(box);
+  }
+  // usageLast keeps an answer's usage line under everything else in it.
+  function usageLast(box) {
+    const line = box.querySelector(":scope > .usage");
+    if (line) box.append(line);
   }
   async function showBranch(id) {
     if (!id || abort || !thread) return;
@@ -400,6 +407,25 @@
     b.setAttribute("aria-label", "Edit this message");
     b.addEventListener("click", () => startEdit(box));
     box.append(b);
+  }
+  // A stored answer has a Regenerate button: it is answered again on a
+  // new branch, and the arrows show this one again.
+  function regenerateButton(box) {
+    const id = box.dataset.messageId || "";
+    if (!id.startsWith("turn-") || box.querySelector(":scope > .regenerate")) return;
+    const b = el("button", "regenerate");
+    b.type = "button";
+    b.setAttribute("aria-label", "Answer again");
+    b.addEventListener("click", () => {
+      if (abort || !thread) return;
+      let after = box.nextElementSibling;
+      while (after) { const n = after.nextElementSibling; after.remove(); after = n; }
+      box.remove();
+      showTotal();
+      stream(api("chat"), { id: thread, trigger: "regenerate-message", messageId: id, messages: [] }, null, { done: load });
+    });
+    box.append(b);
+    usageLast(box);
   }
   function startEdit(box) {
     if (abort || box.querySelector(":scope > .editor")) return;
@@ -685,6 +711,7 @@
       if (line) box.append(line);
       box.dataset.done = "true";
       if (!own.switched) loadThreads();
+      if (took && !own.switched && !state.failed) regenerateButton(box);
       if (took && opts.done && !own.switched && !state.failed && !state.unshown) opts.done();
     }
   }
