@@ -397,7 +397,11 @@
 // after a reload (GET /api/chat/{id}/stream), and under each answer what
 // it used ("1,280 tokens in (640 cached), 64 out, $0.0123", or "; no
 // price for MODEL" in place of the cost), from its message's metadata,
-// with the thread's total in the header. Its Markdown renderer
+// with the thread's total in the header; an Edit button on each stored
+// message and a Regenerate button on each stored answer, which make a
+// branch (see Branches), and "‹ 2/3 ›" at a message with versions on
+// other branches, whose arrows show the branch of the version before or
+// after. Its Markdown renderer
 // (markdown.js) builds DOM nodes and sets only textContent: model, tool
 // and user text can make paragraphs, headings, lists, quotes, emphasis,
 // code and links, nothing else, and links only to http: and https:
