@@ -17,10 +17,12 @@
 //	GET  /api/chat/{id}/stream     resume: the running turn's stream from its start, or the last
 //	                               answer replayed; 204 when there is none (reconnectToStream)
 //	POST /api/threads              make an empty thread: 201 {"id": THREAD}
-//	GET  /api/threads              the caller's threads, newest first:
+//	GET  /api/threads              the caller's conversations, newest first:
 //	                               {"threads": [{"id", "title", "updated", "running"}]}
-//	GET  /api/threads/{id}         the thread as UI messages (useChat's initial messages),
-//	                               with each answer's usage in its metadata
+//	GET  /api/threads/{id}         the branch shown as UI messages (useChat's initial messages),
+//	                               with each answer's usage and each branch point in its metadata
+//	DELETE /api/threads/{id}       delete the conversation and all its branches: 204
+//	POST /api/threads/{id}/branch  {"branch": ID}: show another branch; answers as GET (see Branches)
 //	GET  /api/info                 what the first screen shows: {"model": NAME, "tools": [{"name", "description"}]}
 //	POST /api/threads/{id}/cancel  cancel the turn running on the thread: 204 once it has ended
 //	POST /api/threads/{id}/decide  {"decisions": [{"id": CALL, "approve": BOOL, "reason": ..., "arguments": ...}]}:
@@ -41,22 +43,58 @@
 // resume) updates the client's message instead of adding one.
 //
 // With "trigger": "regenerate-message" (the SDK's regenerate()), the last
-// answer is dropped and the last user message, which is not stored again,
-// answered anew; a "messageId" naming an earlier assistant message (or a
-// user message) drops everything after the user message it answers. The
-// store cannot drop turns, so the thread is deleted and created again,
-// same ID and metadata; a copy of the whole thread, "regenerate-" plus a
-// new ID and listed for the same caller, is kept while that happens, and
-// is what a crash in between would leave. What the thread's metadata
-// records of the dropped turns goes with them: their usage, and the tools
-// their searches loaded (x/tool/toolsearch's record, trimmed with
-// toolsearch.Rewind), so the new answer is offered what the kept turns
-// loaded, as it was when they were the last.
+// user message, which is not stored again, is answered anew; a
+// "messageId" naming an earlier assistant message (or a user message)
+// answers the user message it answers (or that one) anew. A user message
+// sent with a "messageId" (the SDK's sendMessage in place of an earlier
+// message) takes the place of the stored user message at its place in
+// the client's list, which must be the stored thread's. Neither drops
+// anything: see Branches.
 //
-// A user message sent with a "messageId" (the SDK's sendMessage in place
-// of an earlier message) replaces the stored user message at its place in
-// the client's list, which must be the stored thread's, and drops what
-// followed it, the same way.
+// # Branches
+//
+// A conversation is the thread the client names (the AI SDK Chat's id).
+// An edit or a regenerate forks the conversation's branch shown with
+// ledger.Fork, after the turns it keeps, into a new thread, a branch of
+// the conversation (ConversationKey names it); stores the edited message
+// there (a regenerate stores nothing); points the conversation at the
+// branch (BranchKey); and runs the turn on it. The branch left is not
+// changed: every earlier answer is kept, and the ledger only appends.
+// The fork keeps the turns before the cut as they were, and drops what
+// belongs to those after it: a pending approval, the tools their
+// searches loaded (x/tool/toolsearch's record), and the usage web keeps
+// for their messages, which is blanked in the branch.
+//
+// Every route takes the conversation's ID and acts on its branch shown:
+// a message, a decision, a resume, a cancel, GET and DELETE. What the
+// client sees keeps the conversation's ID (X-Lode-Thread, the start
+// part's messageMetadata.threadId), and message IDs stay stable: "turn-N"
+// is positional, so the messages before a cut have the same IDs on every
+// branch, and a Chat whose next sendMessage follows an edit goes on on
+// the new branch. A branch's own ID is 404 on every route, and GET
+// /api/threads lists conversations only, titled by the branch shown. A
+// turn running on a branch holds the conversation: a second request on
+// it is 409, here or, by the branch's lease, on another replica.
+//
+// In GET /api/threads/{id}, a message of which the conversation's
+// branches hold other versions has metadata
+//
+//	{"branch": {"index": 2, "count": 3, "branches": [ID, ID, ID]}}
+//
+// this is version index (from 1) of count, in the order the branches
+// were made (the conversation's own first), and branches[i] is the
+// branch that shows version i+1 (the newest branch holding it; this
+// message's own is the branch shown). The response's "branch" is the ID
+// of the branch shown. POST /api/threads/{id}/branch {"branch": ID} shows
+// another: an ID from branches, or the conversation's own ID for its own
+// turns; it answers as GET does, and the pointer is in the store, so
+// every replica shows the same branch. It answers 400 for a body that is
+// not {"branch": ID}, 404 for an ID that is no branch of this caller's
+// conversation, and 409 while a turn runs on it; nothing changes then.
+// DELETE /api/threads/{id} deletes the conversation with all its
+// branches (409 while a turn runs). A regenerate whose turn failed
+// before storing an answer leaves a branch with no message where
+// branches part; it is still listed among the versions of the others.
 //
 // # Resuming and stopping
 //
@@ -74,10 +112,11 @@
 // A stopped turn keeps the text its answer had streamed (within the same
 // bound), so the thread shows what the person saw.
 //
-// In GET /api/threads, title is the first user message on one line (at
-// most 80 characters, "" before the first message), updated the time of
-// the thread's last change (RFC 3339) and running whether a turn runs on
-// it now, here or on another replica.
+// In GET /api/threads, title is the first user message of the branch
+// shown on one line (at most 80 characters, "" before the first
+// message), updated the time of the last change to the conversation or a
+// branch (RFC 3339) and running whether a turn runs on it now, here or on
+// another replica.
 //
 // # Several replicas
 //
@@ -358,7 +397,11 @@
 // after a reload (GET /api/chat/{id}/stream), and under each answer what
 // it used ("1,280 tokens in (640 cached), 64 out, $0.0123", or "; no
 // price for MODEL" in place of the cost), from its message's metadata,
-// with the thread's total in the header. Its Markdown renderer
+// with the thread's total in the header; an Edit button on each stored
+// message and a Regenerate button on each stored answer, which make a
+// branch (see Branches), and "‹ 2/3 ›" at a message with versions on
+// other branches, whose arrows show the branch of the version before or
+// after. Its Markdown renderer
 // (markdown.js) builds DOM nodes and sets only textContent: model, tool
 // and user text can make paragraphs, headings, lists, quotes, emphasis,
 // code and links, nothing else, and links only to http: and https:

@@ -90,14 +90,6 @@ func (h *Handler) acquire(ctx context.Context, st *ledger.StoredThread) (*turnLe
 	return nil, err
 }
 
-// use makes st the thread the lease is renewed and released through (a
-// regenerated thread is a new StoredThread).
-func (l *turnLease) use(st *ledger.StoredThread) {
-	l.mu.Lock()
-	l.st = st
-	l.mu.Unlock()
-}
-
 // start renews the lease every ttl/3 once ready is closed, until end;
 // when the lease is lost it cancels the turn with the *ledger.LeaseError.
 // Renewing waits for ready because a renewal moves the thread's version,
@@ -158,8 +150,8 @@ func (l *turnLease) isLost() bool {
 }
 
 // end stops renewing and releases the lease, unless it was lost. A
-// thread already closed (a regenerate that failed half-way) is loaded
-// again to release it; one that is gone needs no release.
+// thread already closed (a request that failed half-way closed it) is
+// loaded again to release it; one that is gone needs no release.
 func (l *turnLease) end(ctx context.Context) {
 	if l == nil {
 		return
@@ -189,15 +181,16 @@ func (l *turnLease) end(ctx context.Context) {
 	}
 }
 
-// leasedElsewhere returns the live lease on st that no turn of this
-// handler holds: a turn running in another process.
-func (h *Handler) leasedElsewhere(st *ledger.StoredThread) (ledger.Lease, bool) {
+// leasedElsewhere returns the live lease on st, conversation conv's
+// branch, that no turn of this handler holds: a turn running in another
+// process.
+func (h *Handler) leasedElsewhere(conv string, st *ledger.StoredThread) (ledger.Lease, bool) {
 	l, err := st.Lease()
 	if err != nil || !l.Live(time.Now()) {
 		return ledger.Lease{}, false
 	}
 	h.mu.Lock()
-	run := h.turns[st.ID()]
+	run := h.turns[conv]
 	h.mu.Unlock()
 	if run != nil && run.lease != nil && run.lease.owner == l.Owner {
 		return ledger.Lease{}, false
@@ -226,11 +219,11 @@ func (h *Handler) followPoll() time.Duration {
 // follow waits for the turn another process runs on st to end: until the
 // lease is released, or lapses. It reloads st every followPoll and
 // reports whether the turn ended before ctx did.
-func (h *Handler) follow(ctx context.Context, st *ledger.StoredThread) bool {
+func (h *Handler) follow(ctx context.Context, conv string, st *ledger.StoredThread) bool {
 	tick := time.NewTicker(h.followPoll())
 	defer tick.Stop()
 	for {
-		if _, busy := h.leasedElsewhere(st); !busy {
+		if _, busy := h.leasedElsewhere(conv, st); !busy {
 			return true
 		}
 		select {

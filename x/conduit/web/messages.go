@@ -22,6 +22,9 @@ type uiMessage struct {
 // model calls used and cost, when any reported usage.
 type uiMetadata struct {
 	Usage *uiUsage `json:"usage,omitempty"`
+	// Branch says which of the versions of the message this is, when
+	// the conversation's branches hold several.
+	Branch *uiBranch `json:"branch,omitempty"`
 }
 
 // uiUsage adds up the usage of the model calls behind one message: its

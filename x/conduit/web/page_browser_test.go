@@ -528,3 +528,67 @@ func TestUsageInChromium(t *testing.T) {
 		t.Errorf("a new chat's header reads %q, want nothing", got)
 	}
 }
+
+// TestEditAndBranchesInChromium: an edited message is answered on a new
+// branch; "‹ 1/2 ›" at the message shows the branch left, with its
+// answer, and both are still there after a reload; Regenerate makes a
+// branch at the answer, and its arrows show the answer it replaced.
+func TestEditAndBranchesInChromium(t *testing.T) {
+	b := newBrowser(t)
+	f := serve(t, script.Play(script.Text("The old answer."), script.Text("The new answer."), script.Text("The third answer.")))
+	tab := b.tab
+	b.do(tab, "first question", append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(f.srv.URL + "/")}, sendMessage("first question")...)...)
+	shown := func() string {
+		return eval[string](b, tab, `[...document.querySelectorAll(".msg")].map(e => e.querySelector(":scope > .text").textContent + (e.querySelector(".branch-index") ? " " + e.querySelector(".branch-index").textContent : "")).join("|")`)
+	}
+	b.do(tab, "edit", chromedp.Click(chromedp.CSS(`.msg.user button.edit[aria-label="Edit this message"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.msg.user .edit-input`)))
+	if got := eval[string](b, tab, `document.querySelector(".msg.user .edit-input").value`); got != "first question" {
+		t.Errorf("the editor holds %q, want the message", got)
+	}
+	b.shot(tab, "editing")
+	b.do(tab, "send the edit",
+		chromedp.Evaluate[chromedp.Void](`document.querySelector(".msg.user .edit-input").value = "second question"`),
+		chromedp.Click(chromedp.CSS(`.msg.user .edit-save`)),
+		waitFor(`!!document.querySelector(".msg.user .branch-index") && document.querySelector(".msg.assistant .text").textContent === "The new answer."`))
+	b.shot(tab, "edited")
+	if got, want := shown(), "second question 2/2|The new answer."; got != want {
+		t.Errorf("after the edit: %q, want %q", got, want)
+	}
+	if got := eval[string](b, tab, `document.querySelector(".branch-prev").getAttribute("aria-label") + "; next disabled " + document.querySelector(".branch-next").disabled`); got != "Show version 1 of 2; next disabled true" {
+		t.Errorf("the controls: %q", got)
+	}
+	b.do(tab, "back to 1/2", chromedp.Click(chromedp.CSS(`.msg.user .branch-prev`)),
+		waitFor(`document.querySelector(".msg.user .branch-index") && document.querySelector(".msg.user .branch-index").textContent === "1/2"`))
+	b.shot(tab, "first-branch")
+	if got, want := shown(), "first question 1/2|The old answer."; got != want {
+		t.Errorf("the branch left: %q, want %q", got, want)
+	}
+	b.do(tab, "reload", chromedp.Reload(), waitFor(`document.querySelector(".msg.user .branch-index") && document.querySelector(".msg.user .branch-index").textContent === "1/2"`))
+	b.shot(tab, "after-reload")
+	if got, want := shown(), "first question 1/2|The old answer."; got != want {
+		t.Errorf("after a reload: %q, want %q", got, want)
+	}
+	b.do(tab, "forward to 2/2", chromedp.Click(chromedp.CSS(`.msg.user .branch-next`)),
+		waitFor(`document.querySelector(".msg.user .branch-index").textContent === "2/2"`))
+	if got, want := shown(), "second question 2/2|The new answer."; got != want {
+		t.Errorf("the edit's branch after a reload: %q, want %q", got, want)
+	}
+	b.do(tab, "regenerate", chromedp.Click(chromedp.CSS(`.msg.assistant button.regenerate[aria-label="Answer again"]`)),
+		waitFor(`!!document.querySelector(".msg.assistant .branch-index") && document.querySelector(".msg.assistant .text").textContent === "The third answer."`))
+	b.shot(tab, "regenerated")
+	if got, want := shown(), "second question 2/2|The third answer. 2/2"; got != want {
+		t.Errorf("after Regenerate: %q, want %q", got, want)
+	}
+	if got := eval[string](b, tab, `document.querySelector(".msg.assistant").lastElementChild.className`); got != "regenerate" && got != "usage" {
+		t.Errorf("the answer ends with %q", got)
+	}
+	b.do(tab, "the answer replaced", chromedp.Click(chromedp.CSS(`.msg.assistant .branch-prev`)),
+		waitFor(`document.querySelector(".msg.assistant .branch-index").textContent === "1/2"`))
+	if got, want := shown(), "second question 2/2|The new answer. 1/2"; got != want {
+		t.Errorf("the answer replaced: %q, want %q", got, want)
+	}
+	if got := eval[int](b, tab, `document.querySelectorAll("#threads button.thread").length`); got != 1 {
+		t.Errorf("the list shows %d conversations, want 1", got)
+	}
+}

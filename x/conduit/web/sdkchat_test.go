@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"net/http/httptest"
@@ -383,6 +384,98 @@ func TestSDKChat(t *testing.T) {
 			check("edited", st, []string{"step-start/", "text/done"})
 			if n, text := len(st.Messages), st.Messages[10].Parts[0]["text"]; n != 12 || text != "go on, please" {
 				t.Fatalf("edited: %d messages, the edited one reads %q; want 12, the new text", n, text)
+			}
+		})
+	}
+}
+
+// branchOf is m's metadata.branch as "index/count", and its branches.
+func branchOf(m sdkMessage) (string, []string) {
+	b, ok := m.Metadata["branch"].(map[string]any)
+	if !ok {
+		return "", nil
+	}
+	var ids []string
+	for _, v := range b["branches"].([]any) {
+		ids = append(ids, v.(string))
+	}
+	return fmt.Sprintf("%v/%v", b["index"], b["count"]), ids
+}
+
+// sdkTexts are st's messages as role:text.
+func sdkTexts(st sdkState) []string {
+	var out []string
+	for _, m := range st.Messages {
+		var b strings.Builder
+		for _, p := range m.Parts {
+			if p["type"] == "text" {
+				b.WriteString(stringOr(p["text"]))
+			}
+		}
+		out = append(out, m.Role+":"+b.String())
+	}
+	return out
+}
+
+// TestSDKChatBranches drives the AI SDK's own Chat, of ai 6 and ai 7,
+// through an edit of its first message, a regenerate and a message after
+// them on the same Chat: each answer lands on the branch shown, and the
+// thread read again says where the branches part; switching to the first
+// branch gives a Chat that goes on there.
+func TestSDKChatBranches(t *testing.T) {
+	for _, version := range []string{"6", "7"} {
+		t.Run("ai"+version, func(t *testing.T) {
+			prov := &replies{next: []*reply{
+				answer(artifact.Text{Content: "A1"}), answer(artifact.Text{Content: "A2"}),
+				answer(artifact.Text{Content: "A3"}), answer(artifact.Text{Content: "A4"}),
+				answer(artifact.Text{Content: "A5"}),
+			}}
+			srv, _ := sdkFixture(t, prov)
+			const id = "sdk-branches-1"
+			chat := startChat(t, version, srv.URL+"/api/chat", id)
+			want := func(step string, st sdkState, texts ...string) {
+				t.Helper()
+				if st.Error != "" || len(st.Errors) > 0 {
+					t.Fatalf("%s: the Chat failed: %s %v", step, st.Error, st.Errors)
+				}
+				if got := sdkTexts(st); !reflect.DeepEqual(got, texts) {
+					t.Fatalf("%s: the Chat holds %v, want %v", step, got, texts)
+				}
+				checkStored(t, srv, id, step, st)
+			}
+			st := chat.do(map[string]any{"op": "send", "text": "hello"})
+			want("sent", st, "user:hello", "assistant:A1")
+			st = chat.do(map[string]any{"op": "edit", "id": st.Messages[0].ID, "text": "hi there"})
+			want("edited", st, "user:hi there", "assistant:A2")
+			st = chat.do(map[string]any{"op": "regenerate"})
+			want("regenerated", st, "user:hi there", "assistant:A3")
+			st = chat.do(map[string]any{"op": "send", "text": "more"})
+			want("sent after", st, "user:hi there", "assistant:A3", "user:more", "assistant:A4")
+
+			st = chat.do(map[string]any{"op": "reload"})
+			want("reloaded", st, "user:hi there", "assistant:A3", "user:more", "assistant:A4")
+			first, ids := branchOf(st.Messages[0])
+			answerAt, answers := branchOf(st.Messages[1])
+			if first != "2/2" || ids[0] != id || answerAt != "2/2" || len(answers) != 2 {
+				t.Fatalf("reloaded: branch info %s %v and %s %v; want the edit 2/2 of [%s …] and the regenerate 2/2", first, ids, answerAt, answers, id)
+			}
+			if b, _ := branchOf(st.Messages[2]); b != "" {
+				t.Errorf("reloaded: the message after the branches has branch info %s", b)
+			}
+			// The regenerate's first try is kept: switch to it.
+			st = chat.do(map[string]any{"op": "switch", "branch": answers[0]})
+			want("the first answer", st, "user:hi there", "assistant:A2")
+			if b, _ := branchOf(st.Messages[1]); b != "1/2" {
+				t.Errorf("the first answer: branch %s, want 1/2", b)
+			}
+			// And the first branch, where the Chat goes on.
+			st = chat.do(map[string]any{"op": "switch", "branch": ids[0]})
+			want("the first branch", st, "user:hello", "assistant:A1")
+			st = chat.do(map[string]any{"op": "send", "text": "again"})
+			want("on the first branch", st, "user:hello", "assistant:A1", "user:again", "assistant:A5")
+			st = chat.do(map[string]any{"op": "reload"})
+			if b, _ := branchOf(st.Messages[0]); b != "1/2" {
+				t.Errorf("reloaded on the first branch: branch %s, want 1/2", b)
 			}
 		})
 	}

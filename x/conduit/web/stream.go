@@ -70,6 +70,7 @@ type stream struct {
 	used      uiUsage         // the message's usage, the prior message's included
 	outside   uiUsage         // what of it this stream's UsageEvents counted
 	msgID     string
+	thread    string // the conversation's ID, which the client holds
 
 	// asked are the calls a decide request answers, by ID, for the
 	// arguments the decisions do not repeat; decided is closed once the
@@ -96,6 +97,7 @@ func newStream(maxParts, maxBytes, logMax int, messageID, threadID string, prior
 		denied:   map[string]bool{},
 		decided:  make(chan struct{}),
 		msgID:    messageID,
+		thread:   threadID,
 	}
 	s.room.L = &s.mu
 	s.send(startPart(messageID, threadID))
@@ -526,7 +528,7 @@ func (s *stream) end(err, cause error) {
 		// Fields in the order a map would have had them before the part
 		// was transient, with transient last, for readers that match the
 		// text (x/cli's tests do).
-		ap := approvalPart(pe.Thread, pe.Calls)
+		ap := approvalPart(s.thread, pe.Calls)
 		s.send(struct {
 			Data      any    `json:"data"`
 			ID        string `json:"id"`

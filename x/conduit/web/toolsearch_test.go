@@ -64,9 +64,9 @@ func toolNames(ts []tool.Tool) []string {
 }
 
 // TestDroppedTurnsDropTheirActivations: a regenerate, or an edit of the
-// second question, drops the answer whose search loaded book_flight; the
-// answer that replaces it is offered what the kept turns loaded
-// (send_invoice), not book_flight.
+// second question, forks a branch without the answer whose search loaded
+// book_flight; the answer on it is offered what the kept turns loaded
+// (send_invoice), not book_flight, and the branch left keeps both.
 func TestDroppedTurnsDropTheirActivations(t *testing.T) {
 	edit := func(id string) string {
 		b, _ := json.Marshal(map[string]any{"id": id, "trigger": "submit-message", "messageId": "m2", "messages": []any{
@@ -105,15 +105,21 @@ func TestDroppedTurnsDropTheirActivations(t *testing.T) {
 			if got, want := toolNames(reqs[4].Tools), []string{"add", "boom", "send_invoice", toolsearch.DefaultName}; !slices.Equal(got, want) {
 				t.Errorf("the answer that replaces the dropped turns was offered %v, want %v", got, want)
 			}
-			st, err := f.store.Load(t.Context(), "a1")
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := shown(t, f.store, "a1")
 			defer st.Close()
 			var acts []toolsearch.Activation
 			raw, _ := st.Metadata(toolsearch.MetaKey)
 			if err := json.Unmarshal([]byte(raw), &acts); err != nil || len(acts) != 1 || acts[0] != (toolsearch.Activation{Tool: "send_invoice", At: 2}) {
 				t.Errorf("stored activations %s (%v), want send_invoice at 2 alone", raw, err)
+			}
+			// The branch left keeps what its searches loaded.
+			old, err := f.store.Load(t.Context(), "a1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer old.Close()
+			if raw, _ := old.Metadata(toolsearch.MetaKey); raw != `[{"tool":"send_invoice","at":2},{"tool":"book_flight","at":6}]` {
+				t.Errorf("the branch left has activations %s, want both", raw)
 			}
 		})
 	}

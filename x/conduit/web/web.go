@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"runtime/debug"
@@ -24,7 +23,6 @@ import (
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/auth"
-	"github.com/lodeworks/lode/x/tool/toolsearch"
 )
 
 // Defaults for the options that have one.
@@ -288,10 +286,10 @@ type Handler struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	closed bool
-	turns  map[string]*running // by thread ID
+	turns  map[string]*running // by conversation ID
 }
 
-// running is a turn in flight on one thread.
+// running is a turn in flight on one conversation, on its branch shown.
 type running struct {
 	owner  string
 	lease  *turnLease // the thread's lease in the store, once taken
@@ -369,6 +367,8 @@ func New(prov provider.Provider, store ledger.Store, opts ...Option) (*Handler, 
 	h.mux.HandleFunc("POST /api/threads", h.create)
 	h.mux.HandleFunc("GET /api/threads", h.list)
 	h.mux.HandleFunc("GET /api/threads/{id}", h.replay)
+	h.mux.HandleFunc("DELETE /api/threads/{id}", h.remove)
+	h.mux.HandleFunc("POST /api/threads/{id}/branch", h.switchBranch)
 	h.mux.HandleFunc("POST /api/threads/{id}/cancel", h.cancel)
 	h.mux.HandleFunc("POST /api/threads/{id}/decide", h.decide)
 	h.mux.HandleFunc("GET /api/info", h.info)
@@ -624,8 +624,14 @@ func (h *Handler) open(w http.ResponseWriter, r *http.Request, id string, who Id
 // that no other process (another replica over the same store, a lode
 // resume) runs a turn on it meanwhile. elsewhere says the refusal was
 // another process's live lease.
-func (h *Handler) claim(w http.ResponseWriter, r *http.Request, st *ledger.StoredThread, run *running) (ok, elsewhere bool) {
-	id := st.ID()
+//
+// The claim is the conversation's: in this handler no two requests on
+// one conversation run at once, whichever branch they find shown. In the
+// store it is the lease of the branch shown, taken before the
+// conversation's pointer is read again: a branch another process showed
+// meanwhile is a conflict, as a thread changed elsewhere is.
+func (h *Handler) claim(w http.ResponseWriter, r *http.Request, c *conversation, run *running) (ok, elsewhere bool) {
+	id := c.id()
 	h.mu.Lock()
 	switch {
 	case h.closed:
@@ -646,7 +652,7 @@ func (h *Handler) claim(w http.ResponseWriter, r *http.Request, st *ledger.Store
 	h.turns[id] = run
 	h.wg.Add(1)
 	h.mu.Unlock()
-	l, err := h.acquire(r.Context(), st)
+	l, err := h.acquire(r.Context(), c.shown)
 	if err != nil {
 		h.release(id)
 		if busy, ok := errors.AsType[errBusyElsewhere](err); ok {
@@ -659,6 +665,17 @@ func (h *Handler) claim(w http.ResponseWriter, r *http.Request, st *ledger.Store
 	h.mu.Lock()
 	run.lease = l
 	h.mu.Unlock()
+	if c.shown != c.root {
+		err = c.root.Reload(r.Context())
+	}
+	if b, _ := c.root.Metadata(BranchKey); err == nil && b != c.pointer {
+		err = fmt.Errorf("web: thread %s shows branch %q now: %w", id, b, ledger.ErrConflict)
+	}
+	if err != nil {
+		h.release(id)
+		h.storeError(w, r, id, err)
+		return false, false
+	}
 	return true, false
 }
 
@@ -708,13 +725,13 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	} else if ok {
-		st, ok := h.load(w, r, req.ID, who)
+		c, ok := h.loadConversation(w, r, req.ID, who)
 		if !ok {
 			return
 		}
 		// Only the calls that wait are decided: the client sends back
 		// every part it holds, decided ones included.
-		h.continueTurn(w, r, who, st, answers, false)
+		h.continueTurn(w, r, who, c, answers, false)
 		return
 	}
 	text, err := req.userText()
@@ -722,23 +739,30 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	st, created, ok := h.open(w, r, req.ID, who)
+	root, created, ok := h.open(w, r, req.ID, who)
 	if !ok {
 		return
 	}
+	id := root.ID()
+	c := &conversation{root: root, shown: root}
+	if !created {
+		if c, ok = h.conversationOf(w, r, root, who); !ok {
+			return
+		}
+	}
 	runCtx, cancel := context.WithCancelCause(h.base)
 	run := newRunning(who.Caller, cancel)
-	if ok, elsewhere := h.claim(w, r, st, run); !ok {
+	if ok, elsewhere := h.claim(w, r, c, run); !ok {
 		cancel(nil)
-		st.Close()
+		c.close()
 		// A refused request leaves the store as it was, unless another
 		// request with the same ID runs on the thread now.
 		h.mu.Lock()
-		busy := h.turns[st.ID()] != nil || elsewhere
+		busy := h.turns[id] != nil || elsewhere
 		h.mu.Unlock()
 		if created && !busy {
-			if err := h.store.Delete(context.WithoutCancel(r.Context()), st.ID()); err != nil {
-				h.cfg.logger.WarnContext(r.Context(), "lode: web could not delete the thread a refused request made", "thread", st.ID(), "err", err)
+			if err := h.store.Delete(context.WithoutCancel(r.Context()), id); err != nil {
+				h.cfg.logger.WarnContext(r.Context(), "lode: web could not delete the thread a refused request made", "thread", id, "err", err)
 			}
 		}
 		return
@@ -747,55 +771,56 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if !started {
 			cancel(nil)
-			st.Close()
-			h.release(st.ID())
+			c.close()
+			h.release(id)
 		}
 	}()
 	if req.MessageID != "" {
 		// An edited message (the SDK's sendMessage with a messageId)
-		// replaces that message and drops what followed it.
-		cut, err := editCut(st.Turns(), &req)
+		// is stored on a new branch that forks the one shown before
+		// it; the branch shown before keeps it and what followed.
+		cut, err := editCut(c.shown.Turns(), &req)
 		if err != nil {
 			httpError(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		if cut < st.Len() {
-			nst, err := h.rewrite(r.Context(), st, st.Turns()[:cut])
-			if err != nil {
-				h.storeError(w, r, req.ID, err)
+		if cut < c.shown.Len() {
+			if err := h.branchOff(r.Context(), c, run, cut); err != nil {
+				h.storeError(w, r, id, err)
 				return
 			}
-			st = nst
 		}
+		st := c.shown
 		if firstUser(st.Turns()) < 0 {
 			if err := st.SetMetadata(TitleKey, title(text)); err != nil {
-				h.storeError(w, r, st.ID(), err)
+				h.storeError(w, r, id, err)
 				return
 			}
 		}
 	}
+	st := c.shown
 	if err := stamp(st, who); err != nil {
-		h.storeError(w, r, st.ID(), err)
+		h.storeError(w, r, id, err)
 		return
 	}
 	// A message stored while calls wait would stand between those calls
 	// and their results; the calls are decided first.
 	if calls := loop.Pending(st); len(calls) > 0 {
-		httpError(w, http.StatusConflict, fmt.Sprintf("web: thread %q has %d tool call(s) waiting for approval (%s): decide them before sending a message", st.ID(), len(calls), pendingNames(calls)))
+		httpError(w, http.StatusConflict, fmt.Sprintf("web: thread %q has %d tool call(s) waiting for approval (%s): decide them before sending a message", id, len(calls), pendingNames(calls)))
 		return
 	}
 	if _, ok := st.Metadata(TitleKey); !ok {
 		if err := st.SetMetadata(TitleKey, title(text)); err != nil {
-			h.storeError(w, r, st.ID(), err)
+			h.storeError(w, r, id, err)
 			return
 		}
 	}
 	if err := st.Append(ledger.RoleUser, artifact.Text{Content: text}); err != nil {
-		h.storeError(w, r, st.ID(), err)
+		h.storeError(w, r, id, err)
 		return
 	}
 	started = true
-	h.start(w, r, st, run, runCtx, cancel, nil)
+	h.start(w, r, c, run, runCtx, cancel)
 }
 
 // editCut is where the thread is cut for an edited user message: the
@@ -825,19 +850,20 @@ func firstUser(turns []ledger.Turn) int {
 	return -1
 }
 
-// start streams a new answer on the claimed thread st: a message whose
-// first turn is the next one stored.
-func (h *Handler) start(w http.ResponseWriter, r *http.Request, st *ledger.StoredThread, run *running, runCtx context.Context, cancel context.CancelCauseFunc, done chan<- error) {
-	s := newStream(h.cfg.buffer, h.cfg.bufBytes, h.logMax(), messageID(st.Len()), st.ID(), nil)
+// start streams a new answer on the claimed conversation c's branch
+// shown: a message whose first turn is the next one stored.
+func (h *Handler) start(w http.ResponseWriter, r *http.Request, c *conversation, run *running, runCtx context.Context, cancel context.CancelCauseFunc) {
+	id := c.id()
+	st := c.keep()
+	s := newStream(h.cfg.buffer, h.cfg.bufBytes, h.logMax(), messageID(st.Len()), id, nil)
 	h.attach(run, s)
 	step := h.step(s)
-	run.lease.use(st)
 	run.lease.start(closedChan, cancel)
-	go h.runTurn(runCtx, cancel, st, s, run.lease, done, func(ctx context.Context) error {
+	go h.runTurn(runCtx, cancel, id, st, s, run.lease, nil, func(ctx context.Context) error {
 		_, err := step.Run(ctx, st, h.prov)
 		return err
 	}, step)
-	h.respond(w, r, s, st.ID(), cancel)
+	h.respond(w, r, s, id, cancel)
 }
 
 // logMax bounds what a turn keeps for clients that reattach: as much as
@@ -891,9 +917,10 @@ func (h *Handler) step(s *stream) *loop.Step {
 // closedChan is a channel that is always ready.
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// runTurn runs a claimed turn to its end and ends its stream; done, when
-// not nil, gets the turn's error before the stream ends.
-func (h *Handler) runTurn(runCtx context.Context, cancel context.CancelCauseFunc, st *ledger.StoredThread, s *stream, lease *turnLease, done chan<- error, run func(context.Context) error, step *loop.Step) {
+// runTurn runs a claimed turn of conversation conv, on its branch st, to
+// its end and ends its stream; done, when not nil, gets the turn's error
+// before the stream ends.
+func (h *Handler) runTurn(runCtx context.Context, cancel context.CancelCauseFunc, conv string, st *ledger.StoredThread, s *stream, lease *turnLease, done chan<- error, run func(context.Context) error, step *loop.Step) {
 	defer h.wg.Done()
 	err := run(runCtx)
 	// The observer waits only on its browser's writes, each bounded by
@@ -931,7 +958,7 @@ func (h *Handler) runTurn(runCtx context.Context, cancel context.CancelCauseFunc
 	st.Close()
 	// The thread is free before the browser reads the end of the
 	// stream, so that it can post its next message at once.
-	h.unclaim(st.ID())
+	h.unclaim(conv)
 	if done != nil {
 		done <- err
 	}
@@ -1071,11 +1098,11 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	st, ok := h.load(w, r, r.PathValue("id"), who)
+	c, ok := h.loadConversation(w, r, r.PathValue("id"), who)
 	if !ok {
 		return
 	}
-	h.continueTurn(w, r, who, st, decisions, true)
+	h.continueTurn(w, r, who, c, decisions, true)
 }
 
 // decidable checks decisions against the calls of st that wait for one,
@@ -1091,7 +1118,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 // once the thread is claimed: a turn running on it, here or on another
 // replica, is answered as such (the call waits for none while it runs),
 // and what it reads cannot change under the lease.
-func decidable(w http.ResponseWriter, st ledger.State, ds []artifact.Decision, all bool) ([]artifact.Decision, bool) {
+func decidable(w http.ResponseWriter, id string, st ledger.State, ds []artifact.Decision, all bool) ([]artifact.Decision, bool) {
 	waiting := make(map[string]bool)
 	for _, p := range loop.Pending(st) {
 		waiting[p.ToolCallID] = true
@@ -1121,12 +1148,12 @@ func decidable(w http.ResponseWriter, st ledger.State, ds []artifact.Decision, a
 	}
 	for _, d := range ds {
 		if !had[d.ToolCallID] {
-			httpError(w, http.StatusBadRequest, fmt.Sprintf("web: thread %q has no tool call %q", st.ID(), d.ToolCallID))
+			httpError(w, http.StatusBadRequest, fmt.Sprintf("web: thread %q has no tool call %q", id, d.ToolCallID))
 			return nil, false
 		}
 	}
 	if all || len(keep) == 0 {
-		httpError(w, http.StatusConflict, notWaiting(st.ID(), stale))
+		httpError(w, http.StatusConflict, notWaiting(id, stale))
 		return nil, false
 	}
 	return keep, true
@@ -1138,21 +1165,23 @@ func notWaiting(thread, call string) string {
 	return fmt.Sprintf("web: tool call %q of thread %q waits for no decision: it was decided already, or ran without one", call, thread)
 }
 
-// continueTurn records decisions on st's pending calls with Resume and
-// streams the rest of the turn as the continuation of the paused message:
-// its start part has that message's ID, and the stream goes on from the
-// decided calls' outputs. st is closed when the turn ends. all is
-// decidable's: whether every decision must be on a waiting call.
-func (h *Handler) continueTurn(w http.ResponseWriter, r *http.Request, who Identity, st *ledger.StoredThread, decisions []artifact.Decision, all bool) {
-	id := st.ID()
+// continueTurn records decisions on the pending calls of c's branch
+// shown with Resume and streams the rest of the turn as the continuation
+// of the paused message: its start part has that message's ID, and the
+// stream goes on from the decided calls' outputs. c is closed when the
+// turn ends. all is decidable's: whether every decision must be on a
+// waiting call.
+func (h *Handler) continueTurn(w http.ResponseWriter, r *http.Request, who Identity, c *conversation, decisions []artifact.Decision, all bool) {
+	id := c.id()
 	runCtx, cancel := context.WithCancelCause(h.base)
 	run := newRunning(who.Caller, cancel)
-	if ok, _ := h.claim(w, r, st, run); !ok {
+	if ok, _ := h.claim(w, r, c, run); !ok {
 		cancel(nil)
-		st.Close()
+		c.close()
 		return
 	}
-	decisions, ok := decidable(w, st, decisions, all)
+	st := c.keep()
+	decisions, ok := decidable(w, id, st, decisions, all)
 	if !ok {
 		cancel(nil)
 		st.Close()
@@ -1166,7 +1195,7 @@ func (h *Handler) continueTurn(w http.ResponseWriter, r *http.Request, who Ident
 		h.storeError(w, r, id, err)
 		return
 	}
-	msgs := h.messages(st)
+	msgs := h.messages(id, st)
 	msgID := messageID(st.Len())
 	var prior *uiMessage
 	if n := len(msgs); n > 0 && msgs[n-1].Role == "assistant" {
@@ -1187,7 +1216,7 @@ func (h *Handler) continueTurn(w http.ResponseWriter, r *http.Request, who Ident
 	// The lease is renewed once the decisions are stored: a renewal in
 	// between would move the version Resume claims them at.
 	run.lease.start(s.decided, cancel)
-	go h.runTurn(runCtx, cancel, st, s, run.lease, done, func(ctx context.Context) error {
+	go h.runTurn(runCtx, cancel, id, st, s, run.lease, done, func(ctx context.Context) error {
 		_, err := step.Resume(ctx, st, h.prov, decisions)
 		return err
 	}, step)
@@ -1217,16 +1246,17 @@ func (h *Handler) continueTurn(w http.ResponseWriter, r *http.Request, who Ident
 	h.respond(w, r, s, id, cancel)
 }
 
-// regenerate answers the thread's last user message again (or, with
-// messageId, the user message before that assistant message, or that
-// user message): the turns after it are dropped from the stored thread,
-// and the user message is not stored twice.
+// regenerate answers the last user message of the conversation's
+// branch shown again (or, with messageId, the user message before that
+// assistant message, or that user message) on a new branch that forks
+// the one shown after that message: the branch shown before keeps the
+// earlier answer, and the user message is not stored twice.
 func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, who Identity, req *chatRequest) {
-	st, ok := h.load(w, r, req.ID, who)
+	c, ok := h.loadConversation(w, r, req.ID, who)
 	if !ok {
 		return
 	}
-	turns := st.Turns()
+	turns := c.shown.Turns()
 	cut := -1
 	if req.MessageID != "" {
 		n, err := strconv.Atoi(strings.TrimPrefix(req.MessageID, "turn-"))
@@ -1238,7 +1268,7 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, who Identit
 			cut = n
 		}
 		if cut < 0 {
-			st.Close()
+			c.close()
 			httpError(w, http.StatusBadRequest, fmt.Sprintf("web: regenerate: thread %q has no message %q that follows a user message", req.ID, req.MessageID))
 			return
 		}
@@ -1249,94 +1279,41 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, who Identit
 			}
 		}
 		if cut < 0 {
-			st.Close()
+			c.close()
 			httpError(w, http.StatusBadRequest, fmt.Sprintf("web: regenerate: thread %q has no user message to answer", req.ID))
 			return
 		}
 	}
 	runCtx, cancel := context.WithCancelCause(h.base)
 	run := newRunning(who.Caller, cancel)
-	if ok, _ := h.claim(w, r, st, run); !ok {
+	if ok, _ := h.claim(w, r, c, run); !ok {
 		cancel(nil)
-		st.Close()
+		c.close()
 		return
 	}
-	if st.Len() != len(turns) {
+	fail := func(err error) {
+		cancel(nil)
+		c.close()
+		h.release(req.ID)
+		h.storeError(w, r, req.ID, err)
+	}
+	if c.shown.Len() != len(turns) {
 		// Taking the lease found the thread changed elsewhere since it
 		// was read: the cut was made on an old copy.
-		cancel(nil)
-		st.Close()
-		h.release(req.ID)
-		h.storeError(w, r, req.ID, ledger.ErrConflict)
+		fail(ledger.ErrConflict)
 		return
 	}
 	if cut < len(turns) {
-		nst, err := h.rewrite(r.Context(), st, turns[:cut])
-		if err != nil {
-			cancel(nil)
-			h.release(req.ID)
-			h.storeError(w, r, req.ID, err)
+		if err := h.branchOff(r.Context(), c, run, cut); err != nil {
+			fail(err)
 			return
 		}
-		st = nst
 	}
-	if err := stamp(st, who); err != nil {
-		cancel(nil)
-		st.Close()
-		h.release(req.ID)
-		h.storeError(w, r, req.ID, err)
+	if err := stamp(c.shown, who); err != nil {
+		fail(err)
 		return
 	}
-	h.start(w, r, st, run, runCtx, cancel, nil)
-}
-
-// rewrite replaces the stored thread st with one holding only keep, and
-// closes st. The store has no way to drop turns, so the thread is
-// deleted and created again with the same ID and metadata; a copy of the
-// whole thread, named "regenerate-" plus a new ID and owned by the same
-// caller, is kept until the new thread is stored, so that a crash between
-// the two leaves the conversation in the caller's list. Metadata that
-// belongs to the dropped turns (their usage, the tools their searches
-// loaded) is not carried over.
-func (h *Handler) rewrite(ctx context.Context, st *ledger.StoredThread, keep []ledger.Turn) (*ledger.StoredThread, error) {
-	id, meta, all := st.ID(), st.AllMetadata(), st.Turns()
-	ctx = context.WithoutCancel(ctx)
-	// The messages cut off take the usage kept for them along: a new
-	// answer at the same turn has the same message ID.
-	kept := maps.Clone(meta)
-	for k := range kept {
-		turn, ok := strings.CutPrefix(k, usageKey("turn-"))
-		if n, err := strconv.Atoi(turn); ok && err == nil && n >= len(keep) {
-			delete(kept, k)
-		}
-	}
-	// So do the tools their searches loaded: the answer that replaces
-	// them is offered what the kept turns loaded, and nothing more.
-	toolsearch.Rewind(kept, len(keep))
-	backup, err := h.store.Create(ctx, ledger.WithID("regenerate-"+ledger.NewID()), ledger.WithMetadata(meta), ledger.WithTurns(all...))
-	if err != nil {
-		st.Close()
-		return nil, fmt.Errorf("web: regenerate: keep a copy of thread %s: %w", id, err)
-	}
-	backupID := backup.ID()
-	backup.Close()
-	st.Close()
-	if err := h.store.Delete(ctx, id); err != nil {
-		_ = h.store.Delete(ctx, backupID)
-		return nil, fmt.Errorf("web: regenerate: drop thread %s: %w", id, err)
-	}
-	nst, err := h.store.Create(ctx, ledger.WithID(id), ledger.WithMetadata(kept), ledger.WithTurns(keep...))
-	if err != nil {
-		if old, rerr := h.store.Create(ctx, ledger.WithID(id), ledger.WithMetadata(meta), ledger.WithTurns(all...)); rerr == nil {
-			old.Close()
-			_ = h.store.Delete(ctx, backupID)
-		}
-		return nil, fmt.Errorf("web: regenerate: store thread %s again: %w", id, err)
-	}
-	if err := h.store.Delete(ctx, backupID); err != nil {
-		h.cfg.logger.WarnContext(ctx, "lode: web could not delete the copy kept while regenerating", "thread", id, "copy", backupID, "err", err)
-	}
-	return nst, nil
+	h.start(w, r, c, run, runCtx, cancel)
 }
 
 // resume answers the SDK's reconnectToStream (GET /api/chat/{id}/stream):
@@ -1354,16 +1331,17 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request) {
 		h.reattach(w, r, id, s)
 		return
 	}
-	st, ok := h.load(w, r, id, who)
+	c, ok := h.loadConversation(w, r, id, who)
 	if !ok {
 		return
 	}
-	defer st.Close()
+	defer c.close()
+	st := c.shown
 	// A turn another process runs is followed to its end; its answer is
 	// then replayed, as one stream. Should that process die and this one
 	// take the thread up meanwhile, the turn here is followed instead.
-	if _, elsewhere := h.leasedElsewhere(st); elsewhere {
-		if !h.follow(r.Context(), st) {
+	if _, elsewhere := h.leasedElsewhere(id, st); elsewhere {
+		if !h.follow(r.Context(), id, st) {
 			if r.Context().Err() == nil {
 				httpError(w, http.StatusInternalServerError, "web: the thread could not be read again")
 			}
@@ -1374,7 +1352,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	msgs := h.messages(st)
+	msgs := h.messages(id, st)
 	if len(msgs) == 0 || msgs[len(msgs)-1].Role != "assistant" {
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -1408,13 +1386,14 @@ func (h *Handler) reattach(w http.ResponseWriter, r *http.Request, id string, s 
 	}
 }
 
-// messages is st as UI messages; while calls wait, the last message ends
-// with the data-approval part the page shows.
-func (h *Handler) messages(st *ledger.StoredThread) []uiMessage {
+// messages is st, conversation conv's branch, as UI messages; while
+// calls wait, the last message ends with the data-approval part the page
+// shows.
+func (h *Handler) messages(conv string, st *ledger.StoredThread) []uiMessage {
 	msgs := toUIMessages(st.Turns())
 	withOutside(msgs, st.AllMetadata())
 	if calls := loop.Pending(st); len(calls) > 0 && len(msgs) > 0 && msgs[len(msgs)-1].Role == "assistant" {
-		ap := approvalPart(st.ID(), calls)
+		ap := approvalPart(conv, calls)
 		last := &msgs[len(msgs)-1]
 		last.Parts = append(last.Parts, uiPart{Type: "data-approval", ID: ap["id"].(string), Data: ap["data"]})
 	}
@@ -1458,21 +1437,25 @@ type threadSummary struct {
 	Running bool      `json:"running"`
 }
 
-// list answers the caller's threads, newest first:
+// list answers the caller's conversations, newest first:
 //
 //	{"threads": [{"id": "…", "title": "…", "updated": "2026-12-02T03:40:00Z", "running": false}, …]}
 //
-// title is the thread's first user message on one line, cut at 80
-// characters with "…" ("" for a thread with no message yet); updated is
-// when the thread last changed (RFC 3339); running says a turn runs on it
-// now. Only threads whose OwnerKey is the caller's are listed; a thread
-// the store cannot read is left out and logged.
+// title is the first user message of the branch shown on one line, cut
+// at 80 characters with "…" ("" for a thread with no message yet);
+// updated is when the conversation, or one of its branches, last changed
+// (RFC 3339); running says a turn runs on it now. Only threads whose
+// OwnerKey is the caller's are listed, and branches are not: they are
+// their conversation's. A thread the store cannot read is left out and
+// logged.
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 	who, ok := h.identify(w, r)
 	if !ok {
 		return
 	}
 	out := []threadSummary{}
+	shows := map[string]string{}               // conversation ID -> its branch shown
+	branchesOf := map[string][]threadSummary{} // conversation ID -> its branches
 	for info, err := range h.store.List(r.Context()) {
 		if err != nil {
 			if r.Context().Err() != nil {
@@ -1488,11 +1471,31 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 		if !ok && info.Turns > 0 {
 			title = h.storedTitle(r.Context(), info.ID)
 		}
-		out = append(out, threadSummary{ID: info.ID, Title: title, Updated: info.Updated.UTC(), Running: liveLease(info.Metadata)})
+		sum := threadSummary{ID: info.ID, Title: title, Updated: info.Updated.UTC(), Running: liveLease(info.Metadata)}
+		if isBranch(info.ID, info.Metadata) {
+			conv := info.Metadata[ConversationKey]
+			branchesOf[conv] = append(branchesOf[conv], sum)
+			continue
+		}
+		if b := info.Metadata[BranchKey]; b != "" && b != info.ID {
+			shows[info.ID] = b
+		}
+		out = append(out, sum)
 	}
 	h.mu.Lock()
 	for i := range out {
-		out[i].Running = out[i].Running || h.turns[out[i].ID] != nil
+		c := &out[i]
+		shown := shows[c.ID]
+		for _, b := range branchesOf[c.ID] {
+			if b.Updated.After(c.Updated) {
+				c.Updated = b.Updated
+			}
+			c.Running = c.Running || b.Running
+			if b.ID == shown {
+				c.Title = b.Title
+			}
+		}
+		c.Running = c.Running || h.turns[c.ID] != nil
 	}
 	h.mu.Unlock()
 	slices.SortStableFunc(out, func(a, b threadSummary) int {
@@ -1537,33 +1540,44 @@ func title(text string) string {
 
 // threadView is what replay answers: the thread as UI messages.
 type threadView struct {
-	ID       string      `json:"id"`
-	Running  bool        `json:"running"`
+	ID      string `json:"id"`
+	Running bool   `json:"running"`
+	// Branch is the ID of the branch shown: the conversation's own
+	// when it shows its own turns.
+	Branch   string      `json:"branch"`
 	Messages []uiMessage `json:"messages"`
 }
 
-// replay answers the caller's thread as the AI SDK's UI messages, which
-// useChat takes as its initial messages.
+// replay answers the caller's conversation, its branch shown, as the AI
+// SDK's UI messages, which useChat takes as its initial messages. A
+// message with versions on other branches has metadata.branch (see
+// uiBranch).
 func (h *Handler) replay(w http.ResponseWriter, r *http.Request) {
 	who, ok := h.identify(w, r)
 	if !ok {
 		return
 	}
-	id := r.PathValue("id")
-	st, ok := h.load(w, r, id, who)
+	c, ok := h.loadConversation(w, r, r.PathValue("id"), who)
 	if !ok {
 		return
 	}
-	defer st.Close()
+	defer c.close()
+	h.view(w, r, c)
+}
+
+// view answers c as replay does.
+func (h *Handler) view(w http.ResponseWriter, r *http.Request, c *conversation) {
+	id := c.id()
 	h.mu.Lock()
 	busy := h.turns[id] != nil
 	h.mu.Unlock()
-	if _, elsewhere := h.leasedElsewhere(st); elsewhere {
+	if _, elsewhere := h.leasedElsewhere(id, c.shown); elsewhere {
 		busy = true
 	}
+	msgs := h.messages(id, c.shown)
+	withBranches(c, msgs)
 	w.Header().Set("Content-Type", "application/json")
-	msgs := h.messages(st)
-	_ = json.NewEncoder(w).Encode(threadView{ID: id, Running: busy, Messages: msgs})
+	_ = json.NewEncoder(w).Encode(threadView{ID: id, Running: busy, Branch: c.shown.ID(), Messages: msgs})
 }
 
 // cancel stops the turn running on the caller's thread and answers 204
@@ -1590,12 +1604,12 @@ func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	st, ok := h.load(w, r, id, who)
+	c, ok := h.loadConversation(w, r, id, who)
 	if !ok {
 		return
 	}
-	defer st.Close()
-	if l, elsewhere := h.leasedElsewhere(st); elsewhere {
+	defer c.close()
+	if l, elsewhere := h.leasedElsewhere(id, c.shown); elsewhere {
 		httpError(w, http.StatusConflict, fmt.Sprintf("web: the turn on thread %q runs on another server (%s): stop it there, or wait for it to end", id, l.Owner))
 		return
 	}

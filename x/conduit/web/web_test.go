@@ -85,6 +85,13 @@ func serveTools(t testing.TB, prov provider.Provider, hopts []xtool.HandlerOptio
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { store.Close() })
+	return serveStore(t, store, prov, hopts, opts...)
+}
+
+// serveStore is serveTools over store, which the caller closes.
+func serveStore(t testing.TB, store ledger.Store, prov provider.Provider, hopts []xtool.HandlerOption, opts ...web.Option) *fixture {
+	t.Helper()
 	reg := registry(t)
 	opts = append([]web.Option{web.WithLoopOptions(
 		loop.WithHandlers(xtool.NewHandler(reg, hopts...)),
@@ -105,7 +112,6 @@ func serveTools(t testing.TB, prov provider.Provider, hopts []xtool.HandlerOptio
 		srv.CloseClientConnections()
 		h.Close()
 		srv.Close()
-		store.Close()
 	})
 	return &fixture{h: h, srv: srv, store: store, returned: returned}
 }
@@ -190,14 +196,31 @@ func find(ps []map[string]any, typ string) map[string]any {
 	return nil
 }
 
+// turns are the turns of conversation id's branch shown.
 func turns(t testing.TB, s ledger.Store, id string) []ledger.Turn {
+	t.Helper()
+	st := shown(t, s, id)
+	defer st.Close()
+	return st.Turns()
+}
+
+// shown opens conversation id's branch shown (web.BranchKey), the
+// conversation's own thread when it names none.
+func shown(t testing.TB, s ledger.Store, id string) *ledger.StoredThread {
 	t.Helper()
 	st, err := s.Load(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	return st.Turns()
+	b, _ := st.Metadata(web.BranchKey)
+	if b == "" || b == id {
+		return st
+	}
+	st.Close()
+	if st, err = s.Load(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 func TestStreamParts(t *testing.T) {

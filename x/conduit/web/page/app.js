@@ -346,8 +346,127 @@
       }
     }
     if (m.role === "assistant" && m.metadata) setUsage(box, m.metadata.usage);
+    if (m.metadata && m.metadata.branch) branchControls(box, m.metadata.branch);
+    if (m.role === "user") editButton(box);
+    else regenerateButton(box);
     box.dataset.done = "true";
     return box;
+  }
+
+  // --- Branches. An edited message or a regenerated answer starts a
+  // branch of the conversation; the server keeps every branch. A message
+  // with versions on other branches shows "‹ 2/3 ›": the arrows show the
+  // branch with the version before or after.
+  function branchControls(box, b) {
+    if (!b || !(b.count > 1) || !Array.isArray(b.branches)) return;
+    const nav = el("div", "branch");
+    nav.setAttribute("role", "group");
+    nav.setAttribute("aria-label", "Versions of this message");
+    const prev = el("button", "branch-prev", "‹"), next = el("button", "branch-next", "›");
+    prev.type = next.type = "button";
+    prev.setAttribute("aria-label", "Show version " + (b.index - 1) + " of " + b.count);
+    next.setAttribute("aria-label", "Show version " + (b.index + 1) + " of " + b.count);
+    prev.disabled = b.index <= 1;
+    next.disabled = b.index >= b.count;
+    const where = el("span", "branch-index", b.index + "/" + b.count);
+    prev.addEventListener("click", () => showBranch(b.branches[b.index - 2]));
+    next.addEventListener("click", () => showBranch(b.branches[b.index]));
+    nav.append(prev, where, next);
+    box.append(nav);
+    usageLast(box);
+  }
+  // usageLast keeps an answer's usage line under everything else in it.
+  function usageLast(box) {
+    const line = box.querySelector(":scope > .usage");
+    if (line) box.append(line);
+  }
+  async function showBranch(id) {
+    if (!id || abort || !thread) return;
+    let r;
+    try {
+      r = await request(threadPath(thread, "/branch"), { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ branch: id }) });
+    } catch (e) {
+      failure(messageBox("assistant"), "The server could not be reached.", String(e));
+      return;
+    }
+    if (r.status === 401) return;
+    if (!r.ok) { await refusal(messageBox("assistant"), r); return; }
+    render(await r.json());
+  }
+
+  // --- Edits. A stored user message has an Edit button: the edited text
+  // goes to the server as the AI SDK's Chat sends it (the messages up to
+  // the edited one, and its ID), and its answer streams on a new branch.
+  function editButton(box) {
+    const id = box.dataset.messageId || "";
+    if (!id.startsWith("turn-") || box.querySelector(":scope > .edit")) return;
+    // The label is the style's (app.css), so that the message's text is
+    // its own; the aria-label names the button.
+    const b = el("button", "edit");
+    b.type = "button";
+    b.setAttribute("aria-label", "Edit this message");
+    b.addEventListener("click", () => startEdit(box));
+    box.append(b);
+  }
+  // A stored answer has a Regenerate button: it is answered again on a
+  // new branch, and the arrows show this one again.
+  function regenerateButton(box) {
+    const id = box.dataset.messageId || "";
+    if (!id.startsWith("turn-") || box.querySelector(":scope > .regenerate")) return;
+    const b = el("button", "regenerate");
+    b.type = "button";
+    b.setAttribute("aria-label", "Answer again");
+    b.addEventListener("click", () => {
+      if (abort || !thread) return;
+      let after = box.nextElementSibling;
+      while (after) { const n = after.nextElementSibling; after.remove(); after = n; }
+      box.remove();
+      showTotal();
+      stream(api("chat"), { id: thread, trigger: "regenerate-message", messageId: id, messages: [] }, null, { done: load });
+    });
+    box.append(b);
+    usageLast(box);
+  }
+  function startEdit(box) {
+    if (abort || box.querySelector(":scope > .editor")) return;
+    const shown = box.querySelector(":scope > .text");
+    const f = el("div", "editor");
+    const area = el("textarea", "edit-input");
+    area.value = shown ? shown.textContent : "";
+    area.rows = 3;
+    area.setAttribute("aria-label", "Edited message");
+    const save = el("button", "edit-save", "Send edit"), cancel = el("button", "edit-cancel", "Cancel");
+    save.type = cancel.type = "button";
+    f.append(area, save, cancel);
+    box.append(f);
+    area.focus();
+    cancel.addEventListener("click", () => f.remove());
+    save.addEventListener("click", () => {
+      const text = area.value.trim();
+      if (!text || abort) return;
+      edit(box, text);
+    });
+  }
+  async function edit(box, text) {
+    let r;
+    try { r = await request(threadPath(thread)); } catch (e) {
+      failure(box, "The server could not be reached.", String(e));
+      return;
+    }
+    if (!r.ok) { await refusal(box, r); return; }
+    const t = await r.json();
+    const id = box.dataset.messageId;
+    const k = t.messages.findIndex((m) => m.id === id);
+    if (k < 0 || t.messages[k].role !== "user") { failure(box, "This message is no longer in the conversation: load it again."); return; }
+    const msgs = t.messages.slice(0, k).map((m) => ({ id: m.id, role: m.role, parts: m.parts }));
+    msgs.push({ id: id, role: "user", parts: [{ type: "text", text: text }] });
+    // What the edit replaces leaves the page; the server keeps it on the
+    // branch left, which the arrows show again.
+    let after = box.nextElementSibling;
+    while (after) { const n = after.nextElementSibling; after.remove(); after = n; }
+    box.replaceChildren(el("div", "text plain", text));
+    showTotal();
+    stream(api("chat"), { id: thread, trigger: "submit-message", messageId: id, messages: msgs }, null, { done: load });
   }
 
   // --- The first screen: the model and the tools this caller is offered.
@@ -436,9 +555,15 @@
     }
     if (r.status === 401) return;
     if (!r.ok) { await refusal(messageBox("assistant"), r); return; }
-    const t = await r.json();
+    render(await r.json());
+  }
+
+  // render shows t, a thread as GET api/threads/{id} answers it.
+  function render(t) {
     if (t.id !== thread) return; // another thread was chosen meanwhile
+    log.replaceChildren();
     t.messages.forEach(renderMessage);
+    showTotal();
     showWelcome();
     scroll();
     // A turn still running: follow it from its start.
@@ -455,6 +580,13 @@
           state.newThread = true;
         }
         if (part.messageId) box.dataset.messageId = part.messageId;
+        // A message sent is stored just before its answer: its ID is the
+        // turn before the answer's, and it can be edited from now on.
+        if (state.user && /^turn-\d+$/.test(part.messageId || "")) {
+          state.user.dataset.messageId = "turn-" + (Number(part.messageId.slice(5)) - 1);
+          editButton(state.user);
+          state.user = null;
+        }
         if (part.messageMetadata) setUsage(box, part.messageMetadata.usage);
         break;
       case "message-metadata":
@@ -508,18 +640,21 @@
     box.append(el("div", "text plain", text));
     const w = document.getElementById("welcome");
     if (w) w.remove();
-    return stream(api("chat"), { id: thread, messages: [{ id: "m" + Date.now(), role: "user", parts: [{ type: "text", text: text }] }] }, null);
+    return stream(api("chat"), { id: thread, messages: [{ id: "m" + Date.now(), role: "user", parts: [{ type: "text", text: text }] }] }, null, { user: box });
   }
 
   // stream posts body to url (or GETs url when body is null) and renders
   // the streamed answer into box, or a new assistant box. It resolves to
-  // whether the server took the request.
-  async function stream(url, body, box) {
+  // whether the server took the request. opts.user is the user message
+  // the request sends; opts.done runs once the answer ended well.
+  async function stream(url, body, box, opts) {
+    opts = opts || {};
     const own = new AbortController();
     abort = own;
     box = box || messageBox("assistant");
     box.dataset.done = "false";
-    const state = { parts: {}, step: [] };
+    const state = { parts: {}, step: [], user: opts.user || null };
+    let took = false;
     sendBtn.disabled = true; stopBtn.disabled = false;
     try {
       const r = await request(url, body === null ? { signal: own.signal } : {
@@ -559,6 +694,7 @@
           }
         }
       }
+      took = true;
       return true;
     } catch (e) {
       if (own.switched) return false;
@@ -575,6 +711,8 @@
       if (line) box.append(line);
       box.dataset.done = "true";
       if (!own.switched) loadThreads();
+      if (took && !own.switched && !state.failed) regenerateButton(box);
+      if (took && opts.done && !own.switched && !state.failed && !state.unshown) opts.done();
     }
   }
 

@@ -18,6 +18,9 @@
 //	{"op": "reload"}                       drop this Chat mid-stream, as a
 //	                                       reload does, and make a new one
 //	                                       from GET /api/threads/{id}
+//	{"op": "switch", "branch": ID}        POST /api/threads/{id}/branch, and
+//	                                       make a new Chat from the branch
+//	                                       it answers with, as reload does
 //	{"op": "resume", "until": "text"}      resumeStream(), until it shows text
 //	{"op": "wait"}                         until the step under way ends
 import * as ai7 from "ai";
@@ -135,6 +138,18 @@ async function step(cmd) {
       await running;
       const r = await fetch(`${base}/api/threads/${chatId}`);
       if (!r.ok) throw new Error(`chat.mjs: GET thread answered ${r.status}`);
+      ({ chat, state } = newChat((await r.json()).messages));
+      running = Promise.resolve();
+      return;
+    }
+    case "switch": {
+      await running;
+      const r = await fetch(`${base}/api/threads/${chatId}/branch`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ branch: cmd.branch }),
+      });
+      if (!r.ok) throw new Error(`chat.mjs: switch answered ${r.status}: ${await r.text()}`);
       ({ chat, state } = newChat((await r.json()).messages));
       running = Promise.resolve();
       return;
