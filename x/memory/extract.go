@@ -235,18 +235,23 @@ func clip(s string, n int) string {
 // extraction model says. A thread without a user has nothing extracted
 // and nothing reported.
 func Extractor(store Store, prov provider.Provider, opts ...Option) loop.Handler {
-	return loop.HandlerFunc(func(ctx context.Context, a artifact.Artifact, e loop.Emitter) error {
-		f, ok := a.(artifact.Finish)
-		if !ok || f.Reason == artifact.FinishPauseTurn {
-			return nil
-		}
+	return loop.HandlerFunc(func(ctx context.Context, _ artifact.Artifact, e loop.Emitter) error {
 		info, ok := loop.CurrentTurn(ctx)
 		if !ok || info.State == nil {
 			return nil
 		}
+		// Once an answer: at its last artifact.
+		if i, ok := loop.ArtifactIndex(ctx); !ok || i != len(info.Answer)-1 {
+			return nil
+		}
 		for _, x := range info.Answer {
-			if _, ok := x.(artifact.ToolCall); ok {
+			switch x := x.(type) {
+			case artifact.ToolCall:
 				return nil
+			case artifact.Finish:
+				if x.Reason == artifact.FinishPauseTurn {
+					return nil
+				}
 			}
 		}
 		saved, dropped, err := Extract(ctx, store, info.State, prov, opts...)
