@@ -203,6 +203,7 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 		if d.history, d.prov, err = historyPolicy(cfg, spec.prov, d.catalog); err != nil {
 			return nil, err
 		}
+		d.loop = append(d.loop, memoryLoop(cfg, tb, spec.prov)...)
 	}
 	return d, nil
 }
@@ -299,6 +300,7 @@ func (d *door) invoke(cfg *Config, tb *toolbox) []provider.InvokeOption {
 	if d.history != nil {
 		opts = append(opts, d.history)
 	}
+	opts = append(opts, memoryInvoke(cfg, tb)...)
 	filter := d.filter
 	if d.search != nil {
 		filter = d.search.Filter()

@@ -1,0 +1,281 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/auth"
+	"github.com/lodeworks/lode/x/memory"
+	"github.com/lodeworks/lode/x/tool/mcp"
+)
+
+func TestMemoryConfigRefused(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"unknown key", "memory:\n  store: m\n  recal: 3\n", `lode.yaml:3: unknown key "recal" in memory:`},
+		{"no store", "memory:\n  recall: 3\n", "lode.yaml:2: memory.recall needs memory.store: where the facts live"},
+		{"empty store", "memory:\n  store: \"\"\n", "lode.yaml:2: memory.store is empty"},
+		{"password", "memory:\n  store: postgres://lode:hunter2@db/lode\n", "lode.yaml:2: memory.store: a password in the store spec"},
+		{"unknown kind", "memory:\n  store: redis://db\n", `lode.yaml:2: memory.store: invalid store spec "redis://db": unknown kind of store "redis"`},
+		{"negative recall", "memory:\n  store: m\n  recall: -1\n", "lode.yaml:3: memory.recall must be from 0 (off) to 50 facts, got -1"},
+		{"recall over the limit", "memory:\n  store: m\n  recall: 51\n", "lode.yaml:3: memory.recall must be from 0 (off) to 50 facts, got 51"},
+		{"recall not a number", "memory:\n  store: m\n  recall: lots\n", "cannot unmarshal !!str `lots` into int"},
+		{"empty role", "memory:\n  store: m\n  roles: [staff, \"\"]\n", "memory.roles: entry 2 is empty"},
+		{"extract_facts without extract", "memory:\n  store: m\n  extract_facts: 3\n", "lode.yaml:3: memory.extract_facts applies with extract: true"},
+		{"extract_facts over", "memory:\n  store: m\n  extract: true\n  extract_facts: 99\n", "memory.extract_facts must be from 0 (the default, 5) to 50, got 99"},
+		{"nothing on", "memory:\n  store: m\n  tools: false\n", "lode.yaml:1: memory: with tools: false, recall: 0 and extract: false does nothing"},
+		{"tools not a bool", "memory:\n  store: m\n  tools: sometimes\n", "cannot unmarshal !!str `sometimes` into bool"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseConfig("lode.yaml", []byte(tc.yaml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	cfg, err := parseConfig("lode.yaml", []byte("memory:\n  store: sqlite:facts.db\n  roles: [staff]\n  recall: 3\n  extract: true\n  extract_facts: 2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := cfg.Memory; !m.tools() || m.Recall != 3 || !m.Extract || m.ExtractFacts != 2 || len(m.Roles) != 1 {
+		t.Fatalf("memory: %+v", m)
+	}
+}
+
+// memoryFacts lists the facts of id in the folder store dir.
+func memoryFacts(t *testing.T, dir string, id auth.Identity) []string {
+	t.Helper()
+	s, err := memory.OpenFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sc, _ := memory.ScopeOf(id)
+	list, err := s.List(context.Background(), sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range list {
+		out = append(out, f.Text)
+	}
+	return out
+}
+
+// lastToolResult is the content of the last tool message of the n-th
+// request the fake received.
+func lastToolResult(t *testing.T, fake *fakeOpenAI, n int) string {
+	t.Helper()
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	msgs := fake.requests[n]["messages"].([]any)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := msgs[i].(map[string]any); m["role"] == "tool" {
+			s, _ := m["content"].(string)
+			return s
+		}
+	}
+	t.Fatalf("request %d has no tool result", n)
+	return ""
+}
+
+// requestText is the n-th request's messages as JSON.
+func requestText(fake *fakeOpenAI, n int) string {
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	b, _ := json.Marshal(fake.requests[n]["messages"])
+	return string(b)
+}
+
+const lockerFact = "The locker code is 4417."
+
+// lode run and lode chat save a fact in the scope of the local user and
+// --tenant: the same user in another tenant finds nothing, another user's
+// fact in the same tenant is never found, and the user finds theirs in a
+// new thread, both by memory_search and by recall.
+func TestMemoryAtRunAndChat(t *testing.T) {
+	me := loginName()
+	if me == "" {
+		t.Skip("the system names no login")
+	}
+	for _, cmd := range []string{"run", "chat"} {
+		t.Run(cmd, func(t *testing.T) {
+			dir := writeConfig(t, "memory:\n  store: facts\n  recall: 3\n")
+			facts := filepath.Join(dir, "facts")
+			// bob's fact, in the same tenant, saved by another door.
+			s, err := memory.OpenFile(facts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bob, _ := memory.ScopeOf(auth.Identity{User: me + "-bob", Tenant: "acme"})
+			if _, err := s.Save(context.Background(), bob, "Bob's locker code is 5555."); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+
+			fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
+				callReply("c1", memory.SaveTool, fmt.Sprintf(`{"fact":%q}`, lockerFact)), textReply("Saved."),
+				callReply("c2", memory.SearchTool, `{"query":"locker code"}`), textReply("Nothing."),
+				callReply("c3", memory.SearchTool, `{"query":"locker code"}`), textReply("4417."),
+			}}
+			srv := httptest.NewServer(fake)
+			defer srv.Close()
+			vars := map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1"}
+			ask := func(tenant, prompt string) {
+				t.Helper()
+				args := []string{cmd, "--model", "m", "--store", filepath.Join(dir, "threads"), "--tenant", tenant}
+				stdin := ""
+				if cmd == "run" {
+					args = append(args, prompt)
+				} else {
+					stdin = prompt + "\n"
+				}
+				if r := lode(t, dir, vars, stdin, args...); r.code != 0 {
+					t.Fatalf("%s --tenant %s: exit %d: %s", cmd, tenant, r.code, r.stderr)
+				}
+			}
+			ask("acme", "Remember: my locker code is 4417.")
+			if got := memoryFacts(t, facts, auth.Identity{User: me, Tenant: "acme"}); len(got) != 1 || got[0] != lockerFact {
+				t.Fatalf("saved %q", got)
+			}
+			ask("globex", "What is my locker code?")
+			if got := lastToolResult(t, fake, 3); strings.Contains(got, "4417") || strings.Contains(got, "5555") || !strings.Contains(got, `"facts":[]`) {
+				t.Errorf("%s in another tenant found %s", me, got)
+			}
+			if got := requestText(fake, 2); strings.Contains(got, "4417") {
+				t.Errorf("recall in another tenant sent %s", got)
+			}
+			ask("acme", "What is my locker code?")
+			if got := lastToolResult(t, fake, 5); !strings.Contains(got, "4417") || strings.Contains(got, "5555") {
+				t.Errorf("%s in a new thread found %s", me, got)
+			}
+			if got := requestText(fake, 4); !strings.Contains(got, "4417") || strings.Contains(got, "5555") || !strings.Contains(got, memory.RecallURI) {
+				t.Errorf("recall in a new thread sent %s", got)
+			}
+		})
+	}
+}
+
+// memoryLogins are three logins: alice and bob of acme, and alice of
+// globex.
+const memoryLogins = `tokens:
+  - { user: alice, tenant: acme, env: ALICE_TOKEN }
+  - { user: bob, tenant: acme, env: BOB_TOKEN }
+  - { user: alice, tenant: globex, env: ALICE_GLOBEX_TOKEN }
+`
+
+var memoryVars = map[string]string{"ALICE_TOKEN": aliceToken, "BOB_TOKEN": bobToken, "ALICE_GLOBEX_TOKEN": "alice-globex-secret-token"}
+
+func chatBody(text string) string {
+	return fmt.Sprintf(`{"messages":[{"role":"user","parts":[{"type":"text","text":%q}]}]}`, text)
+}
+
+// lode web keeps each login's facts to that login: alice saves, bob and
+// alice of another tenant search and are given nothing, and alice finds
+// hers in a new thread, by the tool and by recall.
+func TestMemoryAtWeb(t *testing.T) {
+	dir := writeConfig(t, "memory:\n  store: facts\n  recall: 3\n"+memoryLogins)
+	fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
+		callReply("c1", memory.SaveTool, fmt.Sprintf(`{"fact":%q}`, lockerFact)), textReply("Saved."),
+		callReply("c2", memory.SearchTool, `{"query":"alice locker code 4417"}`), textReply("Nothing."),
+		callReply("c3", memory.SearchTool, `{"query":"alice locker code 4417"}`), textReply("Nothing."),
+		callReply("c4", memory.SearchTool, `{"query":"locker code"}`), textReply("4417."),
+	}}
+	model := httptest.NewServer(fake)
+	defer model.Close()
+	url := startDoor(t, dir, memoryVars, `chat at (http://\S+/)`, "web", "--addr", "127.0.0.1:0", "--store", filepath.Join(dir, "threads"), "--base-url", model.URL+"/v1", "--model", "m")
+	chat := func(token, text string) {
+		t.Helper()
+		if code, body := send(t, http.MethodPost, url+"api/chat", chatBody(text), "Authorization", "Bearer "+token); code != http.StatusOK {
+			t.Fatalf("chat: %d %s", code, body)
+		}
+	}
+	chat(aliceToken, "Remember: my locker code is 4417.")
+	if got := memoryFacts(t, filepath.Join(dir, "facts"), auth.Identity{User: "alice", Tenant: "acme"}); len(got) != 1 || got[0] != lockerFact {
+		t.Fatalf("saved %q", got)
+	}
+	for i, token := range []string{bobToken, memoryVars["ALICE_GLOBEX_TOKEN"]} {
+		chat(token, "What is alice's locker code?")
+		if got := lastToolResult(t, fake, 3+2*i); strings.Contains(got, "4417") || !strings.Contains(got, `"facts":[]`) {
+			t.Errorf("caller %d found %s", i, got)
+		}
+		if got := requestText(fake, 2+2*i); strings.Contains(got, "4417") {
+			t.Errorf("recall for caller %d sent %s", i, got)
+		}
+	}
+	chat(aliceToken, "What is my locker code?")
+	if got := lastToolResult(t, fake, 7); !strings.Contains(got, "4417") {
+		t.Errorf("alice in a new thread found %s", got)
+	}
+	if got := requestText(fake, 6); !strings.Contains(got, "4417") {
+		t.Errorf("recall for alice sent %s", got)
+	}
+	// The page shows the recall as nothing the user said: alice's
+	// threads list her own words as titles.
+	code, body := send(t, http.MethodGet, url+"api/threads", "", "Authorization", "Bearer "+aliceToken)
+	if code != http.StatusOK || strings.Contains(body, "Facts remembered") {
+		t.Errorf("alice's threads: %d %s", code, body)
+	}
+}
+
+// lode serve --http gives each token's caller the memory of that login
+// only, through the same handler as every tool.
+func TestMemoryAtServe(t *testing.T) {
+	dir := writeConfig(t, "memory:\n  store: facts\n"+memoryLogins)
+	url := startDoor(t, dir, memoryVars, `tools at (http://\S+/mcp)`, "serve", "--http", "127.0.0.1:0")
+	call := func(token, name string, args map[string]any) string {
+		t.Helper()
+		c, err := mcp.NewClient(mcp.WithName("lode"), mcp.WithHTTP(url), mcp.WithHeader("Authorization", "Bearer "+token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		v, err := c.Call(context.Background(), name, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, ok := v.(*tool.Result)
+		if !ok || res.IsError {
+			t.Fatalf("%s: %#v", name, v)
+		}
+		return res.Content
+	}
+	if got := call(aliceToken, memory.SaveTool, map[string]any{"fact": lockerFact}); !strings.Contains(got, `"saved":true`) {
+		t.Fatalf("alice's save: %s", got)
+	}
+	for _, token := range []string{bobToken, memoryVars["ALICE_GLOBEX_TOKEN"]} {
+		if got := call(token, memory.SearchTool, map[string]any{"query": "alice locker code 4417"}); strings.Contains(got, "4417") {
+			t.Errorf("another login found %s", got)
+		}
+	}
+	if got := call(aliceToken, memory.SearchTool, map[string]any{"query": "locker code"}); !strings.Contains(got, "4417") {
+		t.Errorf("alice found %s", got)
+	}
+}
+
+// A policy that does not allow memory_save refuses it at the door, and
+// nothing is saved.
+func TestMemoryPolicyDenies(t *testing.T) {
+	dir := writeConfig(t, "memory:\n  store: facts\npolicy:\n  roles:\n    viewer:\n      allow: { tools: [memory_search] }\n")
+	fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
+		callReply("c1", memory.SaveTool, fmt.Sprintf(`{"fact":%q}`, lockerFact)), textReply("Could not."),
+	}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	r := lode(t, dir, map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1"}, "", "run", "--model", "m", "--role", "viewer", "Remember my locker code.")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if got := lastToolResult(t, fake, 1); !strings.HasPrefix(got, `unknown tool "memory_save". Tools available in this turn: memory_search.`) {
+		t.Errorf("the refused call's result: %s", got)
+	}
+	if got := memoryFacts(t, filepath.Join(dir, "facts"), auth.Identity{User: loginName()}); len(got) != 0 {
+		t.Errorf("saved %q", got)
+	}
+}
