@@ -176,6 +176,7 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 		d.roles = &roles
 	}
 	d.identities(spec)
+	d.server = append(d.server, memoryServe(d, tb, spec)...)
 	if d.enf != nil && spec.roles == "" && d.logins == nil {
 		// Only stderr: lode serve's stdout carries the protocol.
 		switch spec.kind {

@@ -7,12 +7,16 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/x/auth"
 	"github.com/lodeworks/lode/x/memory"
 	mempg "github.com/lodeworks/lode/x/memory/postgres"
 	memsqlite "github.com/lodeworks/lode/x/memory/sqlite"
+	"github.com/lodeworks/lode/x/policy"
 	xstore "github.com/lodeworks/lode/x/store"
+	"github.com/lodeworks/lode/x/tool/mcp"
 )
 
 // MemoryConfig is lode.yaml's memory: facts about each user that outlive
@@ -211,4 +215,19 @@ func memoryLoop(cfg *Config, tb *toolbox, prov provider.Provider) []loop.Option 
 		return nil
 	}
 	return []loop.Option{loop.WithHandlers(memory.Extractor(tb.memory, prov, cfg.Memory.options()...))}
+}
+
+// memoryServe is who lode serve's memory belongs to over stdio: the
+// local login, as at lode run and chat, since the MCP client that starts
+// lode serve runs as that user. Over HTTP the caller is who its token
+// names, and without logins nobody: memory refuses an anonymous caller.
+func memoryServe(d *door, tb *toolbox, spec doorSpec) []mcp.ServerOption {
+	if spec.kind != doorServe || spec.http || tb.memory == nil {
+		return nil
+	}
+	meta := newThreadMeta(auth.Identity{User: loginName()})
+	if d.enf != nil {
+		meta[policy.RolesKey] = spec.roles
+	}
+	return []mcp.ServerOption{mcp.WithState(ledger.NewThread(ledger.WithMetadata(meta)))}
 }

@@ -279,3 +279,27 @@ func TestMemoryPolicyDenies(t *testing.T) {
 		t.Errorf("saved %q", got)
 	}
 }
+
+// lode serve over stdio keeps the memory of the local login, as lode run
+// does: the MCP client that starts it runs as that user.
+func TestMemoryAtServeStdio(t *testing.T) {
+	me := loginName()
+	if me == "" {
+		t.Skip("the system names no login")
+	}
+	facts := filepath.Join(t.TempDir(), "facts")
+	dir := writeConfig(t, fmt.Sprintf("memory:\n  store: %q\n", facts))
+	c, err := mcp.NewClient(mcp.WithName("lode"), mcp.WithStdio(lodeBin, "serve", "--config", filepath.Join(dir, "lode.yaml")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	v, err := c.Call(context.Background(), memory.SaveTool, map[string]any{"fact": lockerFact})
+	if res, ok := v.(*tool.Result); err != nil || !ok || res.IsError {
+		t.Fatalf("save: %#v, %v", v, err)
+	}
+	c.Close()
+	if got := memoryFacts(t, facts, auth.Identity{User: me}); len(got) != 1 || got[0] != lockerFact {
+		t.Fatalf("%s's facts: %q", me, got)
+	}
+}
