@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -209,18 +210,33 @@ func TestMemoryAtWeb(t *testing.T) {
 			t.Errorf("recall for caller %d sent %s", i, got)
 		}
 	}
-	chat(aliceToken, "What is my locker code?")
+	code, stream := send(t, http.MethodPost, url+"api/chat", chatBody("What is my locker code?"), "Authorization", "Bearer "+aliceToken)
+	streamed := regexp.MustCompile(`"messageId":"([^"]+)"`).FindStringSubmatch(stream)
+	threadID := regexp.MustCompile(`"threadId":"([^"]+)"`).FindStringSubmatch(stream)
+	if code != http.StatusOK || streamed == nil || threadID == nil {
+		t.Fatalf("alice's chat: %d %s", code, stream)
+	}
 	if got := lastToolResult(t, fake, 7); !strings.Contains(got, "4417") {
 		t.Errorf("alice in a new thread found %s", got)
 	}
 	if got := requestText(fake, 6); !strings.Contains(got, "4417") {
 		t.Errorf("recall for alice sent %s", got)
 	}
-	// The page shows the recall as nothing the user said: alice's
-	// threads list her own words as titles.
+	// The page shows the recall as nothing the user said, and the
+	// answer's message keeps the ID its stream gave it after a reload.
 	code, body := send(t, http.MethodGet, url+"api/threads", "", "Authorization", "Bearer "+aliceToken)
 	if code != http.StatusOK || strings.Contains(body, "Facts remembered") {
 		t.Errorf("alice's threads: %d %s", code, body)
+	}
+	code, body = send(t, http.MethodGet, url+"api/threads/"+threadID[1], "", "Authorization", "Bearer "+aliceToken)
+	var got struct {
+		Messages []struct{ ID, Role string } `json:"messages"`
+	}
+	if err := json.Unmarshal([]byte(body), &got); code != http.StatusOK || err != nil {
+		t.Fatalf("alice's thread: %d %s", code, body)
+	}
+	if want := fmt.Sprintf("[{turn-0 user} {%s assistant}]", streamed[1]); fmt.Sprint(got.Messages) != want {
+		t.Errorf("reloaded messages %v, want %s", got.Messages, want)
 	}
 }
 
