@@ -100,6 +100,9 @@ type door struct {
 	// loop prices the door's turns with it and keeps max_cost.
 	catalog *catalog.Catalog
 	loop    []loop.Option
+	// extract is memory.extract's handler, for a door's own loop only: a
+	// Temporal worker's turns run without handlers.
+	extract []loop.Option
 	// search is lode.yaml's defer: (nil without it); a loop's turns
 	// offer through its Filter, over filter.
 	search *toolsearch.Search
@@ -204,7 +207,7 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 		if d.history, d.prov, err = historyPolicy(cfg, spec.prov, d.catalog); err != nil {
 			return nil, err
 		}
-		d.loop = append(d.loop, memoryLoop(cfg, tb, spec.prov)...)
+		d.extract = memoryLoop(cfg, tb, spec.prov)
 	}
 	return d, nil
 }

@@ -231,3 +231,16 @@ func memoryServe(d *door, tb *toolbox, spec doorSpec) []mcp.ServerOption {
 	}
 	return []mcp.ServerOption{mcp.WithState(ledger.NewThread(ledger.WithMetadata(meta)))}
 }
+
+// extractLine says on stderr what memory.extract did after a run: the
+// facts it saved, or why it saved none; the run's answer stands either way.
+func extractLine(ev memory.ExtractEvent) string {
+	line := fmt.Sprintf("memory: saved %s from this run", plural(len(ev.Saved), "fact"))
+	if ev.Dropped > 0 {
+		line += fmt.Sprintf(", dropped %d the model gave that cannot be kept", ev.Dropped)
+	}
+	if ev.Err != nil {
+		line = "memory: nothing saved from this run: " + strings.TrimPrefix(ev.Err.Error(), "memory: ")
+	}
+	return line
+}

@@ -3,14 +3,19 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/tool"
 	"github.com/lodeworks/lode/x/auth"
 	"github.com/lodeworks/lode/x/memory"
@@ -317,5 +322,115 @@ func TestMemoryAtServeStdio(t *testing.T) {
 	c.Close()
 	if got := memoryFacts(t, facts, auth.Identity{User: me}); len(got) != 1 || got[0] != lockerFact {
 		t.Fatalf("%s's facts: %q", me, got)
+	}
+}
+
+// workerOnly is a Temporal whose worker runs during while lode worker
+// serves; the other engines' calls are not expected.
+type workerOnly struct {
+	during func(ctx context.Context, a *Agent) error
+}
+
+func (w workerOnly) Worker(ctx context.Context, a *Agent) error { return w.during(ctx, a) }
+func (workerOnly) Run(context.Context, *Agent, string) error    { return errors.New("not expected") }
+func (workerOnly) Resume(context.Context, *Agent, string, []artifact.Decision) error {
+	return errors.New("not expected")
+}
+
+// lode worker --temporal builds the agent's memory from lode.yaml: turns
+// it takes for a thread run in that thread's caller's scope, so alice's
+// fact is found by alice in a new thread and by nobody else.
+func TestMemoryAtTemporalWorker(t *testing.T) {
+	fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
+		callReply("c1", memory.SaveTool, fmt.Sprintf(`{"fact":%q}`, lockerFact)), textReply("Saved."),
+		callReply("c2", memory.SearchTool, `{"query":"alice locker code 4417"}`), textReply("Nothing."),
+		callReply("c3", memory.SearchTool, `{"query":"alice locker code 4417"}`), textReply("Nothing."),
+		callReply("c4", memory.SearchTool, `{"query":"locker code"}`), textReply("4417."),
+	}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	dir := writeConfig(t, "store: threads\nmemory:\n  store: facts\n  recall: 3\nmodel:\n  base_url: "+srv.URL+"/v1\n  name: m\n")
+	worked := false
+	w := workerOnly{during: func(ctx context.Context, a *Agent) error {
+		worked = true
+		// What the Temporal workflow does with the agent: a Step of its
+		// loop options, handler and invoke options, on stored threads.
+		step := loop.New(append(slices.Clip(a.Loop), loop.WithHandlers(a.Handler), loop.WithInvokeOptions(a.Invoke...))...)
+		for _, id := range []auth.Identity{{User: "alice", Tenant: "acme"}, {User: "bob", Tenant: "acme"}, {User: "alice", Tenant: "globex"}, {User: "alice", Tenant: "acme"}} {
+			st, err := a.Store.Create(ctx, ledger.WithMetadata(id.Metadata()))
+			if err != nil {
+				return err
+			}
+			if err := st.Append(ledger.RoleUser, artifact.Text{Content: "my locker code"}); err != nil {
+				return err
+			}
+			_, err = step.Run(ctx, st, a.Provider)
+			st.Close()
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+	if r := lodeWith(t, w, dir, "worker", "--temporal", "127.0.0.1:7233"); r.code != 0 || !worked {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if got := memoryFacts(t, filepath.Join(dir, "facts"), auth.Identity{User: "alice", Tenant: "acme"}); len(got) != 1 || got[0] != lockerFact {
+		t.Fatalf("alice's facts %q", got)
+	}
+	for _, n := range []int{3, 5} {
+		if got := lastToolResult(t, fake, n); strings.Contains(got, "4417") {
+			t.Errorf("request %d: another caller found %s", n, got)
+		}
+		if got := requestText(fake, n-1); strings.Contains(got, "4417") {
+			t.Errorf("request %d: another caller was recalled %s", n-1, got)
+		}
+	}
+	if got := lastToolResult(t, fake, 7); !strings.Contains(got, "4417") {
+		t.Errorf("alice in a new thread found %s", got)
+	}
+	if got := requestText(fake, 6); !strings.Contains(got, "4417") {
+		t.Errorf("alice in a new thread was recalled nothing: %s", got)
+	}
+}
+
+// With extract: true, lode run asks the model for the run's facts after
+// its answer and saves them in the caller's scope; an answer that is not
+// the JSON asked for saves nothing, says so on stderr, and the run still
+// succeeds with its answer.
+func TestMemoryExtractAtRun(t *testing.T) {
+	me := loginName()
+	if me == "" {
+		t.Skip("the system names no login")
+	}
+	for _, tc := range []struct {
+		name, answer, stderr string
+		saved                []string
+	}{
+		{"saved", `{"facts": ["The user cycles to work."]}`, "memory: saved 1 fact from this run", []string{"The user cycles to work."}},
+		{"not JSON", `I think the user cycles.`, `memory: nothing saved from this run: extraction refused: the answer "I think the user cycles." is not {"facts": [...]}`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeConfig(t, "memory:\n  store: facts\n  tools: false\n  extract: true\n")
+			fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){textReply("Noted."), textReply(tc.answer)}}
+			srv := httptest.NewServer(fake)
+			defer srv.Close()
+			r := lode(t, dir, map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1"}, "", "run", "--model", "m", "--tenant", "acme", "I cycle to work.")
+			if r.code != 0 || r.stdout != "Noted.\n" || !strings.Contains(r.stderr, tc.stderr) {
+				t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+			}
+			if got := memoryFacts(t, filepath.Join(dir, "facts"), auth.Identity{User: me, Tenant: "acme"}); strings.Join(got, "|") != strings.Join(tc.saved, "|") {
+				t.Errorf("saved %q, want %q", got, tc.saved)
+			}
+			fake.mu.Lock()
+			tools, _ := json.Marshal(fake.requests[0]["tools"])
+			fake.mu.Unlock()
+			if strings.Contains(string(tools), "memory_") {
+				t.Errorf("tools: false offered the tools: %s", tools)
+			}
+			if got := requestText(fake, 1); !strings.Contains(got, "I cycle to work.") || !strings.Contains(got, "Noted.") {
+				t.Errorf("the extraction was sent %s", got)
+			}
+		})
 	}
 }
