@@ -24,8 +24,8 @@ import (
 type MemoryConfig struct {
 	// Store is where facts live: a folder, sqlite:PATH or
 	// postgres://USER@HOST/DB (the password from PGPASSWORD or
-	// ~/.pgpass, never from lode.yaml). It may be the ledger's. Without
-	// it there is no memory.
+	// ~/.pgpass, never from lode.yaml). A database may be the ledger's;
+	// a folder must be one of its own. Without it there is no memory.
 	Store string `yaml:"store"`
 	// Tools offers memory_save and memory_search at every door (true
 	// unless set to false).
