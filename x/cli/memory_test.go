@@ -434,3 +434,50 @@ func TestMemoryExtractAtRun(t *testing.T) {
 		})
 	}
 }
+
+// memory.store takes SQLite and PostgreSQL as store: does, and may share
+// the ledger's database: a fact lode run saves is its caller's there,
+// found in a new thread and not in another tenant.
+func TestMemoryOnSQLStores(t *testing.T) {
+	me := loginName()
+	if me == "" {
+		t.Skip("the system names no login")
+	}
+	for kind, newSpec := range storeSpecs(t) {
+		t.Run(kind, func(t *testing.T) {
+			spec := newSpec(t)
+			dir := writeConfig(t, fmt.Sprintf("store: %q\nmemory:\n  store: %q\n  recall: 3\n", spec, spec))
+			fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
+				callReply("c1", memory.SaveTool, fmt.Sprintf(`{"fact":%q}`, lockerFact)), textReply("Saved."),
+				callReply("c2", memory.SearchTool, `{"query":"locker code"}`), textReply("Nothing."),
+				callReply("c3", memory.SearchTool, `{"query":"locker code"}`), textReply("4417."),
+			}}
+			srv := httptest.NewServer(fake)
+			defer srv.Close()
+			vars := map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1"}
+			for _, tenant := range []string{"acme", "globex", "acme"} {
+				if r := lode(t, dir, vars, "", "run", "--model", "m", "--tenant", tenant, "my locker code"); r.code != 0 {
+					t.Fatalf("run --tenant %s: exit %d: %s", tenant, r.code, r.stderr)
+				}
+			}
+			if got := lastToolResult(t, fake, 3); strings.Contains(got, "4417") {
+				t.Errorf("another tenant found %s", got)
+			}
+			if got := lastToolResult(t, fake, 5); !strings.Contains(got, "4417") {
+				t.Errorf("a new thread found %s", got)
+			}
+			if got := requestText(fake, 4); !strings.Contains(got, "4417") {
+				t.Errorf("a new thread was recalled nothing: %s", got)
+			}
+			s, err := openMemory(context.Background(), spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			sc, _ := memory.ScopeOf(auth.Identity{User: me, Tenant: "acme"})
+			if list, err := s.List(context.Background(), sc); err != nil || len(list) != 1 || list[0].Text != lockerFact {
+				t.Fatalf("facts %+v, %v", list, err)
+			}
+		})
+	}
+}
