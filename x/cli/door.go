@@ -207,7 +207,7 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 		if d.history, d.prov, err = historyPolicy(cfg, spec.prov, d.catalog); err != nil {
 			return nil, err
 		}
-		d.extract = memoryLoop(cfg, tb, spec.prov)
+		d.extract = memoryLoop(cfg, tb, d, spec.prov)
 	}
 	return d, nil
 }

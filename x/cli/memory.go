@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 	"sync"
 
+	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
@@ -209,12 +211,78 @@ func memoryInvoke(cfg *Config, tb *toolbox) []provider.InvokeOption {
 }
 
 // memoryLoop is the door's extraction after each run (memory.extract),
-// asked of prov, the door's model; nothing for a door with no loop.
-func memoryLoop(cfg *Config, tb *toolbox, prov provider.Provider) []loop.Option {
+// asked of prov, the door's model; nothing for a door with no loop. With
+// a policy, each extraction request is admitted by its spend limits as
+// the run's own requests are, so the day's counters count it too.
+func memoryLoop(cfg *Config, tb *toolbox, d *door, prov provider.Provider) []loop.Option {
 	if tb.memory == nil || !cfg.Memory.Extract || prov == nil {
 		return nil
 	}
+	if d.enf != nil {
+		a := admitted{Provider: prov, adm: d.enf.SpendLimit()}
+		prov = a
+		if _, ok := a.Provider.(interface{ Models() []string }); ok {
+			prov = admittedModels{a}
+		}
+	}
 	return []loop.Option{loop.WithHandlers(memory.Extractor(tb.memory, prov, cfg.Memory.options()...))}
+}
+
+// admitted asks adm to admit each request made in a turn (a handler's
+// model call), for the turn's thread, and settles it with the answer.
+type admitted struct {
+	provider.Provider
+	adm loop.Admitter
+}
+
+// Model names the wrapped provider's model, so that the extraction's
+// usage is priced as the model's.
+func (p admitted) Model() string {
+	if m, ok := p.Provider.(interface{ Model() string }); ok {
+		return m.Model()
+	}
+	return ""
+}
+
+// admittedModels is admitted over a provider that may answer with
+// several models (fallbacks), which prices by all of them.
+type admittedModels struct{ admitted }
+
+func (p admittedModels) Models() []string {
+	return p.Provider.(interface{ Models() []string }).Models()
+}
+
+func (p admitted) Invoke(ctx context.Context, req *provider.Request) iter.Seq2[artifact.Artifact, error] {
+	return func(yield func(artifact.Artifact, error) bool) {
+		info, ok := loop.CurrentTurn(ctx)
+		if !ok || info.State == nil {
+			yield(nil, errors.New("memory: extraction outside a turn: no caller to admit it for"))
+			return
+		}
+		settle, err := p.adm.Admit(ctx, info.State, req, loop.Estimate{InputTokens: loop.EstimateInput(req)})
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		var answer []artifact.Artifact
+		var failed error
+		defer func() {
+			if settle != nil {
+				settle(ctx, answer, failed)
+			}
+		}()
+		for a, err := range p.Provider.Invoke(ctx, req) {
+			if err != nil {
+				failed = &loop.ProviderError{Err: err, Partial: answer, Started: len(answer) > 0}
+				yield(nil, err)
+				return
+			}
+			answer = append(answer, a)
+			if !yield(a, nil) {
+				return
+			}
+		}
+	}
 }
 
 // memoryServe is who lode serve's memory belongs to over stdio: the

@@ -12,9 +12,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/ledger/file"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/tool"
 	"github.com/lodeworks/lode/x/auth"
@@ -479,5 +481,41 @@ func TestMemoryOnSQLStores(t *testing.T) {
 				t.Fatalf("facts %+v, %v", list, err)
 			}
 		})
+	}
+}
+
+// textUsage streams text and a usage of in and out tokens.
+func textUsage(text string, in, out int) func(http.ResponseWriter, *http.Request) {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		sse(w, chunk(fmt.Sprintf(`{"role":"assistant","content":%q}`, text), ""), chunk(`{}`, "stop"),
+			fmt.Sprintf(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"tiny","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`, in, out, in+out))
+	}
+}
+
+// An extraction's tokens are the run's: lode run prints them in its
+// total, and with a policy the tenant's day counter holds them with the
+// answer's.
+func TestMemoryExtractIsCharged(t *testing.T) {
+	dir := writeConfig(t, pricedTiny+"store: threads\nmemory:\n  store: facts\n  extract: true\npolicy:\n  roles:\n    viewer:\n      allow: {packs: [calculator]}\n  tenants:\n    acme: {usd_per_day: 5}\n")
+	fake := &fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
+		textUsage("Noted.", 20, 5),
+		textUsage(`{"facts": ["The user cycles to work."]}`, 100, 10),
+	}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	r := lode(t, dir, map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1"}, "", "run", "--model", "tiny", "--role", "viewer", "--tenant", "acme", "I cycle to work.")
+	// 120 tokens in at $1000 and 15 out at $2000 per million: $0.15.
+	if r.code != 0 || !strings.Contains(r.stderr, "(used: 120 tokens in, 15 out, $0.1500)") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	s, err := file.Open(filepath.Join(dir, "threads"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	day := time.Now().UTC().Format(time.DateOnly)
+	spent, _, err := s.AddCounter(context.Background(), "lode.spend:"+day+":tenant:acme", 0, ledger.NoLimit)
+	if err != nil || spent != 150_000 {
+		t.Fatalf("the tenant's counter holds %d millionths (%v), want 150000", spent, err)
 	}
 }
