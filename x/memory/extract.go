@@ -102,11 +102,11 @@ func Extract(ctx context.Context, store Store, st ledger.State, prov provider.Pr
 	if err != nil {
 		return nil, 0, err
 	}
-	max := c.maxFacts
-	if max <= 0 {
-		max = DefaultExtractFacts
+	most := c.maxFacts
+	if most <= 0 {
+		most = DefaultExtractFacts
 	}
-	facts, err := parseFacts(answer, min(max, MaxLimit))
+	facts, err := parseFacts(answer, min(most, MaxLimit))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -168,7 +168,7 @@ func askFacts(ctx context.Context, prov provider.Provider, transcript string) (s
 
 // parseFacts reads {"facts": [...]} and nothing else, allowing the code
 // fence some models put around JSON.
-func parseFacts(s string, max int) ([]string, error) {
+func parseFacts(s string, most int) ([]string, error) {
 	t := strings.TrimSpace(s)
 	t = strings.TrimPrefix(t, "```json")
 	t = strings.TrimPrefix(t, "```")
@@ -181,8 +181,8 @@ func parseFacts(s string, max int) ([]string, error) {
 	if err := dec.Decode(&v); err != nil || dec.More() || v.Facts == nil {
 		return nil, fmt.Errorf("%w: the answer %q is not {\"facts\": [...]}", ErrExtract, clip(s, 120))
 	}
-	if len(*v.Facts) > max {
-		return nil, fmt.Errorf("%w: the answer names %d facts, over the limit of %d", ErrExtract, len(*v.Facts), max)
+	if len(*v.Facts) > most {
+		return nil, fmt.Errorf("%w: the answer names %d facts, over the limit of %d", ErrExtract, len(*v.Facts), most)
 	}
 	return *v.Facts, nil
 }
