@@ -122,8 +122,7 @@
 // across threads, in a folder, SQLite or PostgreSQL store opened once per
 // process: memory_save and memory_search join the mounted tools at every
 // door, recall: adds a message's facts after it (where the prompt cache
-// keeps them) and extract: saves the facts a model picks from each run of
-// run, chat and web. The caller is the local login and --tenant at run and
+// keeps them) and extract: saves the facts a model picks from each run. The caller is the local login and --tenant at run and
 // chat, the token's or proxy's login at web and serve --http, the local
 // login at serve over stdio, and each thread's caller at a worker.
 //

@@ -100,9 +100,11 @@ type door struct {
 	// loop prices the door's turns with it and keeps max_cost.
 	catalog *catalog.Catalog
 	loop    []loop.Option
-	// extract is memory.extract's handler, for a door's own loop only: a
-	// Temporal worker's turns run without handlers.
+	// extract is memory.extract's handler as a loop option, for a door's
+	// own loop, and answer the handler itself, for a Temporal worker,
+	// whose turns run without handlers.
 	extract []loop.Option
+	answer  []loop.Handler
 	// search is lode.yaml's defer: (nil without it); a loop's turns
 	// offer through its Filter, over filter.
 	search *toolsearch.Search
@@ -207,7 +209,10 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 		if d.history, d.prov, err = historyPolicy(cfg, spec.prov, d.catalog); err != nil {
 			return nil, err
 		}
-		d.extract = memoryLoop(cfg, tb, d, spec.prov)
+		if h := memoryExtractor(cfg, tb, d, spec.prov); h != nil {
+			d.answer = []loop.Handler{h}
+			d.extract = []loop.Option{loop.WithHandlers(h)}
+		}
 	}
 	return d, nil
 }

@@ -210,11 +210,12 @@ func memoryInvoke(cfg *Config, tb *toolbox) []provider.InvokeOption {
 	return []provider.InvokeOption{memory.Recall(tb.memory, append(cfg.Memory.options(), memory.WithLimit(cfg.Memory.Recall))...)}
 }
 
-// memoryLoop is the door's extraction after each run (memory.extract),
-// asked of prov, the door's model; nothing for a door with no loop. With
-// a policy, each extraction request is admitted by its spend limits as
-// the run's own requests are, so the day's counters count it too.
-func memoryLoop(cfg *Config, tb *toolbox, d *door, prov provider.Provider) []loop.Option {
+// memoryExtractor is the door's extraction after each run
+// (memory.extract), asked of prov, the door's model; nil for a door with
+// no loop. With a policy, each extraction request is admitted by its
+// spend limits as the run's own requests are, so the day's counters count
+// it too.
+func memoryExtractor(cfg *Config, tb *toolbox, d *door, prov provider.Provider) loop.Handler {
 	if tb.memory == nil || !cfg.Memory.Extract || prov == nil {
 		return nil
 	}
@@ -225,7 +226,7 @@ func memoryLoop(cfg *Config, tb *toolbox, d *door, prov provider.Provider) []loo
 			prov = admittedModels{a}
 		}
 	}
-	return []loop.Option{loop.WithHandlers(memory.Extractor(tb.memory, prov, cfg.Memory.options()...))}
+	return memory.Extractor(tb.memory, prov, cfg.Memory.options()...)
 }
 
 // admitted asks adm to admit each request made in a turn (a handler's

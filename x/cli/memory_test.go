@@ -519,3 +519,19 @@ func TestMemoryExtractIsCharged(t *testing.T) {
 		t.Fatalf("the tenant's counter holds %d millionths (%v), want 150000", spent, err)
 	}
 }
+
+// lode worker --temporal hands the engine memory extraction as an answer
+// handler, with extract: true only, and never among the loop's options,
+// whose turns run no handlers.
+func TestMemoryExtractAtTemporalWorker(t *testing.T) {
+	for _, extract := range []bool{false, true} {
+		dir := writeConfig(t, fmt.Sprintf("store: threads\nmemory:\n  store: facts\n  extract: %v\nmodel:\n  base_url: http://127.0.0.1:1/v1\n  name: m\n", extract))
+		f := &fakeTemporal{}
+		if r := lodeWith(t, f, dir, "worker", "--temporal", "127.0.0.1:7233"); r.code != 0 || !f.worked {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		if got := len(f.agent.Answer); got != map[bool]int{false: 0, true: 1}[extract] {
+			t.Errorf("extract: %v: %d answer handlers", extract, got)
+		}
+	}
+}

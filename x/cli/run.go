@@ -153,6 +153,9 @@ type agent struct {
 	handler  loop.Handler
 	loopOpts []loop.Option
 	invoke   []provider.InvokeOption
+	// answer is memory extraction's handler (nil without it), which a
+	// Temporal worker runs after a run's last answer.
+	answer []loop.Handler
 }
 
 func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
@@ -209,7 +212,7 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 	stepOpts := append(slices.Clip(loopOpts), d.extract...)
 	step := loop.New(append(stepOpts, loop.WithHandlers(handler), loop.WithInvokeOptions(invoke...))...)
 	return &agent{cfg: cfg, step: step, prov: sendTo, baseURL: prov.BaseURL(), tools: tb, printer: pr, shutdown: shutdown, roles: d.roles, store: d.store, spend: d.spend,
-		handler: handler, loopOpts: loopOpts, invoke: invoke}, nil
+		handler: handler, loopOpts: loopOpts, invoke: invoke, answer: d.answer}, nil
 }
 
 func (a *agent) close() {

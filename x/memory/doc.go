@@ -75,9 +75,10 @@
 // for the caller its tokens name over HTTP (xtool.WithCaller), the local
 // login over stdio, and nobody without logins over HTTP; a child agent
 // (x/agent) for its parent's user and tenant, copied to its thread; lode
-// worker --temporal for each thread's caller, with the tools and recall
-// (extraction runs in a door's own loop only). lode web shows a recall
-// turn as the start of the answer, never as something the user said.
+// worker --temporal for each thread's caller, the turn activity storing
+// the recall and running the extraction after the last answer
+// (x/temporal's WithAnswerHandlers). lode web shows a recall turn as the
+// start of the answer, never as something the user said.
 //
 // # Choices this package makes
 //

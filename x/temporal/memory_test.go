@@ -96,3 +96,55 @@ func TestWorkflowMemory(t *testing.T) {
 		})
 	}
 }
+
+// With memory.Extractor among the answer handlers, a run's last answer
+// has its facts saved in the thread's caller's scope by the turn
+// activity; a turn that calls tools does not.
+func TestWorkflowExtraction(t *testing.T) {
+	ctx := context.Background()
+	facts, err := memory.OpenFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer facts.Close()
+	alice := auth.Identity{User: "alice", Tenant: "acme"}
+	s, err := file.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st, err := s.Create(ctx, ledger.WithID("t1"), ledger.WithMetadata(alice.Metadata()),
+		ledger.WithTurns(ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{artifact.Text{Content: "I cycle to work; what time is it?"}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	h := &tools{}
+	prov := script.Play(script.Call("c1", "read", `{"p":1}`), script.Text("Noon."))
+	extractor := script.Play(script.Text(`{"facts": ["Alice cycles to work."]}`))
+	a, err := lt.New(s, prov, lt.WithHandler(h), lt.WithAnswerHandlers(memory.Extractor(facts, extractor)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := env(t, a)
+	e.ExecuteWorkflow(lt.WorkflowName, lt.RunInput{Thread: "t1"})
+	if err := e.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(extractor.Requests()); n != 1 {
+		t.Fatalf("the extraction model was asked %d times, want once, after the last answer", n)
+	}
+	for _, c := range []struct {
+		id   auth.Identity
+		want int
+	}{{alice, 1}, {auth.Identity{User: "bob", Tenant: "acme"}, 0}, {auth.Identity{User: "alice", Tenant: "globex"}, 0}} {
+		sc, _ := memory.ScopeOf(c.id)
+		list, err := facts.List(ctx, sc)
+		if err != nil || len(list) != c.want {
+			t.Errorf("%s@%s holds %+v (%v), want %d", c.id.User, c.id.Tenant, list, err, c.want)
+		}
+	}
+	if v, _ := mustLoad(t, s, "t1").Metadata(memory.ExtractedKey); v != "4" {
+		t.Errorf("turns read up to %q, want 4", v)
+	}
+}
