@@ -79,6 +79,8 @@ type Config struct {
 	Temporal TemporalConfig `yaml:"temporal"`
 	// Guards check what flows through every turn (x/guard).
 	Guards GuardsConfig `yaml:"guards"`
+	// Memory keeps facts about each user across threads (x/memory).
+	Memory MemoryConfig `yaml:"memory"`
 
 	// file says where each key was, for errors found after parsing; nil
 	// when no file was read.
@@ -458,6 +460,9 @@ func parseConfig(name string, data []byte) (*Config, error) {
 		return nil, err
 	}
 	if err := cfg.Guards.check(f); err != nil {
+		return nil, err
+	}
+	if err := cfg.Memory.check(f); err != nil {
 		return nil, err
 	}
 	if err := checkCost(cfg); err != nil {

@@ -119,6 +119,14 @@
 // has no user message or answer of its own to check). A trip ends lode run
 // with exit code 4 and one line saying which guard stopped what.
 //
+// A memory: section (MemoryConfig, x/memory) keeps facts about each caller
+// across threads, in a folder, SQLite or PostgreSQL store opened once per
+// process: memory_save and memory_search join the mounted tools at every
+// door, recall: adds a message's facts after it (where the prompt cache
+// keeps them) and extract: saves the facts a model picks from each run. The caller is the local login and --tenant at run and
+// chat, the token's or proxy's login at web and serve --http, the local
+// login at serve over stdio, and each thread's caller at a worker.
+//
 // Exit codes: 0 success (and lode serve stopped by Ctrl-C or SIGTERM);
 // 1 an error, reported on one line; 2 a mistake in the command line;
 // 3 lode run or lode resume paused with tool calls waiting for approval;

@@ -100,6 +100,11 @@ type door struct {
 	// loop prices the door's turns with it and keeps max_cost.
 	catalog *catalog.Catalog
 	loop    []loop.Option
+	// extract is memory.extract's handler as a loop option, for a door's
+	// own loop, and answer the handler itself, for a Temporal worker,
+	// whose turns run without handlers.
+	extract []loop.Option
+	answer  []loop.Handler
 	// search is lode.yaml's defer: (nil without it); a loop's turns
 	// offer through its Filter, over filter.
 	search *toolsearch.Search
@@ -176,6 +181,7 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 		d.roles = &roles
 	}
 	d.identities(spec)
+	d.server = append(d.server, memoryServe(d, tb, spec)...)
 	if d.enf != nil && spec.roles == "" && d.logins == nil {
 		// Only stderr: lode serve's stdout carries the protocol.
 		switch spec.kind {
@@ -202,6 +208,10 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 	if spec.prov != nil {
 		if d.history, d.prov, err = historyPolicy(cfg, spec.prov, d.catalog); err != nil {
 			return nil, err
+		}
+		if h := memoryExtractor(cfg, tb, d, spec.prov); h != nil {
+			d.answer = []loop.Handler{h}
+			d.extract = []loop.Option{loop.WithHandlers(h)}
 		}
 	}
 	return d, nil
@@ -299,6 +309,7 @@ func (d *door) invoke(cfg *Config, tb *toolbox) []provider.InvokeOption {
 	if d.history != nil {
 		opts = append(opts, d.history)
 	}
+	opts = append(opts, memoryInvoke(cfg, tb)...)
 	filter := d.filter
 	if d.search != nil {
 		filter = d.search.Filter()

@@ -23,6 +23,7 @@ import (
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
+	"github.com/lodeworks/lode/x/memory"
 	"github.com/lodeworks/lode/x/policy"
 	"github.com/lodeworks/lode/x/provider/anthropic"
 	"github.com/lodeworks/lode/x/provider/fallback"
@@ -152,6 +153,9 @@ type agent struct {
 	handler  loop.Handler
 	loopOpts []loop.Option
 	invoke   []provider.InvokeOption
+	// answer is memory extraction's handler (nil without it), which a
+	// Temporal worker runs after a run's last answer.
+	answer []loop.Handler
 }
 
 func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
@@ -205,9 +209,10 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 	if d.prov != nil {
 		sendTo = d.prov
 	}
-	step := loop.New(append(slices.Clip(loopOpts), loop.WithHandlers(handler), loop.WithInvokeOptions(invoke...))...)
+	stepOpts := append(slices.Clip(loopOpts), d.extract...)
+	step := loop.New(append(stepOpts, loop.WithHandlers(handler), loop.WithInvokeOptions(invoke...))...)
 	return &agent{cfg: cfg, step: step, prov: sendTo, baseURL: prov.BaseURL(), tools: tb, printer: pr, shutdown: shutdown, roles: d.roles, store: d.store, spend: d.spend,
-		handler: handler, loopOpts: loopOpts, invoke: invoke}, nil
+		handler: handler, loopOpts: loopOpts, invoke: invoke, answer: d.answer}, nil
 }
 
 func (a *agent) close() {
@@ -708,6 +713,9 @@ func (p *printer) Emit(_ context.Context, ev loop.Event) {
 			p.breakLine()
 			fmt.Fprintln(p.info, line)
 		}
+	case memory.ExtractEvent:
+		p.breakLine()
+		fmt.Fprintln(p.info, extractLine(ev))
 	case loop.UsageEvent:
 		p.run.count(ev.Usage)
 		if p.perTurn {

@@ -64,6 +64,9 @@ type Agent struct {
 	// Invoke is resolved on every model turn: the offered tools, the
 	// system prompt.
 	Invoke []provider.InvokeOption
+	// Answer are given a run's last answer once it is stored: memory
+	// extraction (memory: extract: true in lode.yaml).
+	Answer []loop.Handler
 }
 
 // Option configures Main and Run.
@@ -299,6 +302,7 @@ func workerOnTemporal(ctx context.Context, e env, o *recoverOptions, tf *tempora
 	}
 	defer s.Close()
 	a.Provider, a.Handler, a.Loop, a.Invoke = ag.prov, ag.handler, ag.loopOpts, ag.invoke
+	a.Answer = ag.answer
 	ctx, stop := interruptible(ctx, e)
 	defer stop()
 	err = e.temporal.Worker(ctx, a)

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/memory"
 	"github.com/lodeworks/lode/x/tool/bash"
 	"github.com/lodeworks/lode/x/tool/calculator"
 	"github.com/lodeworks/lode/x/tool/filesystem"
@@ -64,6 +65,8 @@ type toolbox struct {
 	reg     tool.Registry
 	router  *pack.Router
 	closers []func() error
+	// memory is lode.yaml's memory store (nil without memory:).
+	memory memory.Store
 }
 
 func (t *toolbox) Close() error {
@@ -130,6 +133,10 @@ func mountTools(ctx context.Context, cfg *Config) (*toolbox, error) {
 		return nil, err
 	}
 	tb := &toolbox{reg: reg, router: router}
+	if err := mountMemory(tb, cfg); err != nil {
+		_ = tb.Close()
+		return nil, err
+	}
 	if err := mountMCP(ctx, tb, cfg); err != nil {
 		_ = tb.Close()
 		return nil, err

@@ -116,6 +116,7 @@ lease of a process that died lapses.
 	hopts := d.handler
 	loopOpts := []loop.Option{loop.WithMaxTurns(cfg.MaxTurns), loop.WithTimeLimit(time.Duration(cfg.Model.Timeout))}
 	loopOpts = append(loopOpts, d.loop...)
+	loopOpts = append(loopOpts, d.extract...)
 	telHandler, telLoop := tel.options()
 	hopts = append(hopts, telHandler...)
 	loopOpts = append(loopOpts, telLoop...)

@@ -44,6 +44,42 @@
 // Private (tool.Hints), so a thread that read memory is labelled
 // ledger.LabelPrivate for x/policy's flow rules.
 //
+// # Recall
+//
+// Recall is an invoke option that adds the facts found for the user's
+// newest message to the run. They go after the cached prefix: at the
+// run's first model call they are stored as a user turn right after the
+// message (a text Resource named RecallURI; IsRecall tells it apart), so
+// every later request begins with the one before it and the provider's
+// prompt cache keeps it, which facts put in the system prompt would lose
+// at every message (BENCHMARKS.md measures both). Every adapter sends the
+// turn as part of the user's message. The scope is the thread's, and a
+// thread with facts added is labelled ledger.LabelPrivate.
+//
+// # Extraction
+//
+// Extract (or Extractor, a loop handler, after a run's last answer) asks
+// a model for the lasting facts in a thread's turns it has not read and
+// saves them in the thread's scope. The answer must be exactly
+// {"facts": [...]} and is bounded; its usage is charged to the turn with
+// loop.Charge, and a refused answer never fails the run (ExtractEvent).
+//
+// # Doors
+//
+// lode.yaml's memory: gives every door of lode (x/cli) the same store,
+// opened once per process: memory_save and memory_search are registered
+// with the configured tools, so each door's policy, approvals and guards
+// apply to them; recall: and extract: add Recall and Extractor to the
+// door's loop. lode run and lode chat act for the local login and
+// --tenant; lode web for the login its tokens: or proxy: name; lode serve
+// for the caller its tokens name over HTTP (xtool.WithCaller), the local
+// login over stdio, and nobody without logins over HTTP; a child agent
+// (x/agent) for its parent's user and tenant, copied to its thread; lode
+// worker --temporal for each thread's caller, the turn activity storing
+// the recall and running the extraction after the last answer
+// (x/temporal's WithAnswerHandlers). lode web shows a recall turn as the
+// start of the answer, never as something the user said.
+//
 // # Choices this package makes
 //
 //   - A fact is at most MaxFactBytes (2,000) bytes of UTF-8 text with no
@@ -60,6 +96,10 @@
 //     store's text search found by an Embedder's cosine similarity. No
 //     store keeps vectors, so a fact that shares no term with the query
 //     is not found.
-//   - The doors (lode chat, lode web, lode serve) do not offer the tools
-//     yet.
+//   - Recall searches once per user message, with that message's text
+//     (at most MaxFactBytes of it), and adds at most WithLimit facts; it
+//     adds nothing when nothing matches.
+//   - Extraction reads the user's and the assistant's text only, the
+//     newest MaxExtractInput bytes of it, and refuses a whole answer with
+//     more facts than WithMaxFacts rather than pick some.
 package memory

@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/tool"
 	"github.com/lodeworks/lode/x/auth"
+	"github.com/lodeworks/lode/x/guard"
 	"github.com/lodeworks/lode/x/memory"
 	"github.com/lodeworks/lode/x/provider/script"
 	xtool "github.com/lodeworks/lode/x/tool"
@@ -67,4 +69,66 @@ func TestToolsInALoopTurn(t *testing.T) {
 	if got := run(auth.Identity{}, memory.SearchTool, `{"query":"locker code"}`); !strings.Contains(got, "no signed-in user") {
 		t.Fatalf("an anonymous turn: %s", got)
 	}
+}
+
+// The memory tools go through the handler's approvals and the loop's
+// guards like any tool: a save that waits for a person saves nothing
+// until approved, and nothing when denied; a save a call guard stops
+// saves nothing.
+func TestToolsThroughApprovalsAndGuards(t *testing.T) {
+	save := script.Call("c1", memory.SaveTool, `{"fact":"Alice's password is hunter2."}`)
+	newThread := func() *ledger.Thread {
+		th := ledger.NewThread(ledger.WithMetadata(alice.Metadata()))
+		_ = th.Append(ledger.RoleUser, artifact.Text{Content: "remember my password"})
+		return th
+	}
+	for _, decision := range []string{"deny", "approve"} {
+		t.Run("approval "+decision, func(t *testing.T) {
+			store := openFile(t)
+			defer store.Close()
+			reg := tool.NewRegistry()
+			_ = memory.Register(reg, store)
+			needs := func(_ context.Context, tl tool.Tool, _ artifact.ToolCall) (string, bool) {
+				return "saving needs a person", tl.Name == memory.SaveTool
+			}
+			step := loop.New(loop.WithHandlers(xtool.NewHandler(reg, xtool.WithApprover(xtool.PauseForDecision), xtool.WithApprovalRule(needs))),
+				loop.WithInvokeOptions(provider.WithTools(reg.Tools())))
+			th := newThread()
+			if _, err := step.Run(context.Background(), th, script.Play(save)); !errors.Is(err, loop.ErrPending) {
+				t.Fatalf("err = %v, want pending", err)
+			}
+			if got := facts(t, store, alice); len(got) != 0 {
+				t.Fatalf("saved before a decision: %q", got)
+			}
+			d := loop.Deny("c1", "no")
+			if decision == "approve" {
+				d = loop.Approve("c1")
+			}
+			if _, err := step.Resume(context.Background(), th, script.Play(script.Text("ok")), []artifact.Decision{d}); err != nil {
+				t.Fatal(err)
+			}
+			if got := facts(t, store, alice); (len(got) == 1) != (decision == "approve") {
+				t.Fatalf("after %s: %q", decision, got)
+			}
+		})
+	}
+	t.Run("guard", func(t *testing.T) {
+		store := openFile(t)
+		defer store.Close()
+		reg := tool.NewRegistry()
+		_ = memory.Register(reg, store)
+		noSecrets := guard.New("no-secrets", func(_ context.Context, c loop.Check) (string, error) {
+			if c.Call.Name == memory.SaveTool && strings.Contains(c.Call.Arguments, "password") {
+				return "no passwords in memory", nil
+			}
+			return "", nil
+		}, artifact.AtCall)
+		step := loop.New(loop.WithHandlers(xtool.NewHandler(reg)), loop.WithGuards(noSecrets), loop.WithInvokeOptions(provider.WithTools(reg.Tools())))
+		if _, err := step.Run(context.Background(), newThread(), script.Play(save, script.Text("ok"))); !errors.Is(err, loop.ErrTripped) {
+			t.Fatalf("err = %v, want tripped", err)
+		}
+		if got := facts(t, store, alice); len(got) != 0 {
+			t.Fatalf("a stopped save saved %q", got)
+		}
+	})
 }

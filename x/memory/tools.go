@@ -19,18 +19,44 @@ const (
 	SearchTool = "memory_search"
 )
 
-// Option configures Tools.
+// Option configures Tools, Recall and Extract.
 type Option func(*config)
 
 type config struct {
-	roles []string
+	roles    []string
+	limit    int
+	maxFacts int
 }
 
-// WithRoles lets only callers with at least one of roles use the tools;
-// any other caller is refused as one without an identity. No roles (the
-// default) lets every caller with a user use them.
+func newConfig(opts []Option) config {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// WithRoles lets only callers with at least one of roles use the tools,
+// have facts recalled or extracted; any other caller is refused as one
+// without an identity. No roles (the default) lets every caller with a
+// user use them.
 func WithRoles(roles ...string) Option {
 	return func(c *config) { c.roles = append(c.roles, roles...) }
+}
+
+// WithLimit sets how many facts Recall adds for one message: 0 means
+// DefaultLimit, and it is capped at MaxLimit.
+func WithLimit(n int) Option { return func(c *config) { c.limit = n } }
+
+// WithMaxFacts sets how many facts Extract saves from one run: 0 means
+// DefaultExtractFacts, and it is capped at MaxLimit.
+func WithMaxFacts(n int) Option { return func(c *config) { c.maxFacts = n } }
+
+// allows reports whether WithRoles lets id use memory.
+func (c *config) allows(id auth.Identity) bool {
+	return len(c.roles) == 0 || slices.ContainsFunc(id.Roles, func(r string) bool { return slices.Contains(c.roles, r) })
 }
 
 // Binding is one tool and the function that runs it, for
@@ -46,10 +72,7 @@ type Binding struct {
 // refuses with an error result a call whose thread has no user. The facts
 // memory_search returns are marked Private.
 func Tools(store Store, opts ...Option) []Binding {
-	var c config
-	for _, o := range opts {
-		o(&c)
-	}
+	c := newConfig(opts)
 	return []Binding{
 		{
 			Tool: tool.Tool{
@@ -139,7 +162,7 @@ func (c *config) scope(ctx context.Context) (Scope, *tool.Result) {
 	if err != nil {
 		return Scope{}, &tool.Result{Content: noIdentity, IsError: true}
 	}
-	if len(c.roles) > 0 && !slices.ContainsFunc(id.Roles, func(r string) bool { return slices.Contains(c.roles, r) }) {
+	if !c.allows(id) {
 		return Scope{}, &tool.Result{Content: "Memory is not available to this user's roles. Nothing was saved or searched.", IsError: true}
 	}
 	return sc, nil

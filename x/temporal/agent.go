@@ -94,6 +94,7 @@ type Agent struct {
 	invoke  []provider.InvokeOption
 	owner   string
 	policy  map[string]CallPolicy
+	answer  []loop.Handler
 
 	// path names the agent in the tree of children: "" for the root,
 	// then the child agents' names, "/" between them.
@@ -113,6 +114,7 @@ type Option func(*config)
 
 type config struct {
 	handler  loop.Handler
+	answer   []loop.Handler
 	loopOpts []loop.Option
 	invoke   []provider.InvokeOption
 	owner    string
@@ -129,6 +131,23 @@ type children struct {
 // a CallChecker handler also says which calls are idempotent, and so may
 // be retried. Without one, a model's tool calls get an error result.
 func WithHandler(h loop.Handler) Option { return func(c *config) { c.handler = h } }
+
+// WithAnswerHandlers gives h each artifact of a run's last answer (one
+// that calls no tool), once the turn activity has stored it, in a context
+// loop.CurrentTurn and loop.ArtifactIndex read, as a loop's handlers are;
+// memory.Extractor is one. They run after the answer is stored and never
+// fail the turn: an error is logged. A retried activity that finds the
+// answer stored does not run them again. loop.Charge counts nothing there
+// (the activity is no loop turn), and what they emit reaches no observer.
+func WithAnswerHandlers(h ...loop.Handler) Option {
+	return func(c *config) {
+		for _, x := range h {
+			if x != nil {
+				c.answer = append(c.answer, x)
+			}
+		}
+	}
+}
 
 // WithLoopOptions configures the loop.Step that takes each model turn:
 // observers (which see the stream inside the activity), a tracer, the
@@ -192,7 +211,7 @@ func New(store ledger.Store, prov provider.Provider, opts ...Option) (*Agent, er
 	// The turn activity takes the thread's lease itself, as an owner that
 	// names the run (see take), so the Step takes none.
 	stepOpts := append(append([]loop.Option{}, c.loopOpts...), loop.WithLease(-1))
-	a := &Agent{store: store, prov: prov, handler: c.handler, turn: loop.New(stepOpts...), invoke: c.invoke, owner: c.owner, policy: c.policy}
+	a := &Agent{store: store, prov: prov, handler: c.handler, turn: loop.New(stepOpts...), invoke: c.invoke, owner: c.owner, policy: c.policy, answer: c.answer}
 	for _, ch := range c.children {
 		for _, x := range ch.agents {
 			if x == nil || ch.reg == nil {
@@ -436,7 +455,27 @@ func (a *Agent) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 	if !ok {
 		return TurnResult{}, fmt.Errorf("temporal: turn on thread %s: no answer was stored", in.Thread)
 	}
+	if len(r.Calls) == 0 && !r.Paused && r.Tripped == nil {
+		a.answered(tctx, st, r.At)
+	}
 	return a.guardCalls(ctx, st, r)
+}
+
+// answered gives the answer stored at turn at to the answer handlers.
+func (a *Agent) answered(ctx context.Context, st ledger.State, at int) {
+	if len(a.answer) == 0 {
+		return
+	}
+	arts := st.Turns()[at].Artifacts
+	info := loop.TurnInfo{State: st, Answer: arts}
+	for i, art := range arts {
+		hctx := loop.WithTurn(ctx, info, i)
+		for _, h := range a.answer {
+			if err := h.Handle(hctx, art, nil); err != nil && activity.IsActivity(ctx) {
+				activity.GetLogger(ctx).Warn("an answer handler failed", "thread", st.ID(), "error", err)
+			}
+		}
+	}
 }
 
 // guardCalls asks the call guards about the calls of the answer r before

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/x/memory"
 )
 
 // uiMessage is the AI SDK's UIMessage, as far as lode reads and writes it.
@@ -164,6 +165,19 @@ func toUIMessages(turns []ledger.Turn) []uiMessage {
 	for i, t := range turns {
 		switch t.Role {
 		case ledger.RoleUser:
+			if memory.IsRecall(t) {
+				// Facts memory added after the user's message, which the
+				// user did not write: the answer's message starts here,
+				// where its stream said it would (the thread's length when
+				// the run began).
+				if cur == nil {
+					msgs = append(msgs, uiMessage{ID: messageID(i), Role: "assistant"})
+					cur = &msgs[len(msgs)-1]
+					used = &uiUsage{}
+					clear(calls)
+				}
+				continue
+			}
 			m := uiMessage{ID: messageID(i), Role: "user"}
 			for _, a := range t.Artifacts {
 				if x, ok := a.(artifact.Text); ok {

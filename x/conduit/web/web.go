@@ -23,6 +23,7 @@ import (
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/auth"
+	"github.com/lodeworks/lode/x/memory"
 )
 
 // Defaults for the options that have one.
@@ -1262,6 +1263,8 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, who Identit
 		n, err := strconv.Atoi(strings.TrimPrefix(req.MessageID, "turn-"))
 		switch {
 		case err != nil || !strings.HasPrefix(req.MessageID, "turn-") || n < 0 || n >= len(turns):
+		case memory.IsRecall(turns[n]) && n > 0 && turns[n-1].Role == ledger.RoleUser:
+			cut = n // an answer's message starts at the facts recalled for it
 		case turns[n].Role == ledger.RoleUser:
 			cut = n + 1
 		case turns[n].Role == ledger.RoleAssistant && n > 0 && turns[n-1].Role == ledger.RoleUser:
@@ -1274,7 +1277,7 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, who Identit
 		}
 	} else {
 		for i := len(turns) - 1; i >= 0 && cut < 0; i-- {
-			if turns[i].Role == ledger.RoleUser {
+			if turns[i].Role == ledger.RoleUser && !memory.IsRecall(turns[i]) {
 				cut = i + 1
 			}
 		}

@@ -40,6 +40,7 @@ func (engine) Worker(ctx context.Context, a *cli.Agent) error {
 		temporal.WithHandler(a.Handler),
 		temporal.WithLoopOptions(a.Loop...),
 		temporal.WithInvokeOptions(a.Invoke...),
+		temporal.WithAnswerHandlers(a.Answer...),
 		temporal.WithLeaseOwner("lode worker"))
 	if err != nil {
 		return err
