@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/internal/runspan"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/provider"
 )
@@ -276,16 +277,13 @@ func (s *Step) Resume(ctx context.Context, st ledger.State, prov provider.Provid
 	if err := checkArgs(st, prov); err != nil {
 		return st, err
 	}
+	if ctx, err = s.identity(ctx, st); err != nil {
+		return st, err
+	}
 	if s.tracer != nil {
-		id, idErr := s.threadID(ctx, st)
-		if idErr != nil {
-			return st, idErr
-		}
 		var span trace.Span
-		ctx, span = s.tracer.Start(ctx, "lode.resume", trace.WithAttributes(
-			attribute.String("gen_ai.conversation.id", id),
-			attribute.Int("lode.decisions", len(decisions)),
-		))
+		ctx, span = s.tracer.Start(ctx, "lode.resume", trace.WithAttributes(runspan.Attributes(ctx)...),
+			trace.WithAttributes(attribute.Int("lode.decisions", len(decisions))))
 		defer func() {
 			if err != nil && !errors.Is(err, ErrPending) {
 				span.RecordError(err)

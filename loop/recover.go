@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/internal/runspan"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/provider"
 )
@@ -200,12 +201,13 @@ func (s *Step) recoverOne(ctx context.Context, store ledger.Store, id string, pr
 		return rec, false, nil
 	}
 
+	if ctx, err = s.identity(ctx, st); err != nil {
+		return rec, false, fmt.Errorf("loop: recover thread %s: %w", id, err)
+	}
 	if s.tracer != nil {
 		var span trace.Span
-		ctx, span = s.tracer.Start(ctx, "lode.recover", trace.WithAttributes(
-			attribute.String("gen_ai.conversation.id", id),
-			attribute.String("lode.lease.previous_owner", prev.Owner),
-		))
+		ctx, span = s.tracer.Start(ctx, "lode.recover", trace.WithAttributes(runspan.Attributes(ctx)...),
+			trace.WithAttributes(attribute.String("lode.lease.previous_owner", prev.Owner)))
 		defer func() {
 			span.SetAttributes(
 				attribute.String("lode.recovered.from", string(rec.From)),

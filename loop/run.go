@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/lodeworks/lode/internal/runspan"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/provider"
 )
@@ -56,18 +57,17 @@ func (s *Step) run(ctx context.Context, st ledger.State, prov provider.Provider,
 	}
 	var turns int
 	var tokens int64
+	ctx, err = s.identity(ctx, st)
+	if err != nil {
+		s.notify(ctx, ErrorEvent{Err: err})
+		return st, err
+	}
 	if s.tracer != nil {
-		id, idErr := s.threadID(ctx, st)
-		if idErr != nil {
-			s.notify(ctx, ErrorEvent{Err: idErr})
-			return st, idErr
-		}
 		var span trace.Span
 		ctx, span = s.tracer.Start(ctx, "invoke_agent lode", trace.WithAttributes(
 			attribute.String("gen_ai.operation.name", "invoke_agent"),
 			attribute.String("gen_ai.agent.name", "lode"),
-			attribute.String("gen_ai.conversation.id", id),
-		))
+		), trace.WithAttributes(runspan.Attributes(ctx)...))
 		defer func() {
 			span.SetAttributes(attribute.Int("lode.turns", turns), attribute.Int64("lode.tokens", tokens))
 			if cost != 0 {

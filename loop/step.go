@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/internal/runspan"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/provider"
 )
@@ -99,6 +100,13 @@ func WithInvokeOptions(o ...provider.InvokeOption) Option {
 
 // WithTracer records a span per turn and per run. Without one, tracing costs
 // nothing.
+//
+// Whatever the tracer, a run's context says whose run it is, and every
+// lode span started in it (these, an adapter's chat spans, x/tool's
+// execute_tool, a fallback attempt, a child agent's run) carries
+// gen_ai.conversation.id and session.id (the thread; a child agent's
+// session is its caller's thread) and, from the thread metadata a door
+// writes (x/auth), user.id, user.roles and lode.tenant.
 func WithTracer(t trace.Tracer) Option { return func(s *Step) { s.tracer = t } }
 
 // WithLogger sets where handler panics and dropped observer panics are
@@ -227,16 +235,14 @@ func checkArgs(st ledger.State, prov provider.Provider) error {
 }
 
 func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider, opts []provider.InvokeOption) (out turnOutcome, err error) {
+	ctx, err = s.identity(ctx, st)
+	if err != nil {
+		s.notify(ctx, ErrorEvent{Err: err})
+		return out, err
+	}
 	if s.tracer != nil {
-		id, idErr := s.threadID(ctx, st)
-		if idErr != nil {
-			s.notify(ctx, ErrorEvent{Err: idErr})
-			return out, idErr
-		}
 		var span trace.Span
-		ctx, span = s.tracer.Start(ctx, "lode.turn", trace.WithAttributes(
-			attribute.String("gen_ai.conversation.id", id),
-		))
+		ctx, span = s.tracer.Start(ctx, "lode.turn", trace.WithAttributes(runspan.Attributes(ctx)...))
 		defer func() {
 			if err != nil {
 				span.RecordError(err)
@@ -375,13 +381,21 @@ func (s *Step) ledgerPanic(ctx context.Context, v any) *LedgerError {
 	return lerr
 }
 
-func (s *Step) threadID(ctx context.Context, st ledger.State) (id string, err error) {
+// identity returns ctx carrying whose run of st this is (its thread, and
+// the caller a door wrote in its metadata), so that every span started
+// inside the run says it, whatever package starts it: see
+// internal/runspan. A run inside a run of the same thread keeps ctx's.
+func (s *Step) identity(ctx context.Context, st ledger.State) (_ context.Context, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = s.ledgerPanic(ctx, v)
 		}
 	}()
-	return st.ID(), nil
+	id := st.ID()
+	if cur, ok := runspan.From(ctx); ok && cur.Conversation == id {
+		return ctx, nil
+	}
+	return runspan.With(ctx, runspan.Of(ctx, id, st)), nil
 }
 
 func (s *Step) repair(ctx context.Context, st ledger.State) (turns []ledger.Turn, err error) {

@@ -4,9 +4,24 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/lodeworks/lode/internal/runspan"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/x/auth"
 )
+
+// The loop reads the caller for its spans by these keys, by string: it
+// may not import this package.
+func TestSpanIdentityReadsTheseKeys(t *testing.T) {
+	for _, k := range []struct{ auth, loop string }{
+		{auth.UserKey, runspan.UserKey},
+		{auth.TenantKey, runspan.TenantKey},
+		{auth.RolesKey, runspan.RolesKey},
+	} {
+		if k.auth != k.loop {
+			t.Errorf("x/auth writes %q, the loop's spans read %q", k.auth, k.loop)
+		}
+	}
+}
 
 func TestMetadataRoundTrip(t *testing.T) {
 	cases := []auth.Identity{

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/internal/runspan"
 )
 
 func toolType(remote bool) string {
@@ -55,7 +56,8 @@ func (h *Handler) startSpan(ctx context.Context, call artifact.ToolCall) (contex
 			attribute.String("gen_ai.operation.name", "execute_tool"),
 			attribute.String("gen_ai.tool.name", name),
 			attribute.String("gen_ai.tool.call.id", attrText(call.ID)),
-		))
+		),
+		trace.WithAttributes(runspan.Attributes(ctx)...))
 }
 
 func (h *Handler) finish(ctx context.Context, span trace.Span, call artifact.ToolCall, o outcome, start time.Time) {

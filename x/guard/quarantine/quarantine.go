@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/internal/runspan"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
@@ -356,11 +357,17 @@ func charge(ctx context.Context, prov provider.Provider, th *ledger.Thread, from
 
 // detached keeps a context's deadline and cancellation and drops its
 // values: the caller's turn, charger and spend must not reach the inner
-// run, whose usage Read charges once, itself.
+// run, whose usage Read charges once, itself. Its span and whose run it is
+// (internal/runspan) are kept, so the inner run's spans sit in the
+// caller's trace and name its conversation and user.
 type detached struct{ context.Context }
 
 func (detached) Value(any) any { return nil }
 
 func detach(ctx context.Context) context.Context {
-	return trace.ContextWithSpan(detached{ctx}, trace.SpanFromContext(ctx))
+	out := trace.ContextWithSpan(detached{ctx}, trace.SpanFromContext(ctx))
+	if id, ok := runspan.From(ctx); ok {
+		out = runspan.With(out, id)
+	}
+	return out
 }

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/internal/runspan"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 )
@@ -338,7 +339,8 @@ func (p *Provider) begin(ctx context.Context, a *attempt) {
 		if m := p.models[a.prov]; m != "" {
 			attrs = append(attrs, attribute.String("gen_ai.request.model", m))
 		}
-		a.ctx, a.span = p.cfg.tracer.Start(a.ctx, "lode.fallback.attempt", trace.WithAttributes(attrs...))
+		a.ctx, a.span = p.cfg.tracer.Start(a.ctx, "lode.fallback.attempt", trace.WithAttributes(attrs...),
+			trace.WithAttributes(runspan.Attributes(a.ctx)...))
 	}
 	p.notify(ctx, a, StatusStarted, nil, false)
 }

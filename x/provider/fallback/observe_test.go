@@ -94,6 +94,10 @@ func TestEventsAndUsageThroughTheLoop(t *testing.T) {
 			"gen_ai.usage.input_tokens": attribute.Int64Value(10), "gen_ai.usage.output_tokens": attribute.Int64Value(2),
 		},
 	}
+	for _, w := range wantAttrs { // the run's identity, as on every span of it
+		w["gen_ai.conversation.id"] = attribute.StringValue(th.ID())
+		w["session.id"] = attribute.StringValue(th.ID())
+	}
 	for i, s := range spans {
 		if s.Name() != "lode.fallback.attempt" {
 			t.Errorf("span %d is %q", i, s.Name())

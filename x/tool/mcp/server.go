@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/internal/runspan"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/tool"
 	xtool "github.com/lodeworks/lode/x/tool"
@@ -475,7 +476,8 @@ func (s *Server) startSpan(ctx context.Context, method string, req sdk.Request) 
 	if ss, ok := req.GetSession().(*sdk.ServerSession); ok && ss.ID() != "" {
 		attrs = append(attrs, attribute.String("mcp.session.id", ss.ID()))
 	}
-	return s.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	return s.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...),
+		trace.WithAttributes(runspan.Attributes(ctx)...))
 }
 
 func endSpan(span trace.Span, res sdk.Result, err error) {

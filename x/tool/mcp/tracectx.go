@@ -9,6 +9,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/lodeworks/lode/internal/runspan"
 )
 
 // traceProp reads and writes W3C trace context and baggage under the _meta
@@ -37,14 +39,34 @@ func (m metaCarrier) Keys() []string {
 	return keys
 }
 
+// The _meta keys that carry the conversation a request is made in, so the
+// server's spans name it as the caller's do (gen_ai.conversation.id,
+// session.id). Only the thread IDs cross: the caller's user, tenant and
+// roles are not the server's to know; its own door authenticates callers.
+const (
+	conversationMeta = "lode/conversation.id"
+	sessionMeta      = "lode/session.id"
+)
+
 // traceMeta returns the _meta of an outgoing request from ctx: the trace
-// context of ctx's span, or nil when there is none to send.
+// context of ctx's span and the conversation of ctx's run, or nil when
+// there is none to send.
 func traceMeta(ctx context.Context) sdk.Meta {
-	if !trace.SpanContextFromContext(ctx).IsValid() {
+	id, inRun := runspan.From(ctx)
+	traced := trace.SpanContextFromContext(ctx).IsValid()
+	if !traced && !inRun {
 		return nil
 	}
 	m := sdk.Meta{}
-	traceProp.Inject(ctx, metaCarrier(m))
+	if traced {
+		traceProp.Inject(ctx, metaCarrier(m))
+	}
+	if id.Conversation != "" {
+		m[conversationMeta] = id.Conversation
+	}
+	if id.Session != "" {
+		m[sessionMeta] = id.Session
+	}
 	return m
 }
 
@@ -94,6 +116,13 @@ func continueTrace(ctx context.Context, req sdk.Request) context.Context {
 	meta := p.GetMeta()
 	if len(meta) == 0 {
 		return ctx
+	}
+	if c := metaCarrier(meta).Get(conversationMeta); c != "" {
+		s := metaCarrier(meta).Get(sessionMeta)
+		if s == "" {
+			s = c
+		}
+		ctx = runspan.With(ctx, runspan.Identity{Conversation: c, Session: s})
 	}
 	return traceProp.Extract(ctx, metaCarrier(meta))
 }

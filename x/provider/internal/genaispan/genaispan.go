@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/internal/runspan"
 	"github.com/lodeworks/lode/provider"
 )
 
@@ -58,7 +59,8 @@ func Start(ctx context.Context, tracer trace.Tracer, c Call, req *provider.Reque
 		attrs = append(attrs, attribute.StringSlice("gen_ai.request.stop_sequences", req.Stop))
 	}
 	return tracer.Start(ctx, "chat "+c.Model,
-		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...),
+		trace.WithAttributes(runspan.Attributes(ctx)...))
 }
 
 // Result is what the call learned; the adapters fill it as they read the
