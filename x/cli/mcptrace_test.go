@@ -18,6 +18,22 @@ type otlpSpan struct {
 	SpanID       string `json:"spanId"`
 	ParentSpanID string `json:"parentSpanId"`
 	Name         string `json:"name"`
+	Attributes   []struct {
+		Key   string `json:"key"`
+		Value struct {
+			StringValue string `json:"stringValue"`
+		} `json:"value"`
+	} `json:"attributes"`
+}
+
+// attr is the string attribute key of s, or "".
+func (s otlpSpan) attr(key string) string {
+	for _, a := range s.Attributes {
+		if a.Key == key {
+			return a.Value.StringValue
+		}
+	}
+	return ""
 }
 
 // spanCollector is an OTLP/HTTP (JSON) trace endpoint that keeps every span
@@ -119,5 +135,16 @@ func TestRunAndServeShareOneTrace(t *testing.T) {
 	server := spans["execute_tool calculator__eval"]
 	if client.TraceID == "" || server.TraceID != client.TraceID || server.ParentSpanID != client.SpanID {
 		t.Errorf("the server's execution %+v is not a child of the run's %+v", server, client)
+	}
+	// The server's spans name the caller's conversation, which crossed in
+	// the request's _meta.
+	conv := client.attr("gen_ai.conversation.id")
+	if conv == "" {
+		t.Fatalf("the run's execute_tool span names no conversation: %+v", client)
+	}
+	for _, k := range []string{"gen_ai.conversation.id", "session.id"} {
+		if got := server.attr(k); got != conv {
+			t.Errorf("the server's execute_tool: %s = %q, want the run's %q", k, got, conv)
+		}
 	}
 }
