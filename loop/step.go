@@ -391,11 +391,7 @@ func (s *Step) identity(ctx context.Context, st ledger.State) (_ context.Context
 			err = s.ledgerPanic(ctx, v)
 		}
 	}()
-	id := st.ID()
-	if cur, ok := runspan.From(ctx); ok && cur.Conversation == id {
-		return ctx, nil
-	}
-	return runspan.With(ctx, runspan.Of(ctx, id, st)), nil
+	return WithRunIdentity(ctx, st), nil
 }
 
 func (s *Step) repair(ctx context.Context, st ledger.State) (turns []ledger.Turn, err error) {
