@@ -418,6 +418,7 @@ func (a *Agent) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 		return TurnResult{}, err
 	}
 	defer st.Close()
+	ctx = loop.WithRunIdentity(ctx, st) // its spans, the answer handlers' too, name the run
 	// The lease first, as a loop turn takes it: an owner that names this
 	// run and turn, so a retry after a worker died takes it over at once.
 	lctx, h, err := a.hold(ctx, st, a.modelOwner(ctx, in.After))
@@ -761,6 +762,7 @@ func (a *Agent) Call(ctx context.Context, in CallInput) (CallResult, error) {
 		return CallResult{}, err
 	}
 	defer st.Close()
+	ctx = loop.WithRunIdentity(ctx, st) // the call's execute_tool span names the run
 	if cs.result != nil {
 		// A guard that stopped its result stopped the run: the call is
 		// not run again, on this worker or any other.

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
@@ -26,7 +27,8 @@ type engine struct{}
 // warnings and worse, so that a run's output stays the run's.
 func dial(a *cli.Agent) (client.Client, error) {
 	logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(a.Log, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	c, err := client.Dial(client.Options{HostPort: a.Address, Namespace: a.Namespace, Logger: logger})
+	c, err := client.Dial(client.Options{HostPort: a.Address, Namespace: a.Namespace, Logger: logger,
+		ContextPropagators: []workflow.ContextPropagator{temporal.TracePropagator()}})
 	if err != nil {
 		return nil, fmt.Errorf("temporal: cannot reach %s (namespace %s): %w", a.Address, a.Namespace, err)
 	}
