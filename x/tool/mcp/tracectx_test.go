@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -238,5 +240,60 @@ func TestServerRequestsCarryTrace(t *testing.T) {
 	sc := exec.SpanContext()
 	if want := "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-01"; got != want {
 		t.Fatalf("the elicitation's traceparent is %v, want %s", got, want)
+	}
+}
+
+// The server's spans of a call name the conversation the caller's _meta
+// names (lode/conversation.id, lode/session.id), and never a caller's
+// identity a peer claims there: the server's own door says who calls.
+func TestServerNamesTheCallersConversation(t *testing.T) {
+	cases := []struct {
+		name, meta string
+		want       map[string]string
+	}{
+		{"conversation and session", `{"lode/conversation.id":"c1","lode/session.id":"s1"}`,
+			map[string]string{"gen_ai.conversation.id": "c1", "session.id": "s1"}},
+		{"conversation only: its own session", `{"lode/conversation.id":"c1"}`,
+			map[string]string{"gen_ai.conversation.id": "c1", "session.id": "c1"}},
+		{"a claimed user is not taken", `{"lode/conversation.id":"c1","user.id":"mallory","lode/user.id":"mallory"}`,
+			map[string]string{"gen_ai.conversation.id": "c1", "session.id": "c1"}},
+		{"not a string", `{"lode/conversation.id":42}`, map[string]string{}},
+		{"none", ``, map[string]string{}},
+	}
+	keys := []string{"gen_ai.conversation.id", "session.id", "user.id", "user.roles", "lode.tenant"}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+			s := serveLines(t, demoRegistry(t), nil, nil, mcp.WithTracer(tp.Tracer("server")))
+			s.initialize()
+			meta := ""
+			if tc.meta != "" {
+				meta = `,"_meta":` + tc.meta
+			}
+			s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}` + meta + `}}`)
+			if got := decodeReply(t, s.next()).text(t); got != "hi" {
+				t.Fatalf("the call answered %q", got)
+			}
+			seen := 0
+			for _, sp := range rec.Ended() {
+				if sp.Name() != "tools/call echo" && sp.Name() != "execute_tool echo" {
+					continue
+				}
+				seen++
+				got := map[string]string{}
+				for _, kv := range sp.Attributes() {
+					if slices.Contains(keys, string(kv.Key)) {
+						got[string(kv.Key)] = kv.Value.Emit()
+					}
+				}
+				if !maps.Equal(got, tc.want) {
+					t.Errorf("span %q: %v, want %v", sp.Name(), got, tc.want)
+				}
+			}
+			if seen != 2 {
+				t.Errorf("%d of the call's two spans recorded", seen)
+			}
+		})
 	}
 }
