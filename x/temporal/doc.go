@@ -154,6 +154,19 @@
 // stores that loop runs use, not at one this workflow runs on, where
 // Temporal already continues every run.
 //
+// # Traces
+//
+// With TracePropagator on the client that starts a run and on the
+// worker's, a run is one trace with the code that started it: the
+// header carries the starter's W3C trace context through the workflow,
+// which makes no spans, to every activity and child workflow, so each
+// turn's and call's spans, on whichever worker, hang under the starter's
+// span. Each activity names its run on its spans as a loop run does
+// (loop.WithRunIdentity): the thread as gen_ai.conversation.id and
+// session.id, and the caller a door wrote on it. The Temporal SDK's own
+// OpenTelemetry interceptor is not used: it is a module of its own that
+// lode does not require.
+//
 // An application builds one Agent (New: store, provider, handler) and a
 // worker with NewWorker, and starts runs with Start on threads whose
 // prompt it has appended.
