@@ -13,9 +13,10 @@ import (
 // Run, Turn and Resume do: the spans lode's packages start in it (an
 // adapter's chat span, x/tool's execute_tool) then name st's thread and
 // the caller a door wrote on it. It is for code that runs part of a run
-// outside a Step, such as a worker running one tool call of it. Inside a
-// run of another thread, the session and any caller st does not name are
-// kept from ctx. It panics as st's methods do.
+// outside a Step, such as a worker running one tool call of it. The
+// session is the one st's metadata names (a child agent's thread names its
+// caller's), or else that of the run ctx is in, or else st itself; a
+// caller st does not name is kept from ctx. It panics as st's methods do.
 func WithRunIdentity(ctx context.Context, st ledger.State) context.Context {
 	id := st.ID()
 	if cur, ok := runspan.From(ctx); ok && cur.Conversation == id {

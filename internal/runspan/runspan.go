@@ -32,6 +32,13 @@ const (
 	RolesKey  = "role"
 )
 
+// SessionKey is the thread metadata key of the session a thread belongs
+// to when it is not its own: x/agent and x/temporal write it on a child
+// agent's thread (as x/agent.MetaSession), so that the child's spans name
+// its caller's session in any process, on any worker, however late it is
+// resumed.
+const SessionKey = "lode.session"
+
 // Span attribute keys. ConversationAttr and SessionAttr name the thread:
 // the GenAI conventions read gen_ai.conversation.id; Langfuse and Phoenix
 // (OpenInference) build their session views from session.id and their
@@ -73,11 +80,11 @@ func From(ctx context.Context) (Identity, bool) {
 // Of is the Identity of a run of st (whose ID is thread) inside ctx: the
 // caller's user, tenant and roles from st's metadata, each inherited from
 // ctx's Identity when st has none (a child agent's thread, a thread a
-// door did not write), and the session of ctx's Identity, or thread when
-// ctx has none. It may panic as st's methods do.
+// door did not write); the session st's metadata names (SessionKey), or
+// else ctx's Identity's, or else thread. It may panic as st's methods do.
 func Of(ctx context.Context, thread string, st ledger.State) Identity {
 	parent, _ := From(ctx)
-	id := Identity{Conversation: thread, Session: parent.Session}
+	id := Identity{Conversation: thread, Session: meta(st, SessionKey, parent.Session)}
 	if id.Session == "" {
 		id.Session = thread
 	}

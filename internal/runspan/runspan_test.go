@@ -39,6 +39,9 @@ func TestOf(t *testing.T) {
 			[]attribute.KeyValue{attribute.String(ConversationAttr, "t"), attribute.String(SessionAttr, "root"),
 				attribute.String(UserAttr, "bob"), attribute.StringSlice(RolesAttr, []string{"editor"}),
 				attribute.String(TenantAttr, "acme")}},
+		{"a child's thread names its session", context.Background(), map[string]string{SessionKey: "root"},
+			Identity{Conversation: "t", Session: "root"},
+			[]attribute.KeyValue{attribute.String(ConversationAttr, "t"), attribute.String(SessionAttr, "root")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := ledger.NewThread(ledger.WithID("t"), ledger.WithMetadata(tc.meta))

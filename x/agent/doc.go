@@ -14,8 +14,9 @@
 //
 // Each call runs on a new thread, kept in the WithStore store (in memory
 // without one). The child's metadata names the agent (MetaAgent), its depth
-// (MetaDepth), the parent's thread (MetaParentThread) and the tool call
-// that started it (MetaParentCall); the parent thread gets the key
+// (MetaDepth), the parent's thread (MetaParentThread), the tool call
+// that started it (MetaParentCall) and the outermost run's thread, which
+// its spans name as session.id (MetaSession); the parent thread gets the key
 // MetaChildPrefix+callID naming the child thread. The child also carries
 // its caller's identity, copied from the parent thread: the user, tenant
 // and roles under x/auth's UserKey, TenantKey and RolesKey (never from the

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/internal/runspan"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/tool"
@@ -131,4 +132,12 @@ func mapsEqual(a, b map[attribute.Key]string) bool {
 		}
 	}
 	return true
+}
+
+// The loop reads a child's session by this key, by string: it may not
+// import this package.
+func TestSessionKeyIsTheLoops(t *testing.T) {
+	if agent.MetaSession != runspan.SessionKey {
+		t.Errorf("x/agent writes %q, the loop's spans read %q", agent.MetaSession, runspan.SessionKey)
+	}
 }

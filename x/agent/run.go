@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/internal/runspan"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/tool"
@@ -33,6 +34,9 @@ const (
 	// MetaParentThread is the ID of the thread whose tool call started
 	// the child; absent when the call came from outside a loop.
 	MetaParentThread = "lode.agent.parent_thread"
+	// MetaSession is the thread of the outermost run, whose session the
+	// child's spans name (session.id) in any process, whenever it runs.
+	MetaSession = "lode.session"
 	// MetaParentCall is the ID of that tool call.
 	MetaParentCall = "lode.agent.parent_call"
 )
@@ -205,6 +209,7 @@ func (a *Agent) call(ctx context.Context, parent tool.Registry, args map[string]
 	}
 	if parentState != nil {
 		meta[MetaParentThread] = parentState.ID()
+		meta[MetaSession] = sessionOf(ctx, parentState)
 		// The child acts for its caller: it carries the caller's user,
 		// tenant and roles, from the parent thread (never from the
 		// model's arguments), so that the caller's limits bind it.
@@ -626,4 +631,16 @@ func lastText(st ledger.State) string {
 		}
 	}
 	return b.String()
+}
+
+// sessionOf is the session a child of parent belongs to: the run's, as
+// the context says it, or as parent's metadata keeps it, or parent itself.
+func sessionOf(ctx context.Context, parent ledger.State) string {
+	if id, ok := runspan.From(ctx); ok && id.Session != "" {
+		return id.Session
+	}
+	if v, ok := parent.Metadata(MetaSession); ok && v != "" {
+		return v
+	}
+	return parent.ID()
 }

@@ -184,6 +184,11 @@ func (a *Agent) Child(ctx context.Context, in ChildInput) (ChildStart, error) {
 		agent.MetaDepth:        strconv.Itoa(depth),
 		agent.MetaParentThread: st.ID(),
 		agent.MetaParentCall:   call.ID,
+		agent.MetaSession:      st.ID(),
+	}
+	// The child's spans name the session of the outermost run.
+	if v, ok := st.Metadata(agent.MetaSession); ok && v != "" {
+		meta[agent.MetaSession] = v
 	}
 	// The caller's identity goes down with the task, as the door wrote
 	// it, so that x/policy's roles and tenant limits bind in the child.

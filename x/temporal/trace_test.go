@@ -18,6 +18,7 @@ import (
 	"github.com/lodeworks/lode/ledger/file"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/agent"
 	"github.com/lodeworks/lode/x/auth"
 	"github.com/lodeworks/lode/x/provider/script"
 	lt "github.com/lodeworks/lode/x/temporal"
@@ -138,5 +139,55 @@ func TestActivitiesContinueTheStartersTrace(t *testing.T) {
 				t.Errorf("spans %s", got)
 			}
 		})
+	}
+}
+
+// A child agent's workflow continues its caller's trace too: the spans of
+// its activities are in the starter's trace and name the child's thread,
+// in the caller's session.
+func TestChildWorkflowContinuesTheTrace(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tracer := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)).Tracer("test")
+	f := newFamily(t,
+		[]script.Step{script.Call("c1", "helper", `{"task":"look"}`), script.Text("done")},
+		[]script.Step{script.Call("k1", "read", `{}`), script.Text("found it")},
+		[]agent.Option{agent.WithTracer(tracer)}, xtool.WithTracer(tracer))
+	ctx, start := tracer.Start(context.Background(), "start run")
+	h := header{&commonpb.Header{Fields: map[string]*commonpb.Payload{}}}
+	if err := lt.TracePropagator().Inject(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	start.End()
+	e := newEnv(f.a)
+	e.SetContextPropagators([]workflow.ContextPropagator{lt.TracePropagator()})
+	e.SetHeader(h.Header)
+	e.ExecuteWorkflow(lt.WorkflowName, lt.RunInput{Thread: f.id})
+	if err := e.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	childID := lt.ChildThreadID(f.id, "c1")
+	var names []string
+	for _, s := range rec.Ended() {
+		if s.Name() == "start run" {
+			continue
+		}
+		conv, session := "", ""
+		for _, kv := range s.Attributes() {
+			switch kv.Key {
+			case "gen_ai.conversation.id":
+				conv = kv.Value.AsString()
+			case "session.id":
+				session = kv.Value.AsString()
+			}
+		}
+		names = append(names, s.Name()+" in "+conv+" session "+session)
+		if s.SpanContext().TraceID() != start.SpanContext().TraceID() {
+			t.Errorf("span %q is not in the starter's trace", s.Name())
+		}
+	}
+	slices.Sort(names)
+	want := "execute_tool read in " + childID + " session " + f.id
+	if !slices.Contains(names, want) {
+		t.Errorf("spans:\n%s\nwant among them %q", strings.Join(names, "\n"), want)
 	}
 }
