@@ -50,17 +50,15 @@ const (
 
 // traceMeta returns the _meta of an outgoing request from ctx: the trace
 // context of ctx's span and the conversation of ctx's run, or nil when
-// there is none to send.
+// ctx has no span (an untraced request is sent as it was written, so a
+// recorded session replays).
 func traceMeta(ctx context.Context) sdk.Meta {
-	id, inRun := runspan.From(ctx)
-	traced := trace.SpanContextFromContext(ctx).IsValid()
-	if !traced && !inRun {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
 		return nil
 	}
 	m := sdk.Meta{}
-	if traced {
-		traceProp.Inject(ctx, metaCarrier(m))
-	}
+	traceProp.Inject(ctx, metaCarrier(m))
+	id, _ := runspan.From(ctx)
 	if id.Conversation != "" {
 		m[conversationMeta] = id.Conversation
 	}
