@@ -368,6 +368,23 @@ func (s *Server) stateFor(req sdk.Request) (ledger.State, error) {
 	return nil, errNoIdentity
 }
 
+// withCaller returns ctx saying, for the request's spans, whose run it
+// serves: the conversation the caller's _meta named and the user, tenant
+// and roles of the caller as this server identified it (its state's
+// metadata), never as the request claims.
+func (s *Server) withCaller(ctx context.Context, req sdk.Request) context.Context {
+	st, err := s.stateFor(req)
+	if err != nil || st == nil {
+		return ctx
+	}
+	remote, _ := runspan.From(ctx)
+	id := runspan.Of(ctx, remote.Conversation, st)
+	if len(id.Attributes()) == 0 {
+		return ctx
+	}
+	return runspan.With(ctx, id)
+}
+
 func (s *Server) callTool(ctx context.Context, req *sdk.CallToolRequest) *sdk.CallToolResult {
 	name := ""
 	var raw []byte
@@ -431,6 +448,7 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			return next(ctx, method, req)
 		}
 		ctx = continueTrace(ctx, req)
+		ctx = s.withCaller(ctx, req)
 		var span trace.Span
 		if s.tracer != nil {
 			ctx, span = s.startSpan(ctx, method, req)

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/tool"
 	xtool "github.com/lodeworks/lode/x/tool"
 	"github.com/lodeworks/lode/x/tool/mcp"
@@ -247,25 +248,31 @@ func TestServerRequestsCarryTrace(t *testing.T) {
 // names (lode/conversation.id, lode/session.id), and never a caller's
 // identity a peer claims there: the server's own door says who calls.
 func TestServerNamesTheCallersConversation(t *testing.T) {
+	ann := ledger.NewThread(ledger.WithMetadata(map[string]string{"lode.user": "ann", "tenant": "acme", "role": "editor"}))
 	cases := []struct {
 		name, meta string
+		opts       []mcp.ServerOption
 		want       map[string]string
 	}{
-		{"conversation and session", `{"lode/conversation.id":"c1","lode/session.id":"s1"}`,
+		{"the server's own caller", `{"lode/conversation.id":"c1","lode/user.id":"mallory"}`, []mcp.ServerOption{mcp.WithState(ann)},
+			map[string]string{"gen_ai.conversation.id": "c1", "session.id": "c1", "user.id": "ann", "lode.tenant": "acme", "user.roles": `["editor"]`}},
+		{"the server's own caller, no conversation", ``, []mcp.ServerOption{mcp.WithState(ann)},
+			map[string]string{"user.id": "ann", "lode.tenant": "acme", "user.roles": `["editor"]`}},
+		{"conversation and session", `{"lode/conversation.id":"c1","lode/session.id":"s1"}`, nil,
 			map[string]string{"gen_ai.conversation.id": "c1", "session.id": "s1"}},
-		{"conversation only: its own session", `{"lode/conversation.id":"c1"}`,
+		{"conversation only: its own session", `{"lode/conversation.id":"c1"}`, nil,
 			map[string]string{"gen_ai.conversation.id": "c1", "session.id": "c1"}},
-		{"a claimed user is not taken", `{"lode/conversation.id":"c1","user.id":"mallory","lode/user.id":"mallory"}`,
+		{"a claimed user is not taken", `{"lode/conversation.id":"c1","user.id":"mallory","lode/user.id":"mallory"}`, nil,
 			map[string]string{"gen_ai.conversation.id": "c1", "session.id": "c1"}},
-		{"not a string", `{"lode/conversation.id":42}`, map[string]string{}},
-		{"none", ``, map[string]string{}},
+		{"not a string", `{"lode/conversation.id":42}`, nil, map[string]string{}},
+		{"none", ``, nil, map[string]string{}},
 	}
 	keys := []string{"gen_ai.conversation.id", "session.id", "user.id", "user.roles", "lode.tenant"}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := tracetest.NewSpanRecorder()
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-			s := serveLines(t, demoRegistry(t), nil, nil, mcp.WithTracer(tp.Tracer("server")))
+			s := serveLines(t, demoRegistry(t), nil, nil, append(tc.opts, mcp.WithTracer(tp.Tracer("server")))...)
 			s.initialize()
 			meta := ""
 			if tc.meta != "" {
