@@ -104,9 +104,9 @@ func WithInvokeOptions(o ...provider.InvokeOption) Option {
 // Whatever the tracer, a run's context says whose run it is, and every
 // lode span started in it (these, an adapter's chat spans, x/tool's
 // execute_tool, a fallback attempt, a child agent's run) carries
-// gen_ai.conversation.id and session.id (the thread; a child agent's
-// session is its caller's thread) and, from the thread metadata a door
-// writes (x/auth), user.id, user.roles and lode.tenant.
+// gen_ai.conversation.id (the thread) and session.id (the outermost run's
+// thread) and, from the thread metadata a door writes (x/auth), user.id,
+// user.roles and lode.tenant. See WithRunIdentity and SpanAttributes.
 func WithTracer(t trace.Tracer) Option { return func(s *Step) { s.tracer = t } }
 
 // WithLogger sets where handler panics and dropped observer panics are
