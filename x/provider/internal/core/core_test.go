@@ -158,7 +158,9 @@ func TestInvocationRun(t *testing.T) {
 			inv := Invocation{Provider: "x", ErrorType: func(error) string { return "kind" }}
 			var failed []error
 			inv.Run(t.Context(), &c, &provider.Request{}, func(_ artifact.Artifact, err error) bool { failed = append(failed, err); return false },
-				func(ctx context.Context, _ Yield) (*genaispan.Result, error) { return &genaispan.Result{Model: "m-1"}, tc.err })
+				func(ctx context.Context, _ Yield) (*genaispan.Result, error) {
+					return &genaispan.Result{Model: "m-1"}, tc.err
+				})
 			if tc.wantFail == nil && len(failed) != 0 || tc.wantFail != nil && (len(failed) != 1 || failed[0] != tc.wantFail) {
 				t.Errorf("failed with %v, want %v", failed, tc.wantFail)
 			}
