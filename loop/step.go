@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/capture"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/provider"
 )
@@ -74,6 +75,8 @@ type Step struct {
 	guards []Guard
 	g      *guards
 	window int
+	// capture is WithCapture's.
+	capture capture.Config
 }
 
 // Option configures a Step.
@@ -300,6 +303,11 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 		return out, err
 	}
 
+	ctx, hold := s.capturing(ctx)
+	if hold != nil {
+		// Whatever ends the turn early, the chat spans end without output.
+		defer hold.Release(false)
+	}
 	hb := s.newHoldBack(st)
 	arts, err := s.stream(ctx, st, prov, req, hb)
 	// A provider that ends its stream on cancellation without saying so must
@@ -328,6 +336,12 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 		}
 	}
 	hb.flush(ctx)
+	if hold != nil {
+		hold.Release(true)
+		if len(s.observers) > 0 {
+			s.notify(ctx, contentEvent(ctx, req, arts))
+		}
+	}
 	for _, a := range arts {
 		switch a := a.(type) {
 		case artifact.ToolCall:
@@ -718,7 +732,15 @@ func (s *Step) handle(ctx context.Context, st ledger.State, arts []artifact.Arti
 			cols[i].turns = []TurnCompleteEvent{{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{notRun(cols[i].call, te)}}}
 			return
 		}
-		errs[i] = s.handleOne(ctx, i, a, &cols[i])
+		if trip == nil || !capture.From(ctx).On {
+			errs[i] = s.handleOne(ctx, i, a, &cols[i])
+			return
+		}
+		// The call's span records its result once the result guards
+		// passed it.
+		cctx, hold := capture.WithHold(ctx)
+		errs[i] = s.handleOne(cctx, i, a, &cols[i])
+		hold.Release(trip.get() == nil)
 	}
 	if calls == 1 || (calls > 1 && s.concurrency == 1) {
 		for i, a := range arts {
