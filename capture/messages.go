@@ -35,6 +35,44 @@ type Part struct {
 	URI       string `json:"uri,omitempty"`
 }
 
+// MarshalJSON writes the fields of p's type, those the conventions
+// require present even when empty.
+func (p Part) MarshalJSON() ([]byte, error) {
+	switch p.Type {
+	case "tool_call":
+		return json.Marshal(struct {
+			Type      string `json:"type"`
+			ID        string `json:"id,omitempty"`
+			Name      string `json:"name"`
+			Arguments any    `json:"arguments"`
+		}{p.Type, p.ID, p.Name, p.Arguments})
+	case "tool_call_response":
+		return json.Marshal(struct {
+			Type     string `json:"type"`
+			ID       string `json:"id,omitempty"`
+			Response any    `json:"response"`
+		}{p.Type, p.ID, p.Response})
+	case "uri":
+		return json.Marshal(struct {
+			Type     string `json:"type"`
+			Modality string `json:"modality"`
+			MIMEType string `json:"mime_type,omitempty"`
+			URI      string `json:"uri"`
+		}{p.Type, p.Modality, p.MIMEType, p.URI})
+	case "blob":
+		return json.Marshal(struct {
+			Type     string `json:"type"`
+			Modality string `json:"modality"`
+			MIMEType string `json:"mime_type,omitempty"`
+			Content  string `json:"content"`
+		}{p.Type, p.Modality, p.MIMEType, p.Content})
+	}
+	return json.Marshal(struct {
+		Type    string `json:"type"`
+		Content string `json:"content"`
+	}{p.Type, p.Content})
+}
+
 // Input splits turns into the system instructions and the messages the
 // model is sent, in the structured form. Tripwires and turns left with
 // no part are skipped.
@@ -59,13 +97,22 @@ func Output(arts []artifact.Artifact) Message {
 	m := Message{Role: string(ledger.RoleAssistant), Parts: Parts(arts), FinishReason: "stop"}
 	for _, a := range arts {
 		if f, ok := a.(artifact.Finish); ok && f.Reason != "" {
-			m.FinishReason = f.Reason
+			m.FinishReason = finishReason(f.Reason)
 		}
 	}
 	if m.Parts == nil {
 		m.Parts = []Part{}
 	}
 	return m
+}
+
+// finishReason is lode's reason in the conventions' words where they have
+// one ("tool_call" for "tool_calls"); others pass as they are.
+func finishReason(r string) string {
+	if r == "tool_calls" {
+		return "tool_call"
+	}
+	return r
 }
 
 // Parts is arts in the structured form; artifacts that are not content
@@ -103,7 +150,15 @@ func Parts(arts []artifact.Artifact) []Part {
 	return out
 }
 
+// media is a part that is not text; modality is the MIME type's first
+// word when the artifact does not say ("application" for a PDF).
 func media(modality, uri, mime string, data []byte) Part {
+	if modality == "" {
+		modality, _, _ = strings.Cut(mime, "/")
+		if modality == "" {
+			modality = "unknown"
+		}
+	}
 	if uri != "" {
 		return Part{Type: "uri", Modality: modality, MIMEType: mime, URI: uri}
 	}
