@@ -71,3 +71,16 @@ func contentEvent(ctx context.Context, req *provider.Request, arts []artifact.Ar
 	}
 	return ev
 }
+
+// handleCall is handleOne for a tool call. With capture on and result
+// guards (trip not nil), the call's span records its result only once
+// they passed it: what they stop is never exported.
+func (s *Step) handleCall(ctx context.Context, i int, a artifact.Artifact, c *collector, trip *tripped) error {
+	if trip == nil || !capture.From(ctx).On {
+		return s.handleOne(ctx, i, a, c)
+	}
+	ctx, hold := capture.WithHold(ctx)
+	err := s.handleOne(ctx, i, a, c)
+	hold.Release(trip.get() == nil)
+	return err
+}

@@ -732,15 +732,7 @@ func (s *Step) handle(ctx context.Context, st ledger.State, arts []artifact.Arti
 			cols[i].turns = []TurnCompleteEvent{{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{notRun(cols[i].call, te)}}}
 			return
 		}
-		if trip == nil || !capture.From(ctx).On {
-			errs[i] = s.handleOne(ctx, i, a, &cols[i])
-			return
-		}
-		// The call's span records its result once the result guards
-		// passed it.
-		cctx, hold := capture.WithHold(ctx)
-		errs[i] = s.handleOne(cctx, i, a, &cols[i])
-		hold.Release(trip.get() == nil)
+		errs[i] = s.handleCall(ctx, i, a, &cols[i], trip)
 	}
 	if calls == 1 || (calls > 1 && s.concurrency == 1) {
 		for i, a := range arts {

@@ -1,7 +1,12 @@
 package cli
 
 import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/lodeworks/lode/capture"
@@ -61,6 +66,55 @@ func TestCaptureOf(t *testing.T) {
 			}
 			if got.On && (got.MaxBytes != c.bytes || len(got.Secrets) != 1 || got.Secrets[0] != "sk-model-key-123") {
 				t.Errorf("captureOf = %+v, want the bound and the model's key as a secret", got)
+			}
+		})
+	}
+}
+
+// lode run records the conversation on the spans it exports when
+// trace.content or the standard variable asks, and not otherwise; the
+// model's key never leaves.
+func TestRunExportsContent(t *testing.T) {
+	cases := []struct {
+		name, config, env string
+		want              bool
+	}{
+		{"off", pricedTiny, "", false},
+		{"by variable", pricedTiny, "SPAN_ONLY", true},
+		{"by lode.yaml", pricedTiny + "trace:\n  content: true\n", "", true},
+		{"lode.yaml wins", pricedTiny + "trace:\n  content: false\n", "true", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var got []byte
+			recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				mu.Lock()
+				got = append(got, b...)
+				mu.Unlock()
+			}))
+			defer recv.Close()
+			_, url := costServer(t)
+			dir := writeConfig(t, c.config+"model:\n  api_key_env: TINY_KEY\n")
+			r := lode(t, dir, map[string]string{"OPENAI_BASE_URL": url, "TINY_KEY": "sk-tiny-0123456789",
+				"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": recv.URL + "/v1/traces", capture.EnvVar: c.env},
+				"", "run", "--model", "tiny", "what is 1+1? my key: sk-tiny-0123456789")
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(got) == 0 {
+				t.Fatal("no spans exported")
+			}
+			for _, w := range []string{"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.call.arguments", "what is 1+1?"} {
+				if bytes.Contains(got, []byte(w)) != c.want {
+					t.Errorf("%q exported: %v, want %v", w, !c.want, c.want)
+				}
+			}
+			if bytes.Contains(got, []byte("sk-tiny-0123456789")) {
+				t.Error("the model's key was exported")
 			}
 		})
 	}

@@ -163,10 +163,6 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 	if err != nil {
 		return nil, err
 	}
-	content, err := captureOf(e, cfg)
-	if err != nil {
-		return nil, err
-	}
 	tel, shutdown, err := setupTelemetry(ctx, e, o.trace)
 	if err != nil {
 		return nil, err
@@ -205,7 +201,6 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 	telHandler, telLoop := tel.options()
 	handlerOpts = append(handlerOpts, telHandler...)
 	loopOpts = append(loopOpts, telLoop...)
-	loopOpts = append(loopOpts, loop.WithCapture(content))
 	notes.to(pr)
 	handler := xtool.NewHandler(tb.reg, handlerOpts...)
 	invoke := d.invoke(cfg, tb)

@@ -77,10 +77,6 @@ lease of a process that died lapses.
 	if err != nil {
 		return err
 	}
-	content, err := captureOf(e, cfg)
-	if err != nil {
-		return err
-	}
 	tel, shutdown, err := setupTelemetry(ctx, e, o.trace)
 	if err != nil {
 		return err
@@ -124,7 +120,6 @@ lease of a process that died lapses.
 	telHandler, telLoop := tel.options()
 	hopts = append(hopts, telHandler...)
 	loopOpts = append(loopOpts, telLoop...)
-	loopOpts = append(loopOpts, loop.WithCapture(content))
 	loopOpts = append(loopOpts, loop.WithHandlers(xtool.NewHandler(tb.reg, hopts...)), loop.WithInvokeOptions(d.invoke(cfg, tb)...))
 	wopts := append(d.web, web.WithLoopOptions(loopOpts...), web.WithLease(time.Duration(cfg.Lease)))
 	if len(allowHosts) > 0 {
