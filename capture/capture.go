@@ -49,10 +49,15 @@ type Config struct {
 	rep *strings.Replacer
 }
 
-// ParseEnv reads a value of EnvVar, case-insensitively. "true",
-// "span_only" and "span_and_event" turn capture on; "", "false",
-// "no_content" and "event_only" leave it off (lode records content on
-// spans only). Anything else is an error naming the accepted values.
+// ParseEnv reads a value of EnvVar, case-insensitively, as the
+// OpenTelemetry GenAI instrumentations write it: "true" and "false" (the
+// older ones), or "SPAN_ONLY", "SPAN_AND_EVENT", "EVENT_ONLY" and
+// "NO_CONTENT" (the GenAI utilities). "true", "SPAN_ONLY" and
+// "SPAN_AND_EVENT" turn capture on; "", "false", "NO_CONTENT" and
+// "EVENT_ONLY" leave it off, since lode records content on span
+// attributes and emits no gen_ai.client.inference.operation.details
+// event (its observers get a loop.ContentEvent instead). Anything else is
+// an error naming the accepted values.
 func ParseEnv(v string) (bool, error) {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "true", "span_only", "span_and_event":
