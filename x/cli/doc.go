@@ -120,7 +120,7 @@
 // with exit code 4 and one line saying which guard stopped what.
 //
 // A trace: section (TraceConfig) records the conversation on the spans
-// of run, chat and web: content: true, or the standard
+// of run, chat, web and a worker: content: true, or the standard
 // OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT (true, SPAN_ONLY or
 // SPAN_AND_EVENT; false, NO_CONTENT or EVENT_ONLY leave it off) when
 // content: is not set; content_bytes: bounds each attribute (16 KiB). The
