@@ -41,8 +41,10 @@ type ContentEvent struct {
 // EventName returns "content".
 func (ContentEvent) EventName() string { return "content" }
 
-// capturing is ctx with the turn's capture Config and, when an output
-// guard must judge the answer first, a Hold; nil when capture is off.
+// capturing is ctx with the turn's capture Config, and the Hold the turn
+// releases once the answer passed: in ctx when an output guard must judge
+// the answer first, so that the chat spans wait for it; a Hold of its own
+// otherwise, which only says capture is on. nil when capture is off.
 func (s *Step) capturing(ctx context.Context) (context.Context, *capture.Hold) {
 	if s.capture.On {
 		ctx = capture.With(ctx, s.capture)
