@@ -412,3 +412,40 @@ func TestOTLPOversizedMessageIsCut(t *testing.T) {
 		t.Errorf("%d chat spans show the truncation marker, want 2", cut)
 	}
 }
+
+// withhold trips every tool result that tells the plan's key.
+type withhold struct{}
+
+func (withhold) Name() string { return "withhold" }
+func (withhold) Check(_ context.Context, c loop.Check) error {
+	if c.At == artifact.AtResult && strings.Contains(c.Result.Content, "plan's key") {
+		return loop.Trip("withhold", "tells the key")
+	}
+	return nil
+}
+
+func TestOTLPGuardTrippedResultNeverExported(t *testing.T) {
+	for _, a := range adapters {
+		t.Run(a.name, func(t *testing.T) {
+			spans, raw, err := run(t, a, capture.Config{On: true}, "Read me the plan", "unused", withhold{})
+			if !errors.Is(err, loop.ErrTripped) {
+				t.Fatalf("run = %v, want a trip", err)
+			}
+			if bytes.Contains(raw, []byte("plan's key")) {
+				t.Error("the result a guard stopped was exported")
+			}
+			tools := 0
+			for _, sp := range spans {
+				if strings.HasPrefix(sp.Name, "execute_tool ") {
+					tools++
+					if args, _ := attr(sp, "gen_ai.tool.call.arguments"); args != `{"q":"plan"}` {
+						t.Errorf("arguments = %s", args)
+					}
+				}
+			}
+			if tools != 1 {
+				t.Errorf("%d execute_tool spans exported, want 1 (the stopped one ends too)", tools)
+			}
+		})
+	}
+}
