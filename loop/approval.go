@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/capture"
 	"github.com/lodeworks/lode/internal/runspan"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/provider"
@@ -496,6 +497,9 @@ func (s *Step) idempotent(call artifact.ToolCall) (ok bool) {
 // made it would have, and appends what they emit as one tool turn.
 func (s *Step) runApproved(ctx context.Context, st ledger.State, run []approvedCall) error {
 	hctx := context.WithValue(ctx, turnKey{}, &TurnInfo{State: st, Answer: run[0].answer})
+	if s.capture.On {
+		hctx = capture.With(hctx, s.capture)
+	}
 	var trip *tripped
 	if s.g != nil && len(s.g.result) > 0 {
 		trip = &tripped{}
@@ -508,7 +512,7 @@ func (s *Step) runApproved(ctx context.Context, st ledger.State, run []approvedC
 			continue
 		}
 		cctx := WithApproval(hctx, r.decision)
-		if err := s.handleOne(cctx, r.index, r.call, &cols[i]); err != nil {
+		if err := s.handleCall(cctx, r.index, r.call, &cols[i], trip); err != nil {
 			return err
 		}
 	}

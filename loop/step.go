@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/capture"
 	"github.com/lodeworks/lode/internal/runspan"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/provider"
@@ -75,6 +76,8 @@ type Step struct {
 	guards []Guard
 	g      *guards
 	window int
+	// capture is WithCapture's.
+	capture capture.Config
 }
 
 // Option configures a Step.
@@ -306,6 +309,11 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 		return out, err
 	}
 
+	ctx, hold := s.capturing(ctx)
+	if hold != nil {
+		// Whatever ends the turn early, the chat spans end without output.
+		defer hold.Release(false)
+	}
 	hb := s.newHoldBack(st)
 	arts, err := s.stream(ctx, st, prov, req, hb)
 	// A provider that ends its stream on cancellation without saying so must
@@ -334,6 +342,12 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 		}
 	}
 	hb.flush(ctx)
+	if hold != nil {
+		hold.Release(true)
+		if len(s.observers) > 0 {
+			s.notify(ctx, contentEvent(ctx, req, arts))
+		}
+	}
 	for _, a := range arts {
 		switch a := a.(type) {
 		case artifact.ToolCall:
@@ -728,7 +742,7 @@ func (s *Step) handle(ctx context.Context, st ledger.State, arts []artifact.Arti
 			cols[i].turns = []TurnCompleteEvent{{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{notRun(cols[i].call, te)}}}
 			return
 		}
-		errs[i] = s.handleOne(ctx, i, a, &cols[i])
+		errs[i] = s.handleCall(ctx, i, a, &cols[i], trip)
 	}
 	if calls == 1 || (calls > 1 && s.concurrency == 1) {
 		for i, a := range arts {

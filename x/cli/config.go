@@ -81,6 +81,8 @@ type Config struct {
 	Guards GuardsConfig `yaml:"guards"`
 	// Memory keeps facts about each user across threads (x/memory).
 	Memory MemoryConfig `yaml:"memory"`
+	// Trace says whether spans carry the conversation's content.
+	Trace TraceConfig `yaml:"trace"`
 
 	// file says where each key was, for errors found after parsing; nil
 	// when no file was read.
@@ -463,6 +465,9 @@ func parseConfig(name string, data []byte) (*Config, error) {
 		return nil, err
 	}
 	if err := cfg.Memory.check(f); err != nil {
+		return nil, err
+	}
+	if err := cfg.Trace.check(f); err != nil {
 		return nil, err
 	}
 	if err := checkCost(cfg); err != nil {

@@ -119,6 +119,13 @@
 // has no user message or answer of its own to check). A trip ends lode run
 // with exit code 4 and one line saying which guard stopped what.
 //
+// A trace: section (TraceConfig) records the conversation on the spans
+// of run, chat, web and a worker: content: true, or the standard
+// OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT (true, SPAN_ONLY or
+// SPAN_AND_EVENT; false, NO_CONTENT or EVENT_ONLY leave it off) when
+// content: is not set; content_bytes: bounds each attribute (16 KiB). The
+// configuration's own credentials are scrubbed from what is recorded.
+//
 // A memory: section (MemoryConfig, x/memory) keeps facts about each caller
 // across threads, in a folder, SQLite or PostgreSQL store opened once per
 // process: memory_save and memory_search join the mounted tools at every

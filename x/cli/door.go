@@ -124,6 +124,13 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 	if len(guards) > 0 {
 		d.loop = append(d.loop, loop.WithGuards(guards...), loop.WithOutputWindow(cfg.Guards.OutputWindow))
 	}
+	content, err := captureOf(e, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if content.On {
+		d.loop = append(d.loop, loop.WithCapture(content))
+	}
 	if err := checkStore(spec.store, cfg); err != nil {
 		return nil, err
 	}

@@ -158,5 +158,8 @@
 // gen_ai.tool.call.id, gen_ai.tool.type, error.type); with WithMeter, a
 // duration histogram, in which every name the registry does not hold is
 // "_OTHER" so that a model cannot multiply its series. Without them,
-// tracing costs nothing.
+// tracing costs nothing. With content capture on in the call's context
+// (package capture; loop.WithCapture sets it for a turn), the span also
+// carries gen_ai.tool.call.arguments and gen_ai.tool.call.result, scrubbed
+// and bounded; a result a guard stops is never recorded.
 package tool

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/capture"
 	"github.com/lodeworks/lode/internal/structjson"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
@@ -255,8 +256,18 @@ func (h *Handler) Execute(ctx context.Context, call artifact.ToolCall) artifact.
 	if te := loop.CheckAll(ctx, h.guards, loop.Check{At: artifact.AtCall, State: st, Call: call}); te != nil {
 		return loop.StoppedResult(call, te)
 	}
+	// With content capture, the span records the result once the guards
+	// passed it.
+	var hold *capture.Hold
+	if capture.From(ctx).On {
+		ctx, hold = capture.WithHold(ctx)
+	}
 	res, _ := h.executeCall(ctx, call)
-	if te := loop.CheckAll(ctx, h.guards, loop.Check{At: artifact.AtResult, State: st, Call: call, Result: res}); te != nil {
+	te := loop.CheckAll(ctx, h.guards, loop.Check{At: artifact.AtResult, State: st, Call: call, Result: res})
+	if hold != nil {
+		hold.Release(te == nil)
+	}
+	if te != nil {
 		return loop.StoppedResult(call, te)
 	}
 	return res
@@ -292,7 +303,7 @@ func (h *Handler) executeCall(ctx context.Context, call artifact.ToolCall) (arti
 		}
 		res.Content, res.Truncated, res.Full = cutToBudget(text, maxBytes, maxLines, resolveFullLimit(h.fullLimit))
 	}
-	h.finish(ctx, span, call, out, start)
+	h.finish(ctx, span, res, out, start)
 	return res, out.pending
 }
 

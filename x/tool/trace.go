@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/capture"
 	"github.com/lodeworks/lode/internal/runspan"
 )
 
@@ -50,17 +51,45 @@ func (h *Handler) startSpan(ctx context.Context, call artifact.ToolCall) (contex
 		return ctx, nil
 	}
 	name := attrText(call.Name)
+	attrs := []attribute.KeyValue{
+		attribute.String("gen_ai.operation.name", "execute_tool"),
+		attribute.String("gen_ai.tool.name", name),
+		attribute.String("gen_ai.tool.call.id", attrText(call.ID)),
+	}
+	if cc := capture.From(ctx); cc.On {
+		attrs = append(attrs, attribute.String("gen_ai.tool.call.arguments", cc.Attr(capture.Arguments(call.Arguments))))
+	}
 	return h.tracer.Start(ctx, "execute_tool "+name,
-		trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(
-			attribute.String("gen_ai.operation.name", "execute_tool"),
-			attribute.String("gen_ai.tool.name", name),
-			attribute.String("gen_ai.tool.call.id", attrText(call.ID)),
-		),
+		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...),
 		trace.WithAttributes(runspan.Attributes(ctx)...))
 }
 
-func (h *Handler) finish(ctx context.Context, span trace.Span, call artifact.ToolCall, o outcome, start time.Time) {
+// endSpan ends span, recording res as gen_ai.tool.call.result when
+// capture is on; with a capture.Hold in ctx (the loop's result guards
+// have yet to judge res), both wait for its verdict, and a result a guard
+// stopped is never recorded.
+func endSpan(ctx context.Context, span trace.Span, res artifact.ToolResult) {
+	cc := capture.From(ctx)
+	if !cc.On {
+		span.End()
+		return
+	}
+	result := cc.Attr(res.Content)
+	if h := capture.HoldOf(ctx); h != nil {
+		end := time.Now()
+		h.Add(func(pass bool) {
+			if pass {
+				span.SetAttributes(attribute.String("gen_ai.tool.call.result", result))
+			}
+			span.End(trace.WithTimestamp(end))
+		})
+		return
+	}
+	span.SetAttributes(attribute.String("gen_ai.tool.call.result", result))
+	span.End()
+}
+
+func (h *Handler) finish(ctx context.Context, span trace.Span, res artifact.ToolResult, o outcome, start time.Time) {
 	if span != nil {
 		span.SetAttributes(attribute.String("gen_ai.tool.type", toolType(o.remote)))
 		if o.hidden {
@@ -80,7 +109,7 @@ func (h *Handler) finish(ctx context.Context, span trace.Span, call artifact.Too
 			}
 			span.SetStatus(codes.Error, msg)
 		}
-		span.End()
+		endSpan(ctx, span, res)
 	}
 	if h.duration != nil {
 		name := otherTool

@@ -406,8 +406,8 @@ func (p *Provider) Invoke(ctx context.Context, req *provider.Request) iter.Seq2[
 		if req == nil {
 			req = &provider.Request{}
 		}
-		p.invocation.Run(ctx, &p.core, req, func(err error) { yield(nil, err) },
-			func(ctx context.Context) (*result, error) {
+		p.invocation.Run(ctx, &p.core, req, yield,
+			func(ctx context.Context, yield core.Yield) (*result, error) {
 				res := &result{CacheTokens: true}
 				return res, p.invoke(ctx, req, res, yield)
 			})

@@ -364,8 +364,8 @@ func (p *Provider) Invoke(ctx context.Context, req *provider.Request) iter.Seq2[
 		if req == nil {
 			req = &provider.Request{}
 		}
-		invocation.Run(ctx, &p.core, req, func(err error) { yield(nil, err) },
-			func(ctx context.Context) (*result, error) { return p.invoke(ctx, req, yield) })
+		invocation.Run(ctx, &p.core, req, yield,
+			func(ctx context.Context, yield core.Yield) (*result, error) { return p.invoke(ctx, req, yield) })
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/capture"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/provider/internal/genaispan"
 	"github.com/lodeworks/lode/x/provider/internal/idle"
@@ -189,26 +191,42 @@ type Invocation struct {
 	ErrorType func(error) string
 }
 
+// Yield is an adapter's consumer: artifacts, or one error that ends the
+// sequence.
+type Yield = func(artifact.Artifact, error) bool
+
 // Run runs one invocation of req: it opens the "chat {model}" span when c
-// has a tracer, calls run, ends the span with what run learned, and hands
-// run's error to fail unless the consumer stopped (ErrStopped).
-func (inv Invocation) Run(ctx context.Context, c *Conn, req *provider.Request, fail func(error),
-	run func(ctx context.Context) (*genaispan.Result, error)) {
+// has a tracer, calls run with yield, ends the span with what run learned
+// (and, with content capture on in ctx, the whole artifacts run yielded),
+// and hands run's error to yield unless the consumer stopped
+// (ErrStopped).
+func (inv Invocation) Run(ctx context.Context, c *Conn, req *provider.Request, yield Yield,
+	run func(ctx context.Context, yield Yield) (*genaispan.Result, error)) {
 	var sp trace.Span
+	var out []artifact.Artifact
 	if c.Tracer != nil {
 		ctx, sp = genaispan.Start(ctx, c.Tracer, genaispan.Call{
 			Provider: inv.Provider, Model: c.Model, ServerAddr: c.ServerAddr, ServerPort: c.ServerPort,
 		}, req)
+		if capture.From(ctx).On {
+			inner := yield
+			yield = func(a artifact.Artifact, err error) bool {
+				if _, delta := a.(artifact.Delta); a != nil && !delta {
+					out = append(out, a)
+				}
+				return inner(a, err)
+			}
+		}
 	}
-	res, err := run(ctx)
+	res, err := run(ctx, yield)
 	if err == ErrStopped {
 		err = nil
 	}
 	if sp != nil {
-		genaispan.End(sp, res, err, inv.ErrorType)
+		genaispan.End(ctx, sp, res, err, inv.ErrorType, out)
 	}
 	if err != nil {
-		fail(err)
+		yield(nil, err)
 	}
 }
 

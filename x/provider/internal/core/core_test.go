@@ -11,6 +11,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/provider/internal/genaispan"
 )
@@ -156,8 +157,10 @@ func TestInvocationRun(t *testing.T) {
 				Tracer: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)).Tracer("t")}
 			inv := Invocation{Provider: "x", ErrorType: func(error) string { return "kind" }}
 			var failed []error
-			inv.Run(t.Context(), &c, &provider.Request{}, func(err error) { failed = append(failed, err) },
-				func(ctx context.Context) (*genaispan.Result, error) { return &genaispan.Result{Model: "m-1"}, tc.err })
+			inv.Run(t.Context(), &c, &provider.Request{}, func(_ artifact.Artifact, err error) bool { failed = append(failed, err); return false },
+				func(ctx context.Context, _ Yield) (*genaispan.Result, error) {
+					return &genaispan.Result{Model: "m-1"}, tc.err
+				})
 			if tc.wantFail == nil && len(failed) != 0 || tc.wantFail != nil && (len(failed) != 1 || failed[0] != tc.wantFail) {
 				t.Errorf("failed with %v, want %v", failed, tc.wantFail)
 			}
@@ -169,8 +172,8 @@ func TestInvocationRun(t *testing.T) {
 	}
 
 	ran := false
-	Invocation{Provider: "x"}.Run(t.Context(), &Conn{}, &provider.Request{}, func(error) { t.Error("failed") },
-		func(ctx context.Context) (*genaispan.Result, error) { ran = true; return nil, nil })
+	Invocation{Provider: "x"}.Run(t.Context(), &Conn{}, &provider.Request{}, func(artifact.Artifact, error) bool { t.Error("failed"); return false },
+		func(ctx context.Context, _ Yield) (*genaispan.Result, error) { ran = true; return nil, nil })
 	if !ran {
 		t.Error("without a tracer, run was not called")
 	}

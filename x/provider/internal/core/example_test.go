@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/provider/internal/core"
 	"github.com/lodeworks/lode/x/provider/internal/genaispan"
@@ -30,8 +31,8 @@ func Example() {
 	fmt.Println(c.BaseURL, c.ServerPort, c.MaxRetries, c.IdleTimeout)
 
 	inv := core.Invocation{Provider: "acme", ErrorType: func(error) string { return "_OTHER" }}
-	inv.Run(context.Background(), &c, &provider.Request{}, func(err error) { fmt.Println("failed:", err) },
-		func(ctx context.Context) (*genaispan.Result, error) {
+	inv.Run(context.Background(), &c, &provider.Request{}, func(_ artifact.Artifact, err error) bool { fmt.Println("failed:", err); return false },
+		func(ctx context.Context, _ core.Yield) (*genaispan.Result, error) {
 			ctx, _, stop := core.Limits(ctx, c.Timeout, c.IdleTimeout, func(idle bool, d time.Duration) error {
 				return fmt.Errorf("acme: limit of %s", d)
 			})

@@ -7,12 +7,14 @@ import (
 	"context"
 	"net/url"
 	"strconv"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/capture"
 	"github.com/lodeworks/lode/internal/runspan"
 	"github.com/lodeworks/lode/provider"
 )
@@ -58,6 +60,16 @@ func Start(ctx context.Context, tracer trace.Tracer, c Call, req *provider.Reque
 	if len(req.Stop) > 0 {
 		attrs = append(attrs, attribute.StringSlice("gen_ai.request.stop_sequences", req.Stop))
 	}
+	if cc := capture.From(ctx); cc.On {
+		system, msgs := capture.Input(req.Turns)
+		if len(system) > 0 {
+			attrs = append(attrs, attribute.String("gen_ai.system_instructions", cc.Attr(system)))
+		}
+		if msgs == nil {
+			msgs = []capture.Message{}
+		}
+		attrs = append(attrs, attribute.String("gen_ai.input.messages", cc.Attr(msgs)))
+	}
 	return tracer.Start(ctx, "chat "+c.Model,
 		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...),
 		trace.WithAttributes(runspan.Attributes(ctx)...))
@@ -74,12 +86,34 @@ type Result struct {
 }
 
 // End records r (nil when the call learned nothing) and, when err is not
-// nil, the failure, then ends span.
+// nil, the failure, then ends span. With capture on in ctx, a call that
+// succeeded also records out, the whole artifacts it yielded, as
+// gen_ai.output.messages; when ctx holds a capture.Hold, that output and
+// the span's end wait for the Hold's release (the span keeps the time the
+// call ended), and output a guard stopped is dropped.
 // The status description and error.type are both errorType(err), a value
 // from the adapter's closed set: raw error text can carry a prompt or a
 // key and makes every failure its own group.
-func End(span trace.Span, r *Result, err error, errorType func(error) string) {
-	defer span.End()
+func End(ctx context.Context, span trace.Span, r *Result, err error, errorType func(error) string, out []artifact.Artifact) {
+	cc := capture.From(ctx)
+	var output string
+	if cc.On && err == nil {
+		output = cc.Attr([]capture.Message{capture.Output(out)})
+	}
+	if h := capture.HoldOf(ctx); h != nil && output != "" {
+		end := time.Now()
+		defer h.Add(func(pass bool) {
+			if pass {
+				span.SetAttributes(attribute.String("gen_ai.output.messages", output))
+			}
+			span.End(trace.WithTimestamp(end))
+		})
+	} else {
+		if output != "" {
+			span.SetAttributes(attribute.String("gen_ai.output.messages", output))
+		}
+		defer span.End()
+	}
 	if r != nil {
 		r.record(span)
 	}

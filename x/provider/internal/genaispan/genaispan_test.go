@@ -22,7 +22,7 @@ func run(t *testing.T, r *Result, err error) sdktrace.ReadOnlySpan {
 	temp := 0.5
 	_, span := Start(context.Background(), tracer, Call{Provider: "p", Model: "m", ServerAddr: "h", ServerPort: 9},
 		&provider.Request{MaxTokens: 10, Temperature: &temp, Stop: []string{"x"}})
-	End(span, r, err, func(error) string { return "kind" })
+	End(context.Background(), span, r, err, func(error) string { return "kind" }, nil)
 	spans := rec.Ended()
 	if len(spans) != 1 {
 		t.Fatalf("%d spans", len(spans))
