@@ -212,6 +212,10 @@ func openDoor(e env, cfg *Config, tb *toolbox, spec doorSpec) (*door, error) {
 		// the call and result guards itself.
 		d.handler = append(d.handler, xtool.WithGuards(guards...))
 	}
+	if content.On {
+		// lode serve's calls, which no loop runs, take it from the handler.
+		d.handler = append(d.handler, xtool.WithCapture(content))
+	}
 	if spec.prov != nil {
 		if d.history, d.prov, err = historyPolicy(cfg, spec.prov, d.catalog); err != nil {
 			return nil, err

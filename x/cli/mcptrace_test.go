@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -146,5 +147,43 @@ func TestRunAndServeShareOneTrace(t *testing.T) {
 		if got := server.attr(k); got != conv {
 			t.Errorf("the server's execute_tool: %s = %q, want the run's %q", k, got, conv)
 		}
+	}
+	// Content is the server's own choice: its lode.yaml has no trace:.
+	for _, k := range []string{"gen_ai.tool.call.arguments", "gen_ai.tool.call.result"} {
+		if got := server.attr(k); got != "" {
+			t.Errorf("the server recorded %s = %q with capture off", k, got)
+		}
+	}
+}
+
+// lode serve with trace: {content: true} records the arguments and result
+// of the calls an MCP client makes, which no loop of its own runs, and
+// scrubs its own configuration's key from them.
+func TestServeExportsContent(t *testing.T) {
+	col := &spanCollector{spans: map[string]otlpSpan{}, added: make(chan struct{}, 1)}
+	otlp := httptest.NewServer(col)
+	defer otlp.Close()
+	model := httptest.NewServer(&fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
+		callReply("call_1", "remote__calculator__eval", `{"expression":"2+40"}`), textReply("It is 42."),
+	}})
+	defer model.Close()
+
+	dir := t.TempDir()
+	serveCfg := filepath.Join(dir, "serve.yaml")
+	if err := os.WriteFile(serveCfg, []byte("tools:\n  calculator: {}\ntrace:\n  content: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runDir := writeConfig(t, "tools: {}\nmcp:\n  - name: remote\n    command: ["+lodeBin+", serve, --config, "+serveCfg+"]\n"+
+		"    env:\n      OTEL_EXPORTER_OTLP_ENDPOINT: "+otlp.URL+"\n      OTEL_EXPORTER_OTLP_PROTOCOL: http/json\n")
+	r := lode(t, runDir, map[string]string{"OPENAI_API_KEY": "sk-test"}, "", "run", "--base-url", model.URL+"/v1", "--model", "m", "What is 2 + 40?")
+	if r.code != 0 || r.stdout != "It is 42.\n" {
+		t.Fatalf("run: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	server := col.wait(t, "execute_tool calculator__eval")["execute_tool calculator__eval"]
+	if got := server.attr("gen_ai.tool.call.arguments"); !strings.Contains(got, "2+40") {
+		t.Errorf("gen_ai.tool.call.arguments = %q, want the call's arguments", got)
+	}
+	if got := server.attr("gen_ai.tool.call.result"); !strings.Contains(got, "42") {
+		t.Errorf("gen_ai.tool.call.result = %q, want the call's result", got)
 	}
 }

@@ -53,6 +53,7 @@ type Handler struct {
 	sandboxes map[string]toolpkg.Sandbox
 	gate      Gate
 	guards    []loop.Guard
+	content   capture.Config
 	plain     structjson.Encoders // the results' plain struct types
 	noInline  bool
 	// overran holds the names of tools that promised to run inline
@@ -177,7 +178,7 @@ func (h *Handler) Handle(ctx context.Context, art artifact.Artifact, e loop.Emit
 	if !ok {
 		return nil
 	}
-	res, pend := h.executeCall(ctx, call)
+	res, pend := h.executeCall(h.capture(ctx), call)
 	var out artifact.Artifact = res
 	if pend != nil {
 		out = *pend
@@ -248,6 +249,7 @@ type outcome struct {
 // Content, error messages included, is bounded by the tool's budget (or
 // the handler's) and is valid UTF-8 whatever the tool or the model sent.
 func (h *Handler) Execute(ctx context.Context, call artifact.ToolCall) artifact.ToolResult {
+	ctx = h.capture(ctx)
 	if len(h.guards) == 0 {
 		res, _ := h.executeCall(ctx, call)
 		return res
@@ -271,6 +273,19 @@ func (h *Handler) Execute(ctx context.Context, call artifact.ToolCall) artifact.
 		return loop.StoppedResult(call, te)
 	}
 	return res
+}
+
+// WithCapture records the content of calls whose context turns no
+// capture on (capture.From): an MCP server's calls, which no loop's
+// WithCapture reaches. A context that carries a Config keeps its own.
+func WithCapture(c capture.Config) HandlerOption { return func(h *Handler) { h.content = c } }
+
+// capture is ctx with the handler's capture Config when ctx has none on.
+func (h *Handler) capture(ctx context.Context) context.Context {
+	if !h.content.On || capture.From(ctx).On {
+		return ctx
+	}
+	return capture.With(ctx, h.content)
 }
 
 // WithGuards checks the calls Execute runs, outside a loop (an MCP
