@@ -68,15 +68,9 @@ func cmdFork(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkStore(o.store, cfg); err != nil {
+	spec, err := o.storeSpec(cfg, "lode fork needs the store that keeps the thread: --store DIR, or store: in lode.yaml")
+	if err != nil {
 		return err
-	}
-	spec := o.store
-	if spec == "" {
-		spec = cfg.Store
-	}
-	if spec == "" {
-		return usageError{"lode fork needs the store that keeps the thread: --store DIR, or store: in lode.yaml"}
 	}
 	name := storeName(spec)
 	// A store that is not there holds no thread to fork, and is not

@@ -103,34 +103,40 @@ func (c *spanCollector) wait(t *testing.T, names ...string) map[string]otlpSpan 
 	}
 }
 
-// `lode run` calling a tool of `lode serve`, started as its stdio MCP
-// server in another process, is one trace: each process exports its own
-// spans, and the server's execute_tool span is a child of the run's.
-func TestRunAndServeShareOneTrace(t *testing.T) {
-	col := &spanCollector{spans: map[string]otlpSpan{}, added: make(chan struct{}, 1)}
+// runThroughServe runs `lode run`, whose model calls the calculator of a
+// `lode serve` it starts as its stdio MCP server with serveYAML; the
+// server exports its spans to col, and so does the run when traced.
+func runThroughServe(t *testing.T, col *spanCollector, serveYAML string, traced bool) {
+	t.Helper()
 	otlp := httptest.NewServer(col)
-	defer otlp.Close()
+	t.Cleanup(otlp.Close)
 	model := httptest.NewServer(&fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
 		callReply("call_1", "remote__calculator__eval", `{"expression":"2+40"}`), textReply("It is 42."),
 	}})
-	defer model.Close()
-
-	dir := t.TempDir()
-	serveCfg := filepath.Join(dir, "serve.yaml")
-	if err := os.WriteFile(serveCfg, []byte("tools:\n  calculator: {}\n"), 0o644); err != nil {
+	t.Cleanup(model.Close)
+	serveCfg := filepath.Join(t.TempDir(), "serve.yaml")
+	if err := os.WriteFile(serveCfg, []byte(serveYAML), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	runDir := writeConfig(t, "tools: {}\nmcp:\n  - name: remote\n    command: ["+lodeBin+", serve, --config, "+serveCfg+"]\n"+
 		"    env:\n      OTEL_EXPORTER_OTLP_ENDPOINT: "+otlp.URL+"\n      OTEL_EXPORTER_OTLP_PROTOCOL: http/json\n")
-	vars := map[string]string{
-		"OPENAI_API_KEY":              "sk-test",
-		"OTEL_EXPORTER_OTLP_ENDPOINT": otlp.URL,
-		"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+	vars := map[string]string{"OPENAI_API_KEY": "sk-test"}
+	if traced {
+		vars["OTEL_EXPORTER_OTLP_ENDPOINT"] = otlp.URL
+		vars["OTEL_EXPORTER_OTLP_PROTOCOL"] = "http/json"
 	}
 	r := lode(t, runDir, vars, "", "run", "--base-url", model.URL+"/v1", "--model", "m", "What is 2 + 40?")
 	if r.code != 0 || r.stdout != "It is 42.\n" {
 		t.Fatalf("run: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
+}
+
+// `lode run` calling a tool of `lode serve`, started as its stdio MCP
+// server in another process, is one trace: each process exports its own
+// spans, and the server's execute_tool span is a child of the run's.
+func TestRunAndServeShareOneTrace(t *testing.T) {
+	col := &spanCollector{spans: map[string]otlpSpan{}, added: make(chan struct{}, 1)}
+	runThroughServe(t, col, "tools:\n  calculator: {}\n", true)
 	spans := col.wait(t, "execute_tool remote__calculator__eval", "execute_tool calculator__eval")
 	client := spans["execute_tool remote__calculator__eval"]
 	server := spans["execute_tool calculator__eval"]
@@ -157,28 +163,10 @@ func TestRunAndServeShareOneTrace(t *testing.T) {
 }
 
 // lode serve with trace: {content: true} records the arguments and result
-// of the calls an MCP client makes, which no loop of its own runs, and
-// scrubs its own configuration's key from them.
+// of the calls an MCP client makes, which no loop of its own runs.
 func TestServeExportsContent(t *testing.T) {
 	col := &spanCollector{spans: map[string]otlpSpan{}, added: make(chan struct{}, 1)}
-	otlp := httptest.NewServer(col)
-	defer otlp.Close()
-	model := httptest.NewServer(&fakeOpenAI{replies: []func(http.ResponseWriter, *http.Request){
-		callReply("call_1", "remote__calculator__eval", `{"expression":"2+40"}`), textReply("It is 42."),
-	}})
-	defer model.Close()
-
-	dir := t.TempDir()
-	serveCfg := filepath.Join(dir, "serve.yaml")
-	if err := os.WriteFile(serveCfg, []byte("tools:\n  calculator: {}\ntrace:\n  content: true\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	runDir := writeConfig(t, "tools: {}\nmcp:\n  - name: remote\n    command: ["+lodeBin+", serve, --config, "+serveCfg+"]\n"+
-		"    env:\n      OTEL_EXPORTER_OTLP_ENDPOINT: "+otlp.URL+"\n      OTEL_EXPORTER_OTLP_PROTOCOL: http/json\n")
-	r := lode(t, runDir, map[string]string{"OPENAI_API_KEY": "sk-test"}, "", "run", "--base-url", model.URL+"/v1", "--model", "m", "What is 2 + 40?")
-	if r.code != 0 || r.stdout != "It is 42.\n" {
-		t.Fatalf("run: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
-	}
+	runThroughServe(t, col, "tools:\n  calculator: {}\ntrace:\n  content: true\n", false)
 	server := col.wait(t, "execute_tool calculator__eval")["execute_tool calculator__eval"]
 	if got := server.attr("gen_ai.tool.call.arguments"); !strings.Contains(got, "2+40") {
 		t.Errorf("gen_ai.tool.call.arguments = %q, want the call's arguments", got)

@@ -115,15 +115,9 @@ func cmdThreads(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkStore(o.store, cfg); err != nil {
+	spec, err := o.storeSpec(cfg, "lode threads needs the store: --store DIR, or store: in lode.yaml")
+	if err != nil {
 		return err
-	}
-	spec := o.store
-	if spec == "" {
-		spec = cfg.Store
-	}
-	if spec == "" {
-		return usageError{"lode threads needs the store: --store DIR, or store: in lode.yaml"}
 	}
 	name := storeName(spec)
 	// Listing creates nothing: a folder or file that is not there holds
@@ -278,4 +272,20 @@ func clipTitle(s string) string {
 		return string(r[:49]) + "…"
 	}
 	return s
+}
+
+// storeSpec is the store a command over stored threads names: --store,
+// else store: in lode.yaml, checked; missing is the usage error without one.
+func (o *options) storeSpec(cfg *Config, missing string) (string, error) {
+	if err := checkStore(o.store, cfg); err != nil {
+		return "", err
+	}
+	spec := o.store
+	if spec == "" {
+		spec = cfg.Store
+	}
+	if spec == "" {
+		return "", usageError{missing}
+	}
+	return spec, nil
 }
