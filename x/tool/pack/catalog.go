@@ -3,7 +3,6 @@ package pack
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -47,7 +46,7 @@ func (c *Catalog) Register(p Pack) error {
 		if same(old, p) {
 			return nil
 		}
-		return fmt.Errorf("%w: %s", ErrAlreadyRegistered, name)
+		return &exactError{msg: "tool provider already registered for name: " + name, err: ErrAlreadyRegistered}
 	}
 	c.packs[name] = p
 	return nil
@@ -100,7 +99,7 @@ func (c *Catalog) resolve(settings Settings) ([]Pack, error) {
 	for _, n := range names {
 		p, ok := c.Lookup(n)
 		if !ok {
-			return nil, fmt.Errorf("%w: %s", ErrUnknownPack, n)
+			return nil, &exactError{msg: "unsupported tool pack: " + n, err: ErrUnknownPack}
 		}
 		opts := settings.Options(n)
 		if v, ok := p.(OptionsValidator); ok {

@@ -51,7 +51,11 @@ func Failuref(format string, args ...any) *tool.Result {
 }
 
 // Errors matched with errors.Is; each is wrapped in a message that names
-// the pack or tool concerned.
+// the pack or tool concerned. Where the pack model words a message
+// exactly — a name already registered, an unknown pack, options to a pack
+// that takes none, a tool name collision — the error returned reads as
+// the model words it, without the "pack: " prefix, and still matches its
+// sentinel.
 var (
 	// ErrBlankName: a pack was registered without a name.
 	ErrBlankName = errors.New("pack: tool provider name is blank")
@@ -62,6 +66,15 @@ var (
 	// ErrNoOptions: options were given to a pack that takes none.
 	ErrNoOptions = errors.New("pack: pack takes no options")
 )
+
+// exactError is a message the pack model words exactly, matching err.
+type exactError struct {
+	msg string
+	err error
+}
+
+func (e *exactError) Error() string { return e.msg }
+func (e *exactError) Unwrap() error { return e.err }
 
 // OptionsError reports options a pack refused at start-up.
 type OptionsError struct {

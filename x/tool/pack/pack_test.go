@@ -89,8 +89,8 @@ func TestRegister(t *testing.T) {
 		{"blank name", []pack.Pack{&fakePack{name: ""}}, "pack: tool provider name is blank", pack.ErrBlankName},
 		{"space name", []pack.Pack{&fakePack{name: "  "}}, "pack: tool provider name is blank", pack.ErrBlankName},
 		{"nil", []pack.Pack{nil}, "pack: register: nil pack", nil},
-		{"different pack same name", []pack.Pack{a, &fakePack{name: "a"}}, "pack: tool provider already registered for name: a", pack.ErrAlreadyRegistered},
-		{"uncomparable values", []pack.Pack{valuePack{name: "v"}, valuePack{name: "v"}}, "pack: tool provider already registered for name: v", pack.ErrAlreadyRegistered},
+		{"different pack same name", []pack.Pack{a, &fakePack{name: "a"}}, "tool provider already registered for name: a", pack.ErrAlreadyRegistered},
+		{"uncomparable values", []pack.Pack{valuePack{name: "v"}, valuePack{name: "v"}}, "tool provider already registered for name: v", pack.ErrAlreadyRegistered},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,7 +110,7 @@ func TestRegister(t *testing.T) {
 			}
 		})
 	}
-	if _, err := pack.NewCatalog(a, &fakePack{name: "a"}); err == nil || err.Error() != "pack: tool provider already registered for name: a" {
+	if _, err := pack.NewCatalog(a, &fakePack{name: "a"}); err == nil || err.Error() != "tool provider already registered for name: a" {
 		t.Errorf("NewCatalog with a clash: %v", err)
 	}
 }
@@ -241,8 +241,8 @@ func TestValidate(t *testing.T) {
 	}{
 		{"nothing", pack.Settings{}, "", nil},
 		{"echo no options", pack.Settings{Tools: pack.ToolsMap{{Name: "echo", Options: map[string]any{}}}}, "", nil},
-		{"unknown in tools", pack.Settings{Tools: pack.ToolsMap{{Name: "echo"}, {Name: "jira"}}}, "pack: unsupported tool pack: jira", pack.ErrUnknownPack},
-		{"unknown default", pack.Settings{Defaults: []string{"linear"}}, "pack: unsupported tool pack: linear", pack.ErrUnknownPack},
+		{"unknown in tools", pack.Settings{Tools: pack.ToolsMap{{Name: "echo"}, {Name: "jira"}}}, "unsupported tool pack: jira", pack.ErrUnknownPack},
+		{"unknown default", pack.Settings{Defaults: []string{"linear"}}, "unsupported tool pack: linear", pack.ErrUnknownPack},
 		{"options to echo", pack.Settings{Tools: pack.ToolsMap{{Name: "echo", Options: map[string]any{"loud": true}}}}, `tools.echo is not supported by the "echo" pack`, pack.ErrNoOptions},
 		{"options to a pack without validator", pack.Settings{Tools: pack.ToolsMap{{Name: "plain", Options: map[string]any{"a": 1}}}}, `tools.plain is not supported by the "plain" pack`, pack.ErrNoOptions},
 		{"validator refuses", pack.Settings{Tools: pack.ToolsMap{{Name: "strict", Options: map[string]any{"no": 1}}}}, `tools.strict: option "ok" is required`, nil},
