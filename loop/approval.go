@@ -17,12 +17,18 @@ import (
 	"github.com/lodeworks/lode/provider"
 )
 
-// ErrPending matches every *PendingError with errors.Is: a run paused.
-// x/tool has an ErrPending of its own, which an Approver or a tool returns
-// to make one call wait and which the Handler turns into an
+// ErrPaused matches every *PendingError with errors.Is: the run stopped
+// because tool calls wait for a person's decision, and Resume continues
+// it. x/tool's ErrAwaitingApproval is another value: an Approver or a tool
+// returns it to make one call wait, and the Handler turns it into an
 // artifact.Pending record; a run never returns that one. They stay two
 // values so that an error about one call never reads as a paused run.
-var ErrPending = errors.New("loop: tool calls wait for approval")
+var ErrPaused = errors.New("loop: tool calls wait for approval")
+
+// ErrPending is ErrPaused.
+//
+// Deprecated: use ErrPaused, whose name says what it means.
+var ErrPending = ErrPaused
 
 // ErrNotPending: a decision names a call that is not waiting for one.
 var ErrNotPending = errors.New("loop: no such pending call")
@@ -51,8 +57,8 @@ func (e *PendingError) Error() string {
 	return sb.String()
 }
 
-// Unwrap returns ErrPending.
-func (e *PendingError) Unwrap() error { return ErrPending }
+// Unwrap returns ErrPaused.
+func (e *PendingError) Unwrap() error { return ErrPaused }
 
 // DecisionError reports a decision Resume cannot apply; nothing was
 // recorded and nothing ran. Err is ErrNotPending, ledger.ErrConflict (the
@@ -286,7 +292,7 @@ func (s *Step) Resume(ctx context.Context, st ledger.State, prov provider.Provid
 		ctx, span = s.tracer.Start(ctx, "lode.resume", trace.WithAttributes(runspan.Attributes(ctx)...),
 			trace.WithAttributes(attribute.Int("lode.decisions", len(decisions))))
 		defer func() {
-			if err != nil && !errors.Is(err, ErrPending) {
+			if err != nil && !errors.Is(err, ErrPaused) {
 				span.RecordError(err)
 				span.SetStatus(codes.Error, err.Error())
 			}

@@ -56,7 +56,7 @@ func TestPausedThreadTakesNoTurn(t *testing.T) {
 			return err
 		},
 	} {
-		if err := run(); !errors.Is(err, loop.ErrPending) {
+		if err := run(); !errors.Is(err, loop.ErrPaused) {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
@@ -97,7 +97,7 @@ func TestResumeWithoutDecisionsStaysPaused(t *testing.T) {
 	st := pausedThread(t)
 	prov := script.Play(script.Text("never"))
 	_, err := loop.New(loop.WithHandlers(asker)).Resume(context.Background(), st, prov, nil)
-	if !errors.Is(err, loop.ErrPending) || len(prov.Requests()) != 0 {
+	if !errors.Is(err, loop.ErrPaused) || len(prov.Requests()) != 0 {
 		t.Fatalf("resume without decisions: %v", err)
 	}
 	if got := loop.Pending(st); len(got) != 1 || got[0].ToolCallID != "a" {

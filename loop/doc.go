@@ -84,8 +84,8 @@
 //
 // A handler may leave a tool call to a person: it emits an
 // artifact.Pending in the tool turn instead of a result (x/tool's Handler
-// does when its Approver returns xtool.ErrPending). Run then stops with a
-// *PendingError (errors.Is ErrPending) listing the calls, every turn
+// does when its Approver returns xtool.ErrAwaitingApproval). Run then stops with a
+// *PendingError (errors.Is ErrPaused) listing the calls, every turn
 // stored; the pending calls live in the ledger and nowhere else, and the
 // thread takes no more turns — Run and Turn return the *PendingError
 // without asking the model, and no pending call is given an

@@ -25,7 +25,7 @@ func TestErrorPrefixOnce(t *testing.T) {
 		{&loop.LedgerError{Err: leased}, "loop: " + leased.Error()},
 		{&loop.ProviderError{Err: &loop.LimitError{Limit: loop.LimitTurns, Used: 3, Max: 3}}, "loop: provider: turns limit reached (3 of 3)"},
 		{&loop.HandlerError{Artifact: artifact.Text{}, Err: &loop.PendingError{Thread: "t"}}, "loop: handler 0 on text: thread t: 0 tool call(s) wait for approval:"},
-		{&loop.OptionError{Index: 1, Err: loop.ErrPending}, "loop: preparing the turn: tool calls wait for approval"},
+		{&loop.OptionError{Index: 1, Err: loop.ErrPaused}, "loop: preparing the turn: tool calls wait for approval"},
 	}
 	for _, c := range cases {
 		if got := c.err.Error(); got != c.want {

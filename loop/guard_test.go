@@ -376,7 +376,7 @@ func TestGuardOnResume(t *testing.T) {
 	prov := script.Play(script.Call("c1", "read_mail", `{}`), script.Text("never"))
 	step := loop.New(loop.WithHandlers(ask), loop.WithGuards(g))
 	th := userThread("read my mail")
-	if _, err := step.Run(context.Background(), th, prov); !errors.Is(err, loop.ErrPending) {
+	if _, err := step.Run(context.Background(), th, prov); !errors.Is(err, loop.ErrPaused) {
 		t.Fatalf("Run: %v", err)
 	}
 	_, err := step.Resume(context.Background(), th, prov, []artifact.Decision{loop.Approve("c1")})

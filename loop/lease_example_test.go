@@ -29,7 +29,7 @@ func ExampleWithLease() {
 	_ = thread.Append(ledger.RoleUser, artifact.Text{Content: "remove the logs"})
 	step := loop.New(loop.WithHandlers(asker), loop.WithClock(func() time.Time { return start }))
 	_, err := step.Run(ctx, thread, script.Play(script.Call("call_1", "rm", `{"path":"logs"}`)))
-	fmt.Println(errors.Is(err, loop.ErrPending))
+	fmt.Println(errors.Is(err, loop.ErrPaused))
 
 	// A process that claimed the call holds the lease, then dies.
 	_, _ = thread.AcquireLease(ctx, "worker-1", start, time.Minute)

@@ -93,7 +93,7 @@ func leaseThread(t *testing.T, g *gate) (*ledger.StoredThread, func() *ledger.St
 		artifact.ToolCall{ID: "a", Name: "rm", Arguments: `{"p":"a"}`},
 		artifact.ToolCall{ID: "c", Name: "rm", Arguments: `{"p":"c"}`},
 	))
-	if _, err := loop.New(loop.WithHandlers(g)).Run(context.Background(), st, prov); !errors.Is(err, loop.ErrPending) {
+	if _, err := loop.New(loop.WithHandlers(g)).Run(context.Background(), st, prov); !errors.Is(err, loop.ErrPaused) {
 		t.Fatalf("run: %v", err)
 	}
 	return st, func() *ledger.StoredThread {
@@ -285,7 +285,7 @@ func TestLeaseOptions(t *testing.T) {
 				t.Fatalf("without leases the claim alone is written: version %d, was %d", st.Version(), v)
 			}
 			close(g.hold)
-			if err := <-done; !errors.Is(err, loop.ErrPending) {
+			if err := <-done; !errors.Is(err, loop.ErrPaused) {
 				t.Fatal(err)
 			}
 		})

@@ -215,7 +215,7 @@ func (s *Step) recoverOne(ctx context.Context, store ledger.Store, id string, pr
 				attribute.StringSlice("lode.recovered.calls", rec.Calls),
 				attribute.StringSlice("lode.recovered.rerun", rec.Rerun),
 			)
-			if rec.Err != nil && !errors.Is(rec.Err, ErrPending) {
+			if rec.Err != nil && !errors.Is(rec.Err, ErrPaused) {
 				span.RecordError(rec.Err)
 				span.SetStatus(codes.Error, rec.Err.Error())
 			}

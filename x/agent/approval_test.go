@@ -525,7 +525,7 @@ func TestChildPauseInMemory(t *testing.T) {
 	run := func() *ledger.Thread {
 		th := editorThread(t, "get out.txt written")
 		_, err := step.Run(ctx, th, script.Play(script.Call("p1", "worker", `{"task":"write out.txt"}`), echoResult("parent: ")))
-		if !errors.Is(err, loop.ErrPending) {
+		if !errors.Is(err, loop.ErrPaused) {
 			t.Fatalf("run: %v, want pending", err)
 		}
 		return th
@@ -590,7 +590,7 @@ func TestChildPauseEditedTask(t *testing.T) {
 	step := parentStep(w.reg, filter, xtool.PauseForDecision, hopts...)
 	parent := script.Play(script.Call("p1", "worker", `{"task":"write out.txt"}`), echoResult("parent: "))
 	th := editorThread(t, "get a file written")
-	if _, err := step.Run(ctx, th, parent); !errors.Is(err, loop.ErrPending) {
+	if _, err := step.Run(ctx, th, parent); !errors.Is(err, loop.ErrPaused) {
 		t.Fatalf("run: %v", err)
 	}
 	first, _ := th.Metadata(agent.MetaChildPrefix + "p1")

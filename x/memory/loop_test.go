@@ -94,7 +94,7 @@ func TestToolsThroughApprovalsAndGuards(t *testing.T) {
 			step := loop.New(loop.WithHandlers(xtool.NewHandler(reg, xtool.WithApprover(xtool.PauseForDecision), xtool.WithApprovalRule(needs))),
 				loop.WithInvokeOptions(provider.WithTools(reg.Tools())))
 			th := newThread()
-			if _, err := step.Run(context.Background(), th, script.Play(save)); !errors.Is(err, loop.ErrPending) {
+			if _, err := step.Run(context.Background(), th, script.Play(save)); !errors.Is(err, loop.ErrPaused) {
 				t.Fatalf("err = %v, want pending", err)
 			}
 			if got := facts(t, store, alice); len(got) != 0 {

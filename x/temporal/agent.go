@@ -1027,7 +1027,7 @@ func (a *Agent) recovered(ctx context.Context, st *ledger.StoredThread, at int, 
 func (a *Agent) asks(ctx context.Context, st *ledger.StoredThread, at int, call artifact.ToolCall) (*artifact.Pending, error) {
 	if h, ok := a.handler.(*xtool.Handler); ok {
 		reason, err := h.GateBelow(turnContext(ctx, st, at, call.ID), toolpkg.Tool{Name: call.Name}, call)
-		if errors.Is(err, xtool.ErrPending) {
+		if errors.Is(err, xtool.ErrAwaitingApproval) {
 			return &artifact.Pending{ToolCallID: call.ID, Name: call.Name, Arguments: call.Arguments, Reason: reason}, nil
 		}
 	}

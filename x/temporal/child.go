@@ -462,7 +462,7 @@ func (a *Agent) gateAbove(ctx context.Context, st *ledger.StoredThread, at int, 
 
 // gated is what a call a gate stopped ends with.
 func gated(call artifact.ToolCall, reason string, err error, above bool) []artifact.Artifact {
-	if errors.Is(err, xtool.ErrPending) {
+	if errors.Is(err, xtool.ErrAwaitingApproval) {
 		if above {
 			reason = "for the caller: " + reason
 		}

@@ -83,7 +83,7 @@ func inProcess(t *testing.T, steps []script.Step, decisions ...artifact.Decision
 	ctx := context.Background()
 	_, err = step.Run(ctx, st, prov)
 	for _, d := range decisions {
-		if !errors.Is(err, loop.ErrPending) {
+		if !errors.Is(err, loop.ErrPaused) {
 			t.Fatalf("in process: %v, want a pause for %s", err, d.ToolCallID)
 		}
 		_, err = step.Resume(ctx, st, prov, []artifact.Decision{d})

@@ -18,17 +18,23 @@ import (
 // Handler that has no Approver to ask.
 var ErrNoApprover = errors.New("xtool: the call needs a person's approval and this handler has no approver to ask (xtool.WithApprover); it did not run")
 
-// ErrPending is what an Approver returns when a person must decide later:
-// the Handler records the call as an artifact.Pending in the ledger instead
-// of running it, and loop.Run pauses with a *loop.PendingError.
+// ErrAwaitingApproval is what an Approver returns when a person must
+// decide later: the Handler records the call as an artifact.Pending in the
+// ledger instead of running it, and loop.Run pauses with a
+// *loop.PendingError.
 //
-// It is not loop.ErrPending, though x/tool could take that one: this one
+// It is not loop.ErrPaused, though x/tool could take that one: this one
 // says that one call waits, and only a Handler reads it (it never leaves
-// the Handler as an error); loop.ErrPending says that a run paused, and is
+// the Handler as an error); loop.ErrPaused says that a run paused, and is
 // what callers of Run and Resume check. Were they one value, an Approver's
 // or a tool's error about a single call would read as a paused run to code
 // that checks a run's outcome, and the other way round.
-var ErrPending = errors.New("xtool: the call waits for approval")
+var ErrAwaitingApproval = errors.New("xtool: the call waits for approval")
+
+// ErrPending is ErrAwaitingApproval.
+//
+// Deprecated: use ErrAwaitingApproval, whose name says what it means.
+var ErrPending = ErrAwaitingApproval
 
 // PendingError is what a tool returns when its call cannot finish until a
 // person approves something it started (x/agent returns one when its
@@ -43,18 +49,20 @@ type PendingError struct {
 
 func (e *PendingError) Error() string {
 	if e.Reason == "" {
-		return ErrPending.Error()
+		return ErrAwaitingApproval.Error()
 	}
-	return ErrPending.Error() + ": " + e.Reason
+	return ErrAwaitingApproval.Error() + ": " + e.Reason
 }
 
-// Unwrap returns ErrPending.
-func (e *PendingError) Unwrap() error { return ErrPending }
+// Unwrap returns ErrAwaitingApproval.
+func (e *PendingError) Unwrap() error { return ErrAwaitingApproval }
 
 // PauseForDecision is an Approver that leaves every call to a person: each
 // call that needs approval is recorded as pending and pauses the run until
 // loop.Step.Resume brings the decision.
-func PauseForDecision(context.Context, toolpkg.Tool, artifact.ToolCall) error { return ErrPending }
+func PauseForDecision(context.Context, toolpkg.Tool, artifact.ToolCall) error {
+	return ErrAwaitingApproval
+}
 
 // AskLater is PauseForDecision.
 //
@@ -142,7 +150,7 @@ func (h *Handler) gateCall(ctx context.Context, above *callCtx, ask bool, reason
 	if ask {
 		err := h.approve(ctx, b.Tool, call)
 		switch {
-		case errors.Is(err, ErrPending):
+		case errors.Is(err, ErrAwaitingApproval):
 			pending, deferred = reason, true
 		case err != nil:
 			return "", err
@@ -162,7 +170,7 @@ func (h *Handler) gateCall(ctx context.Context, above *callCtx, ask bool, reason
 		}
 		err := g.gate.approve(g, gb.Tool, call)
 		switch {
-		case errors.Is(err, ErrPending):
+		case errors.Is(err, ErrAwaitingApproval):
 			if !deferred {
 				pending, deferred = "for the caller: "+r, true
 			}
@@ -171,7 +179,7 @@ func (h *Handler) gateCall(ctx context.Context, above *callCtx, ask bool, reason
 		}
 	}
 	if deferred {
-		return pending, ErrPending
+		return pending, ErrAwaitingApproval
 	}
 	return "", nil
 }

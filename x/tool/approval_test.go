@@ -130,7 +130,7 @@ func TestPendingExecuteAndApprovedRun(t *testing.T) {
 	asked := 0
 	h := xtool.NewHandler(reg, xtool.WithTracer(tp.Tracer("test")), xtool.WithApprover(func(context.Context, tool.Tool, artifact.ToolCall) error {
 		asked++
-		return xtool.ErrPending
+		return xtool.ErrAwaitingApproval
 	}))
 	c := artifact.ToolCall{ID: "c1", Name: "rm", Arguments: `{"path":"x"}`}
 	res := h.Execute(context.Background(), c)
@@ -186,19 +186,22 @@ func TestCheckCallAndIdempotent(t *testing.T) {
 	}
 }
 
-// The deprecated names do what the new ones do, and the two ErrPending
-// values stay apart: a call that waits is not a paused run.
+// The deprecated names do what the new ones do, and the two sentinels
+// stay apart: a call that waits is not a paused run.
 func TestDeprecatedNamesAndTwoPendings(t *testing.T) {
 	call := artifact.ToolCall{ID: "c1", Name: "rm"}
 	for name, approve := range map[string]xtool.Approver{"PauseForDecision": xtool.PauseForDecision, "AskLater": xtool.AskLater} {
-		if err := approve(context.Background(), tool.Tool{Name: "rm"}, call); err != xtool.ErrPending {
-			t.Errorf("%s returned %v, want xtool.ErrPending", name, err)
+		if err := approve(context.Background(), tool.Tool{Name: "rm"}, call); err != xtool.ErrAwaitingApproval {
+			t.Errorf("%s returned %v, want xtool.ErrAwaitingApproval", name, err)
 		}
 	}
 	if xtool.DefaultFullLimit != xtool.DefaultMaxFullBytes || xtool.DefaultMaxFullBytes != 1<<20 {
 		t.Errorf("DefaultFullLimit %d, DefaultMaxFullBytes %d", xtool.DefaultFullLimit, xtool.DefaultMaxFullBytes)
 	}
-	if errors.Is(xtool.ErrPending, loop.ErrPending) || errors.Is(loop.ErrPending, xtool.ErrPending) || errors.Is(&xtool.PendingError{}, loop.ErrPending) {
-		t.Error("xtool.ErrPending matches loop.ErrPending")
+	if errors.Is(xtool.ErrAwaitingApproval, loop.ErrPaused) || errors.Is(loop.ErrPaused, xtool.ErrAwaitingApproval) || errors.Is(&xtool.PendingError{}, loop.ErrPaused) {
+		t.Error("xtool.ErrAwaitingApproval matches loop.ErrPaused")
+	}
+	if !errors.Is(&xtool.PendingError{}, xtool.ErrPending) || !errors.Is(&loop.PendingError{}, loop.ErrPending) {
+		t.Error("the deprecated ErrPending aliases no longer match")
 	}
 }

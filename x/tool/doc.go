@@ -101,7 +101,7 @@
 // say Destructive, when WithApprovalFor names the tool or its source (a
 // pack, an MCP server: lode.yaml's approve: list), or when a
 // WithApprovalRule of the application asks. The Approver answers at once
-// (nil runs the call, an error refuses it) or returns ErrPending —
+// (nil runs the call, an error refuses it) or returns ErrAwaitingApproval —
 // PauseForDecision always does — and the call is recorded as an artifact.Pending in the
 // ledger: the loop pauses and loop.Step.Resume decides later, in any
 // process. The Handler is a loop.CallChecker, so an edited approval is
@@ -142,7 +142,7 @@
 // child, and RecordBelow to keep the count when the child ends.
 //
 // A tool whose call cannot finish until a person approves something it
-// started returns an error matching ErrPending, or a *PendingError with a
+// started returns an error matching ErrAwaitingApproval, or a *PendingError with a
 // reason: the Handler records its call as an artifact.Pending, as for its
 // own approvals, and the run pauses; once approved, the tool runs again
 // under loop.Approved and carries the decision down (x/agent resumes its

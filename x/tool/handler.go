@@ -31,7 +31,7 @@ const DefaultTimeout = 2 * time.Minute
 var ErrDenied = errors.New("xtool: call denied")
 
 // Approver decides whether a call that needs approval may run (see
-// WithApprover). Returning nil approves; ErrPending (or an error wrapping
+// WithApprover). Returning nil approves; ErrAwaitingApproval (or an error wrapping
 // it) leaves the decision to a person later, and the run pauses; any other
 // error — ErrDenied or a failure of the approver itself — refuses the call,
 // and the model is told so.
@@ -405,7 +405,7 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		if d, ok := loop.Approved(ctx); ok && d.Approved && d.ToolCallID == call.ID {
 			kept := d // moved to the heap only when the call runs approved
 			approved = &kept
-		} else if reason, err := h.gateCall(ctx, above, ask, reason, b, call); errors.Is(err, ErrPending) {
+		} else if reason, err := h.gateCall(ctx, above, ask, reason, b, call); errors.Is(err, ErrAwaitingApproval) {
 			r, o := pendingResult(call, reason, remote, &b.Tool)
 			o.attrs = verdict.Attrs
 			return r, o
@@ -470,7 +470,7 @@ func (h *Handler) execute(ctx context.Context, call artifact.ToolCall) (artifact
 		res.IsError, res.Content = true, fmt.Sprintf("the call to %s was cancelled before it finished", call.Name)
 		o.errType, o.err = errCanceled, err
 		return res, o
-	case err != nil && errors.Is(err, ErrPending):
+	case err != nil && errors.Is(err, ErrAwaitingApproval):
 		reason := "a call made for it waits for approval"
 		if pe := (*PendingError)(nil); errors.As(err, &pe) && pe.Reason != "" {
 			reason = pe.Reason

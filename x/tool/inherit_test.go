@@ -169,7 +169,7 @@ func TestInheritedApprovalYieldsToDecision(t *testing.T) {
 }
 
 // A tool whose call waits for approval below it says so with an error
-// matching ErrPending; the Handler records its call as pending, and
+// matching ErrAwaitingApproval; the Handler records its call as pending, and
 // Execute, which cannot wait, returns an error result saying so.
 func TestToolReportsPending(t *testing.T) {
 	for _, tc := range []struct {
@@ -179,7 +179,7 @@ func TestToolReportsPending(t *testing.T) {
 	}{
 		{"typed", &xtool.PendingError{Reason: "the child waits for write"}, "the child waits for write"},
 		{"typed without reason", &xtool.PendingError{}, "a call made for it waits for approval"},
-		{"wrapped sentinel", fmt.Errorf("deep: %w", xtool.ErrPending), "a call made for it waits for approval"},
+		{"wrapped sentinel", fmt.Errorf("deep: %w", xtool.ErrAwaitingApproval), "a call made for it waits for approval"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := tool.NewRegistry()
@@ -200,8 +200,8 @@ func TestToolReportsPending(t *testing.T) {
 			}
 		})
 	}
-	if got := (&xtool.PendingError{Reason: "r"}).Error(); !strings.HasPrefix(got, "xtool: ") || !errors.Is(&xtool.PendingError{}, xtool.ErrPending) {
-		t.Errorf("PendingError reads %q and must match ErrPending", got)
+	if got := (&xtool.PendingError{Reason: "r"}).Error(); !strings.HasPrefix(got, "xtool: ") || !errors.Is(&xtool.PendingError{}, xtool.ErrAwaitingApproval) {
+		t.Errorf("PendingError reads %q and must match ErrAwaitingApproval", got)
 	}
 }
 

@@ -37,7 +37,9 @@ func labelFixture(t *testing.T) tool.Registry {
 	add("child", tool.Hints{}, func(ctx context.Context, _ tool.Sandbox, _ map[string]any) (any, error) {
 		return "a child's answer", xtool.AddLabel(ctx, ledger.LabelUntrusted)
 	})
-	add("wait", untrusted, func(ctx context.Context, _ tool.Sandbox, _ map[string]any) (any, error) { return nil, xtool.ErrPending })
+	add("wait", untrusted, func(ctx context.Context, _ tool.Sandbox, _ map[string]any) (any, error) {
+		return nil, xtool.ErrAwaitingApproval
+	})
 	return reg
 }
 

@@ -26,7 +26,7 @@ func (h *Handler) CallTimeout(call artifact.ToolCall) time.Duration {
 // which a child's handler finds its caller's gate is cut): t is the
 // child's tool, matched here by name as for a child run inside the call.
 // It returns nil when the call may run as far as this handler is
-// concerned; the reason and an error wrapping ErrPending when a person
+// concerned; the reason and an error wrapping ErrAwaitingApproval when a person
 // must decide; any other error (ErrDenied among them) refuses the call.
 // A handler without an approver never asks.
 func (h *Handler) GateBelow(ctx context.Context, t toolpkg.Tool, call artifact.ToolCall) (string, error) {

@@ -44,7 +44,7 @@ func TestGateBelow(t *testing.T) {
 	if err := reg.Register(tool.Tool{Name: "rm", Hints: tool.Hints{Destructive: true}}, func(context.Context, tool.Sandbox, map[string]any) (any, error) { return nil, nil }); err != nil {
 		t.Fatal(err)
 	}
-	pause := func(context.Context, tool.Tool, artifact.ToolCall) error { return xtool.ErrPending }
+	pause := func(context.Context, tool.Tool, artifact.ToolCall) error { return xtool.ErrAwaitingApproval }
 	deny := func(context.Context, tool.Tool, artifact.ToolCall) error { return xtool.ErrDenied }
 	plain, wipe := tool.Tool{Name: "wipe"}, tool.Tool{Name: "wipe", Hints: tool.Hints{Destructive: true}}
 	cases := []struct {
@@ -56,9 +56,9 @@ func TestGateBelow(t *testing.T) {
 	}{
 		{"no approver: never asks", xtool.NewHandler(reg), wipe, "", nil},
 		{"a plain child tool runs", xtool.NewHandler(reg, xtool.WithApprover(pause)), plain, "", nil},
-		{"a destructive child tool waits", xtool.NewHandler(reg, xtool.WithApprover(pause)), wipe, "the tool is marked destructive", xtool.ErrPending},
-		{"the caller's own tool of that name decides", xtool.NewHandler(reg, xtool.WithApprover(pause)), tool.Tool{Name: "rm"}, "the tool is marked destructive", xtool.ErrPending},
-		{"the caller's approval list", xtool.NewHandler(reg, xtool.WithApprover(pause), xtool.WithApprovalFor("wipe")), plain, "the configuration requires approval for wipe", xtool.ErrPending},
+		{"a destructive child tool waits", xtool.NewHandler(reg, xtool.WithApprover(pause)), wipe, "the tool is marked destructive", xtool.ErrAwaitingApproval},
+		{"the caller's own tool of that name decides", xtool.NewHandler(reg, xtool.WithApprover(pause)), tool.Tool{Name: "rm"}, "the tool is marked destructive", xtool.ErrAwaitingApproval},
+		{"the caller's approval list", xtool.NewHandler(reg, xtool.WithApprover(pause), xtool.WithApprovalFor("wipe")), plain, "the configuration requires approval for wipe", xtool.ErrAwaitingApproval},
 		{"an approver that refuses", xtool.NewHandler(reg, xtool.WithApprover(deny)), wipe, "the tool is marked destructive", xtool.ErrDenied},
 	}
 	for _, c := range cases {

@@ -100,7 +100,7 @@ func pause(t *testing.T, open Opener, f *tools, answer script.Step, want ...stri
 	}
 	_, err = f.step(t).Run(ctx, st, script.Play(answer))
 	var pe *loop.PendingError
-	if !errors.As(err, &pe) || !errors.Is(err, loop.ErrPending) {
+	if !errors.As(err, &pe) || !errors.Is(err, loop.ErrPaused) {
 		t.Fatalf("run: %v, want a *loop.PendingError", err)
 	}
 	if got := pendingIDs(pe.Calls); got != strings.Join(want, ",") || pe.Thread != st.ID() {
@@ -169,7 +169,7 @@ func testApprove(t *testing.T, open Opener) {
 	}
 	// The paused thread takes no turn: the model is not asked again.
 	blocked := script.Play(script.Text("never"))
-	if _, err := f.step(t).Run(context.Background(), st, blocked); !errors.Is(err, loop.ErrPending) || len(blocked.Requests()) != 0 {
+	if _, err := f.step(t).Run(context.Background(), st, blocked); !errors.Is(err, loop.ErrPaused) || len(blocked.Requests()) != 0 {
 		t.Fatalf("run on a paused thread: %v, %d requests", err, len(blocked.Requests()))
 	}
 	prov := script.Play(script.Text("tidied"))
@@ -393,7 +393,7 @@ func ApprovalCrash(t *testing.T, testName string, newStorage func(t testing.TB) 
 		artifact.ToolCall{ID: "d", Name: "delete_file", Arguments: `{"path":"a"}`},
 		artifact.ToolCall{ID: "t", Name: "touch", Arguments: `{"path":"b"}`},
 	)
-	if _, err := f.step(t).Run(ctx, st, script.Play(answer)); !errors.Is(err, loop.ErrPending) {
+	if _, err := f.step(t).Run(ctx, st, script.Play(answer)); !errors.Is(err, loop.ErrPaused) {
 		t.Fatalf("run: %v", err)
 	}
 	s.Close()

@@ -134,7 +134,7 @@ func leaseCrashRound(t *testing.T, testName, where string, open func(string) (le
 		artifact.ToolCall{ID: "t", Name: "touch", Arguments: `{"path":"b"}`},
 		artifact.ToolCall{ID: "x", Name: "delete_file", Arguments: `{"path":"c"}`},
 	)
-	if _, err := parent.step(t).Run(ctx, st, script.Play(answer)); !errors.Is(err, loop.ErrPending) {
+	if _, err := parent.step(t).Run(ctx, st, script.Play(answer)); !errors.Is(err, loop.ErrPaused) {
 		t.Fatalf("run: %v", err)
 	}
 	stale := reload(t, opener, id) // read before any resumer began

@@ -939,7 +939,7 @@ func (h *Handler) runTurn(runCtx context.Context, cancel context.CancelCauseFunc
 		} else {
 			h.cfg.logger.InfoContext(runCtx, "lode: web turn stopped by a guard", "thread", st.ID(), "guard", te.Guard, "at", te.At)
 		}
-	case err != nil && cause == nil && !errors.Is(err, loop.ErrPending) && !errors.As(err, &refused):
+	case err != nil && cause == nil && !errors.Is(err, loop.ErrPaused) && !errors.As(err, &refused):
 		h.cfg.logger.WarnContext(runCtx, "lode: web turn failed", "thread", st.ID(), "err", err)
 	}
 	// A stopped answer keeps the text streamed so far, as the browser
@@ -949,7 +949,7 @@ func (h *Handler) runTurn(runCtx context.Context, cancel context.CancelCauseFunc
 	// A turn whose lease was lost writes nothing more: another process
 	// has the thread now.
 	if !lease.isLost() {
-		if err != nil && cause != nil && !errors.Is(err, loop.ErrPending) {
+		if err != nil && cause != nil && !errors.Is(err, loop.ErrPaused) {
 			h.keepStopped(context.WithoutCancel(runCtx), st, s.partial())
 		}
 		h.keepOutside(runCtx, st, s)
