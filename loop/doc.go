@@ -167,6 +167,14 @@
 // the model, each part only once the guards passed the text before it.
 // A thread no guard ever stopped costs a turn one metadata lookup.
 //
+// # Content
+//
+// WithCapture (or capture.With on the run's context) records the
+// conversation on the spans, in the OpenTelemetry GenAI conventions' form,
+// and tells the observers the same: a ContentEvent for each answer, a
+// ToolContentEvent for each tool call, scrubbed and bounded as the spans
+// are. What a guard stopped is on neither.
+//
 // Failures are typed: *OptionError, *ProviderError, *HandlerError,
 // *LedgerError, *LimitError, *PendingError, *DecisionError and *TripError, each wrapping its cause. Every turn
 // completed before a failure stays in the ledger. An invoke option (and so
