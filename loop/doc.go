@@ -140,7 +140,8 @@
 // thread is not loaded), takes every expired lease with the store's
 // compare-and-swap — of two recoverers exactly one continues a thread —
 // and goes on by the rules above: a started call with no result gets
-// InterruptedMessage (an idempotent one runs again), a model answer that
+// InterruptedMessage (an idempotent one runs again, its result judged by the
+// result guards as in a turn), a model answer that
 // never landed is asked for again, pending calls stay pending unless
 // WithApprovalExpiry lets them be denied with ApprovalExpiredReason. Each
 // Recovery says from where (RecoverPoint), which turn and calls, and which
