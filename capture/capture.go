@@ -45,8 +45,8 @@ type Config struct {
 // "SPAN_AND_EVENT" turn capture on; "", "false", "NO_CONTENT" and
 // "EVENT_ONLY" leave it off, since lode records content on span
 // attributes and emits no gen_ai.client.inference.operation.details
-// event (its observers get a loop.ContentEvent instead). Anything else is
-// an error naming the accepted values.
+// event (its observers get loop.ContentEvent and loop.ToolContentEvent
+// instead). Anything else is an error naming the accepted values.
 func ParseEnv(v string) (bool, error) {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "true", "span_only", "span_and_event":

@@ -12,7 +12,8 @@ import (
 // turn: each adapter's "chat" span (gen_ai.input.messages,
 // gen_ai.output.messages, gen_ai.system_instructions) and x/tool's
 // "execute_tool" spans (gen_ai.tool.call.arguments and .result), and
-// posts a ContentEvent to the observers. A Config that is not On leaves
+// posts the same to the observers: a ContentEvent for each answer, a
+// ToolContentEvent for each tool call. A Config that is not On leaves
 // the choice to the context (capture.With). Content a guard stops (an
 // answer, a tool's result) is never recorded: with guards at those
 // checkpoints, a span's content waits for their verdict.
@@ -77,12 +78,21 @@ func contentEvent(ctx context.Context, req *provider.Request, arts []artifact.Ar
 // handleCall is handleOne for a tool call. With capture on and result
 // guards (trip not nil), the call's span records its result only once
 // they passed it: what they stop is never exported.
+// The observers get the call's content once its span has it, the guards'
+// verdict included.
 func (s *Step) handleCall(ctx context.Context, i int, a artifact.Artifact, c *collector, trip *tripped) error {
-	if trip == nil || !capture.From(ctx).On {
+	if !capture.From(ctx).On {
 		return s.handleOne(ctx, i, a, c)
+	}
+	if trip == nil {
+		err := s.handleOne(ctx, i, a, c)
+		s.notifyToolContent(ctx, c, true)
+		return err
 	}
 	ctx, hold := capture.WithHold(ctx)
 	err := s.handleOne(ctx, i, a, c)
-	hold.Release(trip.get() == nil)
+	pass := trip.get() == nil
+	hold.Release(pass)
+	s.notifyToolContent(ctx, c, pass)
 	return err
 }

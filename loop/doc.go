@@ -140,7 +140,8 @@
 // thread is not loaded), takes every expired lease with the store's
 // compare-and-swap — of two recoverers exactly one continues a thread —
 // and goes on by the rules above: a started call with no result gets
-// InterruptedMessage (an idempotent one runs again), a model answer that
+// InterruptedMessage (an idempotent one runs again, its result judged by the
+// result guards as in a turn), a model answer that
 // never landed is asked for again, pending calls stay pending unless
 // WithApprovalExpiry lets them be denied with ApprovalExpiredReason. Each
 // Recovery says from where (RecoverPoint), which turn and calls, and which
@@ -166,6 +167,14 @@
 // observers get the answer's deltas up to WithOutputWindow bytes behind
 // the model, each part only once the guards passed the text before it.
 // A thread no guard ever stopped costs a turn one metadata lookup.
+//
+// # Content
+//
+// WithCapture (or capture.With on the run's context) records the
+// conversation on the spans, in the OpenTelemetry GenAI conventions' form,
+// and tells the observers the same: a ContentEvent for each answer, a
+// ToolContentEvent for each tool call, scrubbed and bounded as the spans
+// are. What a guard stopped is on neither.
 //
 // Failures are typed: *OptionError, *ProviderError, *HandlerError,
 // *LedgerError, *LimitError, *PendingError, *DecisionError and *TripError, each wrapping its cause. Every turn

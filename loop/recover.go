@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/capture"
 	"github.com/lodeworks/lode/internal/runspan"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/provider"
@@ -425,18 +426,29 @@ func approvedUnanswered(tl tail) []artifact.ToolCall {
 
 // answerStarted gives each started call its result as one tool turn, in
 // call order: an idempotent call runs again through the handlers (which
-// may ask for approval again), any other gets InterruptedMessage.
+// may ask for approval again), any other gets InterruptedMessage. A call
+// run again has its result judged by the result guards, as in a turn.
 func (s *Step) answerStarted(ctx context.Context, st ledger.State, answer []artifact.Artifact, started []startedCall) error {
 	hctx := context.WithValue(ctx, turnKey{}, &TurnInfo{State: st, Answer: answer})
+	if s.capture.On {
+		hctx = capture.With(hctx, s.capture)
+	}
+	var trip *tripped
+	if s.g != nil && len(s.g.result) > 0 {
+		trip = &tripped{}
+	}
 	var arts []artifact.Artifact
 	for _, c := range started {
 		if !s.idempotent(c.call) {
 			arts = append(arts, artifact.ToolResult{ToolCallID: c.call.ID, Name: c.call.Name, IsError: true, Content: InterruptedMessage})
 			continue
 		}
-		var col collector
-		col.step = s
-		if err := s.handleOne(hctx, c.index, c.call, &col); err != nil {
+		if te := trip.get(); te != nil {
+			arts = append(arts, notRun(c.call, te))
+			continue
+		}
+		col := collector{step: s, st: st, call: c.call, trip: trip}
+		if err := s.handleCall(hctx, c.index, c.call, &col, trip); err != nil {
 			return err
 		}
 		turns, herr := col.seal()
@@ -453,6 +465,15 @@ func (s *Step) answerStarted(ctx context.Context, st ledger.State, answer []arti
 	}
 	if len(arts) == 0 {
 		return nil
+	}
+	if te := trip.get(); te != nil {
+		if err := s.markTripped(ctx, st); err != nil {
+			return err
+		}
+		if err := s.appendTurn(ctx, st, ledger.RoleTool, arts); err != nil {
+			return err
+		}
+		return te
 	}
 	return s.appendTurn(ctx, st, ledger.RoleTool, arts)
 }
