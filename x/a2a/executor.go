@@ -423,7 +423,7 @@ func (s *Server) runTurn(ctx context.Context, ec *a2asrv.ExecutorContext, st *le
 	}
 }
 
-func (s *Server) failed(ec *a2asrv.ExecutorContext, err error) a2a.Event {
+func (s *Server) failed(ec a2a.TaskInfoProvider, err error) *a2a.TaskStatusUpdateEvent {
 	msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(err.Error()))
 	return a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed, msg)
 }
@@ -431,7 +431,7 @@ func (s *Server) failed(ec *a2asrv.ExecutorContext, err error) a2a.Event {
 // waiting is the input-required status: the calls waiting for a decision
 // as text and as a data part {"pending": [...]}; note says why an answer
 // was refused.
-func (s *Server) waiting(ec *a2asrv.ExecutorContext, st ledger.State, note string) a2a.Event {
+func (s *Server) waiting(ec a2a.TaskInfoProvider, st ledger.State, note string) *a2a.TaskStatusUpdateEvent {
 	calls := loop.Pending(st)
 	pending := make([]PendingCall, len(calls))
 	var b strings.Builder
