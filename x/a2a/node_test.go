@@ -58,8 +58,8 @@ func TestJavaScriptClient(t *testing.T) {
 			Streaming bool
 			Skills    []string
 		}
-		Send     struct{ State, Answer string }
-		Stream   struct {
+		Send   struct{ State, Answer string }
+		Stream struct {
 			States []string
 			Text   string
 		}
