@@ -128,6 +128,12 @@ func (s *Server) admit(ctx context.Context, who auth.Identity, req *a2a.SendMess
 	if calls := loop.Pending(st); len(calls) > 0 {
 		waiting, _ := st.Metadata(WaitingKey)
 		if t, err := s.tasks.Get(ctx, a2a.TaskID(waiting)); err == nil && !t.Task.Status.State.Terminal() {
+			// A caller that answers on the context rather than on the
+			// task (ADK's remote agents do) answers the task waiting.
+			if _, err := decisionsOf(m, calls, who.User); err == nil {
+				m.TaskID = t.Task.ID
+				return nil
+			}
 			return invalid("a2a: task %s on context %s waits for decisions on %s: answer it (taskId %s) before sending a new message", waiting, m.ContextID, pendingNames(calls), waiting)
 		}
 	}

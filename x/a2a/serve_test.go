@@ -465,3 +465,19 @@ func TestCardTellsTheTruth(t *testing.T) {
 		t.Error("a push config was taken")
 	}
 }
+
+// A caller that answers on the context, not the task (as ADK's remote
+// agents do), answers the task that waits.
+func TestAnswerOnTheContextDecidesTheWaitingTask(t *testing.T) {
+	prov := script.Play(script.Call("c1", "delete_ticket", `{"id":7}`), script.Text("Deleted."))
+	ag := startAgent(t, prov, agentOpts{})
+	c := connect(t, ag.url, "")
+	task := send(t, c, userText("delete ticket 7"))
+	pendingIDs(t, task)
+	answer := userText("approve")
+	answer.Message.ContextID = task.ContextID
+	done := send(t, c, answer)
+	if done.ID != task.ID || done.Status.State != a2a.TaskStateCompleted || ag.deletes.Load() != 1 {
+		t.Fatalf("answer on the context: task %s (want %s) %s, %d deletes", done.ID, task.ID, done.Status.State, ag.deletes.Load())
+	}
+}
