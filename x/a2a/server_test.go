@@ -38,12 +38,14 @@ type agentOpts struct {
 	authn  auth.Authenticator
 	policy string
 	extra  []lodea2a.Option
+	// file configures the file store the agent keeps its threads in.
+	file []file.Option
 }
 
-func startAgent(t *testing.T, prov provider.Provider, o agentOpts) *agent {
+func startAgent(t testing.TB, prov provider.Provider, o agentOpts) *agent {
 	t.Helper()
 	a := &agent{}
-	store, err := file.Open(t.TempDir())
+	store, err := file.Open(t.TempDir(), o.file...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +122,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // connect resolves the agent's card and makes an a2a-go client, as a
 // caller that knows only the URL does.
-func connect(t *testing.T, url, token string) *a2aclient.Client {
+func connect(t testing.TB, url, token string) *a2aclient.Client {
 	t.Helper()
 	hc := &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}
 	card, err := agentcard.NewResolver(hc).Resolve(t.Context(), url)
