@@ -77,6 +77,8 @@ type Config struct {
 	// Temporal says where lode worker, run and resume --temporal find
 	// their runs.
 	Temporal TemporalConfig `yaml:"temporal"`
+	// A2AServer describes lode serve --a2a's agent card (x/a2a).
+	A2AServer A2AServerConfig `yaml:"a2a_server"`
 	// Guards check what flows through every turn (x/guard).
 	Guards GuardsConfig `yaml:"guards"`
 	// Memory keeps facts about each user across threads (x/memory).

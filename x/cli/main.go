@@ -125,6 +125,8 @@ type env struct {
 	// temporal runs worker, run and resume --temporal; nil in a build
 	// without Temporal, which refuses --temporal.
 	temporal Temporal
+	// a2aServer serves lode serve --a2a; nil in a build without A2A.
+	a2aServer A2AServer
 }
 
 // Main runs the lode command with the process's arguments, streams and

@@ -128,6 +128,8 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	var allowHosts []string
 	allowHostFlag(fs, &allowHosts, "accept requests for this Host name besides loopback ones (repeatable; \"*\" for any); needed to serve --http on an address other than loopback")
 	unauth := fs.Bool("allow-unauthenticated", false, "serve --http on an address other than loopback with no logins (tokens:, proxy: in lode.yaml), which opens the tools to the network")
+	a2aAddr := fs.String("a2a", "", "serve lode.yaml's agent (model, tools, policy, approvals) over the Agent2Agent protocol on this loopback address instead of MCP (the lode of x/a2a/cmd/lode); tasks are kept where --store says")
+	o.registerStore(fs)
 	describe(fs, "lode serve [flags]", `A call that needs approval (a destructive tool, approve: in lode.yaml, the
 policy's approve: rules for the caller's roles) is put to the MCP client's
 person through elicitation and runs only on an accepted yes, once. A client
@@ -146,6 +148,15 @@ credentials name.
 	}
 	if err := noArgs("lode serve", rest); err != nil {
 		return err
+	}
+	if *a2aAddr != "" {
+		if *addr != "" {
+			return usageError{"--a2a and --http are two doors: run one lode serve for each"}
+		}
+		return serveA2A(ctx, e, &o, *a2aAddr, *roles, allowHosts, *unauth)
+	}
+	if o.store != "" {
+		return usageError{"--store needs --a2a: lode serve over MCP keeps no threads"}
 	}
 	var remote bool
 	if *addr != "" {

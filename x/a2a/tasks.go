@@ -1,0 +1,299 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+
+	"github.com/lodeworks/lode/ledger"
+)
+
+// Thread IDs and metadata keys the server writes in the ledger store.
+const (
+	// ContextPrefix starts the ID of the thread that holds an A2A
+	// context's conversation: ContextPrefix + contextId.
+	ContextPrefix = "a2a-ctx-"
+	// TaskPrefix starts the ID of the thread that records an A2A task:
+	// TaskPrefix + taskId. It holds no turns, only TaskKey.
+	TaskPrefix = "a2a-task-"
+	// TaskKey holds a task thread's record: the task as A2A sends it,
+	// its version and its owner, as JSON.
+	TaskKey = "a2a.task"
+	// WaitingKey, on a context's thread, names the task whose calls wait
+	// for a decision.
+	WaitingKey = "a2a.waiting"
+)
+
+// contextThread returns the ID of the thread of contextID, or an error
+// when contextID cannot name one: a context ID comes from the caller, so
+// it is held to the ledger's ID rule rather than cleaned.
+func contextThread(contextID string) (string, error) {
+	id := ContextPrefix + contextID
+	if err := ledger.CheckID(id); err != nil {
+		return "", a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("a2a: contextId %.80q cannot name a thread: use 1 to %d letters, digits, '_', '-' or '.'", contextID, ledger.MaxIDLen-len(ContextPrefix)))
+	}
+	return id, nil
+}
+
+// record is what TaskKey holds.
+type record struct {
+	Version int64     `json:"version"`
+	Owner   string    `json:"owner"`
+	Task    *a2a.Task `json:"task"`
+}
+
+// taskEntry is a task whose thread is open: the last state the SDK wrote,
+// which may be newer than the stored one by artifact chunks.
+type taskEntry struct {
+	mu      sync.Mutex
+	st      *ledger.StoredThread
+	rec     record
+	removed bool
+}
+
+// tasks is the SDK's task store over a ledger.Store, so that a task
+// outlives the process that ran it. Every status change is written before
+// the SDK goes on; an artifact chunk is written with the next status
+// change or its last chunk, since the context's thread holds the answer
+// in full anyway and writing the whole task on every token would cost the
+// square of the answer's length.
+type tasks struct {
+	store ledger.Store
+	owner func(context.Context) string
+
+	mu   sync.Mutex
+	open map[a2a.TaskID]*taskEntry
+}
+
+var _ taskstore.Store = (*tasks)(nil)
+
+func newTasks(store ledger.Store, owner func(context.Context) string) *tasks {
+	return &tasks{store: store, owner: owner, open: make(map[a2a.TaskID]*taskEntry)}
+}
+
+func taskThread(id a2a.TaskID) (string, bool) {
+	tid := TaskPrefix + string(id)
+	return tid, ledger.CheckID(tid) == nil
+}
+
+// copyTask returns a deep copy through JSON, the form the task is kept in.
+func copyTask(t *a2a.Task) (*a2a.Task, error) {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return nil, fmt.Errorf("a2a: task %s cannot be stored: %w", t.ID, err)
+	}
+	var out a2a.Task
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("a2a: task %s cannot be stored: %w", t.ID, err)
+	}
+	return &out, nil
+}
+
+func (ts *tasks) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskVersion, error) {
+	tid, ok := taskThread(task.ID)
+	if !ok {
+		return 0, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("a2a: task id %.80q cannot name a task", task.ID))
+	}
+	cp, err := copyTask(task)
+	if err != nil {
+		return 0, err
+	}
+	rec := record{Version: 1, Owner: ts.owner(ctx), Task: cp}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return 0, err
+	}
+	st, err := ts.store.Create(ctx, ledger.WithID(tid), ledger.WithMetadata(map[string]string{TaskKey: string(b)}))
+	if errors.Is(err, ledger.ErrConflict) {
+		return 0, taskstore.ErrTaskAlreadyExists
+	}
+	if err != nil {
+		return 0, err
+	}
+	ts.mu.Lock()
+	ts.open[task.ID] = &taskEntry{st: st, rec: rec}
+	ts.mu.Unlock()
+	return 1, nil
+}
+
+// entry returns the open entry of id, loading it from the store; an ID
+// that names no task, or a task of another owner, is ErrTaskNotFound.
+func (ts *tasks) entry(ctx context.Context, id a2a.TaskID) (*taskEntry, error) {
+	ts.mu.Lock()
+	e := ts.open[id]
+	ts.mu.Unlock()
+	if e == nil {
+		tid, ok := taskThread(id)
+		if !ok {
+			return nil, a2a.ErrTaskNotFound
+		}
+		st, err := ts.store.Load(ctx, tid)
+		if errors.Is(err, ledger.ErrNotFound) {
+			return nil, a2a.ErrTaskNotFound
+		}
+		if err != nil {
+			return nil, err
+		}
+		v, _ := st.Metadata(TaskKey)
+		var rec record
+		if err := json.Unmarshal([]byte(v), &rec); err != nil || rec.Task == nil {
+			st.Close()
+			return nil, fmt.Errorf("a2a: task %s: its record in thread %s cannot be read: %w", id, tid, ledger.ErrCorrupt)
+		}
+		ts.mu.Lock()
+		if e = ts.open[id]; e == nil {
+			e = &taskEntry{st: st, rec: rec}
+			ts.open[id] = e
+		} else {
+			st.Close()
+		}
+		ts.mu.Unlock()
+	}
+	if e.owner() != ts.owner(ctx) {
+		// As the protocol asks: another caller's task is not found.
+		return nil, a2a.ErrTaskNotFound
+	}
+	return e, nil
+}
+
+func (e *taskEntry) owner() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.rec.Owner
+}
+
+func (ts *tasks) Update(ctx context.Context, req *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
+	e, err := ts.entry(ctx, req.Task.ID)
+	if err != nil {
+		return 0, err
+	}
+	cp, err := copyTask(req.Task)
+	if err != nil {
+		return 0, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.removed {
+		return 0, taskstore.ErrConcurrentModification
+	}
+	if req.PrevVersion != taskstore.TaskVersionMissing && taskstore.TaskVersion(e.rec.Version) != req.PrevVersion {
+		return 0, taskstore.ErrConcurrentModification
+	}
+	rec := record{Version: e.rec.Version + 1, Owner: e.rec.Owner, Task: cp}
+	if chunk, ok := req.Event.(*a2a.TaskArtifactUpdateEvent); !ok || chunk.LastChunk {
+		b, err := json.Marshal(rec)
+		if err != nil {
+			return 0, err
+		}
+		if err := e.st.SetMetadata(TaskKey, string(b)); err != nil {
+			if errors.Is(err, ledger.ErrConflict) {
+				return 0, taskstore.ErrConcurrentModification
+			}
+			return 0, err
+		}
+	}
+	e.rec = rec
+	if cp.Status.State.Terminal() {
+		// Done with: the next Get reads it back from the store.
+		e.removed = true
+		ts.mu.Lock()
+		if ts.open[cp.ID] == e {
+			delete(ts.open, cp.ID)
+		}
+		ts.mu.Unlock()
+		e.st.Close()
+	}
+	return taskstore.TaskVersion(rec.Version), nil
+}
+
+func (ts *tasks) Get(ctx context.Context, id a2a.TaskID) (*taskstore.StoredTask, error) {
+	e, err := ts.entry(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	rec := e.rec
+	e.mu.Unlock()
+	cp, err := copyTask(rec.Task)
+	if err != nil {
+		return nil, err
+	}
+	return &taskstore.StoredTask{Task: cp, Version: taskstore.TaskVersion(rec.Version), User: rec.Owner}, nil
+}
+
+// List lists the caller's tasks, filtered by context and state; it reads
+// every task thread in the store, so it is meant for small stores and
+// debugging, not for paging through many.
+func (ts *tasks) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	owner := ts.owner(ctx)
+	size := req.PageSize
+	if size <= 0 || size > 100 {
+		size = 50
+	}
+	resp := &a2a.ListTasksResponse{PageSize: size}
+	for info, err := range ts.store.List(ctx) {
+		if err != nil || !strings.HasPrefix(info.ID, TaskPrefix) {
+			continue
+		}
+		var rec record
+		if json.Unmarshal([]byte(info.Metadata[TaskKey]), &rec) != nil || rec.Task == nil || rec.Owner != owner {
+			continue
+		}
+		t := rec.Task
+		if req.ContextID != "" && t.ContextID != req.ContextID || req.Status != "" && t.Status.State != req.Status {
+			continue
+		}
+		resp.TotalSize++
+		if len(resp.Tasks) < size {
+			if req.HistoryLength != nil && *req.HistoryLength >= 0 && len(t.History) > *req.HistoryLength {
+				t.History = t.History[len(t.History)-*req.HistoryLength:]
+			}
+			if !req.IncludeArtifacts {
+				t.Artifacts = nil
+			}
+			resp.Tasks = append(resp.Tasks, t)
+		}
+	}
+	return resp, nil
+}
+
+// unfinished yields the tasks in the store that were working when their
+// process stopped: neither ended nor waiting for the caller.
+func (ts *tasks) unfinished(ctx context.Context) ([]record, error) {
+	var out []record
+	for info, err := range ts.store.List(ctx) {
+		if err != nil {
+			if strings.HasPrefix(info.ID, TaskPrefix) {
+				return out, err
+			}
+			continue
+		}
+		if !strings.HasPrefix(info.ID, TaskPrefix) {
+			continue
+		}
+		var rec record
+		if json.Unmarshal([]byte(info.Metadata[TaskKey]), &rec) != nil || rec.Task == nil {
+			continue
+		}
+		switch rec.Task.Status.State {
+		case a2a.TaskStateSubmitted, a2a.TaskStateWorking:
+			out = append(out, rec)
+		}
+	}
+	return out, nil
+}
+
+func (ts *tasks) close() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for id, e := range ts.open {
+		e.st.Close()
+		delete(ts.open, id)
+	}
+}
