@@ -38,22 +38,38 @@ type conversations struct {
 
 	mu        sync.Mutex
 	latencies []int64 // chunk added latency, ns
+	firstByte []int64 // request sent to the stream's first part, ns
 	firstText []int64 // request sent to first text, ns
 	delivered int64   // text chunks that reached the client
 	errs      map[string]int
-	open      int // streams open now
+	samples   map[string]string // an example of each kind of error
+	open      int               // streams open now
 	maxOpen   int
 }
 
-func (c *conversations) fail(kind string) {
+func (c *conversations) fail(err error) {
+	kind := err.Error()
+	var se *sampleError
+	if errors.As(err, &se) {
+		kind = se.kind
+	}
 	c.mu.Lock()
 	c.errs[kind]++
+	if _, ok := c.samples[kind]; !ok && se != nil {
+		c.samples[kind] = se.sample
+	}
 	c.mu.Unlock()
 }
 
+// sampleError is an error of a kind the table counts, with what the
+// server said the first time, for -v.
+type sampleError struct{ kind, sample string }
+
+func (e *sampleError) Error() string { return e.kind }
+
 // run runs every conversation to its end.
 func (c *conversations) run(ctx context.Context) {
-	c.errs = map[string]int{}
+	c.errs, c.samples = map[string]int{}, map[string]string{}
 	var wg sync.WaitGroup
 	for i := range c.n {
 		wg.Go(func() {
@@ -80,7 +96,7 @@ func (c *conversations) converse(ctx context.Context, id string) {
 		messages = append(messages, uiMessage{ID: fmt.Sprintf("u%d", k), Role: "user", Parts: []any{map[string]string{"type": "text", "text": text}}})
 		answer, err := c.send(ctx, id, messages, k%2 == 1)
 		if err != nil {
-			c.fail(err.Error())
+			c.fail(err)
 			return
 		}
 		answer.ID = fmt.Sprintf("a%d", k)
@@ -89,7 +105,7 @@ func (c *conversations) converse(ctx context.Context, id string) {
 			select {
 			case <-time.After(c.think):
 			case <-ctx.Done():
-				c.fail("cancelled")
+				c.fail(errors.New("cancelled"))
 				return
 			}
 		}
@@ -116,12 +132,12 @@ func (c *conversations) send(ctx context.Context, id string, messages []uiMessag
 	sent := time.Since(c.epoch)
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return uiMessage{}, errors.New("request failed")
+		return uiMessage{}, &sampleError{"request failed", err.Error()}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		io.Copy(io.Discard, resp.Body)
-		return uiMessage{}, fmt.Errorf("status %d", resp.StatusCode)
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+		return uiMessage{}, &sampleError{fmt.Sprintf("status %d", resp.StatusCode), string(b)}
 	}
 	c.mu.Lock()
 	c.open++
@@ -135,7 +151,7 @@ func (c *conversations) send(ctx context.Context, id string, messages []uiMessag
 	answer := uiMessage{Role: "assistant"}
 	var text bytes.Buffer
 	var lat []int64
-	first := int64(-1)
+	first, firstByte := int64(-1), int64(-1)
 	finished, done := false, false
 	toolParts := map[string]map[string]any{}
 	sc := bufio.NewScanner(resp.Body)
@@ -151,6 +167,9 @@ func (c *conversations) send(ctx context.Context, id string, messages []uiMessag
 			break
 		}
 		now := int64(time.Since(c.epoch))
+		if firstByte < 0 {
+			firstByte = now - int64(sent)
+		}
 		var p part
 		if err := json.Unmarshal(data, &p); err != nil {
 			return answer, errors.New("bad part")
@@ -173,13 +192,13 @@ func (c *conversations) send(ctx context.Context, id string, messages []uiMessag
 		case "start-step":
 			answer.Parts = append(answer.Parts, map[string]string{"type": "step-start"})
 		case "error":
-			return answer, errors.New("error part")
+			return answer, &sampleError{"error part", p.ErrorText}
 		case "finish":
 			finished = true
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return answer, errors.New("stream broken")
+		return answer, &sampleError{"stream broken", err.Error()}
 	}
 	if !finished || !done {
 		return answer, errors.New("stream ended early")
@@ -194,6 +213,7 @@ func (c *conversations) send(ctx context.Context, id string, messages []uiMessag
 	c.mu.Lock()
 	c.latencies = append(c.latencies, lat...)
 	c.firstText = append(c.firstText, first)
+	c.firstByte = append(c.firstByte, firstByte)
 	c.delivered += int64(len(lat))
 	c.mu.Unlock()
 	return answer, nil

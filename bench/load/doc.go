@@ -16,8 +16,9 @@
 //
 // It prints, per N and server, the medians over rounds of: the latency a
 // server adds to a chunk (from leaving the model to its bytes reaching the
-// client: p50, p99, max), the time from a message sent to its answer's
-// first text, chunks delivered per second and per CPU-second of the
+// client: p50, p99, max), the time from a message sent to its stream's
+// first part and to its first text (the model's own time included: one
+// chunk interval, two when it calls the tool first), chunks delivered per second and per CPU-second of the
 // server, CPU per streamed token (a chunk is one token; with PostgreSQL
 // the database's CPU is given beside), the server's resident memory at
 // rest, per stream open at the peak and per conversation once all ended,

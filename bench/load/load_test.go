@@ -41,7 +41,7 @@ func TestSmoke(t *testing.T) {
 		if len(r.errs) > 0 {
 			t.Errorf("%s: errors %v", r.server, r.errs)
 		}
-		if want := int64(2 * 2 * 4); r.chunks != want || len(r.latency) != int(want) || len(r.firstText) != 4 {
+		if want := int64(2 * 2 * 4); r.chunks != want || len(r.latency) != int(want) || len(r.firstText) != 4 || len(r.firstByte) != 4 {
 			t.Errorf("%s: %d chunks, %d latencies, %d first texts; want %d, %d, 4", r.server, r.chunks, len(r.latency), len(r.firstText), want, want)
 		}
 		if r.latency[0] < 0 || r.cpu <= 0 && r.chunks > 1000 || r.baseRSS <= 0 {

@@ -88,6 +88,7 @@ type result struct {
 	server           string
 	n                int
 	latency          []int64 // ns, sorted
+	firstByte        []int64 // ns, sorted
 	firstText        []int64 // ns, sorted
 	chunks           int64
 	wall             time.Duration
@@ -96,6 +97,7 @@ type result struct {
 	idleRSS          int64
 	maxOpen          int
 	errs             map[string]int
+	samples          map[string]string
 	load             string
 }
 
@@ -175,8 +177,13 @@ func run(ctx context.Context, c config) ([]result, error) {
 					return nil, fmt.Errorf("%s, N=%d, round %d: %w", name, n, r+1, err)
 				}
 				if c.verbose != nil {
-					fmt.Fprintf(c.verbose, "round %d %s N=%d: p50 %.1fms p99 %.1fms first %.0fms cpu %.2fs peak %dMB errors %v load %s\n",
-						r+1, name, n, ms(pct(res.latency, 50)), ms(pct(res.latency, 99)), ms(pct(res.firstText, 50)), res.cpu.Seconds(), res.peakRSS>>20, res.errs, res.load)
+					fmt.Fprintf(c.verbose, "round %d %s N=%d: p50 %.1fms p99 %.1fms first part %.1fms first text %.0fms cpu %.2fs peak %dMB errors %v load %s\n",
+						r+1, name, n, ms(pct(res.latency, 50)), ms(pct(res.latency, 99)), ms(pct(res.firstByte, 50)), ms(pct(res.firstText, 50)), res.cpu.Seconds(), res.peakRSS>>20, res.errs, res.load)
+				}
+				for kind, sample := range res.samples {
+					if c.verbose != nil {
+						fmt.Fprintf(c.verbose, "    %s: %s\n", kind, sample)
+					}
 				}
 				results = append(results, res)
 			}
@@ -237,10 +244,11 @@ func measure(ctx context.Context, c config, e *env, m *model, name string, n, ro
 	transport.CloseIdleConnections()
 	time.Sleep(time.Second)
 	res.idleRSS = procRSS(t.pid)
-	res.latency, res.firstText = conv.latencies, conv.firstText
+	res.latency, res.firstByte, res.firstText = conv.latencies, conv.firstByte, conv.firstText
 	slices.Sort(res.latency)
+	slices.Sort(res.firstByte)
 	slices.Sort(res.firstText)
-	res.chunks, res.maxOpen, res.errs = conv.delivered, conv.maxOpen, conv.errs
+	res.chunks, res.maxOpen, res.errs, res.samples = conv.delivered, conv.maxOpen, conv.errs, conv.samples
 	return res, nil
 }
 
@@ -268,11 +276,11 @@ func medianOf(xs []float64) float64 {
 func printTable(w io.Writer, c config, results []result) {
 	fmt.Fprintf(w, "%d rounds, %d cores, %d messages per conversation (every second one calls the tool), %d chunks per answer at %g/s, think %s, load average now %s\n",
 		c.rounds, runtime.NumCPU(), c.turns, c.chunks, c.rate, c.think, loadAverage())
-	fmt.Fprintln(w, "| N | server | added latency per chunk p50 / p99 / max, ms | first text p50 / p99, ms | chunks/s | chunks per CPU-second | CPU µs per token (+ database) | RSS at rest, MB | RSS per open stream, KB | RSS per ended conversation, KB | errors | load during |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| N | server | added latency per chunk p50 / p99 / max, ms | first part p50 / p99, ms | first text p50 / p99, ms | chunks/s | chunks per CPU-second | CPU µs per token (+ database) | RSS at rest, MB | RSS per open stream, KB | RSS per ended conversation, KB | errors | load during |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, n := range c.ns {
 		for _, s := range c.servers {
-			var p50, p99, mx, f50, f99, rate, perCPU, cpuTok, dbTok, base, open, ended []float64
+			var p50, p99, mx, b50, b99, f50, f99, rate, perCPU, cpuTok, dbTok, base, open, ended []float64
 			errs := map[string]int{}
 			var loads []string
 			for _, r := range results {
@@ -282,6 +290,8 @@ func printTable(w io.Writer, c config, results []result) {
 				p50 = append(p50, ms(pct(r.latency, 50)))
 				p99 = append(p99, ms(pct(r.latency, 99)))
 				mx = append(mx, ms(pct(r.latency, 100)))
+				b50 = append(b50, ms(pct(r.firstByte, 50)))
+				b99 = append(b99, ms(pct(r.firstByte, 99)))
 				f50 = append(f50, ms(pct(r.firstText, 50)))
 				f99 = append(f99, ms(pct(r.firstText, 99)))
 				rate = append(rate, float64(r.chunks)/r.wall.Seconds())
@@ -314,8 +324,8 @@ func printTable(w io.Writer, c config, results []result) {
 			if s == serverPostgres {
 				db = fmt.Sprintf(" (+ %.0f)", medianOf(dbTok))
 			}
-			fmt.Fprintf(w, "| %d | %s | %.1f / %.1f / %.0f | %.0f / %.0f | %.0f | %.0f | %.0f%s | %.0f | %.0f | %.1f | %s | %s |\n",
-				n, label(s), medianOf(p50), medianOf(p99), medianOf(mx), medianOf(f50), medianOf(f99), medianOf(rate), medianOf(perCPU),
+			fmt.Fprintf(w, "| %d | %s | %.1f / %.1f / %.0f | %.1f / %.1f | %.0f / %.0f | %.0f | %.0f | %.0f%s | %.0f | %.0f | %.1f | %s | %s |\n",
+				n, label(s), medianOf(p50), medianOf(p99), medianOf(mx), medianOf(b50), medianOf(b99), medianOf(f50), medianOf(f99), medianOf(rate), medianOf(perCPU),
 				medianOf(cpuTok), db, medianOf(base), medianOf(open), medianOf(ended), errText, strings.Join(loads, " "))
 		}
 	}
