@@ -12,6 +12,12 @@
 //	go run . -compare -rounds 11           # every side, 0 and 1,000 prior turns
 //	go run . -side eino -prior 1000        # one measurement, one process
 //
+// The sides thread, thread-inline and file run lode as users do: the tool
+// registered with tool.RegisterFunc (marked Inline for thread-inline), on
+// threads made by ledger.NewThread or kept by the file store. lode and
+// lode-inline run it on a State written for the benchmark, which shows the
+// loop's own cost.
+//
 // A measurement warms up, then runs the scenario for -ms milliseconds and
 // prints one line of JSON: nanoseconds and allocations per run. -compare
 // starts one process per measurement, rotating the order of the sides
@@ -46,13 +52,13 @@ type measurement struct {
 }
 
 func main() {
-	side := flag.String("side", "", "measure one side: lode, lode-inline or eino")
+	side := flag.String("side", "", "measure one side: lode, lode-inline, thread, thread-inline, file or eino")
 	prior := flag.Int("prior", 0, "prior turns in the history")
 	ms := flag.Int("ms", 300, "milliseconds to time the scenario for")
 	compare := flag.Bool("compare", false, "run every side in its own process, in interleaved rounds")
 	rounds := flag.Int("rounds", 11, "rounds for -compare")
 	priors := flag.String("priors", "0,1000", "prior turns for -compare, comma-separated")
-	sides := flag.String("sides", "lode,lode-inline,eino", "sides for -compare, comma-separated")
+	sides := flag.String("sides", "thread,thread-inline,file,lode,lode-inline,eino", "sides for -compare, comma-separated")
 	burn := flag.Bool("burn", false, "burn CPU on GOMAXPROCS goroutines until killed (the load of a loaded run)")
 	flag.Parse()
 	switch {
@@ -83,7 +89,12 @@ func measure(side string, prior int, d time.Duration) (measurement, error) {
 	if !ok {
 		return measurement{}, fmt.Errorf("no side %q", side)
 	}
-	run, err := mk(prior)
+	dir, err := os.MkdirTemp("", "lode-bench-eino-")
+	if err != nil {
+		return measurement{}, err
+	}
+	defer os.RemoveAll(dir)
+	run, err := mk(prior, dir)
 	if err != nil {
 		return measurement{}, err
 	}

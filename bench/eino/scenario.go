@@ -15,6 +15,7 @@ import (
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/ledger/file"
 	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/tool"
@@ -45,11 +46,114 @@ func add(_ context.Context, in addIn) (addOut, error) {
 	return addOut{Sum: in.A + in.B, Label: in.Label}, nil
 }
 
-// frameworks are the sides a process can run, by name.
-var frameworks = map[string]func(prior int) (func(context.Context) (string, error), error){
-	"lode":        func(prior int) (func(context.Context) (string, error), error) { return lodeScenario(prior, false) },
-	"lode-inline": func(prior int) (func(context.Context) (string, error), error) { return lodeScenario(prior, true) },
-	"eino":        einoScenario,
+// frameworks are the sides a process can run, by name; a side that keeps
+// files keeps them in dir.
+var frameworks = map[string]func(prior int, dir string) (func(context.Context) (string, error), error){
+	"lode": func(prior int, _ string) (func(context.Context) (string, error), error) {
+		return lodeScenario(prior, false)
+	},
+	"lode-inline": func(prior int, _ string) (func(context.Context) (string, error), error) {
+		return lodeScenario(prior, true)
+	},
+	"eino": func(prior int, _ string) (func(context.Context) (string, error), error) { return einoScenario(prior) },
+	// The sides as users run lode: a ledger.Thread made by NewThread for
+	// each conversation, and a thread of the file store.
+	"thread": func(prior int, _ string) (func(context.Context) (string, error), error) {
+		return threadScenario(prior, false)
+	},
+	"thread-inline": func(prior int, _ string) (func(context.Context) (string, error), error) {
+		return threadScenario(prior, true)
+	},
+	"file": fileScenario,
+}
+
+// userStep is the loop as users build it: the add tool registered with
+// tool.RegisterFunc (inline when inline is set) behind xtool's Handler.
+func userStep(inline bool) (*loop.Step, error) {
+	reg := tool.NewRegistry()
+	var opts []tool.FuncOption
+	if inline {
+		opts = append(opts, tool.WithInline())
+	}
+	if err := tool.RegisterFunc(reg, "add", "Add a and b", add, opts...); err != nil {
+		return nil, err
+	}
+	return loop.New(loop.WithHandlers(xtool.NewHandler(reg)), loop.WithInvokeOptions(xtool.WithFilteredTools(reg, nil))), nil
+}
+
+// threadScenario runs the scenario on threads made by ledger.NewThread,
+// the way fileScenario runs it on the file store's: with no prior turns
+// each run has a new thread of its own; with prior turns every run appends
+// its four turns to one thread that starts with them, as a conversation
+// kept in memory grows (the history grows as the runs go on, which is
+// what "flat with history" asks of the loop). A thread made anew per run
+// from a copy of a long history costs that copy (about 90 µs for 1,000
+// turns here, mostly the copy's write barriers and the GC it brings).
+func threadScenario(prior int, inline bool) (func(context.Context) (string, error), error) {
+	step, err := userStep(inline)
+	if err != nil {
+		return nil, err
+	}
+	var shared *ledger.Thread
+	if prior > 0 {
+		shared = ledger.NewThread(ledger.WithTurns(priorTurns(prior)...))
+	}
+	return func(ctx context.Context) (string, error) {
+		th := shared
+		if th == nil {
+			th = ledger.NewThread()
+		}
+		if err := th.Append(ledger.RoleUser, artifact.Text{Content: question}); err != nil {
+			return "", err
+		}
+		return answer(step.Run(ctx, th, lodeModel{}))
+	}, nil
+}
+
+// fileScenario runs the scenario on threads of a file store in dir, with
+// the store's defaults (every record fsynced), new or shared as
+// threadScenario's are.
+func fileScenario(prior int, dir string) (func(context.Context) (string, error), error) {
+	step, err := userStep(false)
+	if err != nil {
+		return nil, err
+	}
+	st, err := file.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	var shared *ledger.StoredThread
+	if prior > 0 {
+		if shared, err = st.Create(context.Background(), ledger.WithTurns(priorTurns(prior)...)); err != nil {
+			return nil, err
+		}
+	}
+	return func(ctx context.Context) (string, error) {
+		th := shared
+		if th == nil {
+			if th, err = st.Create(ctx); err != nil {
+				return "", err
+			}
+		}
+		if err := th.Append(ledger.RoleUser, artifact.Text{Content: question}); err != nil {
+			return "", err
+		}
+		return answer(step.Run(ctx, th, lodeModel{}))
+	}, nil
+}
+
+// answer is the text of a run's last turn.
+func answer(st ledger.State, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	turns := st.Turns()
+	last := turns[len(turns)-1]
+	if len(last.Artifacts) != 1 {
+		return "", fmt.Errorf("lode: last turn %+v", last)
+	}
+	text, _ := last.Artifacts[0].(artifact.Text)
+	return text.Content, nil
 }
 
 // lodeScenario returns one run of the scenario through lode's loop, the

@@ -13,7 +13,7 @@ import (
 func TestScenarioAnswers(t *testing.T) {
 	for side, mk := range frameworks {
 		for _, prior := range []int{0, 1000} {
-			run, err := mk(prior)
+			run, err := mk(prior, t.TempDir())
 			if err != nil {
 				t.Fatalf("%s: %v", side, err)
 			}
@@ -47,10 +47,10 @@ func TestMeasure(t *testing.T) {
 // BenchmarkScenario runs each side in this one process, for profiling; the
 // figures of record come from -compare, a process per side.
 func BenchmarkScenario(b *testing.B) {
-	for _, side := range []string{"lode", "lode-inline", "eino"} {
+	for _, side := range []string{"thread", "thread-inline", "file", "lode", "lode-inline", "eino"} {
 		for _, prior := range []int{0, 1000} {
 			b.Run(fmt.Sprintf("%s/prior=%d", side, prior), func(b *testing.B) {
-				run, err := frameworks[side](prior)
+				run, err := frameworks[side](prior, b.TempDir())
 				if err != nil {
 					b.Fatal(err)
 				}

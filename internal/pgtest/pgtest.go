@@ -291,6 +291,16 @@ func (s *Server) Close() error {
 	return os.RemoveAll(s.dir)
 }
 
+// PID is the server's process ID (its postmaster's), 0 while stopped.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // DSN returns the URL of database db on the server.
 func (s *Server) DSN(db string) string {
 	return fmt.Sprintf("postgres://lode@127.0.0.1:%d/%s?sslmode=disable", s.port, db)

@@ -21,11 +21,16 @@ import (
 // WithBusyTimeout is not given.
 const DefaultBusyTimeout = 10 * time.Second
 
+// DefaultMaxConns is how many connections Open's pool opens at most when
+// WithMaxConns is not given.
+const DefaultMaxConns = 8
+
 // Option configures Open and DSN.
 type Option func(*config)
 
 type config struct {
 	busy   time.Duration
+	conns  int
 	store  []sqlstore.Option
 	onBusy func() // tests: called before each wait to retry the WAL switch
 }
@@ -34,6 +39,9 @@ func newConfig(opts []Option) config {
 	var c config
 	for _, o := range opts {
 		o(&c)
+	}
+	if c.conns <= 0 {
+		c.conns = DefaultMaxConns
 	}
 	switch {
 	case c.busy == 0:
@@ -49,6 +57,14 @@ func newConfig(opts []Option) config {
 // 0 means DefaultBusyTimeout; a negative value means no waiting at all, so
 // any contention fails at once with SQLITE_BUSY.
 func WithBusyTimeout(d time.Duration) Option { return func(c *config) { c.busy = d } }
+
+// WithMaxConns sets how many connections Open's pool opens at most, and
+// keeps open when idle; 0 or less means DefaultMaxConns. SQLite runs one
+// writer at a time: more connections than that only wait on its lock, in
+// its busy handler, which sleeps and retries in no order, so that under
+// load a writer can wait past the busy timeout. Requests beyond the pool
+// wait for a connection in order instead.
+func WithMaxConns(n int) Option { return func(c *config) { c.conns = n } }
 
 // WithStoreOptions passes options to sqlstore.Open.
 func WithStoreOptions(opts ...sqlstore.Option) Option {
@@ -86,6 +102,8 @@ func Open(ctx context.Context, path string, opts ...Option) (*sqlstore.Store, er
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
+	db.SetMaxOpenConns(c.conns)
+	db.SetMaxIdleConns(c.conns)
 	if err := useWAL(ctx, db, c.busy, c.onBusy); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
