@@ -333,29 +333,19 @@ func TestToolsExplainsTheNames(t *testing.T) {
 	}
 }
 
-// readmeBlock returns the body of the first fenced block in README.md
-// that opens with fence and, when has is not empty, contains has.
+// readmeBlock returns the body of the first fenced block of the docs
+// (README.md, then the guides, docs/config.md last) that opens with fence
+// and, when has is not empty, contains has.
 func readmeBlock(t *testing.T, fence, has string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	lang := strings.TrimPrefix(fence, "```")
+	for _, b := range docBlocks(t) {
+		if b.lang == lang && strings.Contains(b.text, has) {
+			return b.text
+		}
 	}
-	rest := string(data)
-	for {
-		_, after, ok := strings.Cut(rest, "\n"+fence+"\n")
-		if !ok {
-			t.Fatalf("README.md has no %s block containing %q", fence, has)
-		}
-		body, tail, ok := strings.Cut(after, "\n```\n")
-		if !ok {
-			t.Fatalf("README.md: a %s block is not closed", fence)
-		}
-		if strings.Contains(body, has) {
-			return body + "\n"
-		}
-		rest = tail
-	}
+	t.Fatalf("the docs have no %s block containing %q", fence, has)
+	return ""
 }
 
 // TestREADMEConfigWorksAsWritten copies the README's lode.yaml, as it is,

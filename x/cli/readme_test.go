@@ -1,8 +1,11 @@
 package cli
 
-// TestREADMEAsWritten runs README.md's examples as written. The rule, for
-// whoever adds a section to the README:
+// TestREADMEAsWritten runs the examples of README.md and of every guide in
+// docs/ as written. The rule, for whoever adds a section to them:
 //
+//   - Every ```go block parses as Go (statements, or declarations).
+//   - A ```sh block whose first line is "# external: why" runs things
+//     outside lode (a third-party server, an account) and is skipped.
 //   - Every ```yaml block is a whole lode.yaml: parseConfig must accept it
 //     as it stands. Write a fragment only in a block of another language.
 //   - Every line of a ```sh block, or of a bare ``` block, that is not
@@ -31,8 +34,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"go/parser"
+	"go/token"
 )
 
 // readmeCommand is how TestREADMEAsWritten runs one command of the README.
@@ -77,6 +84,7 @@ var readmeCommands = map[string]readmeCommand{
 	"lode threads --store sqlite:.lode/threads.db":                {runs: [][]string{{"threads", "--store", "sqlite:.lode/threads.db"}}, has: "no threads in sqlite:.lode/threads.db (the file does not exist)"},
 	"lode policy check | explain --role R [TOOL]": {runs: [][]string{{"policy", "check"}, {"policy", "explain", "--role", "viewer", "filesystem__read"}},
 		config: "policy", has: "filesystem__read"},
+	"lode policy schema > policy.schema.json":   {runs: [][]string{{"policy", "schema"}}, has: "calls_per_turn"},
 	"lode mcp login NAME":                       {skip: "needs a browser and an OAuth server; TestMCPLogin* drive it against a fake one"},
 	"lode resume --store DIR THREAD approve:ID": {skip: "needs a run paused for approval; TestRunPausesAndResumeFinishes runs this command on one"},
 	`lode run --record FILE "..."`:              {runs: [][]string{{"run", "--record", "FILE", "hi"}}, has: "Hello from the fake."},
@@ -93,75 +101,140 @@ var readmeCommands = map[string]readmeCommand{
 	"mkdir workspace board": {skip: "made by readmeMainConfig"},
 }
 
-// readmeLine is one command of the README, where it is written.
+// readmeLine is one command or yaml block of the docs, where it is written.
 type readmeLine struct {
-	line int
-	cmd  string
+	at  string // file:line
+	cmd string
 }
 
-// readmeFile returns README.md's yaml blocks and the commands of its sh and
-// bare blocks, each with its line.
+// docBlock is one fenced block of README.md or a guide in docs/.
+type docBlock struct {
+	file string
+	line int // of the opening fence
+	lang string
+	text string
+}
+
+// docFiles are README.md and the guides, README first and the lode.yaml
+// reference last, so that a search for an example finds the guide's.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	guides, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil || len(guides) == 0 {
+		t.Fatalf("no guides in docs/: %v", err)
+	}
+	slices.SortStableFunc(guides, func(a, b string) int {
+		return cmpBool(filepath.Base(a) == "config.md", filepath.Base(b) == "config.md")
+	})
+	return append([]string{filepath.Join("..", "..", "README.md")}, guides...)
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// docBlocks returns every fenced block of README.md and docs/*.md.
+func docBlocks(t *testing.T) []docBlock {
+	t.Helper()
+	var out []docBlock
+	for _, path := range docFiles(t) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimPrefix(filepath.ToSlash(path), "../../")
+		var cur *docBlock
+		var body []string
+		for i, l := range strings.Split(string(data), "\n") {
+			trimmed := strings.TrimSpace(l)
+			if !strings.HasPrefix(trimmed, "```") {
+				if cur != nil {
+					body = append(body, l)
+				}
+				continue
+			}
+			if cur == nil {
+				cur, body = &docBlock{file: name, line: i + 1, lang: strings.TrimPrefix(trimmed, "```")}, nil
+				continue
+			}
+			cur.text = strings.Join(body, "\n") + "\n"
+			out = append(out, *cur)
+			cur = nil
+		}
+		if cur != nil {
+			t.Fatalf("%s:%d: a block is not closed", name, cur.line)
+		}
+	}
+	return out
+}
+
+// external says a shell block runs things outside lode (a third-party
+// server, an account): its first line is a comment "# external: why".
+func (b docBlock) external() bool {
+	first, _, _ := strings.Cut(strings.TrimSpace(b.text), "\n")
+	return strings.HasPrefix(first, "# external:")
+}
+
+// readmeFile returns the docs' yaml blocks and the commands of their sh and
+// bare blocks, each with where it is written.
 func readmeFile(t *testing.T) (yamls []readmeLine, cmds []readmeLine) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lang, start, body := "", 0, []string(nil)
-	inside := false
-	for i, l := range strings.Split(string(data), "\n") {
-		if !strings.HasPrefix(l, "```") {
-			if inside {
-				body = append(body, l)
-				if lang == "sh" || lang == "" {
-					cmd := strings.TrimSpace(l)
-					if c, _, ok := strings.Cut(cmd, " #"); ok {
-						cmd = strings.TrimSpace(c)
-					}
-					if cmd != "" && !strings.HasPrefix(cmd, "#") {
-						cmds = append(cmds, readmeLine{i + 1, cmd})
-					}
+	for _, b := range docBlocks(t) {
+		switch {
+		case b.lang == "yaml":
+			yamls = append(yamls, readmeLine{fmt.Sprintf("%s:%d", b.file, b.line), b.text})
+		case (b.lang == "sh" || b.lang == "") && !b.external():
+			for i, l := range strings.Split(b.text, "\n") {
+				cmd := strings.TrimSpace(l)
+				if c, _, ok := strings.Cut(cmd, " #"); ok {
+					cmd = strings.TrimSpace(c)
+				}
+				if cmd != "" && !strings.HasPrefix(cmd, "#") {
+					cmds = append(cmds, readmeLine{fmt.Sprintf("%s:%d", b.file, b.line+1+i), cmd})
 				}
 			}
-			continue
 		}
-		if !inside {
-			inside, lang, start, body = true, strings.TrimPrefix(l, "```"), i+1, nil
-			continue
-		}
-		inside = false
-		if lang == "yaml" {
-			yamls = append(yamls, readmeLine{start, strings.Join(body, "\n") + "\n"})
-		}
-	}
-	if inside {
-		t.Fatalf("README.md:%d: a block is not closed", start)
 	}
 	return yamls, cmds
 }
 
+// TestREADMEAsWritten runs the examples of README.md and of every guide in
+// docs/, by the rule at the top of this file.
 func TestREADMEAsWritten(t *testing.T) {
 	yamls, cmds := readmeFile(t)
 	if len(yamls) == 0 || len(cmds) == 0 {
-		t.Fatalf("README.md: %d yaml blocks, %d commands", len(yamls), len(cmds))
+		t.Fatalf("the docs: %d yaml blocks, %d commands", len(yamls), len(cmds))
 	}
 	for _, y := range yamls {
 		if _, err := parseConfig("lode.yaml", []byte(y.cmd)); err != nil {
-			t.Errorf("README.md:%d: the lode.yaml block does not parse: %v", y.line, err)
+			t.Errorf("%s: the lode.yaml block does not parse: %v", y.at, err)
+		}
+	}
+	for _, b := range docBlocks(t) {
+		if b.lang == "go" {
+			if err := parseGoBlock(b.text); err != nil {
+				t.Errorf("%s:%d: the go block does not parse: %v", b.file, b.line, err)
+			}
 		}
 	}
 	seen := map[string]bool{}
 	for _, c := range cmds {
 		entry, ok := readmeCommands[c.cmd]
 		if !ok {
-			t.Errorf("README.md:%d: %q has no entry in readmeCommands (readme_test.go): add one that runs it offline, or says why it cannot", c.line, c.cmd)
+			t.Errorf("%s: %q has no entry in readmeCommands (readme_test.go): add one that runs it offline, or says why it cannot", c.at, c.cmd)
 			continue
 		}
 		if seen[c.cmd] {
 			continue
 		}
 		seen[c.cmd] = true
-		t.Run(fmt.Sprintf("line %d %s", c.line, c.cmd), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s %s", c.at, c.cmd), func(t *testing.T) {
 			if entry.skip != "" {
 				t.Skip(entry.skip)
 			}
@@ -170,9 +243,28 @@ func TestREADMEAsWritten(t *testing.T) {
 	}
 	for k := range readmeCommands {
 		if !seen[k] {
-			t.Errorf("readmeCommands has %q, which README.md no longer has: remove it", k)
+			t.Errorf("readmeCommands has %q, which the docs no longer have: remove it", k)
 		}
 	}
+	// Every command lode's help lists is in some block, so it has an entry
+	// that runs it or names the test that does.
+	for _, sub := range regexp.MustCompile(`(?m)^  lode ([a-z-]+)`).FindAllStringSubmatch(usage, -1) {
+		if !slices.ContainsFunc(cmds, func(c readmeLine) bool { return strings.HasPrefix(c.cmd, "lode "+sub[1]) }) {
+			t.Errorf("lode %s is in lode's help but in no command block of README.md or docs/", sub[1])
+		}
+	}
+}
+
+// parseGoBlock parses a go block as the statements of a function body or,
+// failing that, as declarations: the docs' snippets leave out the package,
+// the imports and the variables around them, so they are parsed, not built.
+func parseGoBlock(text string) error {
+	fset := token.NewFileSet()
+	if _, err := parser.ParseFile(fset, "", "package p\nfunc _() {\n"+text+"\n}\n", 0); err == nil {
+		return nil
+	}
+	_, err := parser.ParseFile(fset, "", "package p\n"+text, 0)
+	return err
 }
 
 // runReadmeCommand runs one entry's commands in a folder of their own.
@@ -186,7 +278,7 @@ func runReadmeCommand(t *testing.T, yamls []readmeLine, entry readmeCommand) {
 	case "policy":
 		// The Roles section's policy over the README's own lode.yaml: two
 		// examples of one page must fit together.
-		dir = readmeMainConfig(t, yamls[0].cmd+readmeYAML(t, yamls, "policy:\n  roles:\n    viewer:"))
+		dir = readmeMainConfig(t, yamls[0].cmd+readmeYAML(t, yamls, "user: erin"))
 	default:
 		t.Fatalf("config %q is not one the test knows", entry.config)
 	}
@@ -233,7 +325,7 @@ func readmeYAML(t *testing.T, yamls []readmeLine, has string) string {
 			return y.cmd
 		}
 	}
-	t.Fatalf("README.md has no yaml block with %q", has)
+	t.Fatalf("the docs have no yaml block with %q", has)
 	return ""
 }
 
