@@ -131,3 +131,61 @@ func TestToolContentEvents(t *testing.T) {
 		})
 	}
 }
+
+// A call that waits for a person has no content event while it waits;
+// it gets one when Resume runs it, and a denied call none.
+func TestToolContentEventsWaitForApproval(t *testing.T) {
+	for _, approve := range []bool{true, false} {
+		name := "denied"
+		if approve {
+			name = "approved"
+		}
+		t.Run(name, func(t *testing.T) {
+			var mu sync.Mutex
+			var got []loop.ToolContentEvent
+			obs := loop.EmitterFunc(func(_ context.Context, ev loop.Event) {
+				if ev, ok := ev.(loop.ToolContentEvent); ok {
+					mu.Lock()
+					got = append(got, ev)
+					mu.Unlock()
+				}
+			})
+			step := loop.New(loop.WithHandlers(asker), loop.WithObserver(obs), loop.WithCapture(capture.Config{On: true}))
+			th := ledger.NewThread()
+			_ = th.Append(ledger.RoleUser, artifact.Text{Content: "remove the logs"})
+			ctx := t.Context()
+			_, err := step.Run(ctx, th, script.Play(script.Call("call_1", "rm", `{"path":"logs"}`)))
+			var pe *loop.PendingError
+			if !errors.As(err, &pe) {
+				t.Fatalf("run = %v", err)
+			}
+			if err := step.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			if len(got) != 0 {
+				t.Errorf("events while waiting: %+v", got)
+			}
+			mu.Unlock()
+			d := loop.Approve("call_1")
+			if !approve {
+				d = loop.Deny("call_1", "not now")
+			}
+			if _, err := step.Resume(ctx, th, script.Play(script.Text("Done.")), []artifact.Decision{d}); err != nil {
+				t.Fatal(err)
+			}
+			if err := step.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			want := []loop.ToolContentEvent{}
+			if approve {
+				want = append(want, loop.ToolContentEvent{ToolCallID: "call_1", Name: "rm", Arguments: `{"path":"logs"}`, Result: `"ok"`})
+			}
+			if len(got) != len(want) || (len(want) == 1 && got[0] != want[0]) {
+				t.Errorf("events %+v, want %+v", got, want)
+			}
+		})
+	}
+}
