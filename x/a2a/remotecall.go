@@ -1,0 +1,363 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/tool"
+	"github.com/lodeworks/lode/x/auth"
+	xtool "github.com/lodeworks/lode/x/tool"
+)
+
+// The metadata keys lode writes on a task it sends, and reads on what
+// comes back.
+const (
+	// MetaSkill names the skill the task is for (A2A has no field for it).
+	MetaSkill = "lode/skill"
+	// MetaCaller holds the caller's identity, from its thread (never from
+	// the model's arguments): an object with user, tenant and roles. It
+	// tells the remote agent whom the task is for; the remote agent's
+	// own door decides what that caller may do.
+	MetaCaller = "lode/caller"
+	// MetaUsage, on a task, status update, artifact update or message
+	// from the remote agent, is the model usage the task cost so far, as
+	// artifact.Usage's JSON; the last one reported counts toward the
+	// caller's run (loop.Charge), so its cost limit binds remote work.
+	MetaUsage = "lode/usage"
+)
+
+// cancelWait bounds the cancel request sent after a call gave up.
+const cancelWait = 10 * time.Second
+
+// Answer is one call's outcome, the Value of its tool.Result.
+type Answer struct {
+	// Agent and Skill say whom was asked.
+	Agent, Skill string
+	// TaskID and ContextID name the remote task, when the agent made one.
+	TaskID, ContextID string
+	// State is the task's last state ("TASK_STATE_COMPLETED",
+	// "TASK_STATE_INPUT_REQUIRED", ...); empty when the agent answered
+	// with a message and no task.
+	State string
+	// Text is the answer as the model sees it, cut to WithMaxResult.
+	Text string
+	// Cut says the answer was longer than WithMaxResult.
+	Cut bool
+	// Usage is what the remote agent reported it spent (MetaUsage).
+	Usage *artifact.Usage
+}
+
+// Call sends the task in args to the skill called name as a remote task,
+// streamed when the card says the agent streams, and waits for its end,
+// WithTimeout at most. A task the agent fails, rejects or cancels, one
+// that needs authentication, and a timeout are error results; a question
+// back (input-required) is a result saying what the agent asks and how to
+// answer it; an ended ctx cancels the remote task and is an error.
+func (r *Remote) Call(ctx context.Context, name string, args map[string]any) (any, error) {
+	skill, ok := r.skills[name]
+	if !ok {
+		return nil, fmt.Errorf("a2a: the agent %q has no skill %q", r.name, name)
+	}
+	task, _ := args["task"].(string)
+	if strings.TrimSpace(task) == "" {
+		return tool.Result{IsError: true, Content: "task is empty: say what the agent should do."}, nil
+	}
+	taskID, _ := args["task_id"].(string)
+	contextID, _ := args["context_id"].(string)
+
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(task))
+	msg.ID = r.messageID(ctx)
+	msg.TaskID = a2a.TaskID(taskID)
+	msg.ContextID = contextID
+	req := &a2a.SendMessageRequest{Message: msg, Metadata: map[string]any{MetaSkill: skill.ID}}
+	if caller := callerMeta(ctx); caller != nil {
+		req.Metadata[MetaCaller] = caller
+	}
+
+	tctx, cancel := context.WithTimeout(ctx, r.cfg.timeout)
+	defer cancel()
+	c := collector{}
+	var err error
+	if r.stream {
+		for ev, e := range r.client.SendStreamingMessage(tctx, req) {
+			if e != nil {
+				err = e
+				break
+			}
+			c.add(ev)
+		}
+	} else {
+		var res a2a.SendMessageResult
+		res, err = r.client.SendMessage(tctx, req)
+		if err == nil && res != nil {
+			c.add(res)
+		}
+	}
+	ans := &Answer{Agent: r.name, Skill: skill.ID, TaskID: string(c.taskID), ContextID: c.contextID}
+	if c.state != a2a.TaskStateUnspecified {
+		ans.State = string(c.state)
+	}
+	if c.usage != nil {
+		u := loop.Charge(ctx, nil, "a2a "+r.name, *c.usage)
+		ans.Usage = &u
+	}
+
+	switch {
+	case ctx.Err() != nil:
+		r.cancelTask(ctx, &c)
+		return nil, fmt.Errorf("a2a: %s: the call was stopped: %w", r.name, context.Cause(ctx))
+	case tctx.Err() != nil:
+		r.cancelTask(ctx, &c)
+		return r.result(ans, true, fmt.Sprintf("The agent %s did not finish within %s; its task was cancelled. Ask for less at once, or do this part yourself.", r.name, r.cfg.timeout)), nil
+	case errors.Is(err, ErrTooLarge):
+		r.cancelTask(ctx, &c)
+		return r.result(ans, true, fmt.Sprintf("The agent %s sent more than %d bytes; its answer was refused. Ask it for a shorter answer.", r.name, DefaultMaxResponse)), nil
+	case err != nil:
+		return nil, fmt.Errorf("a2a: %s: %w", r.name, err)
+	}
+
+	text := c.text()
+	switch c.state {
+	case a2a.TaskStateInputRequired:
+		ask := text
+		if ask == "" {
+			ask = "(it did not say what)"
+		}
+		return r.result(ans, false, fmt.Sprintf("The agent %s needs more before it can go on; it asks:\n%s\n\nTo answer, call %s__%s again with the answer as task, task_id %q and context_id %q.",
+			r.name, r.cut(ans, ask), r.name, name, c.taskID, c.contextID)), nil
+	case a2a.TaskStateAuthRequired:
+		return r.result(ans, true, fmt.Sprintf("The agent %s needs authentication that lode cannot give in a call: %s", r.name, r.cut(ans, text))), nil
+	case a2a.TaskStateFailed, a2a.TaskStateRejected, a2a.TaskStateCanceled:
+		what := map[a2a.TaskState]string{a2a.TaskStateFailed: "failed", a2a.TaskStateRejected: "rejected the task", a2a.TaskStateCanceled: "cancelled the task"}[c.state]
+		if text == "" {
+			text = "(no reason given)"
+		}
+		return r.result(ans, true, fmt.Sprintf("The agent %s %s: %s", r.name, what, r.cut(ans, text))), nil
+	case a2a.TaskStateCompleted:
+	case a2a.TaskStateUnspecified:
+		if !c.message {
+			return r.result(ans, true, fmt.Sprintf("The agent %s sent no answer.", r.name)), nil
+		}
+	default:
+		return r.result(ans, true, fmt.Sprintf("The agent %s stopped answering before its task ended (it was %s).", r.name, strings.ToLower(strings.TrimPrefix(string(c.state), "TASK_STATE_")))), nil
+	}
+	if text == "" {
+		return r.result(ans, true, fmt.Sprintf("The agent %s finished without a text answer.", r.name)), nil
+	}
+	return r.result(ans, false, r.cut(ans, text)), nil
+}
+
+func (r *Remote) result(ans *Answer, isErr bool, content string) tool.Result {
+	ans.Text = content
+	return tool.Result{Content: content, Value: ans, IsError: isErr}
+}
+
+// cut bounds text to WithMaxResult, keeping its head, with a marker.
+func (r *Remote) cut(ans *Answer, text string) string {
+	if len(text) <= r.cfg.maxResult {
+		return text
+	}
+	ans.Cut = true
+	return bound(text, r.cfg.maxResult) + fmt.Sprintf("\n[a2a: the answer was cut to %d of its %d bytes]", r.cfg.maxResult, len(text))
+}
+
+// cancelTask asks the agent to cancel the call's task, if it made one
+// that has not ended, on a context of its own: the call's has ended.
+func (r *Remote) cancelTask(ctx context.Context, c *collector) {
+	if c.taskID == "" || c.state.Terminal() {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWait)
+	defer cancel()
+	_, _ = r.client.CancelTask(cctx, &a2a.CancelTaskRequest{ID: c.taskID})
+}
+
+// messageID names a message after the tool call that sends it, so that a
+// recorded session replays; outside a loop turn it is random.
+func (r *Remote) messageID(ctx context.Context) string {
+	n := r.msgSeq.Add(1)
+	if t, ok := loop.CurrentTurn(ctx); ok {
+		if i, ok := loop.ArtifactIndex(ctx); ok && i >= 0 && i < len(t.Answer) {
+			if call, ok := t.Answer[i].(artifact.ToolCall); ok && call.ID != "" {
+				return fmt.Sprintf("lode-%s-%d", call.ID, n)
+			}
+		}
+	}
+	return a2a.NewMessageID()
+}
+
+// callerMeta is the caller's identity from its thread, or nil.
+func callerMeta(ctx context.Context) map[string]any {
+	st, ok := xtool.Caller(ctx)
+	if !ok {
+		return nil
+	}
+	id := auth.Of(st)
+	m := map[string]any{}
+	if id.User != "" {
+		m["user"] = id.User
+	}
+	if id.Tenant != "" {
+		m["tenant"] = id.Tenant
+	}
+	if len(id.Roles) > 0 {
+		m["roles"] = id.Roles
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// collector folds the events of one call into its outcome.
+type collector struct {
+	taskID    a2a.TaskID
+	contextID string
+	state     a2a.TaskState
+	status    string // the text of the last status message
+	reply     string // the text of a message answer
+	message   bool
+	order     []a2a.ArtifactID
+	artifacts map[a2a.ArtifactID]*strings.Builder
+	usage     *artifact.Usage
+}
+
+func (c *collector) add(ev a2a.Event) {
+	if ev == nil {
+		return
+	}
+	c.readUsage(ev.Meta())
+	switch e := ev.(type) {
+	case *a2a.Message:
+		c.message = true
+		c.ids(e.TaskID, e.ContextID)
+		c.reply = partsText(e.Parts)
+	case *a2a.Task:
+		c.ids(e.ID, e.ContextID)
+		c.setStatus(e.Status)
+		c.order, c.artifacts = nil, nil
+		for _, a := range e.Artifacts {
+			if a != nil {
+				c.readUsage(a.Metadata)
+				c.artifact(a, false)
+			}
+		}
+	case *a2a.TaskStatusUpdateEvent:
+		c.ids(e.TaskID, e.ContextID)
+		c.setStatus(e.Status)
+	case *a2a.TaskArtifactUpdateEvent:
+		c.ids(e.TaskID, e.ContextID)
+		if e.Artifact != nil {
+			c.readUsage(e.Artifact.Metadata)
+			c.artifact(e.Artifact, e.Append)
+		}
+	}
+}
+
+func (c *collector) ids(task a2a.TaskID, ctxID string) {
+	if task != "" {
+		c.taskID = task
+	}
+	if ctxID != "" {
+		c.contextID = ctxID
+	}
+}
+
+func (c *collector) setStatus(s a2a.TaskStatus) {
+	c.state = s.State
+	if s.Message != nil {
+		c.readUsage(s.Message.Metadata)
+		c.status = partsText(s.Message.Parts)
+	}
+}
+
+func (c *collector) artifact(a *a2a.Artifact, appendTo bool) {
+	if c.artifacts == nil {
+		c.artifacts = map[a2a.ArtifactID]*strings.Builder{}
+	}
+	b, ok := c.artifacts[a.ID]
+	if !ok {
+		b = &strings.Builder{}
+		c.artifacts[a.ID] = b
+		c.order = append(c.order, a.ID)
+	} else if !appendTo {
+		b.Reset()
+	}
+	b.WriteString(partsText(a.Parts))
+}
+
+func (c *collector) readUsage(meta map[string]any) {
+	v, ok := meta[MetaUsage]
+	if !ok {
+		return
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	var u artifact.Usage
+	if json.Unmarshal(raw, &u) != nil || u.InputTokens < 0 || u.OutputTokens < 0 || u.CostUSD < 0 {
+		return
+	}
+	c.usage = &u
+}
+
+// text is the answer: the artifacts' text, else a message's, else the
+// last status message's.
+func (c *collector) text() string {
+	var parts []string
+	for _, id := range c.order {
+		if s := c.artifacts[id].String(); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if c.state == a2a.TaskStateInputRequired || c.state == a2a.TaskStateAuthRequired ||
+		c.state == a2a.TaskStateFailed || c.state == a2a.TaskStateRejected {
+		// What the agent says of its state is the point; artifacts so
+		// far come after it.
+		if c.status != "" {
+			parts = append([]string{c.status}, parts...)
+		}
+		return strings.Join(parts, "\n\n")
+	}
+	if len(parts) > 0 {
+		return strings.Join(parts, "\n\n")
+	}
+	if c.reply != "" {
+		return c.reply
+	}
+	return c.status
+}
+
+// partsText renders parts as text: text as it is, data as JSON, files by
+// their URL or size.
+func partsText(parts a2a.ContentParts) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		switch v := p.Content.(type) {
+		case a2a.Text:
+			b.WriteString(string(v))
+		case a2a.Data:
+			j, err := json.Marshal(v.Value)
+			if err == nil {
+				b.Write(j)
+			}
+		case a2a.URL:
+			fmt.Fprintf(&b, "[file %s %s]", p.MediaType, string(v))
+		case a2a.Raw:
+			fmt.Fprintf(&b, "[file %s, %d bytes, not shown]", p.MediaType, len(v))
+		}
+	}
+	return b.String()
+}
