@@ -316,11 +316,11 @@ func (r *watchReader) Read(p []byte) (int, error) {
 }
 
 // usageObserver keeps the usage events a Step reports.
-type usageObserver struct{ got []loop.UsageEvent }
+type usageObserver chan loop.UsageEvent
 
-func (o *usageObserver) Emit(_ context.Context, ev loop.Event) {
+func (o usageObserver) Emit(_ context.Context, ev loop.Event) {
 	if u, ok := ev.(loop.UsageEvent); ok {
-		o.got = append(o.got, u)
+		o <- u
 	}
 }
 
@@ -329,11 +329,13 @@ func TestRemoteUsageCountsTowardTheRun(t *testing.T) {
 	g := &goAgent{exec: answer("a", "b", meta)}
 	url, _ := goServer(t, g, true, nil)
 	reg, _ := mount(t, url, lodea2a.WithReadOnly())
-	var obs usageObserver
-	if _, err := run(t, reg, nil, "echo_agent__summarise", `{"task":"x"}`, nil, loop.WithObserver(&obs)); err != nil {
+	obs := make(usageObserver, 4)
+	if _, err := run(t, reg, nil, "echo_agent__summarise", `{"task":"x"}`, nil, loop.WithObserver(obs)); err != nil {
 		t.Fatal(err)
 	}
-	if len(obs.got) != 1 || obs.got[0].Usage.InputTokens != 120 || obs.got[0].Usage.OutputTokens != 30 || obs.got[0].For != "a2a echo_agent" {
-		t.Errorf("usage %+v", obs.got)
+	// The observer is told in order, before the run's end is; waiting
+	// for the one event is enough.
+	if u := <-obs; u.Usage.InputTokens != 120 || u.Usage.OutputTokens != 30 || u.Usage.Model != "remote-model" || u.For != "a2a echo_agent" {
+		t.Errorf("usage %+v", u)
 	}
 }
