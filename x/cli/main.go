@@ -125,6 +125,9 @@ type env struct {
 	// temporal runs worker, run and resume --temporal; nil in a build
 	// without Temporal, which refuses --temporal.
 	temporal Temporal
+	// a2a mounts lode.yaml's a2a: agents; nil in a build without A2A,
+	// which refuses them.
+	a2a A2ACaller
 }
 
 // Main runs the lode command with the process's arguments, streams and
