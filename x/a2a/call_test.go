@@ -203,8 +203,8 @@ func TestCancelledTurnCancelsTheTask(t *testing.T) {
 	url, _ := goServer(t, g, true, nil)
 	// The turn is cancelled once lode has read that the task works.
 	ctx, cancel := context.WithCancel(context.Background())
-	hc := &http.Client{Transport: &watchBody{base: http.DefaultTransport, word: "TASK_STATE_WORKING", seen: cancel}}
-	_, r := mount(t, url, lodea2a.WithHTTPClient(hc))
+	hc := &httpClientWatch{word: "TASK_STATE_WORKING", seen: cancel}
+	_, r := mount(t, url, lodea2a.WithHTTPClient(hc.client()))
 	_, err := r.Call(ctx, "summarise", map[string]any{"task": "a long job"})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)
@@ -217,13 +217,15 @@ func TestCancelledTurnCancelsTheTask(t *testing.T) {
 func TestTimeoutCancelsTheTask(t *testing.T) {
 	g := &goAgent{exec: hang(nil)}
 	url, _ := goServer(t, g, true, nil)
-	_, r := mount(t, url, lodea2a.WithTimeout(50*time.Millisecond))
+	// Long enough for the task's first event to arrive on a loaded
+	// machine: a task lode never heard of cannot be cancelled.
+	_, r := mount(t, url, lodea2a.WithTimeout(time.Second))
 	v, err := r.Call(context.Background(), "summarise", map[string]any{"task": "a long job"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res := v.(tool.Result)
-	if !res.IsError || res.Content != "The agent echo_agent did not finish within 50ms; its task was cancelled. Ask for less at once, or do this part yourself." {
+	if !res.IsError || res.Content != "The agent echo_agent did not finish within 1s; its task was cancelled. Ask for less at once, or do this part yourself." {
 		t.Fatalf("result %+v", res)
 	}
 	if g.cancels.Load() != 1 {
@@ -284,16 +286,18 @@ func TestApprovalBeforeTheRemoteCall(t *testing.T) {
 	}
 }
 
-// watchBody calls seen once a response body it carries has held word.
-type watchBody struct {
-	base http.RoundTripper
+// httpClientWatch calls seen once a response body its client read has
+// held word: lode has then read it.
+type httpClientWatch struct {
 	word string
 	seen func()
 	once sync.Once
 }
 
-func (w *watchBody) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := w.base.RoundTrip(r)
+func (w *httpClientWatch) client() *http.Client { return &http.Client{Transport: w} }
+
+func (w *httpClientWatch) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
 	if err == nil {
 		resp.Body = &watchReader{ReadCloser: resp.Body, w: w}
 	}
@@ -302,7 +306,7 @@ func (w *watchBody) RoundTrip(r *http.Request) (*http.Response, error) {
 
 type watchReader struct {
 	io.ReadCloser
-	w   *watchBody
+	w   *httpClientWatch
 	buf []byte
 }
 
