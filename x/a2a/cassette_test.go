@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lodeworks/lode/x/cassette"
 	lodea2a "github.com/lodeworks/lode/x/a2a"
+	"github.com/lodeworks/lode/x/cassette"
 )
 
 // An A2A session records and replays like any HTTP session, through the
