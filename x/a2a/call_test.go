@@ -343,3 +343,28 @@ func TestRemoteUsageCountsTowardTheRun(t *testing.T) {
 		t.Errorf("usage %+v", u)
 	}
 }
+
+// flatPrices prices each model's usage at a flat amount.
+type flatPrices map[string]float64
+
+func (p flatPrices) Cost(model string, _ artifact.Usage) (float64, bool) {
+	usd, ok := p[model]
+	return usd, ok
+}
+
+func TestRemoteSpendBindsTheCallersCostLimit(t *testing.T) {
+	meta := map[string]any{lodea2a.MetaUsage: map[string]any{"input_tokens": 5000, "output_tokens": 900, "model": "remote-model"}}
+	g := &goAgent{exec: answer("a", "b", meta)}
+	url, _ := goServer(t, g, true, nil)
+	reg, _ := mount(t, url, lodea2a.WithReadOnly())
+	st := ledger.NewThread()
+	_ = st.Append(ledger.RoleUser, artifact.Text{Content: "go"})
+	step := loop.New(loop.WithHandlers(xtool.NewHandler(reg)), loop.WithInvokeOptions(xtool.WithFilteredTools(reg, nil)),
+		loop.WithPricer(flatPrices{"m": 0, "remote-model": 1}), loop.WithMaxCost(0.5))
+	prov := script.New([]script.Step{script.Call("call_1", "echo_agent__summarise", `{"task":"x"}`), script.Text("done")}, script.WithModel("m"))
+	_, err := step.Run(context.Background(), st, prov)
+	var le *loop.LimitError
+	if !errors.As(err, &le) || le.Limit != loop.LimitCost || le.UsedUSD != 1 {
+		t.Fatalf("err %v, want the cost limit at $1", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
@@ -122,8 +123,11 @@ func (r *Remote) readSkills() error {
 			Title:       bound(s.Name, 200),
 			Description: r.describe(s),
 			Schema:      []byte(skillSchema),
-			// The call's own bound; the handler's default is shorter.
-			Timeout: r.cfg.timeout,
+			// The call's own bound, and time to cancel the task after
+			// it, so that the call's own result (which says so) comes
+			// before the handler gives up; the handler's default is
+			// shorter.
+			Timeout: r.cfg.timeout + cancelWait + 5*time.Second,
 		}
 		t.Hints.OpenWorld = true
 		if r.cfg.readOnly {
