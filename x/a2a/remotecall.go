@@ -119,7 +119,7 @@ func (r *Remote) Call(ctx context.Context, name string, args map[string]any) (an
 		return r.result(ans, true, fmt.Sprintf("The agent %s did not finish within %s; its task was cancelled. Ask for less at once, or do this part yourself.", r.name, r.cfg.timeout)), nil
 	case errors.Is(err, ErrTooLarge):
 		r.cancelTask(ctx, &c)
-		return r.result(ans, true, fmt.Sprintf("The agent %s sent more than %d bytes; its answer was refused. Ask it for a shorter answer.", r.name, DefaultMaxResponse)), nil
+		return r.result(ans, true, fmt.Sprintf("The agent %s sent more than %d bytes; its answer was refused. Ask it for a shorter answer.", r.name, r.transpt.maxBody)), nil
 	case err != nil:
 		return nil, fmt.Errorf("a2a: %s: %w", r.name, err)
 	}

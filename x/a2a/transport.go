@@ -84,7 +84,7 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp.Body = &boundedBody{rc: resp.Body, left: t.maxBody}
+	resp.Body = &boundedBody{rc: resp.Body, left: t.maxBody, max: t.maxBody}
 	return resp, nil
 }
 
@@ -112,8 +112,8 @@ func (t *transport) renumber(r *http.Request) error {
 
 // boundedBody fails a read past its limit with ErrTooLarge.
 type boundedBody struct {
-	rc   io.ReadCloser
-	left int64
+	rc        io.ReadCloser
+	left, max int64
 }
 
 func (b *boundedBody) Read(p []byte) (int, error) {
@@ -122,7 +122,7 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 		if n, err := b.rc.Read(one[:]); n == 0 && err != nil {
 			return 0, err
 		}
-		return 0, fmt.Errorf("%w: over %d bytes", ErrTooLarge, DefaultMaxResponse)
+		return 0, fmt.Errorf("%w: over %d bytes", ErrTooLarge, b.max)
 	}
 	if int64(len(p)) > b.left {
 		p = p[:b.left]
