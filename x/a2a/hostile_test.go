@@ -233,3 +233,25 @@ func TestCredentialsOnlyToTheCardsOrigin(t *testing.T) {
 		t.Error("the other origin got no request")
 	}
 }
+
+func TestCredentialsNotFollowingARedirect(t *testing.T) {
+	// A's card redirects to B's: B gets neither the token nor the header.
+	url, seenB := rawServer(t, cardWith(`[{"id":"ask","name":"a","description":"d","tags":[]}]`), nil)
+	var seenA seen
+	a := httptest.NewServer(seenA.wrap(http.RedirectHandler(url+"/.well-known/agent-card.json", http.StatusFound)))
+	t.Cleanup(a.Close)
+	r, err := lodea2a.NewRemote(context.Background(), a.URL, lodea2a.WithBearerToken("s3cret"), lodea2a.WithHeader("X-Key", "k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got := seenA.headers("Authorization"); len(got) != 1 || got[0] != "Bearer s3cret" {
+		t.Errorf("A saw %q", got)
+	}
+	if got := seenB.headers("Authorization"); len(got) != 1 || got[0] != "" {
+		t.Errorf("B saw authorization %q", got)
+	}
+	if got := seenB.headers("X-Key"); len(got) != 1 || got[0] != "" {
+		t.Errorf("B saw X-Key %q", got)
+	}
+}
