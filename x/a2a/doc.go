@@ -22,7 +22,9 @@
 //     endpoint speaks JSON-RPC or HTTP+JSON over http(s). Anything else is
 //     an error wrapping ErrCard, at mount time.
 //   - The task is streamed when the card says the agent streams, and
-//     waits for the whole answer otherwise. It is bounded by WithTimeout
+//     waits for the whole answer otherwise. A stream that breaks before
+//     its task ends is picked up again with SubscribeToTask (three times
+//     at most). It is bounded by WithTimeout
 //     (DefaultTimeout); when that passes, or the turn's context ends, lode
 //     sends the agent a cancel for the task. What the model reads is cut to
 //     WithMaxResult bytes with a marker; a response past DefaultMaxResponse

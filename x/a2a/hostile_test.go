@@ -255,3 +255,75 @@ func TestCredentialsNotFollowingARedirect(t *testing.T) {
 		t.Errorf("B saw X-Key %q", got)
 	}
 }
+
+// A stream that drops before its task ends is picked up again with
+// SubscribeToTask.
+func TestDroppedStreamResubscribes(t *testing.T) {
+	card := `{"name":"Flaky","capabilities":{"streaming":true},"skills":[{"id":"ask","name":"a","description":"d","tags":[]}],` +
+		`"supportedInterfaces":[{"url":"%s/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`
+	var methods []string
+	url, _ := rawServer(t, card, func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Method string `json:"method"`
+			ID     string `json:"id"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		methods = append(methods, req.Method)
+		w.Header().Set("Content-Type", "text/event-stream")
+		ev := func(result string) { fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%q,\"result\":%s}\n\n", req.ID, result) }
+		switch req.Method {
+		case "SendStreamingMessage":
+			ev(`{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}`)
+			// The connection ends here, the task still working.
+		case "SubscribeToTask":
+			ev(`{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}`)
+			ev(`{"artifactUpdate":{"taskId":"t1","contextId":"c1","artifact":{"artifactId":"a","parts":[{"text":"picked up"}]}}}`)
+			ev(`{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}`)
+		}
+	})
+	_, r := mount(t, url, lodea2a.WithReadOnly())
+	v, err := r.Call(context.Background(), "ask", map[string]any{"task": "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := v.(tool.Result); res.IsError || res.Content != "picked up" {
+		t.Fatalf("result %+v", res)
+	}
+	if strings.Join(methods, ",") != "SendStreamingMessage,SubscribeToTask" {
+		t.Errorf("methods %q", methods)
+	}
+}
+
+// When picking up the dropped stream fails, the call says the agent
+// stopped answering, after a bounded number of tries.
+func TestDroppedStreamThatCannotBePickedUp(t *testing.T) {
+	card := `{"name":"Flaky","capabilities":{"streaming":true},"skills":[{"id":"ask","name":"a","description":"d","tags":[]}],` +
+		`"supportedInterfaces":[{"url":"%s/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`
+	var methods []string
+	url, _ := rawServer(t, card, func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Method string `json:"method"`
+			ID     string `json:"id"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		methods = append(methods, req.Method)
+		switch req.Method {
+		case "SendStreamingMessage":
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%q,\"result\":{\"task\":{\"id\":\"t1\",\"contextId\":\"c1\",\"status\":{\"state\":\"TASK_STATE_WORKING\"}}}}\n\n", req.ID)
+		case "SubscribeToTask":
+			http.Error(w, "gone", http.StatusBadGateway)
+		}
+	})
+	_, r := mount(t, url, lodea2a.WithReadOnly())
+	v, err := r.Call(context.Background(), "ask", map[string]any{"task": "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := v.(tool.Result); !res.IsError || res.Content != "The agent flaky stopped answering before its task ended (it was working)." {
+		t.Fatalf("result %+v", res)
+	}
+	if strings.Join(methods, ",") != "SendStreamingMessage,SubscribeToTask" {
+		t.Errorf("methods %q", methods)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 	"time"
 
@@ -36,6 +37,9 @@ const (
 
 // cancelWait bounds the cancel request sent after a call gave up.
 const cancelWait = 10 * time.Second
+
+// maxResubscribe bounds how often a broken stream is picked up again.
+const maxResubscribe = 3
 
 // Answer is one call's outcome, the Value of its tool.Result.
 type Answer struct {
@@ -87,12 +91,20 @@ func (r *Remote) Call(ctx context.Context, name string, args map[string]any) (an
 	c := collector{}
 	var err error
 	if r.stream {
-		for ev, e := range r.client.SendStreamingMessage(tctx, req) {
-			if e != nil {
-				err = e
+		err = c.drain(r.client.SendStreamingMessage(tctx, req))
+		// A stream that broke, or ended, before its task did (a dropped
+		// connection, a proxy's timeout) is picked up again with
+		// SubscribeToTask, a few times at most.
+		for range maxResubscribe {
+			if tctx.Err() != nil || errors.Is(err, ErrTooLarge) || c.taskID == "" || c.settled() {
 				break
 			}
-			c.add(ev)
+			// When picking up fails too, what ended the stream is
+			// what the call reports.
+			if c.drain(r.client.SubscribeToTask(tctx, &a2a.SubscribeToTaskRequest{ID: c.taskID})) != nil {
+				break
+			}
+			err = nil
 		}
 	} else {
 		var res a2a.SendMessageResult
@@ -260,6 +272,24 @@ func (c *collector) add(ev a2a.Event) {
 			c.artifact(e.Artifact, e.Append)
 		}
 	}
+}
+
+// drain adds the events of a stream until it ends, and returns the error
+// that ended it.
+func (c *collector) drain(events iter.Seq2[a2a.Event, error]) error {
+	for ev, err := range events {
+		if err != nil {
+			return err
+		}
+		c.add(ev)
+	}
+	return nil
+}
+
+// settled says the task reached a state the call ends on: a final one,
+// or one that waits for the caller; an answer with no task too.
+func (c *collector) settled() bool {
+	return c.message || c.state.Terminal() || c.state == a2a.TaskStateInputRequired || c.state == a2a.TaskStateAuthRequired
 }
 
 func (c *collector) ids(task a2a.TaskID, ctxID string) {
