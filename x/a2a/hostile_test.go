@@ -270,7 +270,9 @@ func TestDroppedStreamResubscribes(t *testing.T) {
 		_ = json.NewDecoder(r.Body).Decode(&req)
 		methods = append(methods, req.Method)
 		w.Header().Set("Content-Type", "text/event-stream")
-		ev := func(result string) { fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%q,\"result\":%s}\n\n", req.ID, result) }
+		ev := func(result string) {
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%q,\"result\":%s}\n\n", req.ID, result)
+		}
 		switch req.Method {
 		case "SendStreamingMessage":
 			ev(`{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}`)
