@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/tool"
 	lodea2a "github.com/lodeworks/lode/x/a2a"
 )
@@ -75,12 +76,20 @@ func TestADKAgent(t *testing.T) {
 				t.Fatalf("tools %v", tools)
 			}
 			b, _ := reg.Lookup(tools[0].Name)
-			st, err := run(t, reg, nil, tools[0].Name, `{"task":"Is it sunny in Lyon?"}`, nil)
+			obs := make(usageObserver, 4)
+			st, err := run(t, reg, nil, tools[0].Name, `{"task":"Is it sunny in Lyon?"}`, nil, loop.WithObserver(obs))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if res := resultOf(t, st); res.IsError || res.Content != "ADK says: Is it sunny in Lyon?" {
 				t.Fatalf("result %+v", res)
+			}
+			// Streamed, adka2a reports each model call's usage; the
+			// whole task it answers without, so nothing is charged.
+			if streaming {
+				if u := <-obs; u.Usage.InputTokens != 11 || u.Usage.OutputTokens != 7 || u.For != "a2a weather_agent" {
+					t.Errorf("usage %+v", u)
+				}
 			}
 			v, err := r.Call(context.Background(), b.Original, map[string]any{"task": "fail now"})
 			if err != nil {

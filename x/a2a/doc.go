@@ -47,7 +47,11 @@
 //   - The caller's user, tenant and roles, read from its thread, go as the
 //     task's metadata under MetaCaller, and the skill under MetaSkill. Usage
 //     the agent reports under MetaUsage is charged to the caller's run
-//     (loop.Charge), so its cost limit counts remote work.
+//     (loop.Charge), so its cost limit counts remote work; without it, the
+//     usage adk-go's adka2a reports with each streamed model call is added
+//     up and charged. Usage that names no model has no price, so with a
+//     cost limit the run stops after the turn (loop.ErrUnpriced), as it
+//     does for any usage it cannot price.
 //   - JSON-RPC request IDs are numbered in order and message IDs named
 //     after the tool call, so a session recorded with x/cassette (through
 //     WithHTTPClient) replays.

@@ -33,6 +33,9 @@ const (
 	// artifact.Usage's JSON; the last one reported counts toward the
 	// caller's run (loop.Charge), so its cost limit binds remote work.
 	MetaUsage = "lode/usage"
+	// metaADKUsage is where adk-go's adka2a puts the usage of each model
+	// call (Gemini's usage metadata), on the artifact update it made.
+	metaADKUsage = "adk_usage_metadata"
 )
 
 // cancelWait bounds the cancel request sent after a call gave up.
@@ -117,9 +120,9 @@ func (r *Remote) Call(ctx context.Context, name string, args map[string]any) (an
 	if c.state != a2a.TaskStateUnspecified {
 		ans.State = string(c.state)
 	}
-	if c.usage != nil {
-		u := loop.Charge(ctx, nil, "a2a "+r.name, *c.usage)
-		ans.Usage = &u
+	if u := c.spent(); u != nil {
+		charged := loop.Charge(ctx, nil, "a2a "+r.name, *u)
+		ans.Usage = &charged
 	}
 
 	switch {
@@ -240,6 +243,17 @@ type collector struct {
 	order     []a2a.ArtifactID
 	artifacts map[a2a.ArtifactID]*strings.Builder
 	usage     *artifact.Usage
+	// adk adds up the usage adk-go reported per model call.
+	adk *artifact.Usage
+}
+
+// spent is what the task cost: what the agent reported under MetaUsage,
+// else what adk-go reported call by call, else nil.
+func (c *collector) spent() *artifact.Usage {
+	if c.usage != nil {
+		return c.usage
+	}
+	return c.adk
 }
 
 func (c *collector) add(ev a2a.Event) {
@@ -267,6 +281,7 @@ func (c *collector) add(ev a2a.Event) {
 		c.setStatus(e.Status)
 	case *a2a.TaskArtifactUpdateEvent:
 		c.ids(e.TaskID, e.ContextID)
+		c.readADKUsage(e.Metadata)
 		if e.Artifact != nil {
 			c.readUsage(e.Artifact.Metadata)
 			c.artifact(e.Artifact, e.Append)
@@ -338,6 +353,35 @@ func (c *collector) readUsage(meta map[string]any) {
 		return
 	}
 	c.usage = &u
+}
+
+// readADKUsage adds the usage of one adk-go model call, in Gemini's
+// terms, to c.adk.
+func (c *collector) readADKUsage(meta map[string]any) {
+	v, ok := meta[metaADKUsage]
+	if !ok {
+		return
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	var g struct {
+		Prompt     int64 `json:"promptTokenCount"`
+		Candidates int64 `json:"candidatesTokenCount"`
+		Thoughts   int64 `json:"thoughtsTokenCount"`
+		Cached     int64 `json:"cachedContentTokenCount"`
+	}
+	if json.Unmarshal(raw, &g) != nil || g.Prompt < 0 || g.Candidates < 0 || g.Thoughts < 0 || g.Cached < 0 {
+		return
+	}
+	if c.adk == nil {
+		c.adk = &artifact.Usage{}
+	}
+	c.adk.InputTokens += g.Prompt
+	c.adk.OutputTokens += g.Candidates + g.Thoughts
+	c.adk.ReasoningTokens += g.Thoughts
+	c.adk.CachedInputTokens += g.Cached
 }
 
 // text is the answer: the artifacts' text, else a message's, else the

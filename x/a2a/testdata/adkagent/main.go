@@ -5,7 +5,8 @@
 // did not write. It is a module of its own, apart from lode's: adk-go
 // v2.2.0 needs an OpenTelemetry older than lode's.
 //
-// The model answers "ADK says: " and the user's last words, or, when they
+// The model answers "ADK says: " and the user's last words (reporting 11
+// input and 7 output tokens), or, when they
 // start with "fail", fails. ADK_STREAMING=off makes the card say the agent
 // does not stream. The command exits when its standard input ends.
 package main
@@ -53,7 +54,8 @@ func (scripted) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool
 			yield(nil, errors.New("the scripted model failed as asked"))
 			return
 		}
-		yield(&model.LLMResponse{Content: genai.NewContentFromText("ADK says: "+last, genai.RoleModel), TurnComplete: true}, nil)
+		yield(&model.LLMResponse{Content: genai.NewContentFromText("ADK says: "+last, genai.RoleModel), TurnComplete: true,
+			UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 11, CandidatesTokenCount: 7, TotalTokenCount: 18}}, nil)
 	}
 }
 
