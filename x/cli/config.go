@@ -44,6 +44,9 @@ type Config struct {
 	Tools pack.ToolsMap `yaml:"tools"`
 	// MCP lists MCP servers to mount, each under its name.
 	MCP []MCPServer `yaml:"mcp"`
+	// A2A lists remote A2A agents to mount, each under its name (see
+	// a2acall.go; only a build with an A2ACaller mounts them).
+	A2A []A2AConfig `yaml:"a2a"`
 	// History keeps long threads inside the context window.
 	History HistoryConfig `yaml:"history"`
 	// Approve names tools, packs and MCP servers whose calls wait for a
@@ -89,6 +92,8 @@ type Config struct {
 	// file says where each key was, for errors found after parsing; nil
 	// when no file was read.
 	file *fileLines
+	// a2a mounts A2A: the command's A2ACaller (bindA2A).
+	a2a A2ACaller
 }
 
 // The providers model.provider and --provider name.
@@ -280,7 +285,7 @@ var (
 )
 
 // entryNames says what one entry of a list section is, for errors.
-var entryNames = map[string]string{"mcp": "an mcp: server", "tokens": "a tokens: entry", "guards.rules": "a guards.rules: entry"}
+var entryNames = map[string]string{"mcp": "an mcp: server", "a2a": "an a2a: agent", "tokens": "a tokens: entry", "guards.rules": "a guards.rules: entry"}
 
 // checkKeys walks a node of the file against the Go type it decodes into:
 // every key must be one the type has, every section the shape it needs,
@@ -459,6 +464,9 @@ func parseConfig(name string, data []byte) (*Config, error) {
 		if err := cfg.MCP[i].OAuth.check(f, fmt.Sprintf("mcp[%d].oauth", i), s); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkA2A(cfg, f); err != nil {
+		return nil, err
 	}
 	if err := checkProvider(f.at("model.provider")+": model.provider", cfg.Model.Provider); err != nil {
 		return nil, err
@@ -644,6 +652,9 @@ func (o *options) load(e env) (*Config, error) {
 	}
 	if cfg.Model.APIKeyEnv == "" || cfg.Model.APIKeyEnv == keyEnv && fromThread && o.thread.keyEnv == keyEnv {
 		cfg.Model.APIKeyEnv, cfg.Model.keyEnvDefault = keyEnv, true
+	}
+	if err := bindA2A(e, cfg); err != nil {
+		return nil, err
 	}
 	return cfg, nil
 }

@@ -127,6 +127,9 @@ type env struct {
 	temporal Temporal
 	// a2aServer serves lode serve --a2a; nil in a build without A2A.
 	a2aServer A2AServer
+	// a2a mounts lode.yaml's a2a: agents; nil in a build without A2A,
+	// which refuses them.
+	a2a A2ACaller
 }
 
 // Main runs the lode command with the process's arguments, streams and

@@ -141,6 +141,10 @@ func mountTools(ctx context.Context, cfg *Config) (*toolbox, error) {
 		_ = tb.Close()
 		return nil, err
 	}
+	if err := mountA2A(ctx, tb, cfg); err != nil {
+		_ = tb.Close()
+		return nil, err
+	}
 	return tb, nil
 }
 
