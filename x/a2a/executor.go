@@ -305,7 +305,7 @@ func (s *Server) execute(ctx context.Context, ec *a2asrv.ExecutorContext, yield 
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		yield(nil, errors.New("a2a: the server is closing"))
+		yield(nil, errClosing)
 		return
 	}
 	if other, busy := s.busy[tid]; busy {

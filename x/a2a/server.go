@@ -200,7 +200,7 @@ func NewServer(prov provider.Provider, store ledger.Store, opts ...Option) (*Ser
 		sender := push.NewHTTPPushSender(&push.HTTPSenderConfig{AllowPrivateNetworks: true})
 		hopts = append(hopts, a2asrv.WithPushNotifications(s.pushes, sender))
 	}
-	h := a2asrv.NewHandler(executor{s}, hopts...)
+	h := handler{RequestHandler: a2asrv.NewHandler(executor{s}, hopts...), tasks: s.tasks}
 	s.rpc = a2asrv.NewJSONRPCHandler(h)
 	s.rpc0 = a2av0.NewJSONRPCHandler(h)
 	s.rest = a2asrv.NewRESTHandler(h)
@@ -368,6 +368,7 @@ func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
+	s.tasks.closing.Store(true)
 	s.cancel()
 	s.wg.Wait()
 	s.tasks.close()
