@@ -481,3 +481,19 @@ func TestAnswerOnTheContextDecidesTheWaitingTask(t *testing.T) {
 		t.Fatalf("answer on the context: task %s (want %s) %s, %d deletes", done.ID, task.ID, done.Status.State, ag.deletes.Load())
 	}
 }
+
+func TestHostHeaderOfAnotherNameIsRefused(t *testing.T) {
+	ag := startAgent(t, script.Play(), agentOpts{})
+	for host, want := range map[string]int{"evil.example": http.StatusForbidden, "localhost": http.StatusOK, "127.0.0.1:80": http.StatusOK} {
+		req, _ := http.NewRequest(http.MethodGet, ag.url+"/.well-known/agent-card.json", nil)
+		req.Host = host
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if r.StatusCode != want {
+			t.Errorf("Host %s: %d, want %d", host, r.StatusCode, want)
+		}
+	}
+}
