@@ -209,8 +209,9 @@ func (ts *tasks) Update(ctx context.Context, req *taskstore.UpdateRequest) (task
 		}
 	}
 	e.rec = rec
-	if cp.Status.State.Terminal() {
-		// Done with: the next Get reads it back from the store.
+	if st := cp.Status.State; st.Terminal() || st == a2a.TaskStateInputRequired {
+		// Stored whole and not running: the next Get reads it back from
+		// the store, so a task that waits holds no open thread meanwhile.
 		e.removed = true
 		ts.mu.Lock()
 		if ts.open[cp.ID] == e {
