@@ -371,12 +371,12 @@ func (s *Server) execute(ctx context.Context, ec *a2asrv.ExecutorContext, yield 
 	if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
 		return
 	}
-	s.runTurn(runCtx, ec, st, run, yield)
+	s.runTurn(runCtx, cancel, ec, st, run, yield)
 }
 
 // runTurn runs the turn, streaming its text as the answer artifact, and
 // ends the task as the turn ended.
-func (s *Server) runTurn(ctx context.Context, ec *a2asrv.ExecutorContext, st *ledger.StoredThread, run func(context.Context, *loop.Step) error, yield func(a2a.Event, error) bool) {
+func (s *Server) runTurn(ctx context.Context, cancel context.CancelCauseFunc, ec *a2asrv.ExecutorContext, st *ledger.StoredThread, run func(context.Context, *loop.Step) error, yield func(a2a.Event, error) bool) {
 	started := false
 	if ec.StoredTask != nil {
 		for _, a := range ec.StoredTask.Artifacts {
@@ -398,7 +398,10 @@ func (s *Server) runTurn(ctx context.Context, ec *a2asrv.ExecutorContext, st *le
 	alive := true
 	for ev := range events {
 		if alive && !yield(ev, nil) {
+			// The SDK has settled the task (a cancel, a conflict it
+			// resolved): the turn has no one to report to.
 			alive = false
+			cancel(errCanceled)
 		}
 	}
 	if !alive {
