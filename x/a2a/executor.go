@@ -386,7 +386,11 @@ func (s *Server) runTurn(ctx context.Context, cancel context.CancelCauseFunc, ec
 		}
 	}
 	events := make(chan a2a.Event, 64)
-	obs := &observer{ec: ec, events: events, started: started, ctx: ctx}
+	// A caller of SendMessage reads the task once it ends: it gets the
+	// answer as one part, where a stream gets it chunk by chunk.
+	cc, _ := a2asrv.CallContextFrom(ctx)
+	whole := cc != nil && cc.Method() == "SendMessage"
+	obs := &observer{ec: ec, events: events, started: started, ctx: ctx, whole: whole}
 	opts := append(s.cfg.loop[:len(s.cfg.loop):len(s.cfg.loop)], loop.WithObserver(obs), loop.WithLease(-1))
 	step := loop.New(opts...)
 	var err error
@@ -408,6 +412,11 @@ func (s *Server) runTurn(ctx context.Context, cancel context.CancelCauseFunc, ec
 		return
 	}
 	cause := context.Cause(ctx)
+	if cause == nil && s.base.Err() == nil {
+		if ev := obs.flush(); ev != nil && !yield(ev, nil) {
+			return
+		}
+	}
 	switch {
 	case errors.Is(cause, errCanceled), s.base.Err() != nil:
 		// Cancel writes the canceled state; a closing server writes
@@ -508,6 +517,9 @@ func (x executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.S
 
 // observer turns the loop's events into the task's artifact updates.
 type observer struct {
+	// whole keeps the text for flush rather than sending chunks.
+	whole   bool
+	text    strings.Builder
 	ctx     context.Context
 	ec      *a2asrv.ExecutorContext
 	events  chan<- a2a.Event
@@ -519,15 +531,34 @@ func (o *observer) chunk(text string) {
 	if text == "" {
 		return
 	}
+	if o.whole {
+		o.text.WriteString(text)
+		return
+	}
+	select {
+	case o.events <- o.part(text):
+	case <-o.ctx.Done():
+	}
+}
+
+// flush is the text kept for a caller of SendMessage as one artifact
+// update, or nil; called once the turn's events are all in.
+func (o *observer) flush() a2a.Event {
+	if !o.whole || o.text.Len() == 0 {
+		return nil
+	}
+	ev := o.part(o.text.String())
+	ev.LastChunk = true
+	return ev
+}
+
+func (o *observer) part(text string) *a2a.TaskArtifactUpdateEvent {
 	ev := &a2a.TaskArtifactUpdateEvent{
 		TaskID: o.ec.TaskID, ContextID: o.ec.ContextID, Append: o.started,
 		Artifact: &a2a.Artifact{ID: AnswerArtifact, Name: AnswerArtifact, Parts: a2a.ContentParts{a2a.NewTextPart(text)}},
 	}
 	o.started = true
-	select {
-	case o.events <- ev:
-	case <-o.ctx.Done():
-	}
+	return ev
 }
 
 func (o *observer) Emit(_ context.Context, ev loop.Event) {
