@@ -45,6 +45,10 @@ func invalid(format string, args ...any) error {
 	return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(format, args...))
 }
 
+// methodKey holds the method a turn was asked by, for the executor,
+// whose context the SDK gives no CallContext.
+type methodKey struct{}
+
 // interceptor names the caller for the SDK and refuses, before anything
 // is stored, a message the context or task cannot take.
 type interceptor struct{ s *Server }
@@ -58,7 +62,7 @@ func (in interceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a
 			return ctx, nil, err
 		}
 	}
-	return ctx, nil, nil
+	return context.WithValue(ctx, methodKey{}, cc.Method()), nil, nil
 }
 
 func (interceptor) After(context.Context, *a2asrv.CallContext, *a2asrv.Response) error { return nil }
@@ -298,7 +302,9 @@ func (s *Server) execute(ctx context.Context, ec *a2asrv.ExecutorContext, yield 
 		yield(nil, err)
 		return
 	}
-	runCtx, cancel := context.WithCancelCause(s.base)
+	// The turn is the server's, not the request's: a dropped connection
+	// does not stop it.
+	runCtx, cancel := context.WithCancelCause(context.WithValue(s.base, methodKey{}, ctx.Value(methodKey{})))
 	defer cancel(nil)
 	tr := &turn{cancel: cancel, done: make(chan struct{})}
 	defer close(tr.done)
@@ -388,8 +394,7 @@ func (s *Server) runTurn(ctx context.Context, cancel context.CancelCauseFunc, ec
 	events := make(chan a2a.Event, 64)
 	// A caller of SendMessage reads the task once it ends: it gets the
 	// answer as one part, where a stream gets it chunk by chunk.
-	cc, _ := a2asrv.CallContextFrom(ctx)
-	whole := cc != nil && cc.Method() == "SendMessage"
+	whole := ctx.Value(methodKey{}) == "SendMessage"
 	obs := &observer{ec: ec, events: events, started: started, ctx: ctx, whole: whole}
 	opts := append(s.cfg.loop[:len(s.cfg.loop):len(s.cfg.loop)], loop.WithObserver(obs), loop.WithLease(-1))
 	step := loop.New(opts...)

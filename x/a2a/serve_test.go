@@ -27,6 +27,9 @@ func TestSendRunsATurnAndAnswers(t *testing.T) {
 	if got := artifactText(task); got != "Ticket 7: the printer is on fire." {
 		t.Errorf("answer %q", got)
 	}
+	if n := len(task.Artifacts[0].Parts); n != 1 {
+		t.Errorf("the answer of a SendMessage is in %d parts, want 1", n)
+	}
 	if n := ag.lookups.Load(); n != 1 {
 		t.Errorf("lookup ran %d times, want 1", n)
 	}
