@@ -47,3 +47,25 @@ func TestProtocol03ClientApproves(t *testing.T) {
 		t.Fatalf("0.3 stream: %q", text.String())
 	}
 }
+
+// The HTTP+JSON binding the card lists serves the same agent.
+func TestRESTBinding(t *testing.T) {
+	prov := script.Play(script.Call("c1", "delete_ticket", `{"id":7}`), script.Text("Deleted."))
+	ag := startAgent(t, prov, agentOpts{})
+	iface := &a2a.AgentInterface{URL: ag.url, ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: a2a.Version}
+	c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{iface}, a2aclient.WithDefaultsDisabled(), a2aclient.WithRESTTransport(http.DefaultClient))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Destroy()
+	task := send(t, c, userText("delete ticket 7"))
+	pendingIDs(t, task)
+	done := send(t, c, answerTo(task, a2a.NewTextPart("approve")))
+	if done.Status.State != a2a.TaskStateCompleted || ag.deletes.Load() != 1 {
+		t.Fatalf("over REST: %s, %d deletes", done.Status.State, ag.deletes.Load())
+	}
+	got, err := c.GetTask(t.Context(), &a2a.GetTaskRequest{ID: task.ID})
+	if err != nil || got.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("GetTask over REST: %v %v", got, err)
+	}
+}

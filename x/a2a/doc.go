@@ -37,6 +37,11 @@
 // they may go, and a bearer security scheme only when WithAuthenticator
 // is set. Its skills are WithSkills', else one per tool of WithTools.
 //
+// The answer is the task's artifact AnswerArtifact ("answer"). A stream
+// (SendStreamingMessage, message/stream) gets it as the model writes it,
+// one appended part per text delta; a caller of SendMessage, which reads
+// the task once the turn ends, gets each turn's text as one part.
+//
 // # Contexts, tasks and the store
 //
 // An A2A context is a lode thread in the store, ContextPrefix plus the

@@ -63,12 +63,7 @@ func Example() {
 	answer.TaskID, answer.ContextID = task.ID, task.ContextID
 	res, _ = client.SendMessage(ctx, &a2a.SendMessageRequest{Message: answer})
 	task = res.(*a2a.Task)
-	// The answer streamed in chunks, each a part of the "answer" artifact.
-	answerText := ""
-	for _, p := range task.Artifacts[0].Parts {
-		answerText += p.Text()
-	}
-	fmt.Println(task.Status.State, answerText)
+	fmt.Println(task.Status.State, task.Artifacts[0].Parts[0].Text())
 	// Output:
 	// TASK_STATE_INPUT_REQUIRED
 	// TASK_STATE_COMPLETED Ticket 7 is deleted.

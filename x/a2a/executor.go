@@ -45,6 +45,10 @@ func invalid(format string, args ...any) error {
 	return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(format, args...))
 }
 
+// methodKey holds the method a turn was asked by, for the executor,
+// whose context the SDK gives no CallContext.
+type methodKey struct{}
+
 // interceptor names the caller for the SDK and refuses, before anything
 // is stored, a message the context or task cannot take.
 type interceptor struct{ s *Server }
@@ -58,7 +62,7 @@ func (in interceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a
 			return ctx, nil, err
 		}
 	}
-	return ctx, nil, nil
+	return context.WithValue(ctx, methodKey{}, cc.Method()), nil, nil
 }
 
 func (interceptor) After(context.Context, *a2asrv.CallContext, *a2asrv.Response) error { return nil }
@@ -298,14 +302,16 @@ func (s *Server) execute(ctx context.Context, ec *a2asrv.ExecutorContext, yield 
 		yield(nil, err)
 		return
 	}
-	runCtx, cancel := context.WithCancelCause(s.base)
+	// The turn is the server's, not the request's: a dropped connection
+	// does not stop it.
+	runCtx, cancel := context.WithCancelCause(context.WithValue(s.base, methodKey{}, ctx.Value(methodKey{})))
 	defer cancel(nil)
 	tr := &turn{cancel: cancel, done: make(chan struct{})}
 	defer close(tr.done)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		yield(nil, errors.New("a2a: the server is closing"))
+		yield(nil, errClosing)
 		return
 	}
 	if other, busy := s.busy[tid]; busy {
@@ -371,12 +377,12 @@ func (s *Server) execute(ctx context.Context, ec *a2asrv.ExecutorContext, yield 
 	if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
 		return
 	}
-	s.runTurn(runCtx, ec, st, run, yield)
+	s.runTurn(runCtx, cancel, ec, st, run, yield)
 }
 
 // runTurn runs the turn, streaming its text as the answer artifact, and
 // ends the task as the turn ended.
-func (s *Server) runTurn(ctx context.Context, ec *a2asrv.ExecutorContext, st *ledger.StoredThread, run func(context.Context, *loop.Step) error, yield func(a2a.Event, error) bool) {
+func (s *Server) runTurn(ctx context.Context, cancel context.CancelCauseFunc, ec *a2asrv.ExecutorContext, st *ledger.StoredThread, run func(context.Context, *loop.Step) error, yield func(a2a.Event, error) bool) {
 	started := false
 	if ec.StoredTask != nil {
 		for _, a := range ec.StoredTask.Artifacts {
@@ -386,7 +392,10 @@ func (s *Server) runTurn(ctx context.Context, ec *a2asrv.ExecutorContext, st *le
 		}
 	}
 	events := make(chan a2a.Event, 64)
-	obs := &observer{ec: ec, events: events, started: started, ctx: ctx}
+	// A caller of SendMessage reads the task once it ends: it gets the
+	// answer as one part, where a stream gets it chunk by chunk.
+	whole := ctx.Value(methodKey{}) == "SendMessage"
+	obs := &observer{ec: ec, events: events, started: started, ctx: ctx, whole: whole}
 	opts := append(s.cfg.loop[:len(s.cfg.loop):len(s.cfg.loop)], loop.WithObserver(obs), loop.WithLease(-1))
 	step := loop.New(opts...)
 	var err error
@@ -398,13 +407,21 @@ func (s *Server) runTurn(ctx context.Context, ec *a2asrv.ExecutorContext, st *le
 	alive := true
 	for ev := range events {
 		if alive && !yield(ev, nil) {
+			// The SDK has settled the task (a cancel, a conflict it
+			// resolved): the turn has no one to report to.
 			alive = false
+			cancel(errCanceled)
 		}
 	}
 	if !alive {
 		return
 	}
 	cause := context.Cause(ctx)
+	if cause == nil && s.base.Err() == nil {
+		if ev := obs.flush(); ev != nil && !yield(ev, nil) {
+			return
+		}
+	}
 	switch {
 	case errors.Is(cause, errCanceled), s.base.Err() != nil:
 		// Cancel writes the canceled state; a closing server writes
@@ -505,6 +522,9 @@ func (x executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.S
 
 // observer turns the loop's events into the task's artifact updates.
 type observer struct {
+	// whole keeps the text for flush rather than sending chunks.
+	whole   bool
+	text    strings.Builder
 	ctx     context.Context
 	ec      *a2asrv.ExecutorContext
 	events  chan<- a2a.Event
@@ -516,15 +536,34 @@ func (o *observer) chunk(text string) {
 	if text == "" {
 		return
 	}
+	if o.whole {
+		o.text.WriteString(text)
+		return
+	}
+	select {
+	case o.events <- o.part(text):
+	case <-o.ctx.Done():
+	}
+}
+
+// flush is the text kept for a caller of SendMessage as one artifact
+// update, or nil; called once the turn's events are all in.
+func (o *observer) flush() a2a.Event {
+	if !o.whole || o.text.Len() == 0 {
+		return nil
+	}
+	ev := o.part(o.text.String())
+	ev.LastChunk = true
+	return ev
+}
+
+func (o *observer) part(text string) *a2a.TaskArtifactUpdateEvent {
 	ev := &a2a.TaskArtifactUpdateEvent{
 		TaskID: o.ec.TaskID, ContextID: o.ec.ContextID, Append: o.started,
 		Artifact: &a2a.Artifact{ID: AnswerArtifact, Name: AnswerArtifact, Parts: a2a.ContentParts{a2a.NewTextPart(text)}},
 	}
 	o.started = true
-	select {
-	case o.events <- ev:
-	case <-o.ctx.Done():
-	}
+	return ev
 }
 
 func (o *observer) Emit(_ context.Context, ev loop.Event) {

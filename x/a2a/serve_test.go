@@ -27,6 +27,9 @@ func TestSendRunsATurnAndAnswers(t *testing.T) {
 	if got := artifactText(task); got != "Ticket 7: the printer is on fire." {
 		t.Errorf("answer %q", got)
 	}
+	if n := len(task.Artifacts[0].Parts); n != 1 {
+		t.Errorf("the answer of a SendMessage is in %d parts, want 1", n)
+	}
 	if n := ag.lookups.Load(); n != 1 {
 		t.Errorf("lookup ran %d times, want 1", n)
 	}
@@ -479,5 +482,21 @@ func TestAnswerOnTheContextDecidesTheWaitingTask(t *testing.T) {
 	done := send(t, c, answer)
 	if done.ID != task.ID || done.Status.State != a2a.TaskStateCompleted || ag.deletes.Load() != 1 {
 		t.Fatalf("answer on the context: task %s (want %s) %s, %d deletes", done.ID, task.ID, done.Status.State, ag.deletes.Load())
+	}
+}
+
+func TestHostHeaderOfAnotherNameIsRefused(t *testing.T) {
+	ag := startAgent(t, script.Play(), agentOpts{})
+	for host, want := range map[string]int{"evil.example": http.StatusForbidden, "localhost": http.StatusOK, "127.0.0.1:80": http.StatusOK} {
+		req, _ := http.NewRequest(http.MethodGet, ag.url+"/.well-known/agent-card.json", nil)
+		req.Host = host
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if r.StatusCode != want {
+			t.Errorf("Host %s: %d, want %d", host, r.StatusCode, want)
+		}
 	}
 }

@@ -50,6 +50,7 @@ type config struct {
 	skills      []a2a.AgentSkill
 	tools       []tool.Tool
 	push        []string
+	hosts       map[string]bool
 	maxBody     int64
 	logger      *slog.Logger
 	errs        []error
@@ -124,6 +125,22 @@ func WithPushDestinations(prefixes ...string) Option {
 	}
 }
 
+// WithAllowedHosts accepts requests whose Host header names one of hosts
+// ("*": any), besides loopback names and WithURL's host, which are always
+// accepted. Any other Host is answered 403: a page in a browser cannot
+// reach the agent through a name that resolves to loopback (DNS
+// rebinding).
+func WithAllowedHosts(hosts ...string) Option {
+	return func(c *config) {
+		if c.hosts == nil {
+			c.hosts = map[string]bool{}
+		}
+		for _, h := range hosts {
+			c.hosts[strings.ToLower(strings.TrimSpace(h))] = true
+		}
+	}
+}
+
 // WithMaxBodyBytes bounds a request's body; a bigger one is answered 413.
 // n <= 0 means DefaultMaxBodyBytes.
 func WithMaxBodyBytes(n int64) Option { return func(c *config) { c.maxBody = n } }
@@ -180,6 +197,13 @@ func NewServer(prov provider.Provider, store ledger.Store, opts ...Option) (*Ser
 	if err := errors.Join(cfg.errs...); err != nil {
 		return nil, err
 	}
+	if cfg.url != "" {
+		u, err := url.Parse(cfg.url)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("%w: WithURL %q: want the http or https address callers reach the server at", ErrOption, cfg.url)
+		}
+		WithAllowedHosts(u.Host, u.Hostname())(&cfg)
+	}
 	if cfg.maxBody <= 0 {
 		cfg.maxBody = DefaultMaxBodyBytes
 	}
@@ -201,7 +225,7 @@ func NewServer(prov provider.Provider, store ledger.Store, opts ...Option) (*Ser
 		sender := push.NewHTTPPushSender(&push.HTTPSenderConfig{AllowPrivateNetworks: true})
 		hopts = append(hopts, a2asrv.WithPushNotifications(s.pushes, sender))
 	}
-	h := a2asrv.NewHandler(executor{s}, hopts...)
+	h := handler{RequestHandler: a2asrv.NewHandler(executor{s}, hopts...), tasks: s.tasks}
 	s.rpc = a2asrv.NewJSONRPCHandler(h)
 	s.rpc0 = a2av0.NewJSONRPCHandler(h)
 	s.rest = a2asrv.NewRESTHandler(h)
@@ -293,6 +317,10 @@ func ownerOf(ctx context.Context) string {
 // ServeHTTP serves the card to anyone and everything else to callers the
 // authenticator accepts (401 otherwise), with bodies bounded (413).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.hostAllowed(r.Host) {
+		http.Error(w, fmt.Sprintf("a2a: Host %q is not allowed: serve with WithAllowedHosts (lode serve --allow-host) naming it", r.Host), http.StatusForbidden)
+		return
+	}
 	if r.URL.Path == CardPath || r.URL.Path == "/.well-known/agent.json" {
 		s.cardH.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, r)))
 		return
@@ -338,6 +366,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.rpc.ServeHTTP(w, r)
 }
 
+func (s *Server) hostAllowed(host string) bool {
+	if s.cfg.hosts["*"] {
+		return true
+	}
+	if host == "" {
+		return false
+	}
+	name := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		name = h
+	}
+	name = strings.ToLower(strings.Trim(name, "[]"))
+	if name == "localhost" {
+		return true
+	}
+	if ip := net.ParseIP(name); ip != nil && ip.IsLoopback() {
+		return true
+	}
+	return s.cfg.hosts[strings.ToLower(host)] || s.cfg.hosts[name]
+}
+
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
@@ -369,6 +418,7 @@ func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
+	s.tasks.closing.Store(true)
 	s.cancel()
 	s.wg.Wait()
 	s.tasks.close()

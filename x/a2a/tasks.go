@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
@@ -41,6 +42,9 @@ func contextThread(contextID string) (string, error) {
 	return id, nil
 }
 
+// errClosing: the server is closing and stores nothing more.
+var errClosing = errors.New("a2a: the server is closing")
+
 // record is what TaskKey holds.
 type record struct {
 	Version int64     `json:"version"`
@@ -69,6 +73,9 @@ type tasks struct {
 
 	mu   sync.Mutex
 	open map[a2a.TaskID]*taskEntry
+	// closing refuses every write once the server closes: a turn it
+	// cancelled must not be stored as failed, so Recover finishes it.
+	closing atomic.Bool
 }
 
 var _ taskstore.Store = (*tasks)(nil)
@@ -169,6 +176,9 @@ func (e *taskEntry) owner() string {
 }
 
 func (ts *tasks) Update(ctx context.Context, req *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
+	if ts.closing.Load() {
+		return 0, errClosing
+	}
 	e, err := ts.entry(ctx, req.Task.ID)
 	if err != nil {
 		return 0, err
@@ -199,8 +209,9 @@ func (ts *tasks) Update(ctx context.Context, req *taskstore.UpdateRequest) (task
 		}
 	}
 	e.rec = rec
-	if cp.Status.State.Terminal() {
-		// Done with: the next Get reads it back from the store.
+	if st := cp.Status.State; st.Terminal() || st == a2a.TaskStateInputRequired {
+		// Stored whole and not running: the next Get reads it back from
+		// the store, so a task that waits holds no open thread meanwhile.
 		e.removed = true
 		ts.mu.Lock()
 		if ts.open[cp.ID] == e {

@@ -45,6 +45,9 @@ type A2AAgent struct {
 	// configures none, and then every caller holds Roles (--role).
 	Authenticator auth.Authenticator
 	Roles         []string
+	// AllowedHosts are --allow-host's: Host names accepted besides
+	// loopback ones ("*" for any).
+	AllowedHosts []string
 	// Logger takes the server's reports (stderr).
 	Logger *slog.Logger
 }
@@ -131,7 +134,7 @@ func serveA2A(ctx context.Context, e env, o *options, addr, roles string, allowH
 	loopOpts = append(loopOpts, telLoop...)
 	loopOpts = append(loopOpts, loop.WithHandlers(xtool.NewHandler(tb.reg, hopts...)), loop.WithInvokeOptions(d.invoke(cfg, tb)...))
 	a := &A2AAgent{Card: cfg.A2AServer, Provider: prov, Store: store, Loop: loopOpts, Tools: tb.reg.Tools(),
-		Logger: slog.New(slog.NewTextHandler(e.stderr, nil))}
+		AllowedHosts: allowHosts, Logger: slog.New(slog.NewTextHandler(e.stderr, nil))}
 	if d.prov != nil {
 		a.Provider = d.prov
 	}

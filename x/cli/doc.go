@@ -17,6 +17,7 @@
 //	lode run --temporal ADDR "..." the run on Temporal's workers; lode resume --temporal decides
 //	lode tools [flags]             the tools a configuration mounts
 //	lode serve [--http ADDR]       the configured packs over MCP (stdio by default)
+//	lode serve --a2a ADDR          the configured agent over A2A (x/a2a/cmd/lode's build)
 //	lode policy check|explain      the role policy against the mounted tools
 //	lode mcp login NAME            log in to the MCP server NAME (OAuth; the token kept for run and chat)
 //	lode --version                 the version, commit and Go release it was built with
@@ -150,5 +151,11 @@
 // stored there, and every worker shares it), prints the run's turns as
 // they land, and pauses with exit code 3 as lode run does; the lode resume
 // commands it prints keep --temporal. The temporal: section of lode.yaml
-// sets namespace: and task_queue: (default and lode).
+// sets namespace: and task_queue: (default and lode). In the same way
+// WithA2AServer gives lode serve --a2a an A2AServer (x/a2a/cmd/lode's),
+// which gets an A2AAgent built from lode.yaml by the loop door's rules,
+// over HTTP: the model, the tool handler with approvals, the policy, the
+// store (--store, store:, else .lode/threads), the logins (tokens:,
+// proxy:) and the a2a_server: section (the card's name, description, url
+// and the push destinations).
 package cli

@@ -49,6 +49,7 @@ usage:
                                  run the agent for Temporal (lode run and resume --temporal)
   lode tools [flags]             list the tools the configuration mounts
   lode serve [flags]             serve the configured packs over MCP (stdio, or --http ADDR)
+  lode serve [flags] --a2a ADDR  serve the configured agent over A2A (x/a2a/cmd/lode's build)
   lode web [flags]               a chat page for the configured agent (--addr, loopback only)
   lode policy check|explain|schema
                                  the role policy: check it against the mounted tools,

@@ -21,6 +21,9 @@ func (a2aServer) ServeA2A(ctx context.Context, ln net.Listener, a *cli.A2AAgent)
 		lodea2a.WithCard(a2a.AgentCard{Name: a.Card.Name, Description: a.Card.Description}),
 		lodea2a.WithLogger(a.Logger),
 	}
+	if len(a.AllowedHosts) > 0 {
+		opts = append(opts, lodea2a.WithAllowedHosts(a.AllowedHosts...))
+	}
 	if a.Card.URL != "" {
 		opts = append(opts, lodea2a.WithURL(a.Card.URL))
 	}
