@@ -258,7 +258,9 @@ func TestREADMEAsWritten(t *testing.T) {
 // parseGoBlock parses a go block as the statements of a function body or,
 // failing that, as declarations: the docs' snippets leave out the package,
 // the imports and the variables around them, so they are parsed, not built.
+// An ellipsis (…) stands for code left out.
 func parseGoBlock(text string) error {
+	text = strings.ReplaceAll(text, "…", "/* … */")
 	fset := token.NewFileSet()
 	if _, err := parser.ParseFile(fset, "", "package p\nfunc _() {\n"+text+"\n}\n", 0); err == nil {
 		return nil
