@@ -49,7 +49,7 @@ type readmeCommand struct {
 	stdin string
 	// config is the folder's lode.yaml: "" none, "main" the README's first
 	// lode.yaml (its folders made, npx played by lode serve), "policy" the
-	// README's policy example added to that lode.yaml.
+	// roles example of docs/policy.md added to that lode.yaml.
 	config string
 	// thread: make a stored thread first (run --store DIR), for ID.
 	thread bool
@@ -258,7 +258,9 @@ func TestREADMEAsWritten(t *testing.T) {
 // parseGoBlock parses a go block as the statements of a function body or,
 // failing that, as declarations: the docs' snippets leave out the package,
 // the imports and the variables around them, so they are parsed, not built.
+// An ellipsis (…) stands for code left out.
 func parseGoBlock(text string) error {
+	text = strings.ReplaceAll(text, "…", "/* … */")
 	fset := token.NewFileSet()
 	if _, err := parser.ParseFile(fset, "", "package p\nfunc _() {\n"+text+"\n}\n", 0); err == nil {
 		return nil
@@ -276,8 +278,8 @@ func runReadmeCommand(t *testing.T, yamls []readmeLine, entry readmeCommand) {
 	case "main":
 		dir = readmeMainConfig(t, yamls[0].cmd)
 	case "policy":
-		// The Roles section's policy over the README's own lode.yaml: two
-		// examples of one page must fit together.
+		// docs/policy.md's roles over the README's own lode.yaml: a guide's
+		// example must fit the first lode.yaml a reader wrote.
 		dir = readmeMainConfig(t, yamls[0].cmd+readmeYAML(t, yamls, "user: erin"))
 	default:
 		t.Fatalf("config %q is not one the test knows", entry.config)
