@@ -97,6 +97,9 @@ var readmeCommands = map[string]readmeCommand{
 	"lode worker --temporal 127.0.0.1:7233 --store /shared/threads":                   {skip: "needs x/temporal's build and a Temporal server; scripts/temporal-dev.sh test runs it (TestRealServerWorkers)"},
 	`lode run    --temporal 127.0.0.1:7233 --store /shared/threads "…"`:               {skip: "needs x/temporal's build and a Temporal server; TestTemporalRunPausesAndResumes runs it on a fake engine"},
 	"lode resume --temporal 127.0.0.1:7233 --store /shared/threads THREAD approve:ID": {skip: "needs x/temporal's build and a Temporal server; TestTemporalRunPausesAndResumes runs it on a fake engine"},
+	// A2A (docs/a2a.md)
+	"go install github.com/lodeworks/lode/x/a2a/cmd/lode@latest": {skip: "installs the lode that has A2A; x/a2a/cmd/lode's TestServeA2A builds and runs it"},
+	"lode serve --a2a 127.0.0.1:7490":                            {skip: "serves until stopped, in x/a2a's lode; TestServeA2A (x/a2a/cmd/lode) runs it end to end"},
 	// Set-up of the README's lode.yaml (done for config: "main")
 	"mkdir workspace board": {skip: "made by readmeMainConfig"},
 }
