@@ -71,6 +71,8 @@ type Step struct {
 	// approvalExpiry is how long Recover lets a call wait for approval;
 	// 0: for ever.
 	approvalExpiry time.Duration
+	// recoverBy is WithRecoverBy's.
+	recoverBy string
 	// guards are WithGuards', g the same by checkpoint; window is
 	// WithOutputWindow's.
 	guards []Guard
