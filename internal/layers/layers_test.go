@@ -18,7 +18,7 @@ const module = "github.com/lodeworks/lode"
 // in the layer of its longest matching entry, and may import its own
 // layer and those before it.
 var layering = [][]string{
-	{"artifact", "internal/structjson", "internal/secrets", "internal/pgtest", "internal/browsertest", "internal/errstyle", "internal/layers"},
+	{"artifact", "internal/structjson", "internal/secrets", "internal/pgtest", "internal/browsertest", "internal/errstyle", "internal/layers", "internal/filesize"},
 	{"ledger"},
 	{"ledger/...", "tool", "capture", "internal/runspan", "internal/allstores"},
 	{"provider"},
