@@ -370,6 +370,7 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 	lt := &liveTurn{step: s}
 	lt.info = TurnInfo{State: st, Request: req, Answer: arts, live: lt}
 	hctx := context.WithValue(ctx, turnKey{}, &lt.info)
+	hctx = provider.WithNotify(hctx, notifyProvider)
 	herr := s.handle(hctx, st, arts)
 	lt.end()
 	if herr != nil {
@@ -487,6 +488,7 @@ func (s *Step) stream(ctx context.Context, st ledger.State, prov provider.Provid
 		lt := &liveTurn{step: s}
 		lt.info = TurnInfo{State: st, Request: req, live: lt}
 		pctx = context.WithValue(ctx, turnKey{}, &lt.info)
+		pctx = provider.WithNotify(pctx, notifyProvider)
 		defer lt.end()
 	}
 	var stopped atomic.Bool

@@ -62,6 +62,10 @@ func Notify(ctx context.Context, ev Event) bool {
 	return true
 }
 
+// notifyProvider is Notify for provider.Notify, which a provider below
+// loop calls with the context of its invocation.
+func notifyProvider(ctx context.Context, ev provider.Event) bool { return Notify(ctx, ev) }
+
 type turnKey struct{}
 
 // CurrentTurn returns the turn a handler is running in. Handlers use it to
