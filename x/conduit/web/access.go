@@ -35,10 +35,14 @@ func (h *Handler) identify(w http.ResponseWriter, r *http.Request) (id Identity,
 }
 
 // stamp writes who is about to run a turn on st: its user, tenant and
-// roles (UserKey, TenantKey, RoleKey), from authentication only.
+// roles (UserKey, TenantKey, RoleKey), from authentication only. A value
+// the thread holds already is not written again: each write is a commit.
 func stamp(st *ledger.StoredThread, who Identity) error {
 	meta := who.metadata()
 	for _, k := range []string{UserKey, TenantKey, RoleKey} {
+		if v, ok := st.Metadata(k); ok && v == meta[k] {
+			continue
+		}
 		if err := st.SetMetadata(k, meta[k]); err != nil {
 			return err
 		}
