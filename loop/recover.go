@@ -47,7 +47,15 @@ const (
 // model reads it.
 const ApprovalExpiredReason = "no one decided within the time allowed for approvals"
 
-// RecoverBy is Decision.By on the denials Recover records.
+// defaultRecoverBy is Decision.By on Recover's denials when WithRecoverBy
+// names no one.
+const defaultRecoverBy = "recover"
+
+// RecoverBy is what lode's commands give WithRecoverBy.
+//
+// Deprecated: Decision.By on the denials Recover records is
+// WithRecoverBy's name, "recover" when none is given; the command that
+// recovers names itself.
 const RecoverBy = "lode recover"
 
 // Recovery reports one thread that Recover continued.
@@ -86,6 +94,13 @@ func (RecoveredEvent) EventName() string { return "recovered" }
 // negative means pending calls wait for as long as it takes.
 func WithApprovalExpiry(d time.Duration) Option {
 	return func(s *Step) { s.approvalExpiry = d }
+}
+
+// WithRecoverBy names who denies, for the record (artifact.Decision.By),
+// the calls Recover denies because they waited past WithApprovalExpiry:
+// the program or command that recovers. "" means "recover".
+func WithRecoverBy(by string) Option {
+	return func(s *Step) { s.recoverBy = by }
 }
 
 // Recover finds the threads of store whose run stopped without finishing
@@ -288,7 +303,10 @@ func (s *Step) continueRun(ctx context.Context, st *ledger.StoredThread, held *h
 	var denials []artifact.Decision
 	for _, p := range s.expired(turns, s.now()) {
 		d := Deny(p.ToolCallID, ApprovalExpiredReason)
-		d.By = RecoverBy
+		d.By = s.recoverBy
+		if d.By == "" {
+			d.By = defaultRecoverBy
+		}
 		denials = append(denials, d)
 		rec.Calls = append(rec.Calls, p.ToolCallID)
 	}

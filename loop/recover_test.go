@@ -277,7 +277,7 @@ func TestRecoverContinuesFromWhereTheRunStopped(t *testing.T) {
 						d = x
 					}
 				}
-				if d.Approved || d.By != loop.RecoverBy || d.Reason != loop.ApprovalExpiredReason {
+				if d.Approved || d.By != "lode worker" || d.Reason != loop.ApprovalExpiredReason {
 					t.Fatalf("decision %+v", d)
 				}
 				if lastText(t, st) != "not cleaned" {
@@ -325,7 +325,7 @@ func TestRecoverContinuesFromWhereTheRunStopped(t *testing.T) {
 						clock = time.Now().Add(2 * c.expiry)
 					}
 					step := loop.New(loop.WithHandlers(h), loop.WithClock(at(clock)), loop.WithLeaseOwner("rec"),
-						loop.WithApprovalExpiry(c.expiry), loop.WithObserver(obs))
+						loop.WithApprovalExpiry(c.expiry), loop.WithRecoverBy("lode worker"), loop.WithObserver(obs))
 					recs, err := step.Recover(context.Background(), open(t), prov)
 					if err != nil {
 						t.Fatal(err)
@@ -639,5 +639,38 @@ func TestRecoverStoppedMidRunLeavesTheLeaseForTheNext(t *testing.T) {
 	recs, err = next.Recover(context.Background(), s, script.Play(script.Text("hello")))
 	if err != nil || len(recs) != 1 || recs[0].Err != nil || recs[0].PreviousOwner != l.Owner || recs[0].From != loop.RecoverTurn {
 		t.Fatalf("recoveries %+v, err %v", recs, err)
+	}
+}
+
+// Without WithRecoverBy, a call denied for waiting too long is denied by
+// "recover".
+func TestRecoverByDefault(t *testing.T) {
+	ctx := context.Background()
+	s, err := file.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	crashed(t, s, "paused", false, user("clean"), answer(call("c1", "rm")),
+		toolTurn(artifact.Pending{ToolCallID: "c1", Name: "rm", Arguments: `{}`}))
+	step := loop.New(loop.WithClock(at(time.Now().Add(2*time.Minute))), loop.WithApprovalExpiry(time.Minute))
+	recs, err := step.Recover(ctx, s, script.Play(script.Text("not cleaned")))
+	if err != nil || len(recs) != 1 || recs[0].From != loop.RecoverApproval {
+		t.Fatalf("recovered %+v, err %v", recs, err)
+	}
+	st, err := s.Load(ctx, "paused")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var by []string
+	for _, tr := range st.Turns() {
+		for _, a := range tr.Artifacts {
+			if d, ok := a.(artifact.Decision); ok {
+				by = append(by, d.By)
+			}
+		}
+	}
+	if len(by) != 1 || by[0] != "recover" {
+		t.Fatalf("decisions by %q, want one by \"recover\"", by)
 	}
 }

@@ -430,7 +430,7 @@ func (s *Server) runTurn(ctx context.Context, cancel context.CancelCauseFunc, ec
 	case err == nil:
 		_ = st.SetMetadata(WaitingKey, "")
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
-	case errors.Is(err, loop.ErrPending):
+	case errors.Is(err, loop.ErrPaused):
 		if e := st.SetMetadata(WaitingKey, string(ec.TaskID)); e != nil {
 			yield(s.failed(ec, e), nil)
 			return

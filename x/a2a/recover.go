@@ -64,7 +64,7 @@ func (s *Server) recoverTask(ctx context.Context, rec record) error {
 	case runErr == nil:
 		ev = a2a.NewStatusUpdateEvent(info, a2a.TaskStateCompleted, nil)
 		_ = st.SetMetadata(WaitingKey, "")
-	case errors.Is(runErr, loop.ErrPending):
+	case errors.Is(runErr, loop.ErrPaused):
 		if err := st.SetMetadata(WaitingKey, string(task.ID)); err != nil {
 			return err
 		}

@@ -15,6 +15,11 @@ import (
 // --every is not given.
 const DefaultWorkerEvery = 10 * time.Second
 
+// recoverBy names the commands in the record of the calls a recovery
+// denies because no one decided in time (artifact.Decision.By): lode
+// recover, lode worker and lode serve's recoverer alike.
+const recoverBy = "lode recover"
+
 // recoverNotes is the part of lode recover's and lode worker's help that
 // says what they do.
 const recoverNotes = `A run whose process died (kill -9, a crash, a redeploy) leaves its thread's

@@ -196,7 +196,8 @@ func newAgent(ctx context.Context, e env, o *options) (_ *agent, err error) {
 	}
 	handlerOpts := d.handler
 	loopOpts := []loop.Option{loop.WithMaxTurns(cfg.MaxTurns), loop.WithTimeLimit(time.Duration(cfg.Model.Timeout)),
-		loop.WithLease(time.Duration(cfg.Lease)), loop.WithApprovalExpiry(time.Duration(cfg.ApprovalExpiry))}
+		loop.WithLease(time.Duration(cfg.Lease)), loop.WithApprovalExpiry(time.Duration(cfg.ApprovalExpiry)),
+		loop.WithRecoverBy(recoverBy)}
 	loopOpts = append(loopOpts, d.loop...)
 	telHandler, telLoop := tel.options()
 	handlerOpts = append(handlerOpts, telHandler...)

@@ -1,4 +1,4 @@
-package storetest_test
+package storetest
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"github.com/lodeworks/lode/ledger/file"
 	"github.com/lodeworks/lode/ledger/sqlstore/postgres"
 	"github.com/lodeworks/lode/ledger/sqlstore/sqlite"
-	"github.com/lodeworks/lode/loop/internal/storetest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -32,7 +31,7 @@ var stores = []store{
 		func(dsn string) (ledger.Store, error) { return postgres.Open(context.Background(), dsn) }},
 }
 
-func (s store) opener(t testing.TB) storetest.Opener {
+func (s store) opener(t testing.TB) Opener {
 	where := s.where(t)
 	return func(t testing.TB) ledger.Store {
 		st, err := s.open(where)
@@ -46,13 +45,13 @@ func (s store) opener(t testing.TB) storetest.Opener {
 
 func TestLoop(t *testing.T) {
 	for _, s := range stores {
-		t.Run(s.name, func(t *testing.T) { storetest.Run(t, s.opener) })
+		t.Run(s.name, func(t *testing.T) { Run(t, s.opener) })
 	}
 }
 
 func TestApproval(t *testing.T) {
 	for _, s := range stores {
-		t.Run(s.name, func(t *testing.T) { storetest.RunApproval(t, s.opener) })
+		t.Run(s.name, func(t *testing.T) { RunApproval(t, s.opener) })
 	}
 }
 
@@ -66,7 +65,7 @@ func TestApprovalCrashPostgres(t *testing.T) {
 }
 
 func approvalCrash(t *testing.T, name string, s store) {
-	storetest.ApprovalCrash(t, name, s.where, s.open)
+	ApprovalCrash(t, name, s.where, s.open)
 }
 
 func TestLeaseCrashFile(t *testing.T)     { leaseCrash(t, "TestLeaseCrashFile", stores[0]) }
@@ -74,5 +73,5 @@ func TestLeaseCrashSQLite(t *testing.T)   { leaseCrash(t, "TestLeaseCrashSQLite"
 func TestLeaseCrashPostgres(t *testing.T) { leaseCrash(t, "TestLeaseCrashPostgres", stores[2]) }
 
 func leaseCrash(t *testing.T, name string, s store) {
-	storetest.LeaseCrash(t, name, s.where, s.open)
+	LeaseCrash(t, name, s.where, s.open)
 }

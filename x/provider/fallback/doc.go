@@ -58,7 +58,7 @@
 // gen_ai.request.model, lode.fallback.hedge, lode.fallback.status,
 // lode.fallback.fell_back, the attempt's token usage, and error.type (a
 // Class name) on failure. Inside a loop turn with observers, each attempt
-// posts an AttemptEvent when it starts and when it ends (loop.Notify).
+// posts an AttemptEvent when it starts and when it ends (provider.Notify).
 //
 // # What it says about itself
 //

@@ -24,7 +24,7 @@ const (
 	StatusStopped Status = "stopped"
 )
 
-// AttemptEvent tells a loop's observers (loop.Notify) about one attempt:
+// AttemptEvent tells a loop's observers (provider.Notify) about one attempt:
 // once when it starts and once when it ends. It is never stored.
 type AttemptEvent struct {
 	// Attempt counts the attempts of one invocation from 0; Provider is

@@ -14,7 +14,6 @@ import (
 
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/internal/runspan"
-	"github.com/lodeworks/lode/loop"
 	"github.com/lodeworks/lode/provider"
 )
 
@@ -367,10 +366,11 @@ func (p *Provider) end(ctx context.Context, a *attempt, s Status, err error, fel
 	p.notify(ctx, a, s, err, fellBack)
 }
 
-// notify posts an AttemptEvent to the observers of the loop turn running
-// in ctx, if there is one; it costs nothing otherwise.
+// notify posts an AttemptEvent to whoever listens in ctx (provider.Notify:
+// the observers of the loop turn running the invocation), if anyone does;
+// it costs nothing otherwise.
 func (p *Provider) notify(ctx context.Context, a *attempt, s Status, err error, fellBack bool) {
-	if _, ok := loop.CurrentTurn(ctx); !ok {
+	if !provider.Listening(ctx) {
 		return
 	}
 	ev := AttemptEvent{
@@ -383,7 +383,7 @@ func (p *Provider) notify(ctx context.Context, a *attempt, s Status, err error, 
 	if u, ok := a.total(); ok && s != StatusStarted {
 		ev.Usage = &u
 	}
-	loop.Notify(ctx, ev)
+	provider.Notify(ctx, ev)
 }
 
 // errorType names err for a span, from a closed set: its class, or

@@ -16,7 +16,11 @@
 // once. Catalog.Mount validates them — an unknown pack, options a pack does
 // not take, options it refuses — checks that no two packs declare one tool
 // name, and mounts a Router, which serves them all, flat into a registry,
-// all or nothing.
+// all or nothing. The errors the pack model words exactly — a name
+// already registered, an unsupported pack, options to a pack that takes
+// none, a tool name collision — read as it words them, without the
+// "pack: " that starts lode's other errors; each matches its sentinel with
+// errors.Is.
 //
 // Where this differs from the seed: default packs are validated too (with
 // the options the tools: map gives them, or none), so a pack that needs

@@ -6,21 +6,8 @@
 // these runs append through the ledger API alone; this package checks that
 // the loop appends them, and reads them back, as ledgertest expects. Its
 // tests run it against ledger/file, SQLite and PostgreSQL.
+//
+// All of it is test code: the loop's handler and provider here are
+// x/tool's and x/provider/script's, which sit above loop, and only a test
+// may import them from below.
 package storetest
-
-import (
-	"testing"
-
-	"github.com/lodeworks/lode/ledger/ledgertest"
-)
-
-// Opener opens a new Store over one storage; see ledgertest.Opener.
-type Opener = ledgertest.Opener
-
-// Run runs the loop's run and repair checks. newStorage returns an Opener
-// over fresh, empty storage; it is called once per subtest.
-func Run(t *testing.T, newStorage func(t testing.TB) Opener) {
-	ledgertest.RunChecks(t, newStorage,
-		ledgertest.Check{Name: "LoopPersistsEachTurn", Fn: testLoop},
-		ledgertest.Check{Name: "LoopRepairsAfterCrash", Fn: testLoopRepair})
-}
