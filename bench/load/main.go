@@ -34,6 +34,7 @@ type config struct {
 	root     string // the repository
 	verbose  io.Writer
 	pgFsync  bool
+	lodeBin  string
 	keepWork bool
 }
 
@@ -48,6 +49,7 @@ func main() {
 	flag.DurationVar(&c.think, "think", time.Second, "pause between an answer's end and the next message")
 	flag.DurationVar(&c.ramp, "ramp", 2*time.Second, "the conversations start spread over this")
 	flag.StringVar(&c.root, "root", "", "the lode repository (default: found from the working directory)")
+	flag.StringVar(&c.lodeBin, "lode", "", "the lode binary to run (default: built from ./cmd/lode)")
 	flag.BoolVar(&c.pgFsync, "pg-fsync", true, "run PostgreSQL durable (fsync on), as the file store and SQLite are")
 	verbose := flag.Bool("v", false, "print each measurement as it ends")
 	flag.Parse()
@@ -93,6 +95,7 @@ type result struct {
 	chunks           int64
 	wall             time.Duration
 	cpu, storeCPU    time.Duration
+	harnessCPU       time.Duration // this process's: the fake model and the clients
 	baseRSS, peakRSS int64
 	idleRSS          int64
 	maxOpen          int
@@ -144,7 +147,9 @@ func run(ctx context.Context, c config) ([]result, error) {
 			return nil, fmt.Errorf("Node.js 22 is not installed for the AI SDK server (%s): run scripts/setup-load.sh", e.node)
 		}
 	}
-	if slices.ContainsFunc(c.servers, func(s string) bool { return s != serverAISDK }) {
+	if c.lodeBin != "" {
+		e.lode = c.lodeBin
+	} else if slices.ContainsFunc(c.servers, func(s string) bool { return s != serverAISDK }) {
 		e.lode = filepath.Join(work, "lode")
 		build := exec.CommandContext(ctx, "go", "build", "-o", e.lode, "./cmd/lode")
 		build.Dir, build.Stderr = c.root, os.Stderr
@@ -219,7 +224,7 @@ func measure(ctx context.Context, c config, e *env, m *model, name string, n, ro
 		}
 		return treeCPU(t.storePID)
 	}
-	cpu0, store0, start := procCPU(t.pid), storeCPU(), time.Now()
+	cpu0, store0, self0, start := procCPU(t.pid), storeCPU(), procCPU(os.Getpid()), time.Now()
 	var peak sync.WaitGroup
 	stopSampling := make(chan struct{})
 	peak.Go(func() {
@@ -238,7 +243,7 @@ func measure(ctx context.Context, c config, e *env, m *model, name string, n, ro
 		prefix: fmt.Sprintf("r%d-n%d", round, n), client: client}
 	conv.run(ctx)
 	res.wall = time.Since(start)
-	res.cpu, res.storeCPU = procCPU(t.pid)-cpu0, storeCPU()-store0
+	res.cpu, res.storeCPU, res.harnessCPU = procCPU(t.pid)-cpu0, storeCPU()-store0, procCPU(os.Getpid())-self0
 	close(stopSampling)
 	peak.Wait()
 	transport.CloseIdleConnections()
@@ -276,13 +281,14 @@ func medianOf(xs []float64) float64 {
 func printTable(w io.Writer, c config, results []result) {
 	fmt.Fprintf(w, "%d rounds, %d cores, %d messages per conversation (every second one calls the tool), %d chunks per answer at %g/s, think %s, load average now %s\n",
 		c.rounds, runtime.NumCPU(), c.turns, c.chunks, c.rate, c.think, loadAverage())
-	fmt.Fprintln(w, "| N | server | added latency per chunk p50 / p99 / max, ms | first part p50 / p99, ms | first text p50 / p99, ms | chunks/s | chunks per CPU-second | CPU µs per token (+ database) | RSS at rest, MB | RSS per open stream, KB | RSS per ended conversation, KB | errors | load during |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| N | server | added latency per chunk p50 / p99 / max, ms | first part p50 / p99, ms | first text p50 / p99, ms | chunks/s | chunks per CPU-second | CPU µs per token (+ database) | RSS at rest, MB | RSS per open stream, KB | RSS per ended conversation, KB | errors | harness CPU, cores | load during |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, n := range c.ns {
 		for _, s := range c.servers {
 			var p50, p99, mx, b50, b99, f50, f99, rate, perCPU, cpuTok, dbTok, base, open, ended []float64
 			errs := map[string]int{}
 			var loads []string
+			var harness []float64
 			for _, r := range results {
 				if r.server != s || r.n != n {
 					continue
@@ -311,6 +317,7 @@ func printTable(w io.Writer, c config, results []result) {
 					errs[k] += v
 				}
 				loads = append(loads, strings.Fields(r.load)[0])
+				harness = append(harness, r.harnessCPU.Seconds()/r.wall.Seconds())
 			}
 			errText := "0"
 			if len(errs) > 0 {
@@ -324,9 +331,9 @@ func printTable(w io.Writer, c config, results []result) {
 			if s == serverPostgres {
 				db = fmt.Sprintf(" (+ %.0f)", medianOf(dbTok))
 			}
-			fmt.Fprintf(w, "| %d | %s | %.1f / %.1f / %.0f | %.1f / %.1f | %.0f / %.0f | %.0f | %.0f | %.0f%s | %.0f | %.0f | %.1f | %s | %s |\n",
+			fmt.Fprintf(w, "| %d | %s | %.1f / %.1f / %.0f | %.1f / %.1f | %.0f / %.0f | %.0f | %.0f | %.0f%s | %.0f | %.0f | %.1f | %s | %.2f | %s |\n",
 				n, label(s), medianOf(p50), medianOf(p99), medianOf(mx), medianOf(b50), medianOf(b99), medianOf(f50), medianOf(f99), medianOf(rate), medianOf(perCPU),
-				medianOf(cpuTok), db, medianOf(base), medianOf(open), medianOf(ended), errText, strings.Join(loads, " "))
+				medianOf(cpuTok), db, medianOf(base), medianOf(open), medianOf(ended), errText, medianOf(harness), strings.Join(loads, " "))
 		}
 	}
 }

@@ -104,7 +104,9 @@ func WithBaseURL(u string) Option { return func(s *settings) { s.BaseURL = u } }
 // key meant for Anthropic is not sent to another server.
 func WithEnv(getenv func(string) string) Option { return func(s *settings) { s.Getenv = getenv } }
 
-// WithHTTPClient sets the HTTP client; nil means a new http.Client.
+// WithHTTPClient sets the HTTP client; nil means a new http.Client that
+// keeps up to 256 idle connections to the server for reuse (net/http's
+// default keeps 2, too few for many turns at once).
 func WithHTTPClient(c *http.Client) Option { return func(s *settings) { s.HTTPClient = c } }
 
 // WithHeader adds a header to every request, such as an anthropic-beta

@@ -153,7 +153,7 @@ func NewConn(s *Settings, u *url.URL, d Defaults) Conn {
 		Now:          s.Now,
 	}
 	if c.HTTPClient == nil {
-		c.HTTPClient = &http.Client{}
+		c.HTTPClient = &http.Client{Transport: newTransport()}
 	}
 	if s.MaxRetries != nil {
 		c.MaxRetries = *s.MaxRetries
@@ -254,4 +254,23 @@ func Limits(ctx context.Context, timeout, idleTimeout time.Duration, timeoutErr 
 			stops[i]()
 		}
 	}
+}
+
+// IdleConnsPerHost is how many idle connections to the model's server the
+// HTTP client made when none is given keeps for reuse. net/http's default
+// keeps 2, so a server running many turns at once would dial a new
+// connection for most model calls and close it after.
+const IdleConnsPerHost = 256
+
+// newTransport is net/http's default transport, keeping IdleConnsPerHost
+// idle connections per host.
+func newTransport() http.RoundTripper {
+	t, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return http.DefaultTransport
+	}
+	t = t.Clone()
+	t.MaxIdleConnsPerHost = IdleConnsPerHost
+	t.MaxIdleConns = max(t.MaxIdleConns, IdleConnsPerHost)
+	return t
 }

@@ -105,7 +105,9 @@ func WithBaseURL(u string) Option { return func(s *settings) { s.BaseURL = u } }
 // os.Getenv.
 func WithEnv(getenv func(string) string) Option { return func(s *settings) { s.Getenv = getenv } }
 
-// WithHTTPClient sets the HTTP client; nil means a new http.Client.
+// WithHTTPClient sets the HTTP client; nil means a new http.Client that
+// keeps up to 256 idle connections to the server for reuse (net/http's
+// default keeps 2, too few for many turns at once).
 func WithHTTPClient(c *http.Client) Option { return func(s *settings) { s.HTTPClient = c } }
 
 // WithOrganization sends the OpenAI-Organization header.
