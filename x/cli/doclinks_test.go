@@ -9,10 +9,6 @@ import (
 	"unicode"
 )
 
-// writtenElsewhere are guides the README links that other work adds; a
-// link to one is checked once it exists.
-var writtenElsewhere = map[string]bool{"docs/a2a.md": true, "docs/serving-at-scale.md": true}
-
 // TestDocsLinks follows every relative link of README.md, BENCHMARKS.md
 // and docs/*.md: the file must exist, and a #fragment must name one of its
 // headings, as GitHub makes anchors of them.
@@ -54,9 +50,6 @@ func TestDocsLinks(t *testing.T) {
 			}
 			rel, _ := filepath.Rel(root, dest)
 			if _, err := os.Stat(dest); err != nil {
-				if writtenElsewhere[filepath.ToSlash(rel)] {
-					continue
-				}
 				t.Errorf("%s: the link %s leads nowhere: %v", name, target, err)
 				continue
 			}

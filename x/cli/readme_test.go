@@ -97,6 +97,10 @@ var readmeCommands = map[string]readmeCommand{
 	"lode worker --temporal 127.0.0.1:7233 --store /shared/threads":                   {skip: "needs x/temporal's build and a Temporal server; scripts/temporal-dev.sh test runs it (TestRealServerWorkers)"},
 	`lode run    --temporal 127.0.0.1:7233 --store /shared/threads "…"`:               {skip: "needs x/temporal's build and a Temporal server; TestTemporalRunPausesAndResumes runs it on a fake engine"},
 	"lode resume --temporal 127.0.0.1:7233 --store /shared/threads THREAD approve:ID": {skip: "needs x/temporal's build and a Temporal server; TestTemporalRunPausesAndResumes runs it on a fake engine"},
+	// Serving at scale (docs/serving-at-scale.md)
+	"scripts/setup-load.sh":                                           {skip: "installs Node.js and the AI SDK from npm; scripts/test runs it before bench/load's TestSmoke"},
+	"go run ./bench/load -n 10,100,1000":                              {skip: "minutes of load on the whole machine; bench/load's TestSmoke runs the same harness at N=2"},
+	"go run ./bench/load -n 100 -servers postgres,aisdk -rounds 5 -v": {skip: "minutes of load; bench/load's TestSmoke runs the harness at N=2 on every server"},
 	// A2A (docs/a2a.md)
 	"go install github.com/lodeworks/lode/x/a2a/cmd/lode@latest": {skip: "installs the lode that has A2A; x/a2a/cmd/lode's TestServeA2A builds and runs it"},
 	"lode serve --a2a 127.0.0.1:7490":                            {skip: "serves until stopped, in x/a2a's lode; TestServeA2A (x/a2a/cmd/lode) runs it end to end"},
