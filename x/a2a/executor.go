@@ -480,6 +480,44 @@ func (s *Server) waiting(ec a2a.TaskInfoProvider, st ledger.State, note string) 
 	return a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, msg)
 }
 
+// cancelledReason is what a call denied by a cancel records as the reason.
+const cancelledReason = "the task was cancelled before a decision"
+
+// denyWaiting denies, through loop.Step.Resume, the calls a task waiting
+// for input left pending, as it is cancelled: the context's thread then
+// holds the decisions and their results at once, and the next message on
+// it starts clean. Resume runs on a context already ended, so that it
+// records the decisions and invokes no model.
+func (s *Server) denyWaiting(ctx context.Context, ec *a2asrv.ExecutorContext) error {
+	tid, err := contextThread(ec.ContextID)
+	if err != nil {
+		return err
+	}
+	st, err := s.store.Load(ctx, tid)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if waiting, _ := st.Metadata(WaitingKey); waiting != string(ec.TaskID) {
+		return nil // the calls are another task's, or settled
+	}
+	calls := loop.Pending(st)
+	ds := make([]artifact.Decision, len(calls))
+	for i, c := range calls {
+		ds[i] = loop.Deny(c.ToolCallID, cancelledReason)
+		ds[i].By = "a2a"
+	}
+	if len(ds) > 0 {
+		done, stop := context.WithCancel(context.WithoutCancel(ctx))
+		stop()
+		_, err = loop.New(loop.WithLease(-1)).Resume(done, st, s.prov, ds)
+		if left := loop.Pending(st); len(left) > 0 {
+			return fmt.Errorf("a2a: %s still wait: %w", pendingNames(left), err)
+		}
+	}
+	return st.SetMetadata(WaitingKey, "")
+}
+
 // settleAbandoned denies the calls of a task that ended while they waited
 // (the caller cancelled it), so that the context can take a new message.
 func (s *Server) settleAbandoned(ctx context.Context, st *ledger.StoredThread) error {
@@ -493,7 +531,7 @@ func (s *Server) settleAbandoned(ctx context.Context, st *ledger.StoredThread) e
 	}
 	arts := make([]artifact.Artifact, 0, 2*len(calls))
 	for _, c := range calls {
-		d := artifact.Decision{ToolCallID: c.ToolCallID, Name: c.Name, Reason: "the task was cancelled before a decision", By: "a2a"}
+		d := artifact.Decision{ToolCallID: c.ToolCallID, Name: c.Name, Reason: cancelledReason, By: "a2a"}
 		arts = append(arts, d, artifact.ToolResult{ToolCallID: c.ToolCallID, Name: c.Name, IsError: true,
 			Content: fmt.Sprintf("the call to %s did not run: its task was cancelled before anyone decided on it", c.Name)})
 	}
@@ -514,6 +552,12 @@ func (x executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.S
 			select {
 			case <-tr.done:
 			case <-ctx.Done():
+			}
+		} else if ec.StoredTask != nil && ec.StoredTask.Status.State == a2a.TaskStateInputRequired {
+			if err := s.denyWaiting(ctx, ec); err != nil {
+				// The next message on the context denies them instead
+				// (settleAbandoned); the task is cancelled either way.
+				s.cfg.logger.WarnContext(ctx, "lode: a2a cancel left calls waiting", "task", ec.TaskID, "err", err)
 			}
 		}
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
