@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -14,6 +15,7 @@ import (
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/auth"
 )
 
@@ -395,7 +397,11 @@ func (s *Server) runTurn(ctx context.Context, cancel context.CancelCauseFunc, ec
 	// A caller of SendMessage reads the task once it ends: it gets the
 	// answer as one part, where a stream gets it chunk by chunk.
 	whole := ctx.Value(methodKey{}) == "SendMessage"
-	obs := &observer{ec: ec, events: events, started: started, ctx: ctx, whole: whole}
+	obs := &observer{ec: ec, events: events, started: started, ctx: ctx, whole: whole, model: modelOf(s.prov)}
+	if ec.StoredTask != nil {
+		// The task's earlier turns (before it waited for input) count.
+		obs.usage = usageIn(ec.StoredTask.Metadata)
+	}
 	opts := append(s.cfg.loop[:len(s.cfg.loop):len(s.cfg.loop)], loop.WithObserver(obs), loop.WithLease(-1))
 	step := loop.New(opts...)
 	var err error
@@ -429,21 +435,93 @@ func (s *Server) runTurn(ctx context.Context, cancel context.CancelCauseFunc, ec
 		return
 	case err == nil:
 		_ = st.SetMetadata(WaitingKey, "")
-		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+		yield(obs.withUsage(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil)), nil)
 	case errors.Is(err, loop.ErrPending):
 		if e := st.SetMetadata(WaitingKey, string(ec.TaskID)); e != nil {
-			yield(s.failed(ec, e), nil)
+			yield(obs.withUsage(s.failed(ec, e)), nil)
 			return
 		}
-		yield(s.waiting(ec, st, ""), nil)
+		yield(obs.withUsage(s.waiting(ec, st, "")), nil)
 	default:
 		if _, refused := errors.AsType[*loop.DecisionError](err); refused && len(loop.Pending(st)) > 0 {
-			yield(s.waiting(ec, st, err.Error()), nil)
+			yield(obs.withUsage(s.waiting(ec, st, err.Error())), nil)
 			return
 		}
 		s.cfg.logger.WarnContext(ctx, "lode: a2a turn failed", "thread", st.ID(), "task", ec.TaskID, "err", err)
-		yield(s.failed(ec, err), nil)
+		yield(obs.withUsage(s.failed(ec, err)), nil)
 	}
+}
+
+// modelOf is the model prov names, or "".
+func modelOf(prov provider.Provider) string {
+	switch p := prov.(type) {
+	case interface{ Model() string }:
+		return p.Model()
+	case interface{ Models() []string }:
+		if ms := p.Models(); len(ms) > 0 {
+			return ms[0]
+		}
+	}
+	return ""
+}
+
+// usageIn reads the usage a task's metadata holds under MetaUsage, or nil.
+func usageIn(meta map[string]any) *artifact.Usage {
+	v, ok := meta[MetaUsage]
+	if !ok {
+		return nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var u artifact.Usage
+	if json.Unmarshal(raw, &u) != nil {
+		return nil
+	}
+	return &u
+}
+
+// addUsage adds one answer's usage to the task's. Answers by different
+// models are reported under both names joined, which no price list
+// knows: a caller with a cost limit stops rather than price them as one.
+func (o *observer) addUsage(u artifact.Usage) {
+	if u.Model == "" {
+		u.Model = o.model
+	}
+	if o.usage == nil {
+		o.usage = &artifact.Usage{Model: u.Model}
+	}
+	t := o.usage
+	t.InputTokens += u.InputTokens
+	t.OutputTokens += u.OutputTokens
+	t.CachedInputTokens += u.CachedInputTokens
+	t.CacheWriteTokens += u.CacheWriteTokens
+	t.ReasoningTokens += u.ReasoningTokens
+	if u.Model != "" && !slices.Contains(strings.Split(t.Model, ","), u.Model) {
+		if t.Model == "" {
+			t.Model = u.Model
+		} else {
+			t.Model += "," + u.Model
+		}
+	}
+}
+
+// withUsage puts the task's usage so far on ev's metadata under
+// MetaUsage, where a lode caller reads it; the SDK copies it onto the
+// task, so that a SendMessage caller finds it there.
+func (o *observer) withUsage(ev *a2a.TaskStatusUpdateEvent) *a2a.TaskStatusUpdateEvent {
+	if o.usage == nil {
+		return ev
+	}
+	u := *o.usage
+	u.CostUSD, u.Priced = 0, false // the caller prices it by its own list
+	// Plain maps: the SDK copies events with gob.
+	var m map[string]any
+	if raw, err := json.Marshal(u); err == nil && json.Unmarshal(raw, &m) == nil {
+		ev.Metadata = map[string]any{MetaUsage: m}
+	}
+	return ev
 }
 
 func (s *Server) failed(ec a2a.TaskInfoProvider, err error) *a2a.TaskStatusUpdateEvent {
@@ -574,6 +652,10 @@ type observer struct {
 	events  chan<- a2a.Event
 	started bool
 	deltas  bool // this answer streamed text
+	// model names answers whose usage names none: the provider's.
+	model string
+	// usage is what the task's answers cost so far, or nil.
+	usage *artifact.Usage
 }
 
 func (o *observer) chunk(text string) {
@@ -620,6 +702,11 @@ func (o *observer) Emit(_ context.Context, ev loop.Event) {
 	case loop.TurnCompleteEvent:
 		if ev.Role != ledger.RoleAssistant {
 			return
+		}
+		for _, a := range ev.Artifacts {
+			if u, ok := a.(artifact.Usage); ok {
+				o.addUsage(u)
+			}
 		}
 		if !o.deltas {
 			for _, a := range ev.Artifacts {

@@ -1,6 +1,8 @@
 package a2a_test
 
 import (
+	"errors"
+
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -10,6 +12,7 @@ import (
 	"github.com/lodeworks/lode/loop"
 	lodea2a "github.com/lodeworks/lode/x/a2a"
 	"github.com/lodeworks/lode/x/provider/script"
+	xtool "github.com/lodeworks/lode/x/tool"
 )
 
 func TestCancelWhileWaitingDeniesTheCallsAtOnce(t *testing.T) {
@@ -51,5 +54,60 @@ func TestCancelWhileWaitingDeniesTheCallsAtOnce(t *testing.T) {
 	}
 	if n := ag.deletes.Load(); n != 0 {
 		t.Errorf("delete ran %d times", n)
+	}
+}
+
+// usageOf reads MetaUsage off a task's metadata.
+func usageOf(t *testing.T, task *a2a.Task) map[string]any {
+	t.Helper()
+	u, ok := task.Metadata[lodea2a.MetaUsage].(map[string]any)
+	if !ok {
+		t.Fatalf("task metadata %v has no %s", task.Metadata, lodea2a.MetaUsage)
+	}
+	return u
+}
+
+func TestServerReportsUsageWithItsModel(t *testing.T) {
+	used := func(in, out int64) artifact.Usage { return artifact.Usage{InputTokens: in, OutputTokens: out} }
+	prov := script.New([]script.Step{
+		script.Reply(artifact.ToolCall{ID: "c1", Name: "delete_ticket", Arguments: `{"id":7}`}, used(100, 10)),
+		script.Reply(artifact.Text{Content: "deleted"}, used(150, 20)),
+	}, script.WithModel("remote-model"))
+	ag := startAgent(t, prov, agentOpts{})
+	c := connect(t, ag.url, "")
+	task := send(t, c, userText("delete ticket 7"))
+	u := usageOf(t, task)
+	if u["model"] != "remote-model" || u["input_tokens"] != float64(100) || u["output_tokens"] != float64(10) {
+		t.Errorf("usage while waiting: %v", u)
+	}
+	done := send(t, c, answerTo(task, a2a.NewTextPart("approve")))
+	if done.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("state %s (%s)", done.Status.State, statusText(done))
+	}
+	// The task's whole cost: both answers, across the wait.
+	u = usageOf(t, done)
+	if u["model"] != "remote-model" || u["input_tokens"] != float64(250) || u["output_tokens"] != float64(30) {
+		t.Errorf("usage at the end: %v", u)
+	}
+}
+
+func TestLodeCallingLodeCountsRemoteSpend(t *testing.T) {
+	remote := script.New([]script.Step{
+		script.Reply(artifact.Text{Content: "ticket 7 is on fire"}, artifact.Usage{InputTokens: 5000, OutputTokens: 900}),
+	}, script.WithModel("remote-model"))
+	ag := startAgent(t, remote, agentOpts{})
+	reg, _ := mount(t, ag.url, lodea2a.WithReadOnly())
+	st := ledger.NewThread()
+	_ = st.Append(ledger.RoleUser, artifact.Text{Content: "go"})
+	step := loop.New(loop.WithHandlers(xtool.NewHandler(reg)), loop.WithInvokeOptions(xtool.WithFilteredTools(reg, nil)),
+		loop.WithPricer(flatPrices{"m": 0, "remote-model": 1}), loop.WithMaxCost(0.5))
+	prov := script.New([]script.Step{script.Call("call_1", "helpdesk__lookup", `{"task":"ticket 7?"}`), script.Text("done")}, script.WithModel("m"))
+	_, err := step.Run(t.Context(), st, prov)
+	var le *loop.LimitError
+	if !errors.As(err, &le) || le.Limit != loop.LimitCost || le.UsedUSD != 1 {
+		t.Fatalf("err %v, want the cost limit at $1", err)
+	}
+	if r := resultOf(t, st); r.IsError || r.Content != "ticket 7 is on fire" {
+		t.Errorf("result %+v", r)
 	}
 }
