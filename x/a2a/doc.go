@@ -98,11 +98,21 @@
 //
 // CancelTask stops the turn running (its context is cancelled; the
 // thread keeps what was stored) and ends the task canceled; a task
-// cancelled while it waited has its calls denied when the next message
-// comes on the context. A turn does not stop when its caller's
+// cancelled while it waited has its calls denied at once, through
+// loop.Step.Resume, so the context's thread holds the decisions and the
+// next message starts clean. A turn does not stop when its caller's
 // connection drops: SubscribeToTask follows it again. Close, and a killed
 // process, leave working tasks as last stored; Recover, in the next
 // process over the store, runs them on from their threads.
+//
+// # Usage
+//
+// Each status that ends a turn (completed, input-required, failed), and
+// so the task, carries the task's usage so far under MetaUsage, with the
+// model that answered (the provider's Model, when an answer names none),
+// so that a lode calling this one charges it to its run. Answers by
+// several models are reported under their names joined by commas, which
+// no price list knows.
 //
 // # Push notifications
 //
@@ -156,9 +166,10 @@
 //     the agent reports under MetaUsage is charged to the caller's run
 //     (loop.Charge), so its cost limit counts remote work; without it, the
 //     usage adk-go's adka2a reports with each streamed model call is added
-//     up and charged. Usage that names no model has no price, so with a
-//     cost limit the run stops after the turn (loop.ErrUnpriced), as it
-//     does for any usage it cannot price.
+//     up and charged. Usage that names no model is charged under
+//     UnnamedModel(name), which no price list knows, so with a cost limit
+//     the run stops after the turn with an error matching loop.ErrUnpriced
+//     that quotes it: never taken as free.
 //   - JSON-RPC request IDs are numbered in order and message IDs named
 //     after the tool call, so a session recorded with x/cassette (through
 //     WithHTTPClient) replays.

@@ -111,3 +111,23 @@ func TestLodeCallingLodeCountsRemoteSpend(t *testing.T) {
 		t.Errorf("result %+v", r)
 	}
 }
+
+func TestRemoteUsageWithoutModelStopsACostLimitedRun(t *testing.T) {
+	meta := map[string]any{lodea2a.MetaUsage: map[string]any{"input_tokens": 120, "output_tokens": 30}}
+	g := &goAgent{exec: answer("a", "b", meta)}
+	url, _ := goServer(t, g, true, nil)
+	reg, _ := mount(t, url, lodea2a.WithReadOnly())
+	st := ledger.NewThread()
+	_ = st.Append(ledger.RoleUser, artifact.Text{Content: "go"})
+	step := loop.New(loop.WithHandlers(xtool.NewHandler(reg)), loop.WithInvokeOptions(xtool.WithFilteredTools(reg, nil)),
+		loop.WithPricer(flatPrices{"m": 0}), loop.WithMaxCost(0.5))
+	prov := script.New([]script.Step{script.Call("call_1", "echo_agent__summarise", `{"task":"x"}`), script.Text("done")}, script.WithModel("m"))
+	_, err := step.Run(t.Context(), st, prov)
+	want := `loop: the model has no price, so the cost limit cannot be kept: "a2a agent echo_agent (its usage names no model)" answered`
+	if !errors.Is(err, loop.ErrUnpriced) || err.Error() != want {
+		t.Fatalf("err %v, want %s", err, want)
+	}
+	if r := resultOf(t, st); r.IsError || r.Content != "ab" {
+		t.Errorf("result %+v, want the answer: the call itself went well", r)
+	}
+}

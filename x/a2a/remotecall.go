@@ -121,6 +121,13 @@ func (r *Remote) Call(ctx context.Context, name string, args map[string]any) (an
 		ans.State = string(c.state)
 	}
 	if u := c.spent(); u != nil {
+		if u.Model == "" {
+			// A usage that names no model would be priced as the
+			// caller's own provider's, or not at all: named for what it
+			// is, no price list knows it, so a cost limit stops the run
+			// (loop.ErrUnpriced) and the error says why.
+			u.Model = UnnamedModel(r.name)
+		}
 		charged := loop.Charge(ctx, nil, "a2a "+r.name, *u)
 		ans.Usage = &charged
 	}
@@ -173,6 +180,14 @@ func (r *Remote) Call(ctx context.Context, name string, args map[string]any) (an
 func (r *Remote) result(ans *Answer, isErr bool, content string) tool.Result {
 	ans.Text = content
 	return tool.Result{Content: content, Value: ans, IsError: isErr}
+}
+
+// UnnamedModel is the model name a remote agent's usage is charged under
+// when it names none: no price list knows it, so with a cost limit
+// (loop.WithMaxCost) the caller's run stops after the turn with an error
+// matching loop.ErrUnpriced that quotes it, unless the Pricer prices it.
+func UnnamedModel(agent string) string {
+	return "a2a agent " + agent + " (its usage names no model)"
 }
 
 // cut bounds text to WithMaxResult, keeping its head, with a marker.
