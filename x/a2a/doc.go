@@ -138,10 +138,14 @@
 //     an id, and no two ids become the same tool name; at least one
 //     endpoint speaks JSON-RPC or HTTP+JSON over http(s). Anything else is
 //     an error wrapping ErrCard, at mount time.
-//   - The task is streamed when the card says the agent streams, and
-//     waits for the whole answer otherwise. A stream that breaks before
-//     its task ends is picked up again with SubscribeToTask (three times
-//     at most). It is bounded by WithTimeout
+//   - The task is streamed when the card says the agent streams.
+//     Otherwise SendMessage asks the agent to return at once with its task
+//     (returnImmediately; 0.3's blocking: false) and GetTask reads it,
+//     with a growing pause up to two seconds, until it settles, so that
+//     the task's ID is known and a cancel can reach it. A stream that
+//     breaks before its task ends is picked up again with SubscribeToTask
+//     (three times at most), and polling stops after three failed
+//     GetTasks in a row. It is bounded by WithTimeout
 //     (DefaultTimeout); when that passes, or the turn's context ends, lode
 //     sends the agent a cancel for the task. What the model reads is cut to
 //     WithMaxResult bytes with a marker; a response past DefaultMaxResponse

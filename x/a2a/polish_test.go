@@ -1,7 +1,10 @@
 package a2a_test
 
 import (
+	"context"
 	"errors"
+	"strings"
+	"time"
 
 	"testing"
 
@@ -10,6 +13,7 @@ import (
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/tool"
 	lodea2a "github.com/lodeworks/lode/x/a2a"
 	"github.com/lodeworks/lode/x/provider/script"
 	xtool "github.com/lodeworks/lode/x/tool"
@@ -129,5 +133,58 @@ func TestRemoteUsageWithoutModelStopsACostLimitedRun(t *testing.T) {
 	}
 	if r := resultOf(t, st); r.IsError || r.Content != "ab" {
 		t.Errorf("result %+v, want the answer: the call itself went well", r)
+	}
+}
+
+// An agent that does not stream is asked to answer at once with its task,
+// so that a cancelled turn can cancel the task.
+func TestBlockingCallCancelledCancelsTheTask(t *testing.T) {
+	g := &goAgent{exec: hang(nil)}
+	url, seen := goServer(t, g, false, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	hc := &httpClientWatch{word: "TASK_STATE_WORKING", seen: cancel}
+	_, r := mount(t, url, lodea2a.WithHTTPClient(hc.client()))
+	_, err := r.Call(ctx, "summarise", map[string]any{"task": "a long job"})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v", err)
+	}
+	if n := g.cancels.Load(); n != 1 {
+		t.Errorf("the remote got %d cancels, want 1", n)
+	}
+	if body := seen.allBodies(); !strings.Contains(body, `"returnImmediately":true`) || !strings.Contains(body, `"method":"CancelTask"`) {
+		t.Errorf("requests:\n%s", body)
+	}
+}
+
+func TestBlockingCallTimeoutCancelsTheTask(t *testing.T) {
+	g := &goAgent{exec: hang(nil)}
+	url, _ := goServer(t, g, false, nil)
+	_, r := mount(t, url, lodea2a.WithTimeout(time.Second))
+	v, err := r.Call(t.Context(), "summarise", map[string]any{"task": "a long job"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := v.(tool.Result)
+	if !res.IsError || res.Content != "The agent echo_agent did not finish within 1s; its task was cancelled. Ask for less at once, or do this part yourself." {
+		t.Fatalf("result %+v", res)
+	}
+	if n := g.cancels.Load(); n != 1 {
+		t.Errorf("the remote got %d cancels, want 1", n)
+	}
+}
+
+func TestBlockingCallPollsToTheAnswer(t *testing.T) {
+	meta := map[string]any{lodea2a.MetaUsage: map[string]any{"input_tokens": 3, "output_tokens": 4, "model": "remote-model"}}
+	g := &goAgent{exec: answer("half ", "and half", meta)}
+	url, _ := goServer(t, g, false, nil)
+	_, r := mount(t, url)
+	v, err := r.Call(t.Context(), "summarise", map[string]any{"task": "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := v.(tool.Result)
+	ans := res.Value.(*lodea2a.Answer)
+	if res.IsError || res.Content != "half and half" || ans.State != string(a2a.TaskStateCompleted) || ans.Usage == nil || ans.Usage.OutputTokens != 4 {
+		t.Fatalf("result %+v, answer %+v", res, ans)
 	}
 }
