@@ -188,3 +188,67 @@ func TestBlockingCallPollsToTheAnswer(t *testing.T) {
 		t.Fatalf("result %+v, answer %+v", res, ans)
 	}
 }
+
+func TestListTasksPages(t *testing.T) {
+	prov := script.Play(script.Text("1"), script.Text("2"), script.Text("3"), script.Text("4"), script.Text("5"))
+	ag := startAgent(t, prov, agentOpts{})
+	c := connect(t, ag.url, "")
+	made := map[a2a.TaskID]bool{}
+	for range 5 {
+		made[send(t, c, userText("hi")).ID] = true
+	}
+	listed := map[a2a.TaskID]bool{}
+	token := ""
+	var sizes []int
+	for page := 0; ; page++ {
+		if page == 5 {
+			t.Fatal("paging does not end")
+		}
+		resp, err := c.ListTasks(t.Context(), &a2a.ListTasksRequest{PageSize: 2, PageToken: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.TotalSize != 5 || resp.PageSize != 2 {
+			t.Errorf("page %d: totalSize %d, pageSize %d", page, resp.TotalSize, resp.PageSize)
+		}
+		sizes = append(sizes, len(resp.Tasks))
+		for _, task := range resp.Tasks {
+			if listed[task.ID] {
+				t.Errorf("task %s listed twice", task.ID)
+			}
+			listed[task.ID] = true
+		}
+		if token = resp.NextPageToken; token == "" {
+			break
+		}
+	}
+	if len(sizes) != 3 || sizes[0] != 2 || sizes[1] != 2 || sizes[2] != 1 {
+		t.Errorf("pages of %v, want [2 2 1]", sizes)
+	}
+	for id := range made {
+		if !listed[id] {
+			t.Errorf("task %s never listed", id)
+		}
+	}
+}
+
+func TestListTasksRefusesBadPaging(t *testing.T) {
+	ag := startAgent(t, script.Play(), agentOpts{})
+	c := connect(t, ag.url, "")
+	for _, tc := range []struct {
+		name string
+		req  *a2a.ListTasksRequest
+		want string
+	}{
+		{"page too big", &a2a.ListTasksRequest{PageSize: 101}, "a2a: pageSize 101: ask for 1 to 100 tasks (0: 50)"},
+		{"negative page", &a2a.ListTasksRequest{PageSize: -1}, "a2a: pageSize -1: ask for 1 to 100 tasks (0: 50)"},
+		{"forged token", &a2a.ListTasksRequest{PageToken: "a2a-ctx-x"}, `a2a: pageToken "a2a-ctx-x" is not one this agent gave: send the nextPageToken of the last page, or none for the first`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := c.ListTasks(t.Context(), tc.req)
+			if !errors.Is(err, a2a.ErrInvalidParams) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want invalid params: %s", err, tc.want)
+			}
+		})
+	}
+}
