@@ -53,7 +53,15 @@
 // plus the taskId, under TaskKey: every status change is written before
 // the caller hears of it, so GetTask and SubscribeToTask find the task
 // after a restart. Artifact chunks are written with the next status
-// change: the context's thread holds the answer in full anyway.
+// change: the context's thread holds the answer in full anyway. A task's
+// thread has no turns, and lode threads leaves it out.
+//
+// ListTasks lists the caller's tasks a page at a time in the order of
+// their IDs: pageSize of them (50 by default, 100 at most; more is
+// refused), after the task pageToken names (the nextPageToken of the
+// page before; a token it did not give is refused). It holds one page in
+// memory; totalSize counts every match, so each call still reads every
+// task's record in the store (ledger.Store lists by ID, with no seek).
 //
 // One task runs on a context at a time; a message on a context with a
 // task running, or one waiting for a decision, is refused with a message
