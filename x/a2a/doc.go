@@ -150,7 +150,9 @@
 //     Otherwise SendMessage asks the agent to return at once with its task
 //     (returnImmediately; 0.3's blocking: false) and GetTask reads it,
 //     with a growing pause up to two seconds, until it settles, so that
-//     the task's ID is known and a cancel can reach it. A stream that
+//     the task's ID is known and a cancel can reach it (an answer to a
+//     task that asked for input, whose ID is known, waits blocking). A
+//     stream that
 //     breaks before its task ends is picked up again with SubscribeToTask
 //     (three times at most), and polling stops after three failed
 //     GetTasks in a row. It is bounded by WithTimeout

@@ -185,10 +185,18 @@ const (
 // reads the task with GetTask until it settles, so that the call knows
 // the task's ID from the start and a cancelled turn or a timeout can
 // cancel it. An agent that ignores the flag answers when the task ends,
-// as a blocking call. GetTask failing maxResubscribe times in a row ends
+// as a blocking call. An answer to a task waiting for input is sent
+// blocking: the task's ID is known already. GetTask failing maxResubscribe times in a row ends
 // the polling with the task unsettled.
 func (r *Remote) sendAndPoll(ctx context.Context, req *a2a.SendMessageRequest, c *collector) error {
-	req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
+	if req.Message.TaskID != "" {
+		// An answer to a task that asked for input: its ID is known, and
+		// an agent returning at once may return it as it was, still
+		// asking. The call waits for the answer instead.
+		c.ids(req.Message.TaskID, req.Message.ContextID)
+	} else {
+		req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
+	}
 	res, err := r.client.SendMessage(ctx, req)
 	if err != nil {
 		return err
