@@ -120,7 +120,8 @@
 // model that answered (the provider's Model, when an answer names none),
 // so that a lode calling this one charges it to its run. Answers by
 // several models are reported under their names joined by commas, which
-// no price list knows.
+// no price list knows. It counts the model's answers only, not what the
+// turn's tools charged with loop.Charge.
 //
 // # Push notifications
 //
