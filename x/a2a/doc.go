@@ -53,7 +53,15 @@
 // plus the taskId, under TaskKey: every status change is written before
 // the caller hears of it, so GetTask and SubscribeToTask find the task
 // after a restart. Artifact chunks are written with the next status
-// change: the context's thread holds the answer in full anyway.
+// change: the context's thread holds the answer in full anyway. A task's
+// thread has no turns, and lode threads leaves it out.
+//
+// ListTasks lists the caller's tasks a page at a time in the order of
+// their IDs: pageSize of them (50 by default, 100 at most; more is
+// refused), after the task pageToken names (the nextPageToken of the
+// page before; a token it did not give is refused). It holds one page in
+// memory; totalSize counts every match, so each call still reads every
+// task's record in the store (ledger.Store lists by ID, with no seek).
 //
 // One task runs on a context at a time; a message on a context with a
 // task running, or one waiting for a decision, is refused with a message
@@ -98,11 +106,22 @@
 //
 // CancelTask stops the turn running (its context is cancelled; the
 // thread keeps what was stored) and ends the task canceled; a task
-// cancelled while it waited has its calls denied when the next message
-// comes on the context. A turn does not stop when its caller's
+// cancelled while it waited has its calls denied at once, through
+// loop.Step.Resume, so the context's thread holds the decisions and the
+// next message starts clean. A turn does not stop when its caller's
 // connection drops: SubscribeToTask follows it again. Close, and a killed
 // process, leave working tasks as last stored; Recover, in the next
 // process over the store, runs them on from their threads.
+//
+// # Usage
+//
+// Each status that ends a turn (completed, input-required, failed), and
+// so the task, carries the task's usage so far under MetaUsage, with the
+// model that answered (the provider's Model, when an answer names none),
+// so that a lode calling this one charges it to its run. Answers by
+// several models are reported under their names joined by commas, which
+// no price list knows. It counts the model's answers only, not what the
+// turn's tools charged with loop.Charge.
 //
 // # Push notifications
 //
@@ -128,10 +147,16 @@
 //     an id, and no two ids become the same tool name; at least one
 //     endpoint speaks JSON-RPC or HTTP+JSON over http(s). Anything else is
 //     an error wrapping ErrCard, at mount time.
-//   - The task is streamed when the card says the agent streams, and
-//     waits for the whole answer otherwise. A stream that breaks before
-//     its task ends is picked up again with SubscribeToTask (three times
-//     at most). It is bounded by WithTimeout
+//   - The task is streamed when the card says the agent streams.
+//     Otherwise SendMessage asks the agent to return at once with its task
+//     (returnImmediately; 0.3's blocking: false) and GetTask reads it,
+//     with a growing pause up to two seconds, until it settles, so that
+//     the task's ID is known and a cancel can reach it (an answer to a
+//     task that asked for input, whose ID is known, waits blocking). A
+//     stream that
+//     breaks before its task ends is picked up again with SubscribeToTask
+//     (three times at most), and polling stops after three failed
+//     GetTasks in a row. It is bounded by WithTimeout
 //     (DefaultTimeout); when that passes, or the turn's context ends, lode
 //     sends the agent a cancel for the task. What the model reads is cut to
 //     WithMaxResult bytes with a marker; a response past DefaultMaxResponse
@@ -156,9 +181,10 @@
 //     the agent reports under MetaUsage is charged to the caller's run
 //     (loop.Charge), so its cost limit counts remote work; without it, the
 //     usage adk-go's adka2a reports with each streamed model call is added
-//     up and charged. Usage that names no model has no price, so with a
-//     cost limit the run stops after the turn (loop.ErrUnpriced), as it
-//     does for any usage it cannot price.
+//     up and charged. Usage that names no model is charged under
+//     UnnamedModel(name), which no price list knows, so with a cost limit
+//     the run stops after the turn with an error matching loop.ErrUnpriced
+//     that quotes it: never taken as free.
 //   - JSON-RPC request IDs are numbered in order and message IDs named
 //     after the tool call, so a session recorded with x/cassette (through
 //     WithHTTPClient) replays.

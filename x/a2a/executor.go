@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -14,6 +15,7 @@ import (
 	"github.com/lodeworks/lode/artifact"
 	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/x/auth"
 )
 
@@ -395,7 +397,11 @@ func (s *Server) runTurn(ctx context.Context, cancel context.CancelCauseFunc, ec
 	// A caller of SendMessage reads the task once it ends: it gets the
 	// answer as one part, where a stream gets it chunk by chunk.
 	whole := ctx.Value(methodKey{}) == "SendMessage"
-	obs := &observer{ec: ec, events: events, started: started, ctx: ctx, whole: whole}
+	obs := &observer{ec: ec, events: events, started: started, ctx: ctx, whole: whole, model: modelOf(s.prov)}
+	if ec.StoredTask != nil {
+		// The task's earlier turns (before it waited for input) count.
+		obs.usage = usageIn(ec.StoredTask.Metadata)
+	}
 	opts := append(s.cfg.loop[:len(s.cfg.loop):len(s.cfg.loop)], loop.WithObserver(obs), loop.WithLease(-1))
 	step := loop.New(opts...)
 	var err error
@@ -429,21 +435,93 @@ func (s *Server) runTurn(ctx context.Context, cancel context.CancelCauseFunc, ec
 		return
 	case err == nil:
 		_ = st.SetMetadata(WaitingKey, "")
-		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+		yield(obs.withUsage(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil)), nil)
 	case errors.Is(err, loop.ErrPaused):
 		if e := st.SetMetadata(WaitingKey, string(ec.TaskID)); e != nil {
-			yield(s.failed(ec, e), nil)
+			yield(obs.withUsage(s.failed(ec, e)), nil)
 			return
 		}
-		yield(s.waiting(ec, st, ""), nil)
+		yield(obs.withUsage(s.waiting(ec, st, "")), nil)
 	default:
 		if _, refused := errors.AsType[*loop.DecisionError](err); refused && len(loop.Pending(st)) > 0 {
-			yield(s.waiting(ec, st, err.Error()), nil)
+			yield(obs.withUsage(s.waiting(ec, st, err.Error())), nil)
 			return
 		}
 		s.cfg.logger.WarnContext(ctx, "lode: a2a turn failed", "thread", st.ID(), "task", ec.TaskID, "err", err)
-		yield(s.failed(ec, err), nil)
+		yield(obs.withUsage(s.failed(ec, err)), nil)
 	}
+}
+
+// modelOf is the model prov names, or "".
+func modelOf(prov provider.Provider) string {
+	switch p := prov.(type) {
+	case interface{ Model() string }:
+		return p.Model()
+	case interface{ Models() []string }:
+		if ms := p.Models(); len(ms) > 0 {
+			return ms[0]
+		}
+	}
+	return ""
+}
+
+// usageIn reads the usage a task's metadata holds under MetaUsage, or nil.
+func usageIn(meta map[string]any) *artifact.Usage {
+	v, ok := meta[MetaUsage]
+	if !ok {
+		return nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var u artifact.Usage
+	if json.Unmarshal(raw, &u) != nil {
+		return nil
+	}
+	return &u
+}
+
+// addUsage adds one answer's usage to the task's. Answers by different
+// models are reported under both names joined, which no price list
+// knows: a caller with a cost limit stops rather than price them as one.
+func (o *observer) addUsage(u artifact.Usage) {
+	if u.Model == "" {
+		u.Model = o.model
+	}
+	if o.usage == nil {
+		o.usage = &artifact.Usage{Model: u.Model}
+	}
+	t := o.usage
+	t.InputTokens += u.InputTokens
+	t.OutputTokens += u.OutputTokens
+	t.CachedInputTokens += u.CachedInputTokens
+	t.CacheWriteTokens += u.CacheWriteTokens
+	t.ReasoningTokens += u.ReasoningTokens
+	if u.Model != "" && !slices.Contains(strings.Split(t.Model, ","), u.Model) {
+		if t.Model == "" {
+			t.Model = u.Model
+		} else {
+			t.Model += "," + u.Model
+		}
+	}
+}
+
+// withUsage puts the task's usage so far on ev's metadata under
+// MetaUsage, where a lode caller reads it; the SDK copies it onto the
+// task, so that a SendMessage caller finds it there.
+func (o *observer) withUsage(ev *a2a.TaskStatusUpdateEvent) *a2a.TaskStatusUpdateEvent {
+	if o.usage == nil {
+		return ev
+	}
+	u := *o.usage
+	u.CostUSD, u.Priced = 0, false // the caller prices it by its own list
+	// Plain maps: the SDK copies events with gob.
+	var m map[string]any
+	if raw, err := json.Marshal(u); err == nil && json.Unmarshal(raw, &m) == nil {
+		ev.Metadata = map[string]any{MetaUsage: m}
+	}
+	return ev
 }
 
 func (s *Server) failed(ec a2a.TaskInfoProvider, err error) *a2a.TaskStatusUpdateEvent {
@@ -480,6 +558,44 @@ func (s *Server) waiting(ec a2a.TaskInfoProvider, st ledger.State, note string) 
 	return a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, msg)
 }
 
+// cancelledReason is what a call denied by a cancel records as the reason.
+const cancelledReason = "the task was cancelled before a decision"
+
+// denyWaiting denies, through loop.Step.Resume, the calls a task waiting
+// for input left pending, as it is cancelled: the context's thread then
+// holds the decisions and their results at once, and the next message on
+// it starts clean. Resume runs on a context already ended, so that it
+// records the decisions and invokes no model.
+func (s *Server) denyWaiting(ctx context.Context, ec *a2asrv.ExecutorContext) error {
+	tid, err := contextThread(ec.ContextID)
+	if err != nil {
+		return err
+	}
+	st, err := s.store.Load(ctx, tid)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if waiting, _ := st.Metadata(WaitingKey); waiting != string(ec.TaskID) {
+		return nil // the calls are another task's, or settled
+	}
+	calls := loop.Pending(st)
+	ds := make([]artifact.Decision, len(calls))
+	for i, c := range calls {
+		ds[i] = loop.Deny(c.ToolCallID, cancelledReason)
+		ds[i].By = "a2a"
+	}
+	if len(ds) > 0 {
+		done, stop := context.WithCancel(context.WithoutCancel(ctx))
+		stop()
+		_, err = loop.New(loop.WithLease(-1)).Resume(done, st, s.prov, ds)
+		if left := loop.Pending(st); len(left) > 0 {
+			return fmt.Errorf("a2a: %s still wait: %w", pendingNames(left), err)
+		}
+	}
+	return st.SetMetadata(WaitingKey, "")
+}
+
 // settleAbandoned denies the calls of a task that ended while they waited
 // (the caller cancelled it), so that the context can take a new message.
 func (s *Server) settleAbandoned(ctx context.Context, st *ledger.StoredThread) error {
@@ -493,7 +609,7 @@ func (s *Server) settleAbandoned(ctx context.Context, st *ledger.StoredThread) e
 	}
 	arts := make([]artifact.Artifact, 0, 2*len(calls))
 	for _, c := range calls {
-		d := artifact.Decision{ToolCallID: c.ToolCallID, Name: c.Name, Reason: "the task was cancelled before a decision", By: "a2a"}
+		d := artifact.Decision{ToolCallID: c.ToolCallID, Name: c.Name, Reason: cancelledReason, By: "a2a"}
 		arts = append(arts, d, artifact.ToolResult{ToolCallID: c.ToolCallID, Name: c.Name, IsError: true,
 			Content: fmt.Sprintf("the call to %s did not run: its task was cancelled before anyone decided on it", c.Name)})
 	}
@@ -515,6 +631,12 @@ func (x executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.S
 			case <-tr.done:
 			case <-ctx.Done():
 			}
+		} else if ec.StoredTask != nil && ec.StoredTask.Status.State == a2a.TaskStateInputRequired {
+			if err := s.denyWaiting(ctx, ec); err != nil {
+				// The next message on the context denies them instead
+				// (settleAbandoned); the task is cancelled either way.
+				s.cfg.logger.WarnContext(ctx, "lode: a2a cancel left calls waiting", "task", ec.TaskID, "err", err)
+			}
 		}
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
 	}
@@ -530,6 +652,10 @@ type observer struct {
 	events  chan<- a2a.Event
 	started bool
 	deltas  bool // this answer streamed text
+	// model names answers whose usage names none: the provider's.
+	model string
+	// usage is what the task's answers cost so far, or nil.
+	usage *artifact.Usage
 }
 
 func (o *observer) chunk(text string) {
@@ -576,6 +702,11 @@ func (o *observer) Emit(_ context.Context, ev loop.Event) {
 	case loop.TurnCompleteEvent:
 		if ev.Role != ledger.RoleAssistant {
 			return
+		}
+		for _, a := range ev.Artifacts {
+			if u, ok := a.(artifact.Usage); ok {
+				o.addUsage(u)
+			}
 		}
 		if !o.deltas {
 			for _, a := range ev.Artifacts {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -142,6 +143,21 @@ func rpcAnswer(result string) http.HandlerFunc {
 	}
 }
 
+// onlySend answers SendMessage with h and every other method (GetTask)
+// with an HTTP error: an agent that leaves its task working and then
+// stops answering.
+func onlySend(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if !strings.Contains(string(body), `"SendMessage"`) {
+			http.Error(w, "gone", http.StatusBadGateway)
+			return
+		}
+		r.Body = io.NopCloser(strings.NewReader(string(body)))
+		h(w, r)
+	}
+}
+
 func TestHostileAnswers(t *testing.T) {
 	okCard := cardWith(`[{"id":"ask","name":"ask","description":"d","tags":[]}]`)
 	big := strings.Repeat("é", 100)
@@ -163,11 +179,11 @@ func TestHostileAnswers(t *testing.T) {
 			want: "The agent bad rejected the task: (no reason given)"},
 		{name: "auth required", isErr: true, rpc: rpcAnswer(`{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_AUTH_REQUIRED","message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"text":"log in at x"}]}}}}`),
 			want: "The agent bad needs authentication that lode cannot give in a call: log in at x"},
-		{name: "still working", isErr: true, rpc: rpcAnswer(`{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}`),
+		{name: "still working", isErr: true, rpc: onlySend(rpcAnswer(`{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}`)),
 			want: "The agent bad stopped answering before its task ended (it was working)."},
 		{name: "completed without text", isErr: true, rpc: rpcAnswer(`{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}`),
 			want: "The agent bad finished without a text answer."},
-		{name: "unknown state", isErr: true, rpc: rpcAnswer(`{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_DANCING"}}}`),
+		{name: "unknown state", isErr: true, rpc: onlySend(rpcAnswer(`{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_DANCING"}}}`)),
 			want: "The agent bad stopped answering before its task ended (it was dancing)."},
 		{name: "wrong types", rpc: rpcAnswer(`{"task":{"id":7,"status":"done"}}`), goErr: "a2a: bad: "},
 		{name: "neither task nor message", rpc: rpcAnswer(`{"surprise":true}`), goErr: "a2a: bad: "},

@@ -110,17 +110,20 @@ func (r *Remote) Call(ctx context.Context, name string, args map[string]any) (an
 			err = nil
 		}
 	} else {
-		var res a2a.SendMessageResult
-		res, err = r.client.SendMessage(tctx, req)
-		if err == nil && res != nil {
-			c.add(res)
-		}
+		err = r.sendAndPoll(tctx, req, &c)
 	}
 	ans := &Answer{Agent: r.name, Skill: skill.ID, TaskID: string(c.taskID), ContextID: c.contextID}
 	if c.state != a2a.TaskStateUnspecified {
 		ans.State = string(c.state)
 	}
 	if u := c.spent(); u != nil {
+		if u.Model == "" {
+			// A usage that names no model would be priced as the
+			// caller's own provider's, or not at all: named for what it
+			// is, no price list knows it, so a cost limit stops the run
+			// (loop.ErrUnpriced) and the error says why.
+			u.Model = UnnamedModel(r.name)
+		}
 		charged := loop.Charge(ctx, nil, "a2a "+r.name, *u)
 		ans.Usage = &charged
 	}
@@ -170,9 +173,70 @@ func (r *Remote) Call(ctx context.Context, name string, args map[string]any) (an
 	return r.result(ans, false, r.cut(ans, text)), nil
 }
 
+// Polling bounds of a call to an agent that does not stream: the first
+// GetTask after pollFirst, each next one twice as late, pollMax at most.
+const (
+	pollFirst = 50 * time.Millisecond
+	pollMax   = 2 * time.Second
+)
+
+// sendAndPoll sends req asking the agent to answer at once with the task
+// it made (A2A 1.0's returnImmediately; 0.3's blocking: false), then
+// reads the task with GetTask until it settles, so that the call knows
+// the task's ID from the start and a cancelled turn or a timeout can
+// cancel it. An agent that ignores the flag answers when the task ends,
+// as a blocking call. An answer to a task waiting for input is sent
+// blocking: the task's ID is known already. GetTask failing maxResubscribe times in a row ends
+// the polling with the task unsettled.
+func (r *Remote) sendAndPoll(ctx context.Context, req *a2a.SendMessageRequest, c *collector) error {
+	if req.Message.TaskID != "" {
+		// An answer to a task that asked for input: its ID is known, and
+		// an agent returning at once may return it as it was, still
+		// asking. The call waits for the answer instead.
+		c.ids(req.Message.TaskID, req.Message.ContextID)
+	} else {
+		req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
+	}
+	res, err := r.client.SendMessage(ctx, req)
+	if err != nil {
+		return err
+	}
+	c.add(res)
+	wait, failed := pollFirst, 0
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for c.taskID != "" && !c.settled() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+		}
+		t, err := r.client.GetTask(ctx, &a2a.GetTaskRequest{ID: c.taskID})
+		if err == nil {
+			c.add(t)
+			failed = 0
+		} else if failed++; failed == maxResubscribe {
+			// As a stream that cannot be picked up: the call says the
+			// agent stopped answering before its task ended.
+			return nil
+		}
+		wait = min(2*wait, pollMax)
+		timer.Reset(wait)
+	}
+	return nil
+}
+
 func (r *Remote) result(ans *Answer, isErr bool, content string) tool.Result {
 	ans.Text = content
 	return tool.Result{Content: content, Value: ans, IsError: isErr}
+}
+
+// UnnamedModel is the model name a remote agent's usage is charged under
+// when it names none: no price list knows it, so with a cost limit
+// (loop.WithMaxCost) the caller's run stops after the turn with an error
+// matching loop.ErrUnpriced that quotes it, unless the Pricer prices it.
+func UnnamedModel(agent string) string {
+	return "a2a agent " + agent + " (its usage names no model)"
 }
 
 // cut bounds text to WithMaxResult, keeping its head, with a marker.

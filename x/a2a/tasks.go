@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -238,38 +239,83 @@ func (ts *tasks) Get(ctx context.Context, id a2a.TaskID) (*taskstore.StoredTask,
 	return &taskstore.StoredTask{Task: cp, Version: taskstore.TaskVersion(rec.Version), User: rec.Owner}, nil
 }
 
-// List lists the caller's tasks, filtered by context and state; it reads
-// every task thread in the store, so it is meant for small stores and
-// debugging, not for paging through many.
+// Paging of ListTasks, as A2A 1.0 bounds it.
+const (
+	defaultPageSize = 50
+	maxPageSize     = 100
+)
+
+// listed is the part of a task record ListTasks filters by, read without
+// the task's history and artifacts.
+type listed struct {
+	Owner string `json:"owner"`
+	Task  *struct {
+		ContextID string         `json:"contextId"`
+		Status    a2a.TaskStatus `json:"status"`
+	} `json:"task"`
+}
+
+// List lists the caller's tasks, filtered by context, state and status
+// time, a page at a time in the order of their IDs: PageSize of them (50
+// by default, 100 at most), after the task PageToken names. It holds one
+// page in memory; it reads each task's record to count TotalSize, and
+// whole only the tasks of the page.
 func (ts *tasks) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
 	owner := ts.owner(ctx)
 	size := req.PageSize
-	if size <= 0 || size > 100 {
-		size = 50
+	switch {
+	case size < 0 || size > maxPageSize:
+		return nil, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("a2a: pageSize %d: ask for 1 to %d tasks (0: %d)", size, maxPageSize, defaultPageSize))
+	case size == 0:
+		size = defaultPageSize
 	}
-	resp := &a2a.ListTasksResponse{PageSize: size}
+	after := ""
+	if req.PageToken != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(req.PageToken)
+		if err != nil || !strings.HasPrefix(string(raw), TaskPrefix) {
+			return nil, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("a2a: pageToken %.80q is not one this agent gave: send the nextPageToken of the last page, or none for the first", req.PageToken))
+		}
+		after = string(raw)
+	}
+	resp := &a2a.ListTasksResponse{PageSize: size, Tasks: []*a2a.Task{}}
+	last := ""
 	for info, err := range ts.store.List(ctx) {
 		if err != nil || !strings.HasPrefix(info.ID, TaskPrefix) {
 			continue
 		}
-		var rec record
-		if json.Unmarshal([]byte(info.Metadata[TaskKey]), &rec) != nil || rec.Task == nil || rec.Owner != owner {
+		raw := info.Metadata[TaskKey]
+		var l listed
+		if json.Unmarshal([]byte(raw), &l) != nil || l.Task == nil || l.Owner != owner {
 			continue
 		}
-		t := rec.Task
-		if req.ContextID != "" && t.ContextID != req.ContextID || req.Status != "" && t.Status.State != req.Status {
+		if req.ContextID != "" && l.Task.ContextID != req.ContextID || req.Status != "" && l.Task.Status.State != req.Status {
+			continue
+		}
+		if req.StatusTimestampAfter != nil && (l.Task.Status.Timestamp == nil || !l.Task.Status.Timestamp.After(*req.StatusTimestampAfter)) {
 			continue
 		}
 		resp.TotalSize++
-		if len(resp.Tasks) < size {
-			if req.HistoryLength != nil && *req.HistoryLength >= 0 && len(t.History) > *req.HistoryLength {
-				t.History = t.History[len(t.History)-*req.HistoryLength:]
-			}
-			if !req.IncludeArtifacts {
-				t.Artifacts = nil
-			}
-			resp.Tasks = append(resp.Tasks, t)
+		if info.ID <= after {
+			continue
 		}
+		if len(resp.Tasks) == size {
+			resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(last))
+			continue
+		}
+		var rec record
+		if json.Unmarshal([]byte(raw), &rec) != nil || rec.Task == nil {
+			resp.TotalSize--
+			continue
+		}
+		t := rec.Task
+		if req.HistoryLength != nil && *req.HistoryLength >= 0 && len(t.History) > *req.HistoryLength {
+			t.History = t.History[len(t.History)-*req.HistoryLength:]
+		}
+		if !req.IncludeArtifacts {
+			t.Artifacts = nil
+		}
+		resp.Tasks = append(resp.Tasks, t)
+		last = info.ID
 	}
 	return resp, nil
 }

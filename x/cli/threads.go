@@ -80,6 +80,10 @@ made from, with FROM PARENT@N: it kept PARENT's first N turns. The FROM column
 is there when the store holds forks. With THREAD, only that thread and the
 forks made from it (and from them) are listed.`
 
+// a2aTaskKey is the metadata key of the thread x/a2a keeps for each A2A
+// task (x/a2a's TaskKey): bookkeeping with no turns, not a conversation.
+const a2aTaskKey = "a2a.task"
+
 // threadRow is one line of lode threads.
 type threadRow struct {
 	id, title, updated, state string
@@ -144,6 +148,9 @@ func cmdThreads(ctx context.Context, e env, args []string) error {
 			}
 			fmt.Fprintf(e.stderr, "lode: thread %s: %s\n", info.ID, oneLine(err.Error()))
 			continue
+		}
+		if _, task := info.Metadata[a2aTaskKey]; task && info.Turns == 0 {
+			continue // an A2A task's record; its conversation is an a2a-ctx-* thread
 		}
 		st, err := s.Load(ctx, info.ID)
 		if err != nil {
