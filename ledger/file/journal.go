@@ -69,11 +69,19 @@ func (j *journal) Commit(_ context.Context, r ledger.Record) error {
 	}
 	pol := j.s.sync
 	switch {
+	case pol.everyRecord() && leaseHeld(r):
+		// A lease taken or renewed binds only processes on this
+		// machine, none of which outlive it, so it is not worth a disk
+		// flush of its own: the thread's next synced record, or Close,
+		// carries it. Its release is synced as any record, so that a
+		// thread never comes back leased by an owner that let it go.
+		j.unsynced++
 	case pol.everyRecord():
 		if err := j.w.Sync(); err != nil {
 			j.undo()
 			return fmt.Errorf("sync %s: %w", j.path, err)
 		}
+		j.unsynced = 0
 	case pol.None:
 		j.unsynced++
 	default:
@@ -94,6 +102,11 @@ func (j *journal) Commit(_ context.Context, r ledger.Record) error {
 	}
 	j.off += int64(len(line))
 	return nil
+}
+
+// leaseHeld reports whether r takes or renews a thread's lease.
+func leaseHeld(r ledger.Record) bool {
+	return r.Turn == nil && r.Key == ledger.LeaseKey && r.Value != ""
 }
 
 // cutOwnTail handles a file that does not end where this journal last saw

@@ -26,7 +26,10 @@ const ext = ".journal"
 // kernel panic), and costs a disk flush, often milliseconds.
 //
 // The zero value fsyncs every record: nothing returned is ever lost, at
-// one flush per turn. Batching trades the last few turns on a machine
+// one flush per turn. A lease taken or renewed is the exception: it binds
+// only processes that a machine crash ends too, so it is written without
+// a flush of its own and made durable by the thread's next record or
+// Close; a lease's release is fsynced. Batching trades the last few turns on a machine
 // crash for throughput; None leaves write-back to the operating system.
 type SyncPolicy struct {
 	// Count > 1 fsyncs once this many records were written since the last

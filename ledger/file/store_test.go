@@ -649,6 +649,64 @@ func TestSyncPolicy(t *testing.T) {
 	}
 }
 
+// A lease taken or renewed is not fsynced on its own (it binds only
+// processes that a machine crash ends too): the next record's fsync, or
+// Close's, carries it. Its release is fsynced at once.
+func TestSyncLease(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	steps := []struct {
+		name  string
+		do    func(st *ledger.StoredThread) error
+		syncs int // fsyncs so far
+	}{
+		{"acquire", func(st *ledger.StoredThread) error {
+			_, err := st.AcquireLease(ctx, "a", now, time.Minute)
+			return err
+		}, 0},
+		{"renew", func(st *ledger.StoredThread) error { return st.RenewLease(ctx, "a", now, time.Minute) }, 0},
+		{"append", func(st *ledger.StoredThread) error { return st.Append(ledger.RoleUser, ledgertest.Text("x")) }, 1},
+		{"renew again", func(st *ledger.StoredThread) error { return st.RenewLease(ctx, "a", now, time.Minute) }, 1},
+		{"release", func(st *ledger.StoredThread) error { return st.ReleaseLease(ctx, "a") }, 2},
+		{"close", func(st *ledger.StoredThread) error { return st.Close() }, 2},
+	}
+	disk := &faultyDisk{}
+	s, err := file.Open(t.TempDir(), file.WithWriter(disk.wrap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st, err := s.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disk.set(func(d *faultyDisk) { d.syncs = 0 })
+	for _, step := range steps {
+		if err := step.do(st); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if n := disk.count(); n != step.syncs {
+			t.Fatalf("after %s: %d fsyncs, want %d", step.name, n, step.syncs)
+		}
+	}
+
+	// A lease still held when the thread closes is fsynced by Close.
+	st, err = s.Load(ctx, st.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	disk.set(func(d *faultyDisk) { d.syncs = 0 })
+	if _, err := st.AcquireLease(ctx, "b", now, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := disk.count(); n != 1 {
+		t.Fatalf("close with a lease held: %d fsyncs, want 1", n)
+	}
+}
+
 func TestSyncInterval(t *testing.T) {
 	synced := make(chan struct{}, 1)
 	disk := &faultyDisk{}
