@@ -69,19 +69,18 @@ func (j *journal) Commit(_ context.Context, r ledger.Record) error {
 	}
 	pol := j.s.sync
 	switch {
-	case pol.everyRecord() && leaseHeld(r):
-		// A lease taken or renewed binds only processes on this
-		// machine, none of which outlive it, so it is not worth a disk
-		// flush of its own: the thread's next synced record, or Close,
-		// carries it. Its release is synced as any record, so that a
-		// thread never comes back leased by an owner that let it go.
-		j.unsynced++
+	case pol.everyRecord() && leaseRecord(r):
+		// A lease binds only processes on this machine, and whatever
+		// loses the record unsynced (a power cut, an OS crash) ended
+		// them all: the thread then reads as its last synced lease
+		// says, which lapses within its ttl. The thread's next synced
+		// record carries this one; no flush of its own, not even at
+		// Close.
 	case pol.everyRecord():
 		if err := j.w.Sync(); err != nil {
 			j.undo()
 			return fmt.Errorf("sync %s: %w", j.path, err)
 		}
-		j.unsynced = 0
 	case pol.None:
 		j.unsynced++
 	default:
@@ -104,10 +103,8 @@ func (j *journal) Commit(_ context.Context, r ledger.Record) error {
 	return nil
 }
 
-// leaseHeld reports whether r takes or renews a thread's lease.
-func leaseHeld(r ledger.Record) bool {
-	return r.Turn == nil && r.Key == ledger.LeaseKey && r.Value != ""
-}
+// leaseRecord reports whether r takes, renews or releases a thread's lease.
+func leaseRecord(r ledger.Record) bool { return r.Turn == nil && r.Key == ledger.LeaseKey }
 
 // cutOwnTail handles a file that does not end where this journal last saw
 // it end. Bytes left by this journal's own failed write are cut; anything
