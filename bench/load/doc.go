@@ -13,6 +13,12 @@
 //	scripts/setup-load.sh                    # Node.js 22 and the AI SDK, pinned
 //	go run ./bench/load -n 10,100,1000       # every server, 3 rounds
 //	go run ./bench/load -n 100 -servers postgres,aisdk -rounds 5 -v
+//	go run ./bench/load -n 1000 -servers file -rounds 1 -pprof 127.0.0.1:6061
+//
+// With -pprof, lode is built with the tag lodeprofile, which serves
+// net/http/pprof (block and mutex profiles on) on that address while it
+// runs: go tool pprof http://127.0.0.1:6061/debug/pprof/profile. lode as
+// built without the tag has no such endpoint.
 //
 // It prints, per N and server, the medians over rounds of: the latency a
 // server adds to a chunk (from leaving the model to its bytes reaching the

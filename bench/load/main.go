@@ -35,6 +35,7 @@ type config struct {
 	verbose  io.Writer
 	pgFsync  bool
 	lodeBin  string
+	pprof    string // lode web serves its profiles here, when set
 	keepWork bool
 }
 
@@ -50,6 +51,7 @@ func main() {
 	flag.DurationVar(&c.ramp, "ramp", 2*time.Second, "the conversations start spread over this")
 	flag.StringVar(&c.root, "root", "", "the lode repository (default: found from the working directory)")
 	flag.StringVar(&c.lodeBin, "lode", "", "the lode binary to run (default: built from ./cmd/lode)")
+	flag.StringVar(&c.pprof, "pprof", "", "a loopback address (127.0.0.1:6061) where lode web, built with the tag lodeprofile, serves net/http/pprof while it is measured")
 	flag.BoolVar(&c.pgFsync, "pg-fsync", true, "run PostgreSQL durable (fsync on), as the file store and SQLite are")
 	verbose := flag.Bool("v", false, "print each measurement as it ends")
 	flag.Parse()
@@ -141,7 +143,7 @@ func run(ctx context.Context, c config) ([]result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	e := &env{work: work, script: filepath.Join(c.root, "bench", "load", "node", "server.mjs"), node: nodePath(c.root)}
+	e := &env{pprof: c.pprof, work: work, script: filepath.Join(c.root, "bench", "load", "node", "server.mjs"), node: nodePath(c.root)}
 	if slices.Contains(c.servers, serverAISDK) {
 		if _, err := os.Stat(e.node); err != nil {
 			return nil, fmt.Errorf("Node.js 22 is not installed for the AI SDK server (%s): run scripts/setup-load.sh", e.node)
@@ -151,7 +153,11 @@ func run(ctx context.Context, c config) ([]result, error) {
 		e.lode = c.lodeBin
 	} else if slices.ContainsFunc(c.servers, func(s string) bool { return s != serverAISDK }) {
 		e.lode = filepath.Join(work, "lode")
-		build := exec.CommandContext(ctx, "go", "build", "-o", e.lode, "./cmd/lode")
+		args := []string{"build", "-o", e.lode}
+		if c.pprof != "" {
+			args = append(args, "-tags", "lodeprofile")
+		}
+		build := exec.CommandContext(ctx, "go", append(args, "./cmd/lode")...)
 		build.Dir, build.Stderr = c.root, os.Stderr
 		if err := build.Run(); err != nil {
 			return nil, fmt.Errorf("go build ./cmd/lode: %w", err)

@@ -70,6 +70,7 @@ type env struct {
 	modelURL string
 	pg       *pgtest.Server
 	runs     int
+	pprof    string // LODE_PPROF for lode web
 }
 
 // start starts the server name and waits until it accepts requests.
@@ -110,6 +111,9 @@ func (e *env) start(ctx context.Context, name string) (*target, error) {
 		}
 		cmd = exec.Command(e.lode, "web", "--config", filepath.Join(dir, "lode.yaml"), "--store", store, "--addr", "127.0.0.1:0")
 		cmd.Env = append(os.Environ(), "OPENAI_API_KEY=fake", "OTEL_SDK_DISABLED=true")
+		if e.pprof != "" {
+			cmd.Env = append(cmd.Env, "LODE_PPROF="+e.pprof)
+		}
 		cmd.Dir = dir
 	default:
 		return nil, fmt.Errorf("no server %q: give file, sqlite, postgres or aisdk", name)

@@ -69,6 +69,13 @@ func (j *journal) Commit(_ context.Context, r ledger.Record) error {
 	}
 	pol := j.s.sync
 	switch {
+	case pol.everyRecord() && leaseRecord(r):
+		// A lease binds only processes on this machine, and whatever
+		// loses the record unsynced (a power cut, an OS crash) ended
+		// them all: the thread then reads as its last synced lease
+		// says, which lapses within its ttl. The thread's next synced
+		// record carries this one; no flush of its own, not even at
+		// Close.
 	case pol.everyRecord():
 		if err := j.w.Sync(); err != nil {
 			j.undo()
@@ -95,6 +102,9 @@ func (j *journal) Commit(_ context.Context, r ledger.Record) error {
 	j.off += int64(len(line))
 	return nil
 }
+
+// leaseRecord reports whether r takes, renews or releases a thread's lease.
+func leaseRecord(r ledger.Record) bool { return r.Turn == nil && r.Key == ledger.LeaseKey }
 
 // cutOwnTail handles a file that does not end where this journal last saw
 // it end. Bytes left by this journal's own failed write are cut; anything

@@ -26,8 +26,12 @@ const ext = ".journal"
 // kernel panic), and costs a disk flush, often milliseconds.
 //
 // The zero value fsyncs every record: nothing returned is ever lost, at
-// one flush per turn. Batching trades the last few turns on a machine
-// crash for throughput; None leaves write-back to the operating system.
+// one flush per turn. Lease records (ledger.StoredThread.AcquireLease,
+// RenewLease, ReleaseLease) are the exception: a lease binds only
+// processes on this machine, which a machine crash ends too, so they are
+// written without a flush of their own and made durable by the thread's
+// next record. After a machine crash a thread may read as leased by its
+// last synced lease, which lapses within that lease's ttl.
 type SyncPolicy struct {
 	// Count > 1 fsyncs once this many records were written since the last
 	// fsync. Alone, it leaves the last records of a thread that goes quiet

@@ -649,6 +649,57 @@ func TestSyncPolicy(t *testing.T) {
 	}
 }
 
+// Lease records are not fsynced on their own (a lease binds only
+// processes that a machine crash ends too): the thread's next record's
+// fsync carries them, and Close adds none for them.
+func TestSyncLease(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	steps := []struct {
+		name  string
+		do    func(st *ledger.StoredThread) error
+		syncs int // fsyncs so far
+	}{
+		{"acquire", func(st *ledger.StoredThread) error {
+			_, err := st.AcquireLease(ctx, "a", now, time.Minute)
+			return err
+		}, 0},
+		{"renew", func(st *ledger.StoredThread) error { return st.RenewLease(ctx, "a", now, time.Minute) }, 0},
+		{"append", func(st *ledger.StoredThread) error { return st.Append(ledger.RoleUser, ledgertest.Text("x")) }, 1},
+		{"renew again", func(st *ledger.StoredThread) error { return st.RenewLease(ctx, "a", now, time.Minute) }, 1},
+		{"release", func(st *ledger.StoredThread) error { return st.ReleaseLease(ctx, "a") }, 1},
+		{"close", func(st *ledger.StoredThread) error { return st.Close() }, 1},
+	}
+	disk := &faultyDisk{}
+	s, err := file.Open(t.TempDir(), file.WithWriter(disk.wrap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st, err := s.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disk.set(func(d *faultyDisk) { d.syncs = 0 })
+	for _, step := range steps {
+		if err := step.do(st); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if n := disk.count(); n != step.syncs {
+			t.Fatalf("after %s: %d fsyncs, want %d", step.name, n, step.syncs)
+		}
+	}
+	// What was written unsynced is in the file all the same.
+	st, err = s.Load(ctx, st.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if l, err := st.Lease(); err != nil || l.Owner != "" || st.Len() != 1 {
+		t.Fatalf("reloaded: lease %+v (%v), %d turns; want released, 1 turn", l, err, st.Len())
+	}
+}
+
 func TestSyncInterval(t *testing.T) {
 	synced := make(chan struct{}, 1)
 	disk := &faultyDisk{}

@@ -57,6 +57,11 @@ type Store struct {
 	pageSize int
 	closed   atomic.Bool
 	q        queries
+	// writer is SQLite's one write lock as this process queues for it:
+	// its writers wait here in turn, without a connection, rather than
+	// each holding one of the pool's while SQLite's busy handler sleeps,
+	// so reads keep the pool and the lock passes on as soon as it is free.
+	writer chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
@@ -67,7 +72,7 @@ func Open(ctx context.Context, db *sql.DB, d Dialect, opts ...Option) (*Store, e
 	if d != SQLite && d != Postgres {
 		return nil, fmt.Errorf("sqlstore: unknown dialect %q (want %q or %q)", d, SQLite, Postgres)
 	}
-	s := &Store{db: db, dialect: d}
+	s := &Store{db: db, dialect: d, writer: make(chan struct{}, 1)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -148,6 +153,12 @@ func (s *Store) writeSync(ctx context.Context, durable bool, fn func(q querier) 
 		}
 		return tx.Commit()
 	}
+	select {
+	case s.writer <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.writer }()
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return err

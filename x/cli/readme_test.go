@@ -98,9 +98,12 @@ var readmeCommands = map[string]readmeCommand{
 	`lode run    --temporal 127.0.0.1:7233 --store /shared/threads "…"`:               {skip: "needs x/temporal's build and a Temporal server; TestTemporalRunPausesAndResumes runs it on a fake engine"},
 	"lode resume --temporal 127.0.0.1:7233 --store /shared/threads THREAD approve:ID": {skip: "needs x/temporal's build and a Temporal server; TestTemporalRunPausesAndResumes runs it on a fake engine"},
 	// Serving at scale (docs/serving-at-scale.md)
-	"scripts/setup-load.sh":                                           {skip: "installs Node.js and the AI SDK from npm; scripts/test runs it before bench/load's TestSmoke"},
-	"go run ./bench/load -n 10,100,1000":                              {skip: "minutes of load on the whole machine; bench/load's TestSmoke runs the same harness at N=2"},
-	"go run ./bench/load -n 100 -servers postgres,aisdk -rounds 5 -v": {skip: "minutes of load; bench/load's TestSmoke runs the harness at N=2 on every server"},
+	"scripts/setup-load.sh":                                                                 {skip: "installs Node.js and the AI SDK from npm; scripts/test runs it before bench/load's TestSmoke"},
+	"go run ./bench/load -n 10,100,1000":                                                    {skip: "minutes of load on the whole machine; bench/load's TestSmoke runs the same harness at N=2"},
+	"go run ./bench/load -n 100 -servers postgres,aisdk -rounds 5 -v":                       {skip: "minutes of load; bench/load's TestSmoke runs the harness at N=2 on every server"},
+	"go run ./bench/load -n 1000 -servers file -rounds 1 -turns 12 -pprof 127.0.0.1:6061 &": {skip: "minutes of load; bench/load's TestSmoke runs the harness, and go vet -tags lodeprofile builds the profiled lode"},
+	"go tool pprof -top http://127.0.0.1:6061/debug/pprof/profile?seconds=10":               {skip: "reads the profile of a lode web under load, started by the line before"},
+	"curl -s 'http://127.0.0.1:6061/debug/pprof/goroutine?debug=2' > goroutines.txt":        {skip: "reads the goroutines of a lode web under load, started two lines before"},
 	// A2A (docs/a2a.md)
 	"go install github.com/lodeworks/lode/x/a2a/cmd/lode@latest": {skip: "installs the lode that has A2A; x/a2a/cmd/lode's TestServeA2A builds and runs it"},
 	"lode serve --a2a 127.0.0.1:7490":                            {skip: "serves until stopped, in x/a2a's lode; TestServeA2A (x/a2a/cmd/lode) runs it end to end"},

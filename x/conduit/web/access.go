@@ -99,8 +99,26 @@ func (h *Handler) open(w http.ResponseWriter, r *http.Request, id string, who Id
 		httpError(w, http.StatusNotFound, fmt.Sprintf("web: thread %q not found", id))
 		return nil, false, false
 	}
+	// Loaded first: every message after a conversation's first finds
+	// its thread, and a create that conflicts costs a store write (the
+	// file store's is a journal made, fsynced and removed). Between the
+	// two calls another request may create the thread, or delete it, so
+	// each is tried once more.
 	for range 2 {
-		st, err := h.store.Create(r.Context(), ledger.WithID(id), ledger.WithMetadata(meta))
+		st, err := h.store.Load(r.Context(), id)
+		if err == nil {
+			if owner, _ := st.Metadata(OwnerKey); owner != who.Caller {
+				st.Close()
+				break
+			}
+			return st, false, true
+		}
+		if !errors.Is(err, ledger.ErrNotFound) {
+			h.cfg.logger.ErrorContext(r.Context(), "lode: web could not load a thread", "thread", id, "err", err)
+			httpError(w, http.StatusInternalServerError, "web: the thread could not be loaded")
+			return nil, false, false
+		}
+		st, err = h.store.Create(r.Context(), ledger.WithID(id), ledger.WithMetadata(meta))
 		if err == nil {
 			return st, true, true
 		}
@@ -109,22 +127,6 @@ func (h *Handler) open(w http.ResponseWriter, r *http.Request, id string, who Id
 			httpError(w, http.StatusInternalServerError, "web: the thread could not be created")
 			return nil, false, false
 		}
-		// It exists: it is the caller's, or 404. Between the two calls it
-		// may have been deleted, so creating is tried once more.
-		st, err = h.store.Load(r.Context(), id)
-		if errors.Is(err, ledger.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			h.cfg.logger.ErrorContext(r.Context(), "lode: web could not load a thread", "thread", id, "err", err)
-			httpError(w, http.StatusInternalServerError, "web: the thread could not be loaded")
-			return nil, false, false
-		}
-		if owner, _ := st.Metadata(OwnerKey); owner != who.Caller {
-			st.Close()
-			break
-		}
-		return st, false, true
 	}
 	httpError(w, http.StatusNotFound, fmt.Sprintf("web: thread %q not found", id))
 	return nil, false, false
