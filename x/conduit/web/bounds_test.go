@@ -283,7 +283,12 @@ func TestSlowReadersHeapBound(t *testing.T) {
 	)
 	before := goleak.IgnoreCurrent()
 	prov := newBigAnswer(size, 1<<10)
-	f := serveBounded(t, prov, quiet())
+	// The readers are paced by the rounds of measure, each a full GC of a
+	// heap of hundreds of MiB under -race: on a loaded machine a round can
+	// outlast the default write timeout, which would drop a slow reader
+	// this test means to keep. The bound on memory must hold however long
+	// a reader takes.
+	f := serveBounded(t, prov, quiet(), web.WithWriteTimeout(time.Hour))
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
 	runtime.GC()
 	base, _ := heapSample(sample)
