@@ -13,6 +13,17 @@
 // (ledger.StoredThread.AcquireLease) is one metadata row, updated in place
 // by each renewal, so it does not grow however long a run works.
 //
+// Records that threads commit at about the same time share a transaction
+// (group commit): one writer at a time commits whatever records are
+// queued, up to 128, and each Commit returns once the transaction holding
+// its record has committed, so a record is as durable, and a thread's
+// records as ordered, as if each had a transaction of its own, while a
+// thousand busy threads pay for a few flushes of the log, not a thousand.
+// A record refused inside a batch (ErrConflict, ErrNotFound) fails alone;
+// any other failure rolls the batch back and its records are retried one
+// at a time, so one bad record fails only its own writer. Create joins
+// the batches as well; Fork, Delete and AddCounter run alone.
+//
 // A fork (ledger.Fork, through Store.Fork) shares its parent's turn rows
 // instead of copying them: its thread row names a base thread and how many
 // of that thread's turns it reads, and it has rows only for the turns

@@ -43,7 +43,7 @@ func (j *journal) Commit(ctx context.Context, r ledger.Record) error {
 	ctx, cancel := context.WithTimeout(ctx, j.s.timeout)
 	defer cancel()
 	q := &j.s.q
-	return j.s.writeSync(ctx, !leaseRecord(r), func(tx querier) error {
+	return j.s.commit(ctx, j.id, !leaseRecord(r), func(ctx context.Context, tx querier) error {
 		added := 0
 		if r.Turn != nil {
 			added = 1
@@ -59,12 +59,12 @@ func (j *journal) Commit(ctx context.Context, r ledger.Record) error {
 			var version int64
 			err := tx.QueryRowContext(ctx, q.threadVersion, j.id).Scan(&inc, &version)
 			if errors.Is(err, sql.ErrNoRows) || (err == nil && inc != j.inc) {
-				return fmt.Errorf("thread %s was deleted: %w", j.id, ledger.ErrNotFound)
+				return refuse(fmt.Errorf("thread %s was deleted: %w", j.id, ledger.ErrNotFound))
 			}
 			if err != nil {
 				return err
 			}
-			return fmt.Errorf("thread %s is at version %d but this state last saw %d: another writer changed it: %w", j.id, version, r.Version-1, ledger.ErrConflict)
+			return refuse(fmt.Errorf("thread %s is at version %d but this state last saw %d: another writer changed it: %w", j.id, version, r.Version-1, ledger.ErrConflict))
 		}
 		if r.Turn != nil {
 			_, err = tx.ExecContext(ctx, q.insertTurn, j.id, r.Index, string(r.Turn.Role), string(turn))

@@ -62,6 +62,7 @@ type Store struct {
 	// each holding one of the pool's while SQLite's busy handler sleeps,
 	// so reads keep the pool and the lock passes on as soon as it is free.
 	writer chan struct{}
+	group  group
 
 	closeOnce sync.Once
 	closeErr  error
@@ -73,6 +74,10 @@ func Open(ctx context.Context, db *sql.DB, d Dialect, opts ...Option) (*Store, e
 		return nil, fmt.Errorf("sqlstore: unknown dialect %q (want %q or %q)", d, SQLite, Postgres)
 	}
 	s := &Store{db: db, dialect: d, writer: make(chan struct{}, 1)}
+	s.group.max = 1
+	if d == Postgres {
+		s.group.max = pgBatches
+	}
 	for _, o := range opts {
 		o(s)
 	}
@@ -94,6 +99,10 @@ func Open(ctx context.Context, db *sql.DB, d Dialect, opts ...Option) (*Store, e
 	}
 	return s, nil
 }
+
+// pgBatches is how many group commits a Store runs on PostgreSQL at once;
+// SQLite's one writer runs one.
+const pgBatches = 4
 
 // DB returns the database the store uses.
 func (s *Store) DB() *sql.DB { return s.db }
@@ -244,7 +253,7 @@ func (s *Store) Create(ctx context.Context, opts ...ledger.ThreadOption) (*ledge
 	}
 	inc := ledger.NewID()
 	now := s.stamp()
-	err := s.write(ctx, func(q querier) error {
+	err := s.commit(ctx, id, true, func(ctx context.Context, q querier) error {
 		res, err := q.ExecContext(ctx, s.q.insertThread, id, inc, snap.Version, len(rows), now, now, "", 0)
 		if err != nil {
 			return err
@@ -252,7 +261,7 @@ func (s *Store) Create(ctx context.Context, opts ...ledger.ThreadOption) (*ledge
 		if n, err := res.RowsAffected(); err != nil {
 			return err
 		} else if n == 0 {
-			return fmt.Errorf("thread %q already exists: %w", id, ledger.ErrConflict)
+			return refuse(fmt.Errorf("thread %q already exists: %w", id, ledger.ErrConflict))
 		}
 		for i, b := range rows {
 			if _, err := q.ExecContext(ctx, s.q.insertTurn, id, i, string(snap.Turns[i].Role), string(b)); err != nil {

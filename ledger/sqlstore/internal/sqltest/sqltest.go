@@ -42,6 +42,7 @@ func Run(t *testing.T, newBackend func(t testing.TB) Backend) {
 		{"SchemaCreatedOnce", testSchema},
 		{"SchemaFromTheFuture", testFutureSchema},
 		{"ConcurrentOpen", testConcurrentOpen},
+		{"ConcurrentAppends", testConcurrentAppends},
 		{"DamagedTurnRow", testDamagedTurn},
 		{"MissingTurnRow", testMissingTurn},
 		{"MissingLastTurnRow", testMissingLastTurn},
