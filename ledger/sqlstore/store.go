@@ -101,8 +101,11 @@ func Open(ctx context.Context, db *sql.DB, d Dialect, opts ...Option) (*Store, e
 }
 
 // pgBatches is how many group commits a Store runs on PostgreSQL at once;
-// SQLite's one writer runs one.
-const pgBatches = 4
+// SQLite's one writer runs one. Two keep the server busy while a batch
+// waits for its flush; more make smaller batches that wait on each other's
+// row locks (at 1,000 conversations on two cores, the first part of an
+// answer came after 0.6 s with one, 0.5 s with two, 0.86 s with four).
+const pgBatches = 2
 
 // DB returns the database the store uses.
 func (s *Store) DB() *sql.DB { return s.db }
