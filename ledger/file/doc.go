@@ -24,7 +24,12 @@
 // leaves its forks as they are.
 //
 // WithSync chooses between an fsync per turn (the default) and batching;
-// see SyncPolicy for the trade-off.
+// see SyncPolicy for the trade-off. Under the default, a record that finds
+// another thread's flush under way waits for the next flush, which then
+// covers every record written meanwhile with one flush of the file system
+// (syncfs, on Linux): each Append still returns only once its record is on
+// stable storage, and a lone writer's record syncs its own journal as
+// before, but a thousand threads writing at once share a few flushes.
 //
 // Several stores, in one process or many, may share a directory: changes
 // take the journal's file lock and fail with ledger.ErrConflict when the

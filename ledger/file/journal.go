@@ -77,7 +77,7 @@ func (j *journal) Commit(_ context.Context, r ledger.Record) error {
 		// record carries this one; no flush of its own, not even at
 		// Close.
 	case pol.everyRecord():
-		if err := j.w.Sync(); err != nil {
+		if err := j.sync(); err != nil {
 			j.undo()
 			return fmt.Errorf("sync %s: %w", j.path, err)
 		}
@@ -101,6 +101,15 @@ func (j *journal) Commit(_ context.Context, r ledger.Record) error {
 	}
 	j.off += int64(len(line))
 	return nil
+}
+
+// sync makes the record just written durable, sharing the flush with
+// other threads' records where the system allows (see flushGroup).
+func (j *journal) sync() error {
+	if !canSyncAll {
+		return j.w.Sync()
+	}
+	return j.s.flushes.sync(j.w.Sync, func() error { return j.s.syncAll(j.f) })
 }
 
 // leaseRecord reports whether r takes, renews or releases a thread's lease.

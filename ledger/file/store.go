@@ -26,7 +26,9 @@ const ext = ".journal"
 // kernel panic), and costs a disk flush, often milliseconds.
 //
 // The zero value fsyncs every record: nothing returned is ever lost, at
-// one flush per turn. Lease records (ledger.StoredThread.AcquireLease,
+// one flush per turn (on Linux, records of many threads written while a
+// flush runs share the next flush of the file system; see the package
+// documentation). Lease records (ledger.StoredThread.AcquireLease,
 // RenewLease, ReleaseLease) are the exception: a lease binds only
 // processes on this machine, which a machine crash ends too, so they are
 // written without a flush of their own and made durable by the thread's
@@ -152,6 +154,8 @@ type Store struct {
 	now      func() time.Time
 	clockSet bool
 	wrap     func(w writer) writer
+	flushes  flushGroup
+	syncAll  func(*os.File) error // flushes the file system f is on
 
 	mu       sync.Mutex
 	closed   bool
@@ -160,7 +164,7 @@ type Store struct {
 
 // Open returns a Store over dir, creating the directory if needed.
 func Open(dir string, opts ...Option) (*Store, error) {
-	s := &Store{dir: dir, journals: map[*journal]struct{}{}}
+	s := &Store{dir: dir, journals: map[*journal]struct{}{}, syncAll: syncAll}
 	for _, o := range opts {
 		o(s)
 	}

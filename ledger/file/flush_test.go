@@ -1,0 +1,185 @@
+package file_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
+	"github.com/lodeworks/lode/ledger/file"
+)
+
+// holdFlush makes s's next flush wait, once it has started, until want
+// records have joined the flush after it; it returns a channel closed when
+// that flush is waiting, and the sizes of the flushes started since.
+func holdFlush(s *file.Store, want int) (<-chan struct{}, func() []int) {
+	var mu sync.Mutex
+	var sizes []int
+	running, joined := make(chan struct{}), make(chan struct{})
+	var once, first sync.Once
+	file.WatchFlushes(s,
+		func(n int) {
+			if n == want {
+				once.Do(func() { close(joined) })
+			}
+		},
+		func(n int) {
+			mu.Lock()
+			sizes = append(sizes, n)
+			mu.Unlock()
+			first.Do(func() { close(running); <-joined })
+		})
+	return running, func() []int {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]int(nil), sizes...)
+	}
+}
+
+// groupOf opens a store on a faulty disk and n threads on it.
+func groupOf(t *testing.T, n int, opts ...file.Option) (*file.Store, *faultyDisk, []*ledger.StoredThread, string) {
+	t.Helper()
+	if !file.CanSyncAll {
+		t.Skip("records share flushes only where the system flushes a whole file system (Linux)")
+	}
+	dir := t.TempDir()
+	disk := &faultyDisk{}
+	s, err := file.Open(dir, append([]file.Option{file.WithWriter(disk.wrap)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	threads := make([]*ledger.StoredThread, n)
+	for i := range threads {
+		if threads[i], err = s.Create(context.Background(), ledger.WithID(fmt.Sprint("t", i))); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { threads[i].Close() })
+	}
+	return s, disk, threads, dir
+}
+
+// A lone record flushes its own journal, as it always did. Records written
+// while a flush runs share the next one, a flush of the whole file system,
+// and each returns once it is done; every record is then in its journal.
+func TestRecordsShareFlushes(t *testing.T) {
+	const n = 6
+	s, disk, threads, dir := groupOf(t, n)
+	base := disk.count()
+	if err := threads[0].Append(ledger.RoleUser, artifact.Text{Content: "alone"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := disk.count() - base; got != 1 {
+		t.Fatalf("a lone record: %d fsyncs of its journal, want 1", got)
+	}
+	running, sizes := holdFlush(s, n-1)
+	base = disk.count()
+	lead := make(chan error, 1)
+	go func() { lead <- threads[0].Append(ledger.RoleUser, artifact.Text{Content: "first"}) }()
+	<-running
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := 1; i < n; i++ {
+		wg.Go(func() { errs[i] = threads[i].Append(ledger.RoleUser, artifact.Text{Content: "shared"}) })
+	}
+	wg.Wait()
+	if err := <-lead; err != nil {
+		t.Fatal(err)
+	}
+	for i, err := range errs[1:] {
+		if err != nil {
+			t.Errorf("t%d: %v", i+1, err)
+		}
+	}
+	if got := sizes(); len(got) != 2 || got[0] != 1 || got[1] != n-1 {
+		t.Fatalf("flushes of %v records, want [1 %d]", got, n-1)
+	}
+	if got := disk.count() - base; got != 1 {
+		t.Fatalf("%d fsyncs of single journals, want 1 (the first record's): the rest shared one flush", got)
+	}
+	again, err := file.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	for i := range n {
+		st, err := again.Load(context.Background(), fmt.Sprint("t", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int{true: 2, false: 1}[i == 0]; st.Len() != want {
+			t.Errorf("t%d: %d turns, want %d", i, st.Len(), want)
+		}
+		st.Close()
+	}
+}
+
+// When a shared flush fails, every record it covers fails with its error
+// and is taken back out of its journal, as when an fsync of one journal
+// fails; the threads then go on.
+func TestSharedFlushFails(t *testing.T) {
+	const n = 4
+	var mu sync.Mutex
+	fail := true
+	s, _, threads, dir := groupOf(t, n, file.WithSyncAll(func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if fail {
+			return &os.PathError{Op: "syncfs", Path: "threads", Err: syscall.EIO}
+		}
+		return nil
+	}))
+	running, _ := holdFlush(s, n-1)
+	lead := make(chan error, 1)
+	go func() { lead <- threads[0].Append(ledger.RoleUser, artifact.Text{Content: "first"}) }()
+	<-running
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := 1; i < n; i++ {
+		wg.Go(func() { errs[i] = threads[i].Append(ledger.RoleUser, artifact.Text{Content: "lost"}) })
+	}
+	wg.Wait()
+	if err := <-lead; err != nil {
+		t.Fatalf("t0, flushed alone: %v", err)
+	}
+	for i := 1; i < n; i++ {
+		if !errors.Is(errs[i], syscall.EIO) {
+			t.Errorf("t%d: %v, want the flush's EIO", i, errs[i])
+		}
+		if threads[i].Len() != 0 {
+			t.Errorf("t%d holds %d turns after a failed append", i, threads[i].Len())
+		}
+		data, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("t%d.journal", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lines := countLines(data); lines != 1 {
+			t.Errorf("t%d's journal has %d lines, want its header alone", i, lines)
+		}
+	}
+	mu.Lock()
+	fail = false
+	mu.Unlock()
+	file.WatchFlushes(s, nil, nil)
+	for i := 1; i < n; i++ {
+		if err := threads[i].Append(ledger.RoleUser, artifact.Text{Content: "again"}); err != nil {
+			t.Errorf("t%d after the failure: %v", i, err)
+		}
+	}
+}
+
+func countLines(b []byte) int {
+	n := 0
+	for _, c := range b {
+		if c == '\n' {
+			n++
+		}
+	}
+	return n
+}
