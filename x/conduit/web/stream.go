@@ -42,8 +42,8 @@ type stream struct {
 	// continued message, from the parts that rebuild the message so far),
 	// for a client that reattaches (GET /api/chat/{id}/stream). It holds
 	// at most logMax bytes; past that it is dropped (logLost) and the
-	// followers' streams end. logMore is closed and replaced at each
-	// change.
+	// followers' streams end. logMore, made when a follower waits, is
+	// closed at the next change.
 	log      [][]byte
 	logBytes int
 	logMax   int
@@ -90,7 +90,6 @@ func newStream(maxParts, maxBytes, logMax int, messageID, threadID string, prior
 		maxParts: maxParts,
 		maxBytes: maxBytes,
 		logMax:   logMax,
-		logMore:  make(chan struct{}),
 		calls:    map[int]string{},
 		started:  map[string]bool{},
 		open:     map[string]bool{},
@@ -140,8 +139,10 @@ func (s *stream) appendLog(f []byte) {
 		s.log = append(s.log, f)
 		s.logBytes += len(f)
 	}
-	close(s.logMore)
-	s.logMore = make(chan struct{})
+	if s.logMore != nil {
+		close(s.logMore)
+		s.logMore = nil
+	}
 }
 
 // send queues one part.
@@ -313,14 +314,14 @@ func (s *stream) delta(d artifact.Delta) {
 			s.text = s.nextID("text")
 			s.send(map[string]string{"type": "text-start", "id": s.text})
 		}
-		s.send(map[string]string{"type": "text-delta", "id": s.text, "delta": d.Content})
+		s.sendRaw(deltaFrame("text-delta", "id", s.text, "delta", d.Content))
 	case artifact.ReasoningDelta:
 		s.closeText()
 		if s.reasoning == "" {
 			s.reasoning = s.nextID("reasoning")
 			s.send(map[string]string{"type": "reasoning-start", "id": s.reasoning})
 		}
-		s.send(map[string]string{"type": "reasoning-delta", "id": s.reasoning, "delta": d.Content})
+		s.sendRaw(deltaFrame("reasoning-delta", "id", s.reasoning, "delta", d.Content))
 	case artifact.ToolCallDelta:
 		s.closeText()
 		s.closeReasoning()
@@ -332,7 +333,7 @@ func (s *stream) delta(d artifact.Delta) {
 			s.send(map[string]string{"type": "tool-input-start", "toolCallId": id, "toolName": d.Name})
 		}
 		if id != "" && d.Arguments != "" {
-			s.send(map[string]string{"type": "tool-input-delta", "toolCallId": id, "inputTextDelta": d.Arguments})
+			s.sendRaw(deltaFrame("tool-input-delta", "toolCallId", id, "inputTextDelta", d.Arguments))
 		}
 	}
 }
@@ -593,6 +594,9 @@ func (s *stream) follow(ctx context.Context, w http.ResponseWriter, timeout time
 	next := 0
 	for {
 		s.mu.Lock()
+		if s.logMore == nil {
+			s.logMore = make(chan struct{})
+		}
 		lost, more := s.logLost, s.logMore
 		var batch [][]byte
 		if !lost {
