@@ -292,13 +292,57 @@ func appendFloat(buf []byte, f float64, bits int) ([]byte, bool) {
 const hex = "0123456789abcdef"
 
 // safe marks the ASCII bytes that a JSON string holds as they are when
-// HTML escaping is off.
-var safe = func() (s [utf8.RuneSelf]bool) {
+// HTML escaping is off; safeHTML, when it is on.
+var safe, safeHTML = func() (s, h [utf8.RuneSelf]bool) {
 	for b := range s {
 		s[b] = b >= 0x20 && b != '"' && b != '\\'
+		h[b] = s[b] && b != '<' && b != '>' && b != '&'
 	}
-	return s
+	return s, h
 }()
+
+// AppendString appends s as a quoted JSON string, as encoding/json writes
+// it (see appendString); with html, <, > and & are escaped as \u003c,
+// \u003e and \u0026, as json.Marshal does by default.
+func AppendString(buf []byte, s string, html bool) []byte {
+	if html {
+		return appendQuoted(buf, s, &safeHTML)
+	}
+	return appendQuoted(buf, s, &safe)
+}
+
+// StringLen is len(AppendString(nil, s, html)), counted without writing,
+// for a caller that sizes its buffer once.
+func StringLen(s string, html bool) int {
+	tbl := &safe
+	if html {
+		tbl = &safeHTML
+	}
+	n := len(s) + 2
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			switch {
+			case tbl[b]:
+			case b == '"' || b == '\\' || b == '\b' || b == '\f' || b == '\n' || b == '\r' || b == '\t':
+				n++
+			default:
+				n += 5
+			}
+			i++
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case c == utf8.RuneError && size == 1:
+			n += 5
+		case c == '\u2028' || c == '\u2029':
+			n += 3
+		}
+		i += size
+	}
+	return n
+}
 
 // appendString quotes s as encoding/json does with HTML escaping off:
 // short escapes where JSON has them, \u00XX for the other control bytes,
@@ -307,13 +351,16 @@ var safe = func() (s [utf8.RuneSelf]bool) {
 // The scan goes a byte at a time: a word-at-a-time scan is three times as
 // fast on long plain prose but a quarter slower on short strings and on
 // text dense with escapes or accents (BenchmarkAppendString).
-func appendString(buf []byte, s string) []byte {
+func appendString(buf []byte, s string) []byte { return appendQuoted(buf, s, &safe) }
+
+// appendQuoted is appendString with tbl marking the bytes kept as they are.
+func appendQuoted(buf []byte, s string, tbl *[utf8.RuneSelf]bool) []byte {
 	buf = append(buf, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		b := s[i]
 		if b < utf8.RuneSelf {
-			if safe[b] {
+			if tbl[b] {
 				i++
 				continue
 			}

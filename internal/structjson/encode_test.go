@@ -416,3 +416,42 @@ func TestEncodersConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// checkAppendStringBoth holds AppendString to encoding/json with HTML
+// escaping on and off, and StringLen to what AppendString writes.
+func checkAppendStringBoth(t *testing.T, s string) {
+	t.Helper()
+	marshalled, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := stdEncode(s)
+	for _, c := range []struct {
+		html bool
+		want string
+	}{{true, string(marshalled)}, {false, plain}} {
+		got := AppendString(nil, s, c.html)
+		if string(got) != c.want {
+			t.Errorf("AppendString(%q, html %v) = %s, want %s", s, c.html, got, c.want)
+		}
+		if n := StringLen(s, c.html); n != len(got) {
+			t.Errorf("StringLen(%q, html %v) = %d, want %d", s, c.html, n, len(got))
+		}
+	}
+}
+
+func TestAppendStringHTML(t *testing.T) {
+	for _, s := range []string{
+		"", "plain", "<b>&amp;</b>", `"q" \b\`, "\x00\b\f\n\r\t\x1f\x7f", "a\u2028b\u2029",
+		"bad \xff\xfe", "cut \xe2\x82", "日本語 🙂👍🏽", "\ufffd",
+	} {
+		checkAppendStringBoth(t, s)
+	}
+}
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "<&>", "\"\\\n", "\u2028", "\xff", "日本"} {
+		f.Add(s)
+	}
+	f.Fuzz(checkAppendStringBoth)
+}

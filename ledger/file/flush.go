@@ -32,15 +32,16 @@ type flush struct {
 	err  error
 }
 
-// sync makes the record j just wrote durable: by own, which flushes j's
-// journal alone, or by shared, which flushes every journal at once.
-func (g *flushGroup) sync(own, shared func() error) error {
+// sync makes the record j just wrote durable: a flush that covers it
+// alone syncs j's journal; one that covers several flushes the file
+// system j is on.
+func (g *flushGroup) sync(j *journal) error {
 	g.mu.Lock()
 	if g.cur == nil {
 		f := &flush{n: 1, done: make(chan struct{})}
 		g.cur = f
 		g.mu.Unlock()
-		g.run(f, own)
+		g.run(f, j, false)
 		return f.err
 	}
 	f := g.next
@@ -64,19 +65,20 @@ func (g *flushGroup) sync(own, shared func() error) error {
 	g.cur, g.next = f, nil
 	n = f.n
 	g.mu.Unlock()
-	if n == 1 {
-		g.run(f, own)
-	} else {
-		g.run(f, shared)
-	}
+	g.run(f, j, n > 1)
 	return f.err
 }
 
-func (g *flushGroup) run(f *flush, do func() error) {
+// run flushes j's journal, or with all the file system it is on.
+func (g *flushGroup) run(f *flush, j *journal, all bool) {
 	if g.started != nil {
 		g.started(f.n)
 	}
-	f.err = do()
+	if all {
+		f.err = j.s.syncAll(j.f)
+	} else {
+		f.err = j.w.Sync()
+	}
 	g.mu.Lock()
 	if g.next == nil {
 		g.cur = nil

@@ -109,7 +109,7 @@ func (j *journal) sync() error {
 	if !canSyncAll {
 		return j.w.Sync()
 	}
-	return j.s.flushes.sync(j.w.Sync, func() error { return j.s.syncAll(j.f) })
+	return j.s.flushes.sync(j)
 }
 
 // leaseRecord reports whether r takes, renews or releases a thread's lease.

@@ -223,3 +223,77 @@ func textOf(t ledger.Turn) string {
 	}
 	return b.String()
 }
+
+// A record taken into a batch whose writer gives up before the batch runs
+// is not written: its writer gets the context's error, and the batch's
+// other records commit.
+func TestTakenRecordOfAWriterWhoGaveUp(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := open(t)
+	var threads []*ledger.StoredThread
+	for _, id := range []string{"a", "b", "c"} {
+		st, err := s.Create(ctx, ledger.WithID(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		threads = append(threads, st)
+	}
+	// a's batch waits until b and c have queued; b then leads a batch of
+	// b and c, which waits until c's writer has given up.
+	leading, queued, formed, release := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var batches int
+	sqlstore.WatchBatches(s,
+		func(n int) {
+			if n == 2 {
+				close(queued)
+			}
+		},
+		func(n int) {
+			batches++
+			switch batches {
+			case 1:
+				close(leading)
+				<-queued
+			case 2:
+				if n != 2 {
+					t.Errorf("second batch of %d records, want 2", n)
+				}
+				close(formed)
+				<-release
+			}
+		})
+	errs := make(chan error, 2)
+	go func() { errs <- threads[0].Append(ledger.RoleUser, text("a says")) }()
+	<-leading
+	go func() { errs <- threads[1].Append(ledger.RoleUser, text("b says")) }()
+	cctx, cancel := context.WithCancel(ctx)
+	gaveUp := make(chan error, 1)
+	go func() {
+		_, err := threads[2].AcquireLease(cctx, "w", time.Now(), time.Minute)
+		gaveUp <- err
+	}()
+	<-formed
+	cancel()
+	close(release)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+		t.Fatalf("c: %v, want context.Canceled", err)
+	}
+	sqlstore.WatchBatches(s, nil, nil)
+	for _, id := range []string{"b", "c"} {
+		st, err := s.Load(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, _ := st.Lease()
+		if id == "b" && st.Len() != 1 || id == "c" && (l.Owner != "" || st.Version() != 0) {
+			t.Errorf("%s: %d turns, lease %+v, version %d", id, st.Len(), l, st.Version())
+		}
+		st.Close()
+	}
+}

@@ -1,7 +1,6 @@
 package a2a_test
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"os/exec"
@@ -35,31 +34,8 @@ func adkAgent(t *testing.T, streaming bool) string {
 	}
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "ADK_STREAMING="+map[bool]string{true: "on", false: "off"}[streaming])
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = stdin.Close() // the agent exits when its stdin ends
-		_ = cmd.Wait()
-	})
-	sc := bufio.NewScanner(stdout)
-	if !sc.Scan() {
-		t.Fatalf("adkagent printed nothing: %v", sc.Err())
-	}
-	port, ok := strings.CutPrefix(sc.Text(), "listening ")
-	if !ok {
-		t.Fatalf("adkagent printed %q", sc.Text())
-	}
-	return "http://127.0.0.1:" + port
+	url, _ := startAgentProcess(t, cmd, "adkagent")
+	return url
 }
 
 // lode calls an adk-go v2 agent served with adka2a: its skills are tools,

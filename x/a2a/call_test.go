@@ -214,22 +214,28 @@ func TestCancelledTurnCancelsTheTask(t *testing.T) {
 	}
 }
 
+// A call that runs past its timeout cancels its remote task, whether it
+// streams or sends and polls (returnImmediately).
 func TestTimeoutCancelsTheTask(t *testing.T) {
-	g := &goAgent{exec: hang(nil)}
-	url, _ := goServer(t, g, true, nil)
-	// Long enough for the task's first event to arrive on a loaded
-	// machine: a task lode never heard of cannot be cancelled.
-	_, r := mount(t, url, lodea2a.WithTimeout(time.Second))
-	v, err := r.Call(context.Background(), "summarise", map[string]any{"task": "a long job"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := v.(tool.Result)
-	if !res.IsError || res.Content != "The agent echo_agent did not finish within 1s; its task was cancelled. Ask for less at once, or do this part yourself." {
-		t.Fatalf("result %+v", res)
-	}
-	if g.cancels.Load() != 1 {
-		t.Errorf("the remote got %d cancels", g.cancels.Load())
+	for _, streaming := range []bool{true, false} {
+		t.Run(map[bool]string{true: "streaming", false: "blocking"}[streaming], func(t *testing.T) {
+			g := &goAgent{exec: hang(nil)}
+			url, _ := goServer(t, g, streaming, nil)
+			// Long enough for the task's first event to arrive on a loaded
+			// machine: a task lode never heard of cannot be cancelled.
+			_, r := mount(t, url, lodea2a.WithTimeout(time.Second))
+			v, err := r.Call(t.Context(), "summarise", map[string]any{"task": "a long job"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := v.(tool.Result)
+			if !res.IsError || res.Content != "The agent echo_agent did not finish within 1s; its task was cancelled. Ask for less at once, or do this part yourself." {
+				t.Fatalf("result %+v", res)
+			}
+			if n := g.cancels.Load(); n != 1 {
+				t.Errorf("the remote got %d cancels, want 1", n)
+			}
+		})
 	}
 }
 

@@ -1,7 +1,6 @@
 package a2a_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"os"
@@ -25,30 +24,7 @@ func jsAgent(t *testing.T, streaming bool) (string, <-chan string) {
 	cmd := exec.Command(node, "agent.mjs")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "A2A_STREAMING="+map[bool]string{true: "on", false: "off"}[streaming])
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = stdin.Close() // the script exits when its stdin ends
-		_ = cmd.Wait()
-	})
-	sc := bufio.NewScanner(stdout)
-	if !sc.Scan() {
-		t.Fatalf("agent.mjs printed nothing: %v", sc.Err())
-	}
-	port, ok := strings.CutPrefix(sc.Text(), "listening ")
-	if !ok {
-		t.Fatalf("agent.mjs printed %q", sc.Text())
-	}
+	url, sc := startAgentProcess(t, cmd, "agent.mjs")
 	lines := make(chan string, 16)
 	go func() {
 		defer close(lines)
@@ -56,7 +32,7 @@ func jsAgent(t *testing.T, streaming bool) (string, <-chan string) {
 			lines <- sc.Text()
 		}
 	}()
-	return "http://127.0.0.1:" + port, lines
+	return url, lines
 }
 
 func TestJSAgent(t *testing.T) {

@@ -383,27 +383,33 @@ func TestRoleForbidsToolItNeverRuns(t *testing.T) {
 	prov := script.Play(script.Call("c1", "delete_ticket", `{"id":7}`), script.Text("I may not."))
 	ag := startAgent(t, prov, agentOpts{authn: tokens(t), policy: viewerPolicy})
 	c := connect(t, ag.url, "viewer-secret")
-	task := send(t, c, userText("delete ticket 7"))
+	viewerOnly(t, ag, prov, send(t, c, userText("delete ticket 7")))
+}
+
+// viewerOnly checks a task the viewer's token sent, whose model asked for
+// delete_ticket: the task completed, the tool was neither offered nor run,
+// and the identity on the context's thread, where the policy reads it, is
+// the token's.
+func viewerOnly(t *testing.T, ag *agent, prov *script.Provider, task *a2a.Task) {
+	t.Helper()
 	if task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("state %s (%s)", task.Status.State, statusText(task))
 	}
 	if n := ag.deletes.Load(); n != 0 {
 		t.Fatalf("a tool the role forbids ran %d times", n)
 	}
-	offered := prov.Requests()[0].Tools
-	for _, tl := range offered {
+	for _, tl := range prov.Requests()[0].Tools {
 		if tl.Name == "delete_ticket" {
 			t.Fatal("the viewer's turn was offered delete_ticket")
 		}
 	}
-	// The caller's identity is on the context's thread, where the policy reads it.
 	st, err := ag.store.Load(t.Context(), "a2a-ctx-"+task.ContextID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
 	if id := auth.Of(st); id.User != "vic" || id.Tenant != "acme" || len(id.Roles) != 1 || id.Roles[0] != "viewer" {
-		t.Fatalf("identity on the thread: %+v", id)
+		t.Fatalf("identity on the thread: %+v, want vic's from the token", id)
 	}
 }
 
@@ -513,24 +519,5 @@ func TestMetadataClaimingRolesIsIgnored(t *testing.T) {
 	req := userText("delete ticket 7")
 	req.Message.Metadata = map[string]any{lodea2a.MetaCaller: claim, "roles": []any{"admin"}, "identity": claim}
 	req.Metadata = map[string]any{lodea2a.MetaCaller: claim, "roles": []any{"admin"}}
-	task := send(t, c, req)
-	if task.Status.State != a2a.TaskStateCompleted {
-		t.Fatalf("state %s (%s)", task.Status.State, statusText(task))
-	}
-	if n := ag.deletes.Load(); n != 0 {
-		t.Fatalf("a tool the caller's own role forbids ran %d times", n)
-	}
-	for _, tl := range prov.Requests()[0].Tools {
-		if tl.Name == "delete_ticket" {
-			t.Fatal("the turn was offered delete_ticket on the strength of metadata")
-		}
-	}
-	st, err := ag.store.Load(t.Context(), "a2a-ctx-"+task.ContextID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if id := auth.Of(st); id.User != "vic" || id.Tenant != "acme" || len(id.Roles) != 1 || id.Roles[0] != "viewer" {
-		t.Fatalf("identity on the thread: %+v, want vic's from the token", id)
-	}
+	viewerOnly(t, ag, prov, send(t, c, req))
 }
