@@ -179,6 +179,23 @@ func readTail(turns []ledger.Turn) tail {
 	return tl
 }
 
+// awaitsDecision reports whether turns end with a Pending record after their
+// last assistant answer: only then can a call wait for a decision, and
+// the common answer, no, costs a look at the tail and no maps.
+func awaitsDecision(turns []ledger.Turn) bool {
+	for i := len(turns) - 1; i >= 0 && turns[i].Role != ledger.RoleAssistant; i-- {
+		if turns[i].Role != ledger.RoleTool {
+			continue
+		}
+		for _, a := range turns[i].Artifacts {
+			if _, ok := a.(artifact.Pending); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // undecided lists the calls that wait for a decision, in call order.
 func (tl tail) undecided() []artifact.Pending {
 	if len(tl.pending) == 0 {
@@ -237,6 +254,9 @@ func (s *Step) paused(ctx context.Context, st ledger.State) ([]artifact.Pending,
 	turns, err := s.turns(ctx, st)
 	if err != nil {
 		return nil, err
+	}
+	if !awaitsDecision(turns) {
+		return nil, nil
 	}
 	calls := readTail(turns).undecided()
 	if calls == nil {

@@ -28,6 +28,26 @@ type collector struct {
 	sealed  bool
 	turns   []TurnCompleteEvent
 	err     *HandlerError
+	// first holds turns' first element: most handlers emit one turn.
+	first [1]TurnCompleteEvent
+	// failed is what handling the artifact returned.
+	failed error
+	// ctx is the handlers' context, which answers ArtifactIndex.
+	ctx indexCtx
+}
+
+// indexCtx is a context that answers ArtifactIndex, kept in the
+// collector rather than allocated by context.WithValue.
+type indexCtx struct {
+	context.Context
+	i int
+}
+
+func (c *indexCtx) Value(key any) any {
+	if _, ok := key.(indexKey); ok {
+		return c.i
+	}
+	return c.Context.Value(key)
 }
 
 func (c *collector) Emit(ctx context.Context, ev Event) {
@@ -44,7 +64,6 @@ func (c *collector) Emit(ctx context.Context, ev Event) {
 	}
 	if isTurn {
 		tc = c.guardResults(ctx, cleanTurn(tc))
-		ev = tc
 	}
 	c.mu.Lock()
 	if c.sealed {
@@ -61,10 +80,20 @@ func (c *collector) Emit(ctx context.Context, ev Event) {
 			return
 		}
 		if len(tc.Artifacts) > 0 {
+			if c.turns == nil {
+				c.turns = c.first[:0]
+			}
 			c.turns = append(c.turns, tc)
 		}
 	}
 	c.mu.Unlock()
+	if len(c.step.observers) == 0 {
+		// Boxing the turn as an Event is for observers only.
+		return
+	}
+	if isTurn {
+		ev = tc
+	}
 	c.step.notify(ctx, ev)
 }
 
@@ -111,7 +140,6 @@ func (s *Step) handle(ctx context.Context, st ledger.State, arts []artifact.Arti
 		trip = &tripped{}
 	}
 	cols := make([]collector, len(arts))
-	errs := make([]error, len(arts))
 	for i := range cols {
 		cols[i].step = s
 		cols[i].st = st
@@ -127,20 +155,13 @@ func (s *Step) handle(ctx context.Context, st ledger.State, arts []artifact.Arti
 			calls++
 			continue
 		}
-		errs[i] = s.handleOne(ctx, i, a, &cols[i])
+		cols[i].failed = s.handleOne(ctx, i, a, &cols[i])
 	}
 	// After a guard stopped a result, no call of the answer starts.
-	callOne := func(i int, a artifact.Artifact) {
-		if te := trip.get(); te != nil {
-			cols[i].turns = []TurnCompleteEvent{{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{notRun(cols[i].call, te)}}}
-			return
-		}
-		errs[i] = s.handleCall(ctx, i, a, &cols[i], trip)
-	}
 	if calls == 1 || (calls > 1 && s.concurrency == 1) {
 		for i, a := range arts {
 			if _, ok := a.(artifact.ToolCall); ok {
-				callOne(i, a)
+				s.callOne(ctx, i, a, &cols[i], trip)
 			}
 		}
 	} else if calls > 1 {
@@ -154,7 +175,7 @@ func (s *Step) handle(ctx context.Context, st ledger.State, arts []artifact.Arti
 			wg.Add(1)
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				callOne(i, a)
+				s.callOne(ctx, i, a, &cols[i], trip)
 			}()
 		}
 		wg.Wait()
@@ -202,21 +223,27 @@ func (s *Step) handle(ctx context.Context, st ledger.State, arts []artifact.Arti
 	}
 	for i := range cols {
 		turns, herr := cols[i].seal()
-		if herr != nil && errs[i] == nil {
+		if herr != nil && cols[i].failed == nil {
 			herr.Artifact = arts[i]
-			errs[i] = herr
+			cols[i].failed = herr
 		}
 		for _, tc := range turns {
 			if tc.Role != role {
 				flush()
 				role = tc.Role
 			}
-			pending = append(pending, tc.Artifacts...)
+			if pending == nil {
+				// Clipped, so that merging a second turn copies rather
+				// than writing past what the handler emitted.
+				pending = slices.Clip(tc.Artifacts)
+			} else {
+				pending = append(pending, tc.Artifacts...)
+			}
 		}
 	}
 	flush()
-	for _, err := range errs {
-		if err != nil {
+	for i := range cols {
+		if err := cols[i].failed; err != nil {
 			return err
 		}
 	}
@@ -226,10 +253,21 @@ func (s *Step) handle(ctx context.Context, st ledger.State, arts []artifact.Arti
 	return lerr
 }
 
+// callOne handles call a, artifact i of the answer, unless a guard
+// already stopped a result of the answer: then it is not run.
+func (s *Step) callOne(ctx context.Context, i int, a artifact.Artifact, c *collector, trip *tripped) {
+	if te := trip.get(); te != nil {
+		c.turns = []TurnCompleteEvent{{Role: ledger.RoleTool, Artifacts: []artifact.Artifact{notRun(c.call, te)}}}
+		return
+	}
+	c.failed = s.handleCall(ctx, i, a, c, trip)
+}
+
 // handleOne hands artifact i of the answer to every handler in turn, then
 // seals its collector.
 func (s *Step) handleOne(ctx context.Context, i int, a artifact.Artifact, c *collector) error {
-	ctx = context.WithValue(ctx, indexKey{}, i)
+	c.ctx = indexCtx{Context: ctx, i: i}
+	ctx = &c.ctx
 	defer c.seal()
 	for h, hd := range s.handlers {
 		c.setHandler(h)

@@ -367,11 +367,8 @@ func (s *Step) turn(ctx context.Context, st ledger.State, prov provider.Provider
 	if len(s.handlers) == 0 {
 		return out, nil
 	}
-	lt := &liveTurn{step: s}
-	lt.info = TurnInfo{State: st, Request: req, Answer: arts, live: lt}
-	hctx := context.WithValue(ctx, turnKey{}, &lt.info)
-	hctx = provider.WithNotify(hctx, notifyProvider)
-	herr := s.handle(hctx, st, arts)
+	lt := s.newLiveTurn(ctx, TurnInfo{State: st, Request: req, Answer: arts})
+	herr := s.handle(lt, st, arts)
 	lt.end()
 	if herr != nil {
 		return out, herr
@@ -485,52 +482,66 @@ func (s *Step) applyOption(ctx context.Context, i int, o provider.InvokeOption, 
 func (s *Step) stream(ctx context.Context, st ledger.State, prov provider.Provider, req *provider.Request, hb *holdBack) (arts []artifact.Artifact, err error) {
 	pctx := ctx
 	if len(s.observers) > 0 {
-		lt := &liveTurn{step: s}
-		lt.info = TurnInfo{State: st, Request: req, live: lt}
-		pctx = context.WithValue(ctx, turnKey{}, &lt.info)
-		pctx = provider.WithNotify(pctx, notifyProvider)
+		lt := s.newLiveTurn(ctx, TurnInfo{State: st, Request: req})
+		pctx = lt
 		defer lt.end()
 	}
-	var stopped atomic.Bool
-	started := false
+	in := &intake{s: s, ctx: ctx, hb: hb}
 	defer func() {
-		stopped.Store(true)
+		in.stopped.Store(true)
 		if v := recover(); v != nil {
 			s.log().ErrorContext(ctx, "lode: provider panicked", "panic", v, "stack", string(debug.Stack()))
-			err = &ProviderError{Err: panicError(v), Partial: arts, Started: started}
+			arts, err = in.arts, &ProviderError{Err: panicError(v), Partial: in.arts, Started: in.started}
 		}
 	}()
 	seq := prov.Invoke(pctx, req)
 	if seq == nil {
 		return nil, &ProviderError{Err: errors.New("the provider returned no stream")}
 	}
-	seq(func(a artifact.Artifact, serr error) bool {
-		if stopped.Load() {
-			return false
-		}
-		if serr != nil {
-			err = &ProviderError{Err: serr, Partial: arts, Started: started}
-			stopped.Store(true)
-			return false
-		}
-		if a = artifact.Normalize(a); a == nil {
-			return true
-		}
-		started = true
-		if d, ok := a.(artifact.Delta); ok {
-			if hb != nil {
-				if te := hb.add(ctx, d); te != nil {
-					err = te
-					stopped.Store(true)
-					return false
-				}
-			} else if len(s.observers) > 0 {
-				s.notify(ctx, DeltaEvent{Delta: d})
-			}
-			return true
-		}
-		arts = append(arts, a)
+	seq(in.yield)
+	return in.arts, in.err
+}
+
+// intake is what stream keeps of one invocation while the provider
+// yields, in one allocation.
+type intake struct {
+	s       *Step
+	ctx     context.Context
+	hb      *holdBack
+	arts    []artifact.Artifact
+	err     error
+	started bool
+	// stopped is set once the stream may no longer add: a provider that
+	// goes on yielding after it was told to stop, even from another
+	// goroutine, is not listened to.
+	stopped atomic.Bool
+}
+
+func (in *intake) yield(a artifact.Artifact, serr error) bool {
+	if in.stopped.Load() {
+		return false
+	}
+	if serr != nil {
+		in.err = &ProviderError{Err: serr, Partial: in.arts, Started: in.started}
+		in.stopped.Store(true)
+		return false
+	}
+	if a = artifact.Normalize(a); a == nil {
 		return true
-	})
-	return arts, err
+	}
+	in.started = true
+	if d, ok := a.(artifact.Delta); ok {
+		if in.hb != nil {
+			if te := in.hb.add(in.ctx, d); te != nil {
+				in.err = te
+				in.stopped.Store(true)
+				return false
+			}
+		} else if len(in.s.observers) > 0 {
+			in.s.notify(in.ctx, DeltaEvent{Delta: d})
+		}
+		return true
+	}
+	in.arts = append(in.arts, a)
+	return true
 }

@@ -23,13 +23,35 @@ type TurnInfo struct {
 }
 
 // liveTurn is what Notify needs of a turn: its Step and whether its
-// handlers are still running. It holds the turn's TurnInfo so that a turn
-// costs one allocation for both.
+// handlers are still running. It is also the context the turn's handlers
+// (or its provider) run in, answering CurrentTurn and provider.Notify:
+// one allocation for what would otherwise be three.
 type liveTurn struct {
+	context.Context
 	info TurnInfo
 	step *Step
 	mu   sync.RWMutex
 	over bool
+}
+
+func (s *Step) newLiveTurn(ctx context.Context, info TurnInfo) *liveTurn {
+	lt := &liveTurn{Context: ctx, info: info, step: s}
+	lt.info.live = lt
+	return lt
+}
+
+// notifying answers provider.Notify's key with notifyProvider; it never
+// changes.
+var notifying = provider.WithNotify(context.Background(), notifyProvider)
+
+func (lt *liveTurn) Value(key any) any {
+	if _, ok := key.(turnKey); ok {
+		return &lt.info
+	}
+	if v := notifying.Value(key); v != nil {
+		return v
+	}
+	return lt.Context.Value(key)
 }
 
 // end stops Notify from posting for this turn; it waits for posts in

@@ -68,13 +68,29 @@ type key struct{}
 
 // With returns ctx carrying id.
 func With(ctx context.Context, id Identity) context.Context {
-	return context.WithValue(ctx, key{}, id)
+	return &idCtx{Context: ctx, id: id}
+}
+
+// idCtx carries an Identity in one allocation, where context.WithValue
+// would take a second to box it.
+type idCtx struct {
+	context.Context
+	id Identity
+}
+
+func (c *idCtx) Value(k any) any {
+	if _, ok := k.(key); ok {
+		return &c.id
+	}
+	return c.Context.Value(k)
 }
 
 // From returns the Identity ctx carries.
 func From(ctx context.Context) (Identity, bool) {
-	id, ok := ctx.Value(key{}).(Identity)
-	return id, ok
+	if id, ok := ctx.Value(key{}).(*Identity); ok {
+		return *id, true
+	}
+	return Identity{}, false
 }
 
 // Of is the Identity of a run of st (whose ID is thread) inside ctx: the

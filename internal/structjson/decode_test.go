@@ -525,15 +525,22 @@ func TestEscapedStringSizedByItself(t *testing.T) {
 	}
 	raw := `{"label":"a\nb","body":"` + strings.Repeat("x", 1<<20) + `"}`
 	d := structjson.NewDecoder(reflect.TypeFor[args]())
-	var v args
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	ok := d.Decode(raw, unsafe.Pointer(&v))
-	runtime.ReadMemStats(&after)
-	if !ok || v.Label != "a\nb" || len(v.Body) != 1<<20 {
-		t.Fatalf("Decode = %v, label %q, body of %d bytes", ok, v.Label, len(v.Body))
+	// The fewest bytes of a few decodes: a pool refilled after a
+	// collection, or anything else the process allocates meanwhile, is
+	// not the decode's.
+	least := uint64(math.MaxUint64)
+	for range 5 {
+		var v args
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		ok := d.Decode(raw, unsafe.Pointer(&v))
+		runtime.ReadMemStats(&after)
+		if !ok || v.Label != "a\nb" || len(v.Body) != 1<<20 {
+			t.Fatalf("Decode = %v, label %q, body of %d bytes", ok, v.Label, len(v.Body))
+		}
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
 	}
-	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<10 {
-		t.Fatalf("decoding allocated %d bytes; want the few the label needs", n)
+	if least > 1<<10 {
+		t.Fatalf("decoding allocated %d bytes; want the few the label needs", least)
 	}
 }

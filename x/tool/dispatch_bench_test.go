@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"os"
 	"runtime"
 	"slices"
@@ -12,7 +13,9 @@ import (
 	"time"
 
 	"github.com/lodeworks/lode/artifact"
+	"github.com/lodeworks/lode/ledger"
 	"github.com/lodeworks/lode/loop"
+	"github.com/lodeworks/lode/provider"
 	"github.com/lodeworks/lode/tool"
 	xtool "github.com/lodeworks/lode/x/tool"
 )
@@ -117,6 +120,75 @@ func TestDispatchAllocs(t *testing.T) {
 	} {
 		if n := testing.AllocsPerRun(200, tc.f); n > float64(tc.max) {
 			t.Errorf("%s: one call through the Handler allocates %v times, want at most %d", tc.name, n, tc.max)
+		}
+	}
+}
+
+// addModel answers a question with a call of add, and the call's result
+// with a final answer quoting it: issue 47's scenario, the one bench/eino
+// times against Eino's react agent.
+type addModel struct{}
+
+func (addModel) Invoke(_ context.Context, req *provider.Request) iter.Seq2[artifact.Artifact, error] {
+	return func(yield func(artifact.Artifact, error) bool) {
+		last := req.Turns[len(req.Turns)-1]
+		if last.Role == ledger.RoleTool {
+			r, _ := last.Artifacts[0].(artifact.ToolResult)
+			yield(artifact.Text{Content: "sum: " + r.Content}, nil)
+			return
+		}
+		yield(artifact.ToolCall{ID: "call_1", Name: "add", Arguments: addArgs}, nil)
+	}
+}
+
+// addRun returns one whole run of that scenario as users build it: a new
+// ledger.Thread, the question, and loop.Step.Run with the add tool
+// registered by tool.RegisterFunc behind a Handler.
+func addRun(tb testing.TB, funcOpts ...tool.FuncOption) func() {
+	reg := tool.NewRegistry()
+	if err := tool.RegisterFunc(reg, "add", "Add a and b", addFn, funcOpts...); err != nil {
+		tb.Fatal(err)
+	}
+	step := loop.New(loop.WithHandlers(xtool.NewHandler(reg)), loop.WithInvokeOptions(xtool.WithFilteredTools(reg, nil)))
+	ctx := context.Background()
+	return func() {
+		th := ledger.NewThread()
+		if err := th.Append(ledger.RoleUser, artifact.Text{Content: "What is 40 + 2?"}); err != nil {
+			tb.Fatal(err)
+		}
+		st, err := step.Run(ctx, th, addModel{})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		turns := st.Turns()
+		if len(turns) != 4 || turns[3].Artifacts[0] != (artifact.Text{Content: `sum: {"sum":42,"label":"answer"}`}) {
+			tb.Fatalf("turns %+v", turns)
+		}
+	}
+}
+
+// maxRunAllocs bounds the allocations of that whole run (issue 47), on a
+// goroutine of its own and inline: the loop's share of it is what a
+// user's every turn pays.
+const (
+	maxRunAllocs       = 36
+	maxInlineRunAllocs = 35
+)
+
+func TestRunAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own account")
+	}
+	for _, tc := range []struct {
+		name string
+		f    func()
+		max  int
+	}{
+		{"goroutine", addRun(t), maxRunAllocs},
+		{"inline", addRun(t, tool.WithInline()), maxInlineRunAllocs},
+	} {
+		if n := testing.AllocsPerRun(100, tc.f); n > float64(tc.max) {
+			t.Errorf("%s: one run of the add scenario allocates %v times, want at most %d", tc.name, n, tc.max)
 		}
 	}
 }
