@@ -29,7 +29,10 @@
 // covers every record written meanwhile with one flush of the file system
 // (syncfs, on Linux): each Append still returns only once its record is on
 // stable storage, and a lone writer's record syncs its own journal as
-// before, but a thousand threads writing at once share a few flushes.
+// before, but a thousand threads writing at once share a few flushes. A
+// new journal (Create, Fork) shares them the same way, twice: once for
+// its contents before it is linked into place, once for the directory
+// that names it.
 //
 // Several stores, in one process or many, may share a directory: changes
 // take the journal's file lock and fail with ledger.ErrConflict when the

@@ -33,15 +33,15 @@ type flush struct {
 }
 
 // sync makes the record j just wrote durable: a flush that covers it
-// alone syncs j's journal; one that covers several flushes the file
-// system j is on.
-func (g *flushGroup) sync(j *journal) error {
+// alone syncs j's journal (the store's directory, with dir); one that
+// covers several flushes the file system j is on.
+func (g *flushGroup) sync(j *journal, dir bool) error {
 	g.mu.Lock()
 	if g.cur == nil {
 		f := &flush{n: 1, done: make(chan struct{})}
 		g.cur = f
 		g.mu.Unlock()
-		g.run(f, j, false)
+		g.run(f, j, false, dir)
 		return f.err
 	}
 	f := g.next
@@ -65,18 +65,22 @@ func (g *flushGroup) sync(j *journal) error {
 	g.cur, g.next = f, nil
 	n = f.n
 	g.mu.Unlock()
-	g.run(f, j, n > 1)
+	g.run(f, j, n > 1, dir)
 	return f.err
 }
 
-// run flushes j's journal, or with all the file system it is on.
-func (g *flushGroup) run(f *flush, j *journal, all bool) {
+// run flushes j's journal (the store's directory, with dir), or with all
+// the file system it is on.
+func (g *flushGroup) run(f *flush, j *journal, all, dir bool) {
 	if g.started != nil {
 		g.started(f.n)
 	}
-	if all {
+	switch {
+	case all:
 		f.err = j.s.syncAll(j.f)
-	} else {
+	case dir:
+		f.err = j.s.syncDir()
+	default:
 		f.err = j.w.Sync()
 	}
 	g.mu.Lock()

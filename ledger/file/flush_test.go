@@ -183,3 +183,115 @@ func countLines(b []byte) int {
 	}
 	return n
 }
+
+// Threads made while a flush runs share flushes too, for their journal
+// and for the directory that names it: none fsyncs its own file, and each
+// is there, whole, for a store opened afterwards.
+func TestCreatesShareFlushes(t *testing.T) {
+	const n = 5
+	s, disk, threads, dir := groupOf(t, 1)
+	running, sizes := holdFlush(s, n)
+	base := disk.count()
+	lead := make(chan error, 1)
+	go func() { lead <- threads[0].Append(ledger.RoleUser, artifact.Text{Content: "first"}) }()
+	<-running
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			st, err := s.Create(context.Background(), ledger.WithID(fmt.Sprint("new", i)),
+				ledger.WithTurns(ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{artifact.Text{Content: "hello"}}}))
+			if err == nil {
+				st.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	if err := <-lead; err != nil {
+		t.Fatal(err)
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("new%d: %v", i, err)
+		}
+	}
+	if got := sizes(); len(got) < 2 || got[0] != 1 || got[1] != n {
+		t.Fatalf("flushes of %v records, want 1 (the lead's), then %d (the new journals'), then the directory's", got, n)
+	}
+	if got := disk.count() - base; got != 1 {
+		t.Fatalf("%d fsyncs of single journals, want 1 (the lead's)", got)
+	}
+	again, err := file.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	for i := range n {
+		st, err := again.Load(context.Background(), fmt.Sprint("new", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Len() != 1 {
+			t.Errorf("new%d: %d turns, want 1", i, st.Len())
+		}
+		st.Close()
+	}
+}
+
+// A thread whose journal's shared flush fails is not made: Create returns
+// the flush's error, and neither the journal nor its temporary file is
+// left behind.
+func TestCreateFlushFails(t *testing.T) {
+	const n = 3
+	var mu sync.Mutex
+	fail := true
+	s, _, threads, dir := groupOf(t, 1, file.WithSyncAll(func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if fail {
+			return &os.PathError{Op: "syncfs", Path: "threads", Err: syscall.EIO}
+		}
+		return nil
+	}))
+	running, _ := holdFlush(s, n)
+	lead := make(chan error, 1)
+	go func() { lead <- threads[0].Append(ledger.RoleUser, artifact.Text{Content: "first"}) }()
+	<-running
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			st, err := s.Create(context.Background(), ledger.WithID(fmt.Sprint("new", i)))
+			if err == nil {
+				st.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	if err := <-lead; err != nil {
+		t.Fatalf("t0, flushed alone: %v", err)
+	}
+	for i, err := range errs {
+		if !errors.Is(err, syscall.EIO) {
+			t.Errorf("new%d: %v, want the flush's EIO", i, err)
+		}
+		if _, err := s.Load(context.Background(), fmt.Sprint("new", i)); !errors.Is(err, ledger.ErrNotFound) {
+			t.Errorf("new%d after a failed create: %v, want ErrNotFound", i, err)
+		}
+	}
+	left, err := filepath.Glob(filepath.Join(dir, ".*.tmp"))
+	if err != nil || len(left) != 0 {
+		t.Fatalf("temporary files left: %v (%v)", left, err)
+	}
+	mu.Lock()
+	fail = false
+	mu.Unlock()
+	file.WatchFlushes(s, nil, nil)
+	st, err := s.Create(context.Background(), ledger.WithID("new0"))
+	if err != nil {
+		t.Fatalf("new0 after the failure: %v", err)
+	}
+	st.Close()
+}

@@ -109,7 +109,16 @@ func (j *journal) sync() error {
 	if !canSyncAll {
 		return j.w.Sync()
 	}
-	return j.s.flushes.sync(j)
+	return j.s.flushes.sync(j, false)
+}
+
+// syncDir makes the store's directory durable, as it names j's journal
+// now, sharing the flush as sync does.
+func (j *journal) syncDir() error {
+	if !canSyncAll {
+		return j.s.syncDir()
+	}
+	return j.s.flushes.sync(j, true)
 }
 
 // leaseRecord reports whether r takes, renews or releases a thread's lease.

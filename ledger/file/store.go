@@ -269,11 +269,14 @@ func (s *Store) write(id string, buf []byte, snap ledger.Snapshot, op string) (*
 		return nil, fmt.Errorf("file: %s %s: %w", op, id, err)
 	}
 	w := s.writerFor(f)
+	// The journal's syncs share flushes with every other thread's
+	// records (see flushGroup): many threads made at once wait for a few.
+	j := &journal{s: s, id: id, path: s.path(tmp), f: f, w: w, off: int64(len(buf))}
 	if _, err := w.WriteAt(buf, 0); err != nil {
 		return fail(fmt.Errorf("write %s: %w", s.path(tmp), err))
 	}
 	if !s.sync.None {
-		if err := w.Sync(); err != nil {
+		if err := j.sync(); err != nil {
 			return fail(fmt.Errorf("sync %s: %w", s.path(tmp), err))
 		}
 	}
@@ -286,13 +289,13 @@ func (s *Store) write(id string, buf []byte, snap ledger.Snapshot, op string) (*
 	if err := s.root.Remove(tmp); err != nil {
 		return fail(err)
 	}
+	j.path = s.path(name)
 	if !s.sync.None {
-		if err := s.syncDir(); err != nil {
+		if err := j.syncDir(); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("file: %s %s: %w", op, id, err)
 		}
 	}
-	j := &journal{s: s, id: id, path: s.path(name), f: f, w: w, off: int64(len(buf))}
 	if err := s.register(j); err != nil {
 		f.Close()
 		return nil, err
