@@ -39,6 +39,7 @@ type conversations struct {
 
 	mu        sync.Mutex
 	latencies []int64 // chunk added latency, ns
+	arrivals  []int64 // when each of latencies' chunks arrived, ns since epoch
 	firstByte []int64 // request sent to the stream's first part, ns
 	firstText []int64 // request sent to first text, ns
 	delivered int64   // text chunks that reached the client
@@ -150,7 +151,7 @@ func (c *conversations) send(ctx context.Context, id string, messages []uiMessag
 		c.mu.Unlock()
 	}()
 	answer := uiMessage{Role: "assistant"}
-	var lat []int64
+	var lat, arr []int64
 	first, firstByte := int64(-1), int64(-1)
 	finished, done := false, false
 	toolParts := map[string]map[string]any{}
@@ -179,6 +180,7 @@ func (c *conversations) send(ctx context.Context, id string, messages []uiMessag
 			n := len(lat)
 			lat = appendStamps(lat, string(data), now)
 			if len(lat) > n {
+				arr = arrivedAt(arr, len(lat)-n, now)
 				continue
 			}
 		}
@@ -191,7 +193,9 @@ func (c *conversations) send(ctx context.Context, id string, messages []uiMessag
 			if first < 0 {
 				first = now - int64(sent)
 			}
+			n := len(lat)
 			lat = appendStamps(lat, p.Delta, now)
+			arr = arrivedAt(arr, len(lat)-n, now)
 		case "tool-input-available":
 			tp := map[string]any{"type": "tool-" + p.ToolName, "toolCallId": p.ToolCallID, "state": "input-available", "input": p.Input}
 			toolParts[p.ToolCallID] = tp
@@ -224,11 +228,20 @@ func (c *conversations) send(ctx context.Context, id string, messages []uiMessag
 	}
 	c.mu.Lock()
 	c.latencies = append(c.latencies, lat...)
+	c.arrivals = append(c.arrivals, arr...)
 	c.firstText = append(c.firstText, first)
 	c.firstByte = append(c.firstByte, firstByte)
 	c.delivered += int64(len(lat))
 	c.mu.Unlock()
 	return answer, nil
+}
+
+// arrivedAt appends now n times: the arrival of n chunks read together.
+func arrivedAt(arr []int64, n int, now int64) []int64 {
+	for range n {
+		arr = append(arr, now)
+	}
+	return arr
 }
 
 // appendStamps adds now minus the send time of every whole stamp in delta

@@ -36,6 +36,7 @@ type config struct {
 	pgFsync  bool
 	lodeBin  string
 	pprof    string // lode web serves its profiles here, when set
+	slow     time.Duration
 	keepWork bool
 }
 
@@ -54,6 +55,7 @@ func main() {
 	flag.StringVar(&c.pprof, "pprof", "", "a loopback address (127.0.0.1:6061) where lode web, built with the tag lodeprofile, serves net/http/pprof while it is measured")
 	flag.BoolVar(&c.pgFsync, "pg-fsync", true, "run PostgreSQL durable (fsync on), as the file store and SQLite are")
 	verbose := flag.Bool("v", false, "print each measurement as it ends")
+	flag.DurationVar(&c.slow, "slow", 0, "with -v, also count each measurement's chunks slower than this, by the second of the measurement they arrived in (where the tail of the latency comes from)")
 	flag.Parse()
 	var err error
 	if c.ns, err = parseInts(*ns); err != nil {
@@ -89,21 +91,24 @@ func parseInts(s string) ([]int, error) {
 
 // result is one measurement: one server at one N in one round.
 type result struct {
-	server           string
-	n                int
-	latency          []int64 // ns, sorted
-	firstByte        []int64 // ns, sorted
-	firstText        []int64 // ns, sorted
-	chunks           int64
-	wall             time.Duration
-	cpu, storeCPU    time.Duration
-	harnessCPU       time.Duration // this process's: the fake model and the clients
-	baseRSS, peakRSS int64
-	idleRSS          int64
-	maxOpen          int
-	errs             map[string]int
-	samples          map[string]string
-	load             string
+	server  string
+	n       int
+	latency []int64 // ns, sorted
+	// arrived holds, for the chunks in the order they were read, when each
+	// arrived (ns since the measurement started) and its latency.
+	arrived, unsorted []int64
+	firstByte         []int64 // ns, sorted
+	firstText         []int64 // ns, sorted
+	chunks            int64
+	wall              time.Duration
+	cpu, storeCPU     time.Duration
+	harnessCPU        time.Duration // this process's: the fake model and the clients
+	baseRSS, peakRSS  int64
+	idleRSS           int64
+	maxOpen           int
+	errs              map[string]int
+	samples           map[string]string
+	load              string
 }
 
 // findRoot is the repository holding the working directory.
@@ -191,6 +196,9 @@ func run(ctx context.Context, c config) ([]result, error) {
 					fmt.Fprintf(c.verbose, "round %d %s N=%d: p50 %.1fms p99 %.1fms first part %.1fms first text %.0fms cpu %.2fs peak %dMB errors %v load %s\n",
 						r+1, name, n, ms(pct(res.latency, 50)), ms(pct(res.latency, 99)), ms(pct(res.firstByte, 50)), ms(pct(res.firstText, 50)), res.cpu.Seconds(), res.peakRSS>>20, res.errs, res.load)
 				}
+				if c.verbose != nil && c.slow > 0 {
+					fmt.Fprintf(c.verbose, "    chunks slower than %s, by second: %s\n", c.slow, slowBySecond(res, c.slow))
+				}
 				for kind, sample := range res.samples {
 					if c.verbose != nil {
 						fmt.Fprintf(c.verbose, "    %s: %s\n", kind, sample)
@@ -255,12 +263,37 @@ func measure(ctx context.Context, c config, e *env, m *model, name string, n, ro
 	transport.CloseIdleConnections()
 	time.Sleep(time.Second)
 	res.idleRSS = procRSS(t.pid)
+	res.unsorted, res.arrived = slices.Clone(conv.latencies), conv.arrivals
+	began := int64(start.Sub(m.epoch))
+	for i := range res.arrived {
+		res.arrived[i] -= began
+	}
 	res.latency, res.firstByte, res.firstText = conv.latencies, conv.firstByte, conv.firstText
 	slices.Sort(res.latency)
 	slices.Sort(res.firstByte)
 	slices.Sort(res.firstText)
 	res.chunks, res.maxOpen, res.errs, res.samples = conv.delivered, conv.maxOpen, conv.errs, conv.samples
 	return res, nil
+}
+
+// slowBySecond counts res's chunks slower than d by the second of the
+// measurement they arrived in: "second:count", the seconds with none left
+// out.
+func slowBySecond(res result, d time.Duration) string {
+	counts := map[int64]int{}
+	for i, l := range res.unsorted {
+		if l > int64(d) {
+			counts[res.arrived[i]/int64(time.Second)]++
+		}
+	}
+	if len(counts) == 0 {
+		return "none"
+	}
+	var b strings.Builder
+	for _, sec := range slices.Sorted(maps.Keys(counts)) {
+		fmt.Fprintf(&b, "%d:%d ", sec, counts[sec])
+	}
+	return strings.TrimSpace(b.String())
 }
 
 func pct(sorted []int64, p float64) int64 {
