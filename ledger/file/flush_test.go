@@ -125,16 +125,8 @@ func TestRecordsShareFlushes(t *testing.T) {
 // fails; the threads then go on.
 func TestSharedFlushFails(t *testing.T) {
 	const n = 4
-	var mu sync.Mutex
-	fail := true
-	s, _, threads, dir := groupOf(t, n, file.WithSyncAll(func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		if fail {
-			return &os.PathError{Op: "syncfs", Path: "threads", Err: syscall.EIO}
-		}
-		return nil
-	}))
+	syncAll, heal := failingSyncAll()
+	s, _, threads, dir := groupOf(t, n, syncAll)
 	running, _ := holdFlush(s, n-1)
 	lead := make(chan error, 1)
 	go func() { lead <- threads[0].Append(ledger.RoleUser, artifact.Text{Content: "first"}) }()
@@ -163,9 +155,7 @@ func TestSharedFlushFails(t *testing.T) {
 			t.Errorf("t%d's journal has %d lines, want its header alone", i, lines)
 		}
 	}
-	mu.Lock()
-	fail = false
-	mu.Unlock()
+	heal()
 	file.WatchFlushes(s, nil, nil)
 	for i := 1; i < n; i++ {
 		if err := threads[i].Append(ledger.RoleUser, artifact.Text{Content: "again"}); err != nil {
@@ -184,6 +174,52 @@ func countLines(b []byte) int {
 	return n
 }
 
+// failingSyncAll is a flush of the whole file system that fails with EIO
+// until heal is called.
+func failingSyncAll() (_ file.Option, heal func()) {
+	var mu sync.Mutex
+	fail := true
+	return file.WithSyncAll(func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			if fail {
+				return &os.PathError{Op: "syncfs", Path: "threads", Err: syscall.EIO}
+			}
+			return nil
+		}), func() {
+			mu.Lock()
+			fail = false
+			mu.Unlock()
+		}
+}
+
+// createDuringFlush appends to lead, whose flush holdFlush holds (running
+// is closed once it does), and meanwhile creates n threads new0…, each
+// with opts, at once; it returns each Create's error once the lead's
+// record, flushed alone, is in.
+func createDuringFlush(t *testing.T, s *file.Store, lead *ledger.StoredThread, running <-chan struct{}, n int, opts ...ledger.ThreadOption) []error {
+	t.Helper()
+	first := make(chan error, 1)
+	go func() { first <- lead.Append(ledger.RoleUser, artifact.Text{Content: "first"}) }()
+	<-running
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			st, err := s.Create(context.Background(), append([]ledger.ThreadOption{ledger.WithID(fmt.Sprint("new", i))}, opts...)...)
+			if err == nil {
+				st.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	if err := <-first; err != nil {
+		t.Fatalf("the lead record, flushed alone: %v", err)
+	}
+	return errs
+}
+
 // Threads made while a flush runs share flushes too, for their journal
 // and for the directory that names it: none fsyncs its own file, and each
 // is there, whole, for a store opened afterwards.
@@ -192,25 +228,8 @@ func TestCreatesShareFlushes(t *testing.T) {
 	s, disk, threads, dir := groupOf(t, 1)
 	running, sizes := holdFlush(s, n)
 	base := disk.count()
-	lead := make(chan error, 1)
-	go func() { lead <- threads[0].Append(ledger.RoleUser, artifact.Text{Content: "first"}) }()
-	<-running
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			st, err := s.Create(context.Background(), ledger.WithID(fmt.Sprint("new", i)),
-				ledger.WithTurns(ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{artifact.Text{Content: "hello"}}}))
-			if err == nil {
-				st.Close()
-			}
-			errs[i] = err
-		})
-	}
-	wg.Wait()
-	if err := <-lead; err != nil {
-		t.Fatal(err)
-	}
+	errs := createDuringFlush(t, s, threads[0], running, n,
+		ledger.WithTurns(ledger.Turn{Role: ledger.RoleUser, Artifacts: []artifact.Artifact{artifact.Text{Content: "hello"}}}))
 	for i, err := range errs {
 		if err != nil {
 			t.Errorf("new%d: %v", i, err)
@@ -244,35 +263,10 @@ func TestCreatesShareFlushes(t *testing.T) {
 // left behind.
 func TestCreateFlushFails(t *testing.T) {
 	const n = 3
-	var mu sync.Mutex
-	fail := true
-	s, _, threads, dir := groupOf(t, 1, file.WithSyncAll(func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		if fail {
-			return &os.PathError{Op: "syncfs", Path: "threads", Err: syscall.EIO}
-		}
-		return nil
-	}))
+	syncAll, heal := failingSyncAll()
+	s, _, threads, dir := groupOf(t, 1, syncAll)
 	running, _ := holdFlush(s, n)
-	lead := make(chan error, 1)
-	go func() { lead <- threads[0].Append(ledger.RoleUser, artifact.Text{Content: "first"}) }()
-	<-running
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			st, err := s.Create(context.Background(), ledger.WithID(fmt.Sprint("new", i)))
-			if err == nil {
-				st.Close()
-			}
-			errs[i] = err
-		})
-	}
-	wg.Wait()
-	if err := <-lead; err != nil {
-		t.Fatalf("t0, flushed alone: %v", err)
-	}
+	errs := createDuringFlush(t, s, threads[0], running, n)
 	for i, err := range errs {
 		if !errors.Is(err, syscall.EIO) {
 			t.Errorf("new%d: %v, want the flush's EIO", i, err)
@@ -285,9 +279,7 @@ func TestCreateFlushFails(t *testing.T) {
 	if err != nil || len(left) != 0 {
 		t.Fatalf("temporary files left: %v (%v)", left, err)
 	}
-	mu.Lock()
-	fail = false
-	mu.Unlock()
+	heal()
 	file.WatchFlushes(s, nil, nil)
 	st, err := s.Create(context.Background(), ledger.WithID("new0"))
 	if err != nil {

@@ -115,11 +115,13 @@ func TestDispatchAllocs(t *testing.T) {
 		f    func()
 		max  int
 	}{
-		{"goroutine", addDispatch(t), maxDispatchAllocs},
-		{"inline", addDispatchInline(t), maxInlineAllocs},
+		{"one call through the Handler, on a goroutine", addDispatch(t), maxDispatchAllocs},
+		{"one call through the Handler, inline", addDispatchInline(t), maxInlineAllocs},
+		{"one run of the add scenario, on a goroutine", addRun(t), maxRunAllocs},
+		{"one run of the add scenario, inline", addRun(t, tool.WithInline()), maxInlineRunAllocs},
 	} {
 		if n := testing.AllocsPerRun(200, tc.f); n > float64(tc.max) {
-			t.Errorf("%s: one call through the Handler allocates %v times, want at most %d", tc.name, n, tc.max)
+			t.Errorf("%s allocates %v times, want at most %d", tc.name, n, tc.max)
 		}
 	}
 }
@@ -174,24 +176,6 @@ const (
 	maxRunAllocs       = 36
 	maxInlineRunAllocs = 35
 )
-
-func TestRunAllocs(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates on its own account")
-	}
-	for _, tc := range []struct {
-		name string
-		f    func()
-		max  int
-	}{
-		{"goroutine", addRun(t), maxRunAllocs},
-		{"inline", addRun(t, tool.WithInline()), maxInlineRunAllocs},
-	} {
-		if n := testing.AllocsPerRun(100, tc.f); n > float64(tc.max) {
-			t.Errorf("%s: one run of the add scenario allocates %v times, want at most %d", tc.name, n, tc.max)
-		}
-	}
-}
 
 // TestDispatchRatio measures the dispatch ratio of issues 14 and 35 as
 // interleaved rounds: each round times the baseline and the Handler's two
